@@ -1,0 +1,68 @@
+/*
+ * ld_system.h -- the interface between a compiled linkdyn model and the solvers.
+ *
+ * A solver sees a model only through this struct: sizes, the constant diagonal mass matrix,
+ * the fixed sparsity patterns, and callbacks that take the model's own user pointer.  The
+ * Cython kernels (src/linkdyn/_kernels.pyx) fill it for a compiled Model; the C tests fill it
+ * by hand (a pendulum written directly in C).  No global state: everything a callback needs
+ * is behind `user`.
+ *
+ * Conventions
+ *   q  [nq]  coordinates, v = dq/dt [nq], t time.
+ *   Phi(q, t) [nc] constraint residuals; Phi_q [nc x nq] in CSC with the fixed pattern
+ *   (phiq_colptr, phiq_rowind); callbacks write only the values, in pattern order.
+ *   gamma = Phi_q qdd (right-hand side of the acceleration equations):
+ *       gamma = -(Phi_q v)_q v - 2 Phi_qt v - Phi_tt.
+ *   Q(q, v, t) [nq] generalised applied forces; Q_q and Q_v [nq x nq] in CSC with their own
+ *   fixed patterns (nnz may be zero).
+ *
+ * Every callback returns LD_OK or a status code; callbacks never allocate and never call
+ * back into Python.
+ */
+#ifndef LD_SYSTEM_H
+#define LD_SYSTEM_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum ld_status {
+    LD_OK = 0,
+    LD_ERR_NONFINITE = -1,   /* a callback produced NaN or Inf (recoverable: cut the step) */
+    LD_ERR_DOMAIN = -2       /* a callback was asked outside its domain (recoverable) */
+};
+
+typedef int (*ld_eval_q)(void *user, double t, const double *q, double *out);
+typedef int (*ld_eval_qv)(void *user, double t, const double *q, const double *v, double *out);
+
+typedef struct ld_system {
+    int nq;                     /* number of coordinates */
+    int nc;                     /* number of constraint rows */
+    const double *mass;         /* [nq] diagonal of the constant mass matrix */
+
+    int phiq_nnz;               /* Phi_q pattern, CSC, nc x nq */
+    const int *phiq_colptr;     /* [nq + 1] */
+    const int *phiq_rowind;     /* [phiq_nnz] */
+
+    int fq_nnz;                 /* Q_q = dQ/dq pattern, CSC, nq x nq */
+    const int *fq_colptr;
+    const int *fq_rowind;
+    int fv_nnz;                 /* Q_v = dQ/dv pattern, CSC, nq x nq */
+    const int *fv_colptr;
+    const int *fv_rowind;
+
+    void *user;                 /* passed back to every callback */
+    ld_eval_q phi;              /* Phi(q, t)            -> out[nc] */
+    ld_eval_q phi_q;            /* Phi_q values         -> out[phiq_nnz] */
+    ld_eval_q phi_t;            /* dPhi/dt              -> out[nc] */
+    ld_eval_qv gamma;           /* gamma(q, v, t)       -> out[nc] */
+    ld_eval_qv force;           /* Q(q, v, t)           -> out[nq] */
+    ld_eval_qv force_q;         /* Q_q values           -> out[fq_nnz] */
+    ld_eval_qv force_v;         /* Q_v values           -> out[fv_nnz] */
+} ld_system;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LD_SYSTEM_H */

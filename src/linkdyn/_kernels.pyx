@@ -1,0 +1,350 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Compiled kernels of a planar model in fully Cartesian coordinates.
+
+Per body i the coordinates are q[4i:4i+4] = (x, y, ux, uy). Each element type is a group of
+flat arrays (body indices, local coordinates, first constraint row, the positions ("slots") of
+its Jacobian entries in the fixed CSC pattern). The kernels are ``nogil`` C functions with the
+signatures of ``csrc/ld_system.h``: the integrator calls them through function pointers with
+this module's data as the user pointer, and the Python methods below call the very same
+functions. Nothing here allocates or looks anything up by name.
+"""
+
+from cpython.pycapsule cimport PyCapsule_New
+
+import numpy as np
+
+cdef extern from "ld_system.h":
+    ctypedef int (*ld_eval_q)(void *user, double t, const double *q, double *out) noexcept nogil
+    ctypedef int (*ld_eval_qv)(void *user, double t, const double *q, const double *v,
+                               double *out) noexcept nogil
+    ctypedef struct ld_system:
+        int nq
+        int nc
+        const double *mass
+        int phiq_nnz
+        const int *phiq_colptr
+        const int *phiq_rowind
+        int fq_nnz
+        const int *fq_colptr
+        const int *fq_rowind
+        int fv_nnz
+        const int *fv_colptr
+        const int *fv_rowind
+        void *user
+        ld_eval_q phi
+        ld_eval_q phi_q
+        ld_eval_q phi_t
+        ld_eval_qv gamma
+        ld_eval_qv force
+        ld_eval_qv force_q
+        ld_eval_qv force_v
+    int LD_OK
+
+
+cdef struct KernelData:
+    int nbody
+    int nq
+    int nc
+    const double *mass          # [nq] diagonal mass matrix
+    const double *q_applied     # [nq] constant generalised forces (uniform gravity)
+    const int *unit_row         # [nbody] row of each body's unit-vector constraint
+    const int *unit_slot        # [nbody, 2] slots of d/dux, d/duy
+    int nrev
+    const int *rev_body         # [nrev, 2] body of each side, -1 for the ground
+    const double *rev_local     # [nrev, 4] (xi, eta) of each side; ground side: global (x, y)
+    const int *rev_row          # [nrev] first of the joint's two rows
+    const int *rev_slot         # [nrev, 12] slots, side 1 then side 2; each side: row x
+                                #   (d/dx, d/dux, d/duy), row y (d/dy, d/dux, d/duy)
+
+
+# ---------------------------------------------------------------------------------------------
+# Kernels (C signatures of ld_system.h)
+
+cdef int k_phi(void *user, double t, const double *q, double *out) noexcept nogil:
+    cdef KernelData *d = <KernelData *> user
+    cdef int i, k, s, b, r
+    cdef double sgn, xi, eta, px, py
+    cdef const double *qb
+    for i in range(d.nbody):
+        qb = q + 4 * i
+        out[d.unit_row[i]] = qb[2] * qb[2] + qb[3] * qb[3] - 1.0
+    for k in range(d.nrev):
+        r = d.rev_row[k]
+        px = 0.0
+        py = 0.0
+        for s in range(2):
+            sgn = 1.0 if s == 0 else -1.0
+            b = d.rev_body[2 * k + s]
+            xi = d.rev_local[4 * k + 2 * s]
+            eta = d.rev_local[4 * k + 2 * s + 1]
+            if b < 0:
+                px += sgn * xi
+                py += sgn * eta
+            else:
+                qb = q + 4 * b
+                px += sgn * (qb[0] + xi * qb[2] - eta * qb[3])
+                py += sgn * (qb[1] + xi * qb[3] + eta * qb[2])
+        out[r] = px
+        out[r + 1] = py
+    return LD_OK
+
+
+cdef int k_phi_q(void *user, double t, const double *q, double *val) noexcept nogil:
+    cdef KernelData *d = <KernelData *> user
+    cdef int i, k, s
+    cdef double sgn, xi, eta
+    cdef const int *sl
+    for i in range(d.nbody):
+        val[d.unit_slot[2 * i]] = 2.0 * q[4 * i + 2]
+        val[d.unit_slot[2 * i + 1]] = 2.0 * q[4 * i + 3]
+    for k in range(d.nrev):
+        for s in range(2):
+            if d.rev_body[2 * k + s] < 0:
+                continue
+            sgn = 1.0 if s == 0 else -1.0
+            xi = d.rev_local[4 * k + 2 * s]
+            eta = d.rev_local[4 * k + 2 * s + 1]
+            sl = d.rev_slot + 12 * k + 6 * s
+            val[sl[0]] = sgn
+            val[sl[1]] = sgn * xi
+            val[sl[2]] = -sgn * eta
+            val[sl[3]] = sgn
+            val[sl[4]] = sgn * eta
+            val[sl[5]] = sgn * xi
+    return LD_OK
+
+
+cdef int k_phi_t(void *user, double t, const double *q, double *out) noexcept nogil:
+    # Unit-vector and revolute constraints do not depend on time explicitly.
+    cdef KernelData *d = <KernelData *> user
+    cdef int r
+    for r in range(d.nc):
+        out[r] = 0.0
+    return LD_OK
+
+
+cdef int k_gamma(void *user, double t, const double *q, const double *v,
+                 double *out) noexcept nogil:
+    cdef KernelData *d = <KernelData *> user
+    cdef int i, k
+    for i in range(d.nbody):
+        out[d.unit_row[i]] = -2.0 * (v[4 * i + 2] * v[4 * i + 2] + v[4 * i + 3] * v[4 * i + 3])
+    # Revolute rows are linear in q with constant Jacobian: their gamma is zero.
+    for k in range(d.nrev):
+        out[d.rev_row[k]] = 0.0
+        out[d.rev_row[k] + 1] = 0.0
+    return LD_OK
+
+
+cdef int k_force(void *user, double t, const double *q, const double *v,
+                 double *out) noexcept nogil:
+    cdef KernelData *d = <KernelData *> user
+    cdef int j
+    for j in range(d.nq):
+        out[j] = d.q_applied[j]
+    return LD_OK
+
+
+cdef int k_force_deriv(void *user, double t, const double *q, const double *v,
+                       double *out) noexcept nogil:
+    # Uniform gravity is constant: Q_q and Q_v have empty patterns, nothing to write.
+    return LD_OK
+
+
+# ---------------------------------------------------------------------------------------------
+
+cdef inline const int *_ip(a):
+    cdef const int[::1] m = a
+    return &m[0] if m.shape[0] > 0 else NULL
+
+cdef inline const double *_dp(a):
+    cdef const double[::1] m = a
+    return &m[0] if m.shape[0] > 0 else NULL
+
+
+cdef class Kernels:
+    """Kernels bound to one compiled model's arrays (kept alive here).
+
+    Built by :func:`linkdyn.model.compile_model`; users reach it as ``Model.kernels``.
+    All methods take float64 arrays of the model's sizes and release the GIL while computing.
+    """
+
+    cdef KernelData data
+    cdef ld_system system
+    cdef readonly object arrays
+    cdef readonly int nq, nc, phiq_nnz, fq_nnz, fv_nnz
+
+    def __init__(self, dict arrays):
+        need_int = ("unit_row", "unit_slot", "rev_body", "rev_row", "rev_slot",
+                    "phiq_colptr", "phiq_rowind", "fq_colptr", "fq_rowind",
+                    "fv_colptr", "fv_rowind")
+        need_dbl = ("mass", "q_applied", "rev_local")
+        a = {}
+        for name in need_int:
+            a[name] = np.ascontiguousarray(arrays[name], dtype=np.intc)
+        for name in need_dbl:
+            a[name] = np.ascontiguousarray(arrays[name], dtype=np.float64)
+        for arr in a.values():
+            arr.flags.writeable = False
+        self.arrays = a
+        nbody = a["unit_row"].shape[0]
+        self.nq = a["mass"].shape[0]
+        self.nc = int(arrays["nc"])
+        if self.nq != 4 * nbody:
+            raise ValueError("kernel arrays: mass must have 4 entries per body")
+        self.phiq_nnz = a["phiq_rowind"].shape[0]
+        self.fq_nnz = a["fq_rowind"].shape[0]
+        self.fv_nnz = a["fv_rowind"].shape[0]
+
+        self.data.nbody = nbody
+        self.data.nq = self.nq
+        self.data.nc = self.nc
+        self.data.mass = _dp(a["mass"])
+        self.data.q_applied = _dp(a["q_applied"])
+        self.data.unit_row = _ip(a["unit_row"])
+        self.data.unit_slot = _ip(a["unit_slot"])
+        self.data.nrev = a["rev_row"].shape[0]
+        self.data.rev_body = _ip(a["rev_body"])
+        self.data.rev_local = _dp(a["rev_local"])
+        self.data.rev_row = _ip(a["rev_row"])
+        self.data.rev_slot = _ip(a["rev_slot"])
+
+        self.system.nq = self.nq
+        self.system.nc = self.nc
+        self.system.mass = self.data.mass
+        self.system.phiq_nnz = self.phiq_nnz
+        self.system.phiq_colptr = _ip(a["phiq_colptr"])
+        self.system.phiq_rowind = _ip(a["phiq_rowind"])
+        self.system.fq_nnz = self.fq_nnz
+        self.system.fq_colptr = _ip(a["fq_colptr"])
+        self.system.fq_rowind = _ip(a["fq_rowind"])
+        self.system.fv_nnz = self.fv_nnz
+        self.system.fv_colptr = _ip(a["fv_colptr"])
+        self.system.fv_rowind = _ip(a["fv_rowind"])
+        self.system.user = <void *> &self.data
+        self.system.phi = k_phi
+        self.system.phi_q = k_phi_q
+        self.system.phi_t = k_phi_t
+        self.system.gamma = k_gamma
+        self.system.force = k_force
+        self.system.force_q = k_force_deriv
+        self.system.force_v = k_force_deriv
+
+    def system_capsule(self):
+        """A PyCapsule named ``"linkdyn.ld_system"`` holding a pointer to this model's
+        ``ld_system`` (valid while this object lives)."""
+        return PyCapsule_New(<void *> &self.system, b"linkdyn.ld_system", NULL)
+
+    # -- argument checks at the Python edge ------------------------------------------------
+    cdef _vec(self, x, int n, str what):
+        arr = np.ascontiguousarray(x, dtype=np.float64)
+        if arr.ndim != 1 or arr.shape[0] != n:
+            raise ValueError(f"{what} must be a 1-D array of length {n}, got shape {arr.shape}")
+        return arr
+
+    cdef _out(self, out, int n, str what):
+        if out is None:
+            return np.empty(n)
+        if (not isinstance(out, np.ndarray) or out.dtype != np.float64 or out.ndim != 1
+                or out.shape[0] != n or not out.flags.c_contiguous or not out.flags.writeable):
+            raise ValueError(f"{what} must be a writeable contiguous float64 array of length {n}")
+        return out
+
+    def phi(self, q, double t=0.0, out=None):
+        """Constraint residuals Phi(q, t), shape (nc,)."""
+        cdef const double[::1] qv = self._vec(q, self.nq, "q")
+        res = self._out(out, self.nc, "out")
+        cdef double[::1] o = res
+        with nogil:
+            k_phi(&self.data, t, &qv[0], &o[0])
+        return res
+
+    def phi_q_values(self, q, double t=0.0, out=None):
+        """Values of Phi_q in the fixed CSC pattern, shape (phiq_nnz,)."""
+        cdef const double[::1] qv = self._vec(q, self.nq, "q")
+        res = self._out(out, self.phiq_nnz, "out")
+        cdef double[::1] o = res
+        with nogil:
+            k_phi_q(&self.data, t, &qv[0], &o[0])
+        return res
+
+    def phi_t(self, q, double t=0.0, out=None):
+        """Partial time derivative of Phi, shape (nc,)."""
+        cdef const double[::1] qv = self._vec(q, self.nq, "q")
+        res = self._out(out, self.nc, "out")
+        cdef double[::1] o = res
+        with nogil:
+            k_phi_t(&self.data, t, &qv[0], &o[0])
+        return res
+
+    def gamma(self, q, v, double t=0.0, out=None):
+        """Right-hand side of Phi_q qdd = gamma, shape (nc,)."""
+        cdef const double[::1] qv = self._vec(q, self.nq, "q")
+        cdef const double[::1] vv = self._vec(v, self.nq, "v")
+        res = self._out(out, self.nc, "out")
+        cdef double[::1] o = res
+        with nogil:
+            k_gamma(&self.data, t, &qv[0], &vv[0], &o[0])
+        return res
+
+    def force(self, q, v, double t=0.0, out=None):
+        """Generalised applied forces Q(q, v, t), shape (nq,)."""
+        cdef const double[::1] qv = self._vec(q, self.nq, "q")
+        cdef const double[::1] vv = self._vec(v, self.nq, "v")
+        res = self._out(out, self.nq, "out")
+        cdef double[::1] o = res
+        with nogil:
+            k_force(&self.data, t, &qv[0], &vv[0], &o[0])
+        return res
+
+    cdef _force_deriv(self, ld_eval_qv fn, int nnz, q, v, double t, out):
+        cdef const double[::1] qv = self._vec(q, self.nq, "q")
+        cdef const double[::1] vv = self._vec(v, self.nq, "v")
+        res = self._out(out, nnz, "out")
+        cdef double[::1] o = res
+        cdef double *optr = &o[0] if nnz > 0 else NULL
+        with nogil:
+            fn(&self.data, t, &qv[0], &vv[0], optr)
+        return res
+
+    def force_q_values(self, q, v, double t=0.0, out=None):
+        """Values of dQ/dq in its fixed CSC pattern, shape (fq_nnz,)."""
+        return self._force_deriv(self.system.force_q, self.fq_nnz, q, v, t, out)
+
+    def force_v_values(self, q, v, double t=0.0, out=None):
+        """Values of dQ/dv in its fixed CSC pattern, shape (fv_nnz,)."""
+        return self._force_deriv(self.system.force_v, self.fv_nnz, q, v, t, out)
+
+    def assemble(self, q, v, double t, double[::1] phi, double[::1] phiq_values,
+                 double[::1] gamma):
+        """Phi, the values of Phi_q and gamma in one call, written into the given arrays
+        (the hot-path entry point used by the benchmarks; sizes are checked)."""
+        cdef const double[::1] qv = self._vec(q, self.nq, "q")
+        cdef const double[::1] vv = self._vec(v, self.nq, "v")
+        if (phi.shape[0] != self.nc or gamma.shape[0] != self.nc
+                or phiq_values.shape[0] != self.phiq_nnz):
+            raise ValueError("assemble: output arrays have the wrong lengths")
+        with nogil:
+            k_phi(&self.data, t, &qv[0], &phi[0])
+            k_phi_q(&self.data, t, &qv[0], &phiq_values[0])
+            k_gamma(&self.data, t, &qv[0], &vv[0], &gamma[0])
+
+    def kinetic_energy(self, v):
+        """T = v^T M v / 2 (J)."""
+        cdef const double[::1] vv = self._vec(v, self.nq, "v")
+        cdef double s = 0.0
+        cdef int j
+        with nogil:
+            for j in range(self.nq):
+                s += self.data.mass[j] * vv[j] * vv[j]
+        return 0.5 * s
+
+    def potential_energy(self, q):
+        """Potential of the conservative applied forces (uniform gravity), zero at q = 0 (J)."""
+        cdef const double[::1] qv = self._vec(q, self.nq, "q")
+        cdef double s = 0.0
+        cdef int j
+        with nogil:
+            for j in range(self.nq):
+                s -= self.data.q_applied[j] * qv[j]
+        return s

@@ -1,0 +1,230 @@
+"""Consistent initial states: project guessed positions and velocities onto the constraints.
+
+Positions: Newton iterations on Phi(q, t) = 0, each taking the smallest correction in the
+mass-weighted norm,
+
+    min 1/2 dq^T M dq   subject to   Phi + Phi_q dq = 0   (held coordinates fixed),
+
+that is ``dq = -M^-1 Phi_q^T (Phi_q M^-1 Phi_q^T)^-1 Phi`` restricted to the free coordinates.
+Velocities: the same projection of v onto ``Phi_q v = -Phi_t``. The symmetric positive-definite
+matrix ``A A^T`` with ``A = Phi_q M^-1/2`` is factorised by CHOLMOD (scikit-sparse): the
+symbolic analysis once, numeric refactorisations after.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from sksparse.cholmod import CholmodNotPositiveDefiniteError, analyze_AAt
+
+from .errors import AssemblyError, ModelError, RedundantConstraintsError
+from .model import COORDINATES, Model
+
+__all__ = ["ConsistentState", "consistent_state", "hold_mask"]
+
+# A pivot of the LDL^T factorisation of Phi_q M^-1 Phi_q^T this much smaller than the largest
+# means Phi_q has lost rank to working precision (pivots scale like squared singular values).
+_RANK_RTOL = 1e-20
+# Singular values of M^-1/2-scaled Phi_q below this fraction of the largest count as zero when
+# diagnosing which constraints are redundant.
+_SVD_RTOL = 1e-9
+
+
+@dataclass(frozen=True)
+class ConsistentState:
+    """Positions and velocities that satisfy the constraints at time ``t``.
+
+    ``phi_norm`` = |Phi(q, t)| and ``velocity_norm`` = |Phi_q v + Phi_t| (Euclidean norms);
+    ``iterations`` counts the Newton iterations of the position projection."""
+
+    t: float
+    q: np.ndarray
+    v: np.ndarray
+    iterations: int
+    phi_norm: float
+    velocity_norm: float
+
+
+def hold_mask(model: Model, hold) -> np.ndarray:
+    """Boolean mask (nq,) of held coordinates. ``hold`` is None (the bodies marked ``hold``
+    in the model), or an iterable of body names (all four coordinates) and
+    ``"body.coordinate"`` strings (coordinate one of x, y, ux, uy)."""
+    if hold is None:
+        return model.hold.copy()
+    if isinstance(hold, str):
+        hold = [hold]
+    mask = np.zeros(model.nq, dtype=bool)
+    for item in hold:
+        if not isinstance(item, str):
+            raise ModelError(f"hold: expected body names or 'body.coordinate' strings, got "
+                             f"{item!r}")
+        body, _, coord = item.partition(".")
+        if body not in model.body_names:
+            raise ModelError(f"hold: unknown body '{body}' (bodies: "
+                             f"{', '.join(model.body_names)})", body)
+        base = 4 * model.body_names.index(body)
+        if not coord:
+            mask[base:base + 4] = True
+        elif coord in COORDINATES:
+            mask[base + COORDINATES.index(coord)] = True
+        else:
+            raise ModelError(f"hold: '{item}': coordinate must be one of "
+                             f"{', '.join(COORDINATES)}", body)
+    return mask
+
+
+def _vector(model: Model, x, default, what: str) -> np.ndarray:
+    if x is None:
+        return np.array(default, dtype=float)
+    arr = np.array(x, dtype=float)
+    if arr.shape != (model.nq,):
+        raise ValueError(f"{what} must have shape ({model.nq},), got {arr.shape}")
+    bad = np.flatnonzero(~np.isfinite(arr))
+    if bad.size:
+        raise ValueError(f"{what}: coordinate '{model.coordinate_names[bad[0]]}' is not finite "
+                         f"({arr[bad[0]]!r})")
+    return arr
+
+
+class _Projector:
+    """Mass-weighted least-norm corrections for the rows that touch free coordinates."""
+
+    def __init__(self, model: Model, free: np.ndarray, t: float):
+        self.model = model
+        self.t = t
+        self.free = np.flatnonzero(free)
+        self.scale = 1.0 / np.sqrt(model.mass[self.free])
+        # Rows with a structural entry in a free column (the pattern, not the values).
+        col_of_entry = np.repeat(np.arange(model.nq), np.diff(model.phiq_colptr))
+        touched = np.zeros(model.nc, dtype=bool)
+        touched[model.phiq_rowind[free[col_of_entry]]] = True
+        self.active = np.flatnonzero(touched)
+        self.fixed_rows = np.flatnonzero(~touched)
+        self.factor = None
+
+    def scaled_jacobian(self, q) -> sp.csc_matrix:
+        J = self.model.phi_q(q, self.t)[self.active][:, self.free]
+        return (J @ sp.diags(self.scale)).tocsc()
+
+    def factorize(self, A: sp.csc_matrix) -> None:
+        try:
+            if self.factor is None:
+                self.factor = analyze_AAt(A)
+            self.factor.cholesky_AAt_inplace(A)
+            d = self.factor.D()
+        except CholmodNotPositiveDefiniteError:
+            self.factor = None
+            self._raise_rank(A)
+        if d.size and d.min() <= _RANK_RTOL * d.max():
+            self._raise_rank(A)
+
+    def _raise_rank(self, A: sp.csc_matrix):
+        dense = A.toarray()
+        u, s, _ = np.linalg.svd(dense, full_matrices=True)
+        tol = _SVD_RTOL * (s[0] if s.size else 1.0)
+        rank = int(np.sum(s > tol))
+        left_null = u[:, rank:]
+        weight = np.sqrt(np.sum(left_null**2, axis=1))
+        involved = np.flatnonzero(weight > 1e-6)
+        involved = involved[np.argsort(-weight[involved])]
+        names = [self.model.constraint_names[self.active[i]] for i in involved]
+        raise RedundantConstraintsError(
+            f"model {self.model.name!r}: the constraints are redundant or conflicting at this "
+            f"configuration (Jacobian rank {rank} of {len(self.active)} rows on the free "
+            f"coordinates); constraints involved: {', '.join(names)}", names)
+
+    def correction(self, A: sp.csc_matrix, rhs: np.ndarray) -> np.ndarray:
+        """The free-coordinate correction dz minimising dz^T M dz with J dz = rhs."""
+        y = self.factor(rhs)
+        return self.scale * (A.T @ y)
+
+
+def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
+                     tol: float = 1e-13, max_iterations: int = 30) -> ConsistentState:
+    """Project guesses of q and v onto the position and velocity constraints.
+
+    Parameters
+    ----------
+    model : Model
+    q, v : array_like (nq,), optional
+        Guesses; default the model's initial values ``model.q0``, ``model.v0``.
+    t : float
+        Time at which the constraints are evaluated.
+    hold : None or iterable of str
+        Coordinates kept fixed (see :func:`hold_mask`); default the bodies marked ``hold``.
+    tol : float
+        Required Euclidean norm of Phi (in the model's length units); the velocity
+        constraints are met to round-off by a refined linear solve.
+    max_iterations : int
+        Newton iterations allowed for the positions.
+
+    Raises
+    ------
+    AssemblyError
+        No configuration within ``tol`` was reached near the guess (names the rows with the
+        largest residuals), or a constraint involving only held coordinates is violated.
+    RedundantConstraintsError
+        The Jacobian lost rank: the message names the constraints involved.
+    """
+    q = _vector(model, q, model.q0, "q")
+    v = _vector(model, v, model.v0, "v")
+    held = hold_mask(model, hold)
+    proj = _Projector(model, ~held, t)
+    names = model.constraint_names
+
+    def worst(res, rows, count=5):
+        order = rows[np.argsort(-np.abs(res[rows]))][:count]
+        return [names[r] for r in order], ", ".join(f"{names[r]} ({res[r]:.3g})" for r in order)
+
+    # Rows on held coordinates only cannot be corrected: they must already hold.
+    phi = model.phi(q, t)
+    bad = proj.fixed_rows[np.abs(phi[proj.fixed_rows]) > tol]
+    if bad.size:
+        rows, text = worst(phi, bad)
+        raise AssemblyError(f"model {model.name!r}: constraints involving only held "
+                            f"coordinates are violated: {text}", rows)
+
+    iterations = 0
+    polished = False
+    phi0 = np.linalg.norm(phi)
+    while True:
+        norm = np.linalg.norm(phi)
+        if not np.isfinite(norm) or norm > 1e6 * max(phi0, 1.0):
+            rows, text = worst(np.nan_to_num(phi, nan=np.inf), proj.active)
+            raise AssemblyError(f"model {model.name!r}: Newton diverged while assembling "
+                                f"(|Phi| = {norm:.3g}); largest residuals: {text}", rows)
+        if norm <= tol:
+            if polished:
+                break
+            polished = True  # one more iteration takes the residual to round-off
+        if iterations >= max_iterations:
+            rows, text = worst(phi, proj.active)
+            raise AssemblyError(
+                f"model {model.name!r}: no assembled configuration found near the initial "
+                f"guess (|Phi| = {norm:.3g} after {iterations} Newton iterations, tolerance "
+                f"{tol:.1g}); largest residuals: {text}", rows)
+        A = proj.scaled_jacobian(q)
+        proj.factorize(A)
+        q[proj.free] -= proj.correction(A, phi[proj.active])
+        iterations += 1
+        phi = model.phi(q, t)
+
+    # Velocities: project onto Phi_q v + Phi_t = 0, with one refinement solve.
+    J = model.phi_q(q, t)
+    phit = model.phi_t(q, t)
+    A = proj.scaled_jacobian(q)
+    proj.factorize(A)
+    for _ in range(2):
+        r = J @ v + phit
+        v[proj.free] -= proj.correction(A, r[proj.active])
+    r = J @ v + phit
+    bad = proj.fixed_rows[np.abs(r[proj.fixed_rows]) > max(tol, 1e-12)]
+    if bad.size:
+        rows, text = worst(r, bad)
+        raise AssemblyError(f"model {model.name!r}: velocity constraints involving only held "
+                            f"coordinates are violated: {text}", rows)
+    phi_norm, vel_norm = model.constraint_norms(q, v, t)
+    return ConsistentState(t=float(t), q=q, v=v, iterations=iterations, phi_norm=phi_norm,
+                           velocity_norm=vel_norm)

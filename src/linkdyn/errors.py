@@ -1,0 +1,80 @@
+"""Exceptions raised by linkdyn.
+
+Every error a user can provoke with bad input is one of these, and its message names the
+offending entry (body, joint, marker, file field, constraint row or time) and what was expected.
+
+    LinkdynError                 base class of everything below
+    ├── ModelError (ValueError)  an invalid model description (builder or file)
+    │   └── ModelFileError       a model file that cannot be read or has a bad field
+    └── AssemblyError            no consistent state near the given guess
+        └── RedundantConstraintsError
+                                 the constraint Jacobian loses rank (redundant or
+                                 conflicting constraints)
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "LinkdynError",
+    "ModelError",
+    "ModelFileError",
+    "AssemblyError",
+    "RedundantConstraintsError",
+]
+
+
+class LinkdynError(Exception):
+    """Base class of all linkdyn errors."""
+
+
+class ModelError(LinkdynError, ValueError):
+    """An invalid model description.
+
+    Attributes
+    ----------
+    entry : str or None
+        The name of the offending element (body, joint, marker, ground point), or None when
+        the problem concerns the model as a whole.
+    """
+
+    def __init__(self, message: str, entry: str | None = None):
+        super().__init__(message)
+        self.entry = entry
+
+
+class ModelFileError(ModelError):
+    """A model file that cannot be parsed or holds a missing, mistyped or unknown field.
+
+    Attributes
+    ----------
+    path : str or None
+        The file, when the description came from one.
+    field : str or None
+        The location inside the file, e.g. ``bodies[3].length``.
+    """
+
+    def __init__(self, message: str, path: str | None = None, field: str | None = None,
+                 entry: str | None = None):
+        where = " ".join(p for p in (f"{path}:" if path else "", field or "") if p)
+        super().__init__(f"{where} {message}" if where else message, entry=entry)
+        self.path = path
+        self.field = field
+
+
+class AssemblyError(LinkdynError):
+    """No configuration satisfying the constraints was found near the given guess.
+
+    Attributes
+    ----------
+    constraints : list of str
+        Names of the constraint rows involved (e.g. ``"J4.x"``, ``"bar3.unit"``), worst first.
+    """
+
+    def __init__(self, message: str, constraints=()):
+        super().__init__(message)
+        self.constraints = list(constraints)
+
+
+class RedundantConstraintsError(AssemblyError):
+    """The constraint Jacobian does not have full row rank: some constraints are redundant
+    (or conflicting) at the configuration reached. ``constraints`` lists the rows involved."""

@@ -1,0 +1,178 @@
+"""Model files: JSON documents describing a model, validated through :class:`ModelBuilder`.
+
+Format (version 1)::
+
+    {
+      "linkdyn_model": 1,
+      "name": "fourbar",
+      "gravity": [0.0, -9.81],                      # optional, m/s^2
+      "ground": {"O": [0.0, 0.0], "C": [0.4, 0.0]}, # optional: named fixed points
+      "bodies": [
+        {"type": "bar", "name": "crank", "length": 0.1, "density": 1.0,   # or "mass"
+         "position": [0.05, 0.0], "u": [1.0, 0.0],                        # or "angle" (rad)
+         "velocity": [0.0, 0.5], "ud": [0.0, 10.0],                       # or "omega" (rad/s)
+         "inertia": 1e-4, "points": {"p": [0.02, 0.0]}, "hold": true},    # optional
+        {"type": "body", "name": "plate", "mass": 2.0, "inertia": 0.1,
+         "points": {"hole": [0.1, 0.05]}, "position": [0.3, 0.1]}
+      ],
+      "joints": [{"type": "revolute", "name": "J1", "first": "crank.a", "second": "ground.O"}],
+      "markers": [{"name": "tip", "point": "crank.b"}]
+    }
+
+Every field is checked: a missing required field, an unknown field, a value of the wrong type
+or outside its range raises :class:`ModelFileError` naming the file, the field
+(``bodies[2].length``) and what was expected. Saving writes the canonical form (orientation
+as ``u``, angular velocity as ``ud``); loading a saved file gives an equal description.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from .description import BarSpec, BodySpec, Description, ModelBuilder
+from .errors import ModelError, ModelFileError
+
+__all__ = ["FORMAT_VERSION", "load", "loads", "save", "dumps", "to_dict", "from_dict"]
+
+FORMAT_VERSION = 1
+
+_KINEMATIC = {"position", "angle", "u", "velocity", "omega", "ud", "hold", "points"}
+_BODY_FIELDS = {
+    "bar": ({"type", "name", "length"}, {"density", "mass", "inertia"} | _KINEMATIC),
+    "body": ({"type", "name", "mass", "inertia"}, set(_KINEMATIC)),
+}
+_JOINT_FIELDS = {"revolute": ({"type", "name", "first", "second"}, set())}
+_MARKER_FIELDS = ({"name", "point"}, set())
+_TOP_FIELDS = ({"linkdyn_model", "name", "bodies"}, {"gravity", "ground", "joints", "markers"})
+
+
+def _check_fields(entry: dict, where: str, required: set, optional: set, path):
+    if not isinstance(entry, dict):
+        raise ModelFileError(f"expected an object, got {type(entry).__name__}", path, where)
+    missing = sorted(required - entry.keys())
+    if missing:
+        raise ModelFileError(f"missing required field(s): {', '.join(missing)}", path, where)
+    unknown = sorted(entry.keys() - required - optional)
+    if unknown:
+        raise ModelFileError(f"unknown field(s): {', '.join(unknown)} (allowed: "
+                             f"{', '.join(sorted(required | optional))})", path, where)
+
+
+def from_dict(data, path=None) -> Description:
+    """Validate a decoded model file and return its :class:`Description`."""
+    _check_fields(data, "top level", *_TOP_FIELDS, path)
+    version = data["linkdyn_model"]
+    if version != FORMAT_VERSION:
+        raise ModelFileError(f"unsupported format version {version!r} (this linkdyn reads "
+                             f"version {FORMAT_VERSION})", path, "linkdyn_model")
+
+    def call(where, fn, *args, **kwargs):
+        try:
+            fn(*args, **kwargs)
+        except ModelError as exc:
+            raise ModelFileError(str(exc), path, where, entry=exc.entry) from None
+
+    builder = None
+
+    def make():
+        nonlocal builder
+        builder = ModelBuilder(data["name"], gravity=data.get("gravity", (0.0, -9.81)))
+
+    call("name/gravity", make)
+    ground = data.get("ground", {})
+    if not isinstance(ground, dict):
+        raise ModelFileError("expected an object of name: [x, y]", path, "ground")
+    for gname, xy in ground.items():
+        call(f"ground.{gname}", builder.add_ground_point, gname, xy)
+
+    for key, table in (("bodies", _BODY_FIELDS), ("joints", _JOINT_FIELDS)):
+        items = data.get(key, [])
+        if not isinstance(items, list):
+            raise ModelFileError("expected a list of objects", path, key)
+        for n, entry in enumerate(items):
+            where = f"{key}[{n}]"
+            if not isinstance(entry, dict):
+                raise ModelFileError(f"expected an object, got {type(entry).__name__}", path,
+                                     where)
+            kind = entry.get("type")
+            if kind not in table:
+                raise ModelFileError(f"field 'type' must be one of {', '.join(sorted(table))}, "
+                                     f"got {kind!r}", path, where)
+            _check_fields(entry, where, *table[kind], path)
+            kwargs = {k: v for k, v in entry.items() if k not in ("type", "name")}
+            if key == "bodies":
+                fn = builder.add_bar if kind == "bar" else builder.add_body
+                call(where, fn, entry["name"], **kwargs)
+            else:
+                call(where, builder.add_revolute, entry["name"], entry["first"],
+                     entry["second"])
+
+    markers = data.get("markers", [])
+    if not isinstance(markers, list):
+        raise ModelFileError("expected a list of objects", path, "markers")
+    for n, entry in enumerate(markers):
+        _check_fields(entry, f"markers[{n}]", *_MARKER_FIELDS, path)
+        call(f"markers[{n}]", builder.add_marker, entry["name"], entry["point"])
+    return builder.description()
+
+
+def to_dict(desc: Description) -> dict:
+    """The canonical JSON-ready form of a description."""
+    bodies = []
+    for b in desc.bodies:
+        if isinstance(b, BarSpec):
+            d = {"type": "bar", "name": b.name, "length": b.length}
+            for k in ("density", "mass", "inertia"):
+                if getattr(b, k) is not None:
+                    d[k] = getattr(b, k)
+        else:
+            assert isinstance(b, BodySpec)
+            d = {"type": "body", "name": b.name, "mass": b.mass, "inertia": b.inertia}
+        if b.points:
+            d["points"] = {name: list(xy) for name, xy in b.points}
+        d.update(position=list(b.position), u=list(b.u), velocity=list(b.velocity),
+                 ud=list(b.ud))
+        if b.hold:
+            d["hold"] = True
+        bodies.append(d)
+    return {
+        "linkdyn_model": FORMAT_VERSION,
+        "name": desc.name,
+        "gravity": list(desc.gravity),
+        "ground": {name: list(xy) for name, xy in desc.ground},
+        "bodies": bodies,
+        "joints": [{"type": "revolute", "name": j.name, "first": ".".join(j.first),
+                    "second": ".".join(j.second)} for j in desc.joints],
+        "markers": [{"name": m.name, "point": f"{m.body}.{m.point}"} for m in desc.markers],
+    }
+
+
+def loads(text: str, path=None) -> Description:
+    """Parse a model file's text."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ModelFileError(f"not valid JSON: {exc.msg} at line {exc.lineno} column "
+                             f"{exc.colno}", path) from None
+    return from_dict(data, path)
+
+
+def dumps(desc: Description) -> str:
+    return json.dumps(to_dict(desc), indent=2) + "\n"
+
+
+def load(path) -> Description:
+    """Read and validate a model file."""
+    path = os.fspath(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ModelFileError(f"cannot read the model file: {exc.strerror}", path) from None
+    return loads(text, path)
+
+
+def save(desc: Description, path) -> None:
+    """Write a description as a model file (canonical form)."""
+    Path(path).write_text(dumps(desc), encoding="utf-8")

@@ -1,0 +1,59 @@
+"""Built-in models: model files shipped inside the package, and parametric generators.
+
+``load_model("jansen")`` loads a built-in by name; any other argument is read as a path to a
+model file. ``chain(n)`` generates a hanging chain of ``n`` bars (a size-scalable test model).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from importlib import resources
+
+from .. import modelfile
+from ..description import ModelBuilder
+from ..errors import ModelError, ModelFileError
+from ..model import Model, compile_model
+
+__all__ = ["builtin_names", "load_model", "chain"]
+
+
+def builtin_names() -> list[str]:
+    """Names of the model files shipped with linkdyn."""
+    files = resources.files(__name__)
+    return sorted(p.name[:-5] for p in files.iterdir() if p.name.endswith(".json"))
+
+
+def load_model(name_or_path) -> Model:
+    """Load and compile a built-in model (by name, e.g. ``"jansen"``) or a model file (path).
+
+    Raises :class:`ModelFileError` for a name that is neither a built-in nor an existing
+    file, and for a file that cannot be read or is invalid."""
+    text = os.fspath(name_or_path)
+    if text in builtin_names():
+        res = resources.files(__name__).joinpath(f"{text}.json")
+        return compile_model(modelfile.loads(res.read_text(encoding="utf-8"),
+                                             path=f"<built-in {text}>"))
+    if not os.path.exists(text):
+        raise ModelFileError(f"unknown model: not a built-in model (built-ins: "
+                             f"{', '.join(builtin_names())}) and no such file", path=text)
+    return compile_model(modelfile.load(text))
+
+
+def chain(n_bars: int, length: float = 0.1, density: float = 1.0,
+          angle: float = -math.pi / 4) -> Model:
+    """A chain of ``n_bars`` equal bars hanging from the ground point ``O`` at the origin,
+    pinned end to end, all at ``angle`` (rad) initially, at rest: n degrees of freedom.
+    Markers: ``tip`` at the free end."""
+    if not isinstance(n_bars, int) or n_bars < 1:
+        raise ModelError(f"chain: n_bars must be a positive integer, got {n_bars!r}")
+    b = ModelBuilder(f"chain{n_bars}")
+    b.add_ground_point("O", (0.0, 0.0))
+    ux, uy = math.cos(angle), math.sin(angle)
+    for i in range(n_bars):
+        s = (i + 0.5) * length
+        b.add_bar(f"B{i}", length=length, density=density, position=(s * ux, s * uy),
+                  u=(ux, uy))
+        b.add_revolute(f"R{i}", f"B{i}.a", "ground.O" if i == 0 else f"B{i - 1}.b")
+    b.add_marker("tip", f"B{n_bars - 1}.b")
+    return b.build()

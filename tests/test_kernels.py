@@ -1,0 +1,138 @@
+"""The compiled kernels against finite differences and hand computations."""
+
+import math
+
+import numpy as np
+import pytest
+
+import linkdyn
+from conftest import central_difference
+
+
+@pytest.fixture(params=["fourbar", "jansen", "chain"])
+def model(request, fourbar, jansen):
+    return {"fourbar": fourbar, "jansen": jansen, "chain": linkdyn.chain(7)}[request.param]
+
+
+def random_state(model, seed):
+    rng = np.random.default_rng(seed)
+    # Off the constraint manifold on purpose: the kernels must be right everywhere.
+    return model.q0 + 0.1 * rng.standard_normal(model.nq), rng.standard_normal(model.nq)
+
+
+def test_jacobian_matches_central_differences(model):
+    for seed in range(3):
+        q, _ = random_state(model, seed)
+        fd = central_difference(lambda x: model.phi(x, 0.3), q)
+        J = model.phi_q(q, 0.3).toarray()
+        np.testing.assert_allclose(J, fd, rtol=0, atol=1e-8)
+
+
+def test_jacobian_pattern_holds_every_nonzero(model):
+    # Every entry that finite differences find non-zero lies in the fixed pattern.
+    q, _ = random_state(model, 7)
+    pattern = model.phi_q(q).copy()
+    pattern.data[:] = 1.0
+    fd = central_difference(model.phi, q)
+    assert np.all((np.abs(fd) < 1e-9) | (pattern.toarray() == 1.0))
+
+
+def test_gamma_is_minus_derivative_of_phi_q_v_along_v(model):
+    # gamma = -(Phi_q v)_q v for scleronomic constraints.
+    for seed in range(3):
+        q, v = random_state(model, seed)
+        h = 1e-6
+        d = (model.phi_q(q + h * v) @ v - model.phi_q(q - h * v) @ v) / (2 * h)
+        np.testing.assert_allclose(model.gamma(q, v), -d, rtol=0, atol=1e-7)
+
+
+def test_phi_t_zero_for_time_independent_constraints(model):
+    q, _ = random_state(model, 1)
+    h = 1e-3
+    fd = (model.phi(q, 1.0 + h) - model.phi(q, 1.0 - h)) / (2 * h)
+    np.testing.assert_array_equal(fd, 0.0)
+    np.testing.assert_array_equal(model.phi_t(q, 1.0), 0.0)
+
+
+def test_force_derivatives_match_differences(model):
+    q, v = random_state(model, 2)
+    fq = central_difference(lambda x: model.force(x, v), q)
+    fv = central_difference(lambda x: model.force(q, x), v)
+    np.testing.assert_allclose(model.force_q(q, v).toarray(), fq, atol=1e-9)
+    np.testing.assert_allclose(model.force_v(q, v).toarray(), fv, atol=1e-9)
+
+
+def test_gravity_force_and_potential():
+    b = linkdyn.ModelBuilder("g", gravity=(1.5, -9.81))
+    b.add_bar("rod", length=2.0, density=3.0)
+    m = b.build()
+    q = np.array([0.4, -0.7, 0.6, 0.8])
+    np.testing.assert_allclose(m.force(q, np.zeros(4)), [6 * 1.5, 6 * -9.81, 0, 0])
+    # V = -m g . r
+    assert m.energy(q, np.zeros(4))[1] == pytest.approx(-(6 * 1.5 * 0.4 + 6 * -9.81 * -0.7))
+
+
+def test_energy_by_hand():
+    # A bar of mass m, length L turning at omega about its centre moving at (vx, vy):
+    # T = m |v|^2 / 2 + (m L^2 / 12) omega^2 / 2 and V = m g y.
+    m_, L, w, vx, vy, y, th = 0.8, 0.6, 2.5, 0.3, -1.1, 0.25, 0.7
+    b = linkdyn.ModelBuilder("bar", gravity=(0.0, -9.81))
+    b.add_bar("rod", length=L, mass=m_)
+    model = b.build()
+    u = np.array([math.cos(th), math.sin(th)])
+    q = np.array([0.1, y, *u])
+    v = np.array([vx, vy, -w * u[1], w * u[0]])
+    T, V = model.energy(q, v)
+    assert T == pytest.approx(0.5 * m_ * (vx**2 + vy**2) + 0.5 * m_ * L**2 / 12 * w**2,
+                              rel=1e-14)
+    assert V == pytest.approx(m_ * 9.81 * y, rel=1e-14)
+
+
+def test_body_point_positions_rotate_with_u(fourbar):
+    q = fourbar.q0.copy()
+    i = fourbar.body_names.index("coupler")
+    x, y, th = 0.2, -0.1, 0.9
+    q[4 * i:4 * i + 4] = (x, y, math.cos(th), math.sin(th))
+    xi, eta = 0.05, 0.08  # point P
+    expect = (x + xi * math.cos(th) - eta * math.sin(th), y + xi * math.sin(th) + eta * math.cos(th))
+    np.testing.assert_allclose(fourbar.marker_positions(q)[0], expect, rtol=1e-15)
+
+
+def test_assemble_writes_the_same_values(model):
+    q, v = random_state(model, 3)
+    phi = np.empty(model.nc)
+    vals = np.empty(model.kernels.phiq_nnz)
+    gam = np.empty(model.nc)
+    model.kernels.assemble(q, v, 0.0, phi, vals, gam)
+    np.testing.assert_array_equal(phi, model.phi(q))
+    np.testing.assert_array_equal(vals, model.phi_q(q).data)
+    np.testing.assert_array_equal(gam, model.gamma(q, v))
+
+
+def test_kernel_arguments_are_checked(fourbar):
+    with pytest.raises(ValueError, match="length 12"):
+        fourbar.phi(np.zeros(5))
+    with pytest.raises(ValueError, match="length 12"):
+        fourbar.gamma(np.zeros(12), np.zeros(3))
+    with pytest.raises(ValueError, match="writeable contiguous float64"):
+        fourbar.kernels.phi(np.zeros(12), 0.0, np.zeros(fourbar.nc, dtype=np.float32))
+    with pytest.raises(ValueError, match="wrong lengths"):
+        fourbar.kernels.assemble(np.zeros(12), np.zeros(12), 0.0, np.zeros(2), np.zeros(2),
+                                 np.zeros(2))
+
+
+def test_system_capsule_is_named():
+    import ctypes
+
+    cap = linkdyn.chain(2).kernels.system_capsule()
+    get_name = ctypes.pythonapi.PyCapsule_GetName
+    get_name.restype = ctypes.c_char_p
+    get_name.argtypes = [ctypes.py_object]
+    assert get_name(cap) == b"linkdyn.ld_system"
+
+
+def test_compiled_arrays_are_frozen(fourbar):
+    with pytest.raises(ValueError):
+        fourbar.mass[0] = 1.0
+    with pytest.raises(ValueError):
+        fourbar.phiq_rowind[0] = 0

@@ -1,0 +1,91 @@
+"""Model files: round trips, and a clear error for every malformed field."""
+
+import copy
+import json
+
+import pytest
+
+import linkdyn
+from linkdyn import ModelFileError, modelfile
+from conftest import fourbar_builder
+
+
+def test_save_and_load_give_an_equal_model(tmp_path, fourbar, jansen):
+    for model in (fourbar, jansen, linkdyn.chain(5)):
+        path = tmp_path / f"{model.name}.json"
+        model.save(path)
+        loaded = linkdyn.load_model(path)
+        assert loaded == model
+        assert loaded.description == model.description
+        assert (loaded.q0 == model.q0).all() and (loaded.mass == model.mass).all()
+
+
+def test_saved_file_is_canonical(tmp_path, fourbar):
+    path = tmp_path / "m.json"
+    fourbar.save(path)
+    data = json.loads(path.read_text())
+    assert data["linkdyn_model"] == 1
+    crank = data["bodies"][0]
+    assert crank["type"] == "bar" and crank["hold"] is True and "angle" not in crank
+    assert data["joints"][1] == {"type": "revolute", "name": "A", "first": "crank.b",
+                                 "second": "coupler.A"}
+    # Saving again what was loaded gives the same text.
+    assert modelfile.dumps(linkdyn.load_model(path).description) == path.read_text()
+
+
+def test_builtin_jansen_is_listed(jansen):
+    assert "jansen" in linkdyn.builtin_names()
+    assert jansen.marker_names == ("P3", "foot")
+
+
+def _fourbar_dict():
+    return modelfile.to_dict(fourbar_builder().description())
+
+
+def _mutated(fn):
+    d = copy.deepcopy(_fourbar_dict())
+    fn(d)
+    return d
+
+
+@pytest.mark.parametrize("mutate, field, message", [
+    (lambda d: d["bodies"][1].pop("mass"), "bodies[1]", "missing required field\\(s\\): mass"),
+    (lambda d: d["bodies"][0].update(colour="red"), "bodies[0]", "unknown field\\(s\\): colour"),
+    (lambda d: d["bodies"][0].update(length="long"), "bodies[0]", "length must be a real"),
+    (lambda d: d["bodies"][2].update(length=-0.3), "bodies[2]", "length must be positive"),
+    (lambda d: d["bodies"][0].update(type="beam"), "bodies[0]", "'type' must be one of"),
+    (lambda d: d["bodies"][0].update(position=[1]), "bodies[0]", "pair of numbers"),
+    (lambda d: d["joints"][0].update(second="ground.X"), "joints[0]", "unknown ground point"),
+    (lambda d: d["joints"][0].pop("first"), "joints[0]", "missing required field"),
+    (lambda d: d["joints"][2].update(first="rocker.b"), "joints[2]", "to itself"),
+    (lambda d: d["joints"].append(d["joints"][0]), "joints[4]", "already used by a joint"),
+    (lambda d: d["markers"][0].update(point="coupler.Z"), "markers[0]", "no point 'Z'"),
+    (lambda d: d.update(linkdyn_model=7), "linkdyn_model", "unsupported format version"),
+    (lambda d: d.pop("bodies"), "top level", "missing required field"),
+    (lambda d: d.update(extra=1), "top level", "unknown field"),
+    (lambda d: d.update(bodies={}), "bodies", "expected a list"),
+    (lambda d: d["bodies"].__setitem__(0, 5), "bodies[0]", "expected an object"),
+    (lambda d: d.update(ground=[1, 2]), "ground", "expected an object"),
+    (lambda d: d.update(gravity="down"), "name/gravity", "gravity must be a pair"),
+    (lambda d: d["bodies"][0].update(hold="yes"), "bodies[0]", "hold must be true or false"),
+])
+def test_bad_fields_are_named(tmp_path, mutate, field, message):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(_mutated(mutate)))
+    with pytest.raises(ModelFileError, match=message) as info:
+        linkdyn.load_model(path)
+    assert info.value.field == field
+    assert info.value.path == str(path)
+    assert str(path) in str(info.value)
+
+
+def test_invalid_json_and_missing_files(tmp_path):
+    path = tmp_path / "broken.json"
+    path.write_text('{"linkdyn_model": 1,\n "name": }')
+    with pytest.raises(ModelFileError, match="not valid JSON: .* line 2"):
+        linkdyn.load_model(path)
+    with pytest.raises(ModelFileError, match="no such file"):
+        linkdyn.load_model(tmp_path / "missing.json")
+    with pytest.raises(ModelFileError, match="not a built-in model"):
+        linkdyn.load_model("jansenn")
+    assert issubclass(ModelFileError, ValueError)
