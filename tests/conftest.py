@@ -34,8 +34,9 @@ def fourbar_builder(crank=0.1, coupler=0.35, rocker=0.3, base=0.4, theta=1.0):
     b = linkdyn.ModelBuilder("fourbar")
     b.add_ground_point("O", (0.0, 0.0))
     b.add_ground_point("C", (base, 0.0))
+    omega = 3.0  # the held crank's centre moves at omega x r_centre
     b.add_bar("crank", length=crank, density=2.0, position=(ax / 2, ay / 2), angle=theta,
-              omega=3.0, hold=True)
+              velocity=(-omega * ay / 2, omega * ax / 2), omega=omega, hold=True)
     cu = math.atan2(by - ay, bx - ax)
     b.add_body("coupler", mass=0.7, inertia=0.008,
                points={"A": (-coupler / 2, 0.0), "B": (coupler / 2, 0.0), "P": (0.05, 0.08)},

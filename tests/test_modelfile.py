@@ -89,3 +89,18 @@ def test_invalid_json_and_missing_files(tmp_path):
     with pytest.raises(ModelFileError, match="not a built-in model"):
         linkdyn.load_model("jansenn")
     assert issubclass(ModelFileError, ValueError)
+
+
+def test_readme_example_file_loads(tmp_path):
+    # The model file shown in the README is valid and assembles.
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    example = re.search(r"```json\n(.*?)```", readme, re.S).group(1)
+    path = tmp_path / "example.json"
+    path.write_text(example)
+    model = linkdyn.load_model(path)
+    assert model.body_names == ("rod", "bob")
+    state = linkdyn.consistent_state(model)
+    assert state.phi_norm <= 1e-13

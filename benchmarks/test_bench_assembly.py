@@ -1,0 +1,41 @@
+"""Assembly of Phi, Phi_q (values in the fixed pattern) and gamma: compiled kernels against
+the same kernels in plain numpy, for Jansen (11 bars) and a chain of 1,000 bars."""
+
+import numpy as np
+import pytest
+
+import linkdyn
+from numpy_kernels import NumpyKernels
+
+MODELS = {"jansen": lambda: linkdyn.load_model("jansen"), "chain1000": lambda: linkdyn.chain(1000)}
+
+
+@pytest.fixture(scope="module", params=sorted(MODELS))
+def case(request):
+    model = MODELS[request.param]()
+    rng = np.random.default_rng(0)
+    q = model.q0 + 0.01 * rng.standard_normal(model.nq)
+    v = rng.standard_normal(model.nq)
+    out = (np.empty(model.nc), np.empty(model.kernels.phiq_nnz), np.empty(model.nc))
+    ref = (np.empty(model.nc), np.empty(model.kernels.phiq_nnz), np.empty(model.nc))
+    baseline = NumpyKernels(model)
+    # Both must compute the same thing before either is timed.
+    model.kernels.assemble(q, v, 0.0, *out)
+    baseline.assemble(q, v, *ref)
+    for a, b in zip(out, ref):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-14)
+    return request.param, model, baseline, q, v, out
+
+
+def test_assembly_linkdyn(benchmark, case):
+    name, model, _, q, v, out = case
+    benchmark.group = f"assembly {name}"
+    benchmark.extra_info["role"] = "linkdyn"
+    benchmark(model.kernels.assemble, q, v, 0.0, *out)
+
+
+def test_assembly_numpy_baseline(benchmark, case):
+    name, _, baseline, q, v, out = case
+    benchmark.group = f"assembly {name}"
+    benchmark.extra_info["role"] = "baseline"
+    benchmark(baseline.assemble, q, v, *out)

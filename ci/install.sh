@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Install everything linkdyn needs on Debian/Ubuntu: the system packages (a C compiler,
+# SuiteSparse 5.x headers and libraries, Python's venv), then linkdyn with its test extras
+# into ./.venv. Safe to run again: it installs only what is missing.
+#
+# Environment:
+#   PYTHON                   the interpreter for the virtual environment (default: python3)
+#   SUITESPARSE_INCLUDE_DIR  SuiteSparse headers elsewhere than /usr/include/suitesparse
+#   SUITESPARSE_LIBRARY_DIR  SuiteSparse libraries elsewhere than the linker's default path
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+
+if command -v apt-get >/dev/null 2>&1; then
+    missing=()
+    for pkg in build-essential libsuitesparse-dev; do
+        dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+    done
+    "$PYTHON" -c "import ensurepip, venv" >/dev/null 2>&1 || missing+=(python3-venv python3-dev)
+    if [ ${#missing[@]} -gt 0 ]; then
+        sudo=""
+        [ "$(id -u)" -eq 0 ] || sudo=sudo
+        echo "ci/install.sh: installing system packages: ${missing[*]}"
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+    fi
+else
+    echo "ci/install.sh: no apt-get; install SuiteSparse (KLU, CHOLMOD) yourself (see README)" >&2
+fi
+
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q ".[test]"
+echo "ci/install.sh: linkdyn $(.venv/bin/python -c 'import linkdyn; print(linkdyn.__version__)') installed in .venv"

@@ -1,0 +1,123 @@
+"""Consistent initial states: projections, held coordinates, and the errors that name rows."""
+
+import numpy as np
+import pytest
+import scipy.linalg
+
+import linkdyn
+from linkdyn import AssemblyError, ModelError, RedundantConstraintsError
+from conftest import fourbar_builder
+
+
+def test_fourbar_projection(fourbar):
+    s = linkdyn.consistent_state(fourbar)
+    assert s.phi_norm <= 1e-13 and s.velocity_norm <= 1e-13
+    assert 2 <= s.iterations <= 8
+    np.testing.assert_array_equal(s.q[:4], fourbar.q0[:4])  # the crank is held
+    np.testing.assert_array_equal(s.v[:4], fourbar.v0[:4])
+    assert np.linalg.norm(fourbar.phi(s.q)) == pytest.approx(s.phi_norm)
+
+
+def test_velocity_projection_is_the_mass_weighted_least_change(fourbar):
+    # v - v0 minimises (v - v0)^T M (v - v0) on the free coordinates, so M (v - v0) lies in the
+    # row space of Phi_q: it is orthogonal to every velocity the constraints allow.
+    # Nothing held: the four-bar keeps its one free motion.
+    s2 = linkdyn.consistent_state(fourbar, hold=())
+    J = fourbar.phi_q(s2.q).toarray()
+    null = scipy.linalg.null_space(J)
+    assert null.shape[1] == 1
+    dv = fourbar.mass * (s2.v - fourbar.v0)
+    assert abs(null[:, 0] @ dv) <= 1e-12 * np.linalg.norm(dv)
+    assert np.linalg.norm(J @ s2.v) <= 1e-13
+
+
+def test_hold_by_coordinate(fourbar):
+    # The crank's orientation held, its centre free: the pin at O fixes the centre.
+    q = fourbar.q0.copy()
+    q[0] += 0.003
+    s = linkdyn.consistent_state(fourbar, q=q, hold=["crank.ux", "crank.uy"])
+    np.testing.assert_array_equal(s.q[2:4], fourbar.q0[2:4])
+    np.testing.assert_allclose(s.q[:2], fourbar.q0[:2], atol=1e-15)
+    assert s.phi_norm <= 1e-13
+
+
+def test_holding_a_pinned_crank_centre_is_redundant(fourbar):
+    # Centre held and end pinned leave two unknowns (ux, uy) for three rows.
+    with pytest.raises(RedundantConstraintsError) as info:
+        linkdyn.consistent_state(fourbar, hold=["crank.x", "crank.y"])
+    assert set(info.value.constraints) == {"O_crank.x", "O_crank.y", "crank.unit"}
+
+
+def test_hold_errors(fourbar):
+    with pytest.raises(ModelError, match="unknown body 'crnk'"):
+        linkdyn.consistent_state(fourbar, hold=["crnk"])
+    with pytest.raises(ModelError, match="coordinate must be one of x, y, ux, uy"):
+        linkdyn.consistent_state(fourbar, hold=["crank.z"])
+    with pytest.raises(ModelError, match="expected body names"):
+        linkdyn.consistent_state(fourbar, hold=[3])
+
+
+def test_guess_arguments_are_checked(fourbar):
+    with pytest.raises(ValueError, match="shape \\(12,\\)"):
+        linkdyn.consistent_state(fourbar, q=np.zeros(3))
+    q = fourbar.q0.copy()
+    q[5] = np.nan
+    with pytest.raises(ValueError, match="'coupler.y' is not finite"):
+        linkdyn.consistent_state(fourbar, q=q)
+
+
+def test_redundant_constraints_are_named():
+    # A second pin at the same place as the first: rows redundant with J1's.
+    b = linkdyn.ModelBuilder("redundant")
+    b.add_ground_point("O", (0, 0))
+    b.add_ground_point("O2", (0, 0))
+    b.add_bar("rod", length=1.0, density=1.0, position=(0.5, 0.0))
+    b.add_revolute("J1", "rod.a", "ground.O")
+    b.add_revolute("J2", "rod.a", "ground.O2")
+    with pytest.raises(RedundantConstraintsError, match="redundant or conflicting") as info:
+        linkdyn.consistent_state(b.build())
+    assert set(info.value.constraints) == {"J1.x", "J1.y", "J2.x", "J2.y"}
+    assert isinstance(info.value, AssemblyError)
+
+
+def test_parallelogram_with_extra_bar_is_redundant():
+    # The classic overconstrained parallelogram: the middle bar adds a redundant row.
+    b = linkdyn.ModelBuilder("parallelogram", gravity=(0, 0))
+    for i, x in enumerate((0.0, 0.5, 1.0)):
+        b.add_ground_point(f"G{i}", (x, 0.0))
+        b.add_bar(f"R{i}", length=0.4, density=1.0, position=(x, 0.2), angle=np.pi / 2)
+        b.add_revolute(f"g{i}", f"R{i}.a", f"ground.G{i}")
+    b.add_bar("top", length=1.0, density=1.0, position=(0.5, 0.4))
+    b.add_body("dummy", mass=1.0, inertia=1.0, position=(5, 5))
+    b.add_revolute("t0", "R0.b", "top.a")
+    b.add_revolute("t1", "R1.b", ("top", "cm"))
+    b.add_revolute("t2", "R2.b", "top.b")
+    with pytest.raises(RedundantConstraintsError) as info:
+        linkdyn.consistent_state(b.build(), hold=())
+    # The redundancy lies among the horizontal rows of the top joints and the rocker pins,
+    # never in the unrelated free body.
+    assert info.value.constraints
+    assert not any(name.startswith("dummy") for name in info.value.constraints)
+
+
+def test_unreachable_configuration_names_the_joints():
+    # A 1 m bar cannot reach between ground points 3 m apart.
+    b = linkdyn.ModelBuilder("stretched")
+    b.add_ground_point("O", (0, 0))
+    b.add_ground_point("P", (3, 0))
+    b.add_bar("rod", length=1.0, density=1.0, position=(0.5, 0.1))
+    b.add_revolute("left", "rod.a", "ground.O")
+    b.add_revolute("right", "rod.b", "ground.P")
+    with pytest.raises(AssemblyError) as info:
+        linkdyn.consistent_state(b.build(), max_iterations=15)
+    assert any(name.startswith(("left", "right")) for name in info.value.constraints)
+
+
+def test_violated_rows_on_held_coordinates():
+    b = fourbar_builder()
+    b.add_ground_point("far", (1.0, 1.0))
+    model = b.build()
+    q = model.q0.copy()
+    q[0] += 0.01  # the held crank no longer sits on its ground pin
+    with pytest.raises(AssemblyError, match="only held coordinates are violated: O_crank.x"):
+        linkdyn.consistent_state(model, q=q)
