@@ -16,7 +16,10 @@ if command -v apt-get >/dev/null 2>&1; then
     for pkg in build-essential libsuitesparse-dev; do
         dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
     done
-    "$PYTHON" -c "import ensurepip, venv" >/dev/null 2>&1 || missing+=(python3-venv python3-dev)
+    "$PYTHON" -c "import ensurepip, venv" >/dev/null 2>&1 || missing+=(python3-venv)
+    "$PYTHON" -c "import os, sys, sysconfig
+sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()['include'], 'Python.h')))" \
+        || missing+=(python3-dev)
     if [ ${#missing[@]} -gt 0 ]; then
         sudo=""
         [ "$(id -u)" -eq 0 ] || sudo=sudo
