@@ -1,19 +1,42 @@
-"""Declares the compiled extensions; metadata and settings live in pyproject.toml."""
+"""Declares the compiled extensions; metadata and settings live in pyproject.toml.
+
+SuiteSparse (KLU) is found in the usual places, or where SUITESPARSE_INCLUDE_DIR and
+SUITESPARSE_LIBRARY_DIR point (the same variables scikit-sparse reads)."""
 
 import os
+import sys
 
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-CSRC = os.path.join("csrc")
+
+def suitesparse_dirs():
+    include = [os.environ["SUITESPARSE_INCLUDE_DIR"]] if "SUITESPARSE_INCLUDE_DIR" in os.environ else []
+    lib = [os.environ["SUITESPARSE_LIBRARY_DIR"]] if "SUITESPARSE_LIBRARY_DIR" in os.environ else []
+    for prefix in filter(None, (os.environ.get("CONDA_PREFIX"), sys.prefix, "/usr/local",
+                                "/opt/homebrew", "/usr")):
+        if os.path.exists(os.path.join(prefix, "include", "suitesparse", "klu.h")):
+            include.append(os.path.join(prefix, "include", "suitesparse"))
+            lib.append(os.path.join(prefix, "lib"))
+    return include, lib
+
+
+ss_include, ss_lib = suitesparse_dirs()
 
 extensions = [
     Extension(
         "linkdyn._kernels",
         sources=["src/linkdyn/_kernels.pyx"],
-        include_dirs=[CSRC, numpy.get_include()],
+        include_dirs=["csrc", numpy.get_include()],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+    ),
+    Extension(
+        "linkdyn._bdf",
+        sources=["src/linkdyn/_bdf.pyx", "csrc/ld_bdf.c"],
+        include_dirs=["csrc", numpy.get_include()] + ss_include,
+        library_dirs=ss_lib,
+        libraries=["klu"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     ),
 ]

@@ -15,6 +15,8 @@
  *       gamma = -(Phi_q v)_q v - 2 Phi_qt v - Phi_tt.
  *   Q(q, v, t) [nq] generalised applied forces; Q_q and Q_v [nq x nq] in CSC with their own
  *   fixed patterns (nnz may be zero).
+ *   H(q, lam) = d/dq (Phi_q^T lam) [nq x nq], symmetric, in CSC with its own fixed pattern:
+ *   the constraints' second derivatives weighted by the multipliers.
  *
  * Every callback returns LD_OK or a status code; callbacks never allocate and never call
  * back into Python.
@@ -50,6 +52,9 @@ typedef struct ld_system {
     int fv_nnz;                 /* Q_v = dQ/dv pattern, CSC, nq x nq */
     const int *fv_colptr;
     const int *fv_rowind;
+    int hess_nnz;               /* H = d(Phi_q^T lam)/dq pattern, CSC, nq x nq */
+    const int *hess_colptr;
+    const int *hess_rowind;
 
     void *user;                 /* passed back to every callback */
     ld_eval_q phi;              /* Phi(q, t)            -> out[nc] */
@@ -59,6 +64,7 @@ typedef struct ld_system {
     ld_eval_qv force;           /* Q(q, v, t)           -> out[nq] */
     ld_eval_qv force_q;         /* Q_q values           -> out[fq_nnz] */
     ld_eval_qv force_v;         /* Q_v values           -> out[fv_nnz] */
+    ld_eval_qv phi_qq_lam;      /* H(q, lam) values (v argument = lam[nc]) -> out[hess_nnz] */
 } ld_system;
 
 #ifdef __cplusplus

@@ -136,3 +136,10 @@ def test_compiled_arrays_are_frozen(fourbar):
         fourbar.mass[0] = 1.0
     with pytest.raises(ValueError):
         fourbar.phiq_rowind[0] = 0
+
+
+def test_constraint_hessian_matches_differences_of_phi_q_transpose_lam(model):
+    q, _ = random_state(model, 4)
+    lam = np.random.default_rng(5).standard_normal(model.nc)
+    fd = central_difference(lambda x: model.phi_q(x).T @ lam, q)
+    np.testing.assert_allclose(model.constraint_hessian(q, lam).toarray(), fd, atol=1e-8)

@@ -30,6 +30,9 @@ cdef extern from "ld_system.h":
         int fv_nnz
         const int *fv_colptr
         const int *fv_rowind
+        int hess_nnz
+        const int *hess_colptr
+        const int *hess_rowind
         void *user
         ld_eval_q phi
         ld_eval_q phi_q
@@ -38,6 +41,7 @@ cdef extern from "ld_system.h":
         ld_eval_qv force
         ld_eval_qv force_q
         ld_eval_qv force_v
+        ld_eval_qv phi_qq_lam
     int LD_OK
 
 
@@ -49,6 +53,7 @@ cdef struct KernelData:
     const double *q_applied     # [nq] constant generalised forces (uniform gravity)
     const int *unit_row         # [nbody] row of each body's unit-vector constraint
     const int *unit_slot        # [nbody, 2] slots of d/dux, d/duy
+    const int *unit_hslot       # [nbody, 2] slots of (ux, ux), (uy, uy) in the Hessian pattern
     int nrev
     const int *rev_body         # [nrev, 2] body of each side, -1 for the ground
     const double *rev_local     # [nrev, 4] (xi, eta) of each side; ground side: global (x, y)
@@ -136,6 +141,20 @@ cdef int k_gamma(void *user, double t, const double *q, const double *v,
     return LD_OK
 
 
+cdef int k_phi_qq_lam(void *user, double t, const double *q, const double *lam,
+                      double *val) noexcept nogil:
+    # d/dq (Phi_q^T lam): the unit-vector rows contribute 2 lam on (ux, ux) and (uy, uy);
+    # revolute rows are linear in q and contribute nothing.
+    cdef KernelData *d = <KernelData *> user
+    cdef int i
+    cdef double l
+    for i in range(d.nbody):
+        l = lam[d.unit_row[i]]
+        val[d.unit_hslot[2 * i]] = 2.0 * l
+        val[d.unit_hslot[2 * i + 1]] = 2.0 * l
+    return LD_OK
+
+
 cdef int k_force(void *user, double t, const double *q, const double *v,
                  double *out) noexcept nogil:
     cdef KernelData *d = <KernelData *> user
@@ -172,12 +191,12 @@ cdef class Kernels:
     cdef KernelData data
     cdef ld_system system
     cdef readonly object arrays
-    cdef readonly int nq, nc, phiq_nnz, fq_nnz, fv_nnz
+    cdef readonly int nq, nc, phiq_nnz, fq_nnz, fv_nnz, hess_nnz
 
     def __init__(self, dict arrays):
-        need_int = ("unit_row", "unit_slot", "rev_body", "rev_row", "rev_slot",
+        need_int = ("unit_row", "unit_slot", "unit_hslot", "rev_body", "rev_row", "rev_slot",
                     "phiq_colptr", "phiq_rowind", "fq_colptr", "fq_rowind",
-                    "fv_colptr", "fv_rowind")
+                    "fv_colptr", "fv_rowind", "hess_colptr", "hess_rowind")
         need_dbl = ("mass", "q_applied", "rev_local")
         a = {}
         for name in need_int:
@@ -195,6 +214,7 @@ cdef class Kernels:
         self.phiq_nnz = a["phiq_rowind"].shape[0]
         self.fq_nnz = a["fq_rowind"].shape[0]
         self.fv_nnz = a["fv_rowind"].shape[0]
+        self.hess_nnz = a["hess_rowind"].shape[0]
 
         self.data.nbody = nbody
         self.data.nq = self.nq
@@ -203,6 +223,7 @@ cdef class Kernels:
         self.data.q_applied = _dp(a["q_applied"])
         self.data.unit_row = _ip(a["unit_row"])
         self.data.unit_slot = _ip(a["unit_slot"])
+        self.data.unit_hslot = _ip(a["unit_hslot"])
         self.data.nrev = a["rev_row"].shape[0]
         self.data.rev_body = _ip(a["rev_body"])
         self.data.rev_local = _dp(a["rev_local"])
@@ -221,6 +242,9 @@ cdef class Kernels:
         self.system.fv_nnz = self.fv_nnz
         self.system.fv_colptr = _ip(a["fv_colptr"])
         self.system.fv_rowind = _ip(a["fv_rowind"])
+        self.system.hess_nnz = self.hess_nnz
+        self.system.hess_colptr = _ip(a["hess_colptr"])
+        self.system.hess_rowind = _ip(a["hess_rowind"])
         self.system.user = <void *> &self.data
         self.system.phi = k_phi
         self.system.phi_q = k_phi_q
@@ -229,6 +253,7 @@ cdef class Kernels:
         self.system.force = k_force
         self.system.force_q = k_force_deriv
         self.system.force_v = k_force_deriv
+        self.system.phi_qq_lam = k_phi_qq_lam
 
     def system_capsule(self):
         """A PyCapsule named ``"linkdyn.ld_system"`` holding a pointer to this model's
@@ -314,6 +339,16 @@ cdef class Kernels:
     def force_v_values(self, q, v, double t=0.0, out=None):
         """Values of dQ/dv in its fixed CSC pattern, shape (fv_nnz,)."""
         return self._force_deriv(self.system.force_v, self.fv_nnz, q, v, t, out)
+
+    def phi_qq_lam_values(self, q, lam, double t=0.0, out=None):
+        """Values of d/dq (Phi_q^T lam) in its fixed CSC pattern, shape (hess_nnz,)."""
+        cdef const double[::1] qv = self._vec(q, self.nq, "q")
+        cdef const double[::1] lv = self._vec(lam, self.nc, "lam")
+        res = self._out(out, self.hess_nnz, "out")
+        cdef double[::1] o = res
+        with nogil:
+            k_phi_qq_lam(&self.data, t, &qv[0], &lv[0], &o[0])
+        return res
 
     def assemble(self, q, v, double t, double[::1] phi, double[::1] phiq_values,
                  double[::1] gamma):

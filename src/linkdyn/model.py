@@ -139,6 +139,11 @@ class Model:
         """dQ/dv (nq x nq, CSC)."""
         return self._nq_by_nq(self.kernels.force_v_values(q, v, t), "fv")
 
+    def constraint_hessian(self, q, lam, t: float = 0.0) -> sp.csc_matrix:
+        """d/dq (Phi_q^T lam) (nq x nq, CSC): constraint second derivatives weighted by the
+        multipliers ``lam`` (nc,)."""
+        return self._nq_by_nq(self.kernels.phi_qq_lam_values(q, lam, t), "hess")
+
     def energy(self, q, v) -> tuple[float, float]:
         """(kinetic, potential) energy in J; the potential is zero at y = 0."""
         return self.kernels.kinetic_energy(v), self.kernels.potential_energy(q)
@@ -242,6 +247,9 @@ def compile_model(desc: Description) -> Model:
 
     colptr, rowind, slot = _csc_pattern(np.asarray(rows, dtype=np.int64),
                                         np.asarray(cols, dtype=np.int64), nc, nq)
+    # Pattern of d/dq (Phi_q^T lam): the unit-vector rows' (ux, ux) and (uy, uy) entries.
+    hdiag = np.stack([4 * np.arange(nbody) + 2, 4 * np.arange(nbody) + 3], axis=1).ravel()
+    hess_colptr, hess_rowind, hess_slot = _csc_pattern(hdiag, hdiag, nq, nq)
     unit_slot = slot[: 2 * nbody].reshape(nbody, 2)
     rev_slot = np.where(rev_entry >= 0, slot[np.maximum(rev_entry, 0)], -1).astype(np.intc)
 
@@ -252,12 +260,13 @@ def compile_model(desc: Description) -> Model:
     empty_colptr = np.zeros(nq + 1, dtype=np.intc)
     arrays = dict(
         nc=nc, mass=mass, q_applied=q_applied,
-        unit_row=unit_row, unit_slot=unit_slot.ravel(),
+        unit_row=unit_row, unit_slot=unit_slot.ravel(), unit_hslot=hess_slot,
         rev_body=rev_body.ravel(), rev_local=rev_local.ravel(), rev_row=rev_row,
         rev_slot=rev_slot.ravel(),
         phiq_colptr=colptr, phiq_rowind=rowind,
         fq_colptr=empty_colptr, fq_rowind=np.zeros(0, dtype=np.intc),
         fv_colptr=empty_colptr, fv_rowind=np.zeros(0, dtype=np.intc),
+        hess_colptr=hess_colptr, hess_rowind=hess_rowind,
         q0=q0, v0=v0, hold=hold, marker_body=marker_body, marker_local=marker_local,
     )
     names = dict(

@@ -1,0 +1,711 @@
+/*
+ * ld_bdf.c -- variable-step, variable-order BDF for the index-3 multibody DAE, with KLU.
+ *
+ * Method
+ * ------
+ * Backward differentiation formulas in the quasi-constant-step form of Shampine & Reichelt
+ * (the form of MATLAB's ode15s and SciPy's BDF, here with kappa = 0, i.e. plain BDF): the
+ * history is kept as the backward differences D[0..k+2] of y = (q, v, lam); a step change
+ * rescales D, so the formula always sees equal steps. With the predictor y_p = sum D[0..k]
+ * and psi = sum_{j=1..k} gamma_j D[j] / gamma_k, the corrector d = y - y_p satisfies
+ * y' = (psi + d) / c with c = h / gamma_k.
+ *
+ * Newton. Velocities are eliminated: v = (psi_q + d_q) / c, v' = (psi_v + d_v) / c, and the
+ * unknowns are d_q and mu = c^2 lam. The equations of motion are multiplied by c^2:
+ *
+ *     r1 = c M (psi_v + d_v) + c^2 (Phi_q^T lam - Q) = 0,     r2 = Phi(q, t) = 0,
+ *
+ * so the iteration matrix is
+ *
+ *     G = [ M - c^2 Q_q - c Q_v + H(q, mu)    Phi_q^T ]
+ *         [ Phi_q                             0       ]
+ *
+ * whose condition number stays bounded as h -> 0 (the scaling of constraint rows and
+ * multipliers by powers of the step used in the multibody literature). G depends on c only
+ * through small terms, so one factorisation serves many steps of different size: it is
+ * refreshed only when the Newton iteration converges slowly. KLU analyses the fixed pattern
+ * once, refactors with the same pivot order after that, and factorises afresh (new pivots)
+ * when the reciprocal pivot ratio drops below eps^(2/3) (as SUNDIALS' KLU module does).
+ *
+ * Error control. The local error estimate is d / (k + 1) per component, tested in the weighted
+ * max-norm (as LSODA does; an RMS norm over many coordinates lets single coordinates carry
+ * several times the tolerance, which accumulates into phase error in a conservative system).
+ * Positions are tested against atol + rtol |q|. Velocities are index-2 variables of the
+ * index-3 system: their estimate is one order lower and, for small steps, dominated by the
+ * Newton residue in q divided by c, so testing them against their own tolerance makes the
+ * step collapse (measured: it does). They are tested instead through the position error they
+ * cause within one step, h e_v, against the same coordinate's position tolerance: consistent
+ * in order and in units. Multipliers are excluded (algebraic, they carry no error forward).
+ * Newton converges when the predicted remaining correction is below newton_tol times the
+ * position tolerance (RMS norm), newton_tol = max(10 eps / rtol, 1e-3): well below the error
+ * test, and above the round-off floor that tight tolerances reach.
+ * Order and step selection follow the same scheme as SciPy's BDF: after k + 1 steps of
+ * equal size, the orders k - 1, k, k + 1 are compared by their error estimates.
+ *
+ * Dense output evaluates the BDF interpolating polynomial of the step just taken. The index-3
+ * solution meets the velocity constraints only to O(tol / h); with project_output set, each
+ * output's velocity is projected onto Phi_q v + Phi_t = 0 (two modified-Newton solves with the
+ * current factorisation, a mass-weighted projection) and the largest violation before
+ * projection is kept in the statistics.
+ */
+#include "ld_bdf.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <klu.h>
+
+#define NROWS (LD_BDF_MAX_ORDER + 3)
+#define MIN_FACTOR 0.2
+#define MAX_FACTOR 10.0
+
+struct ld_bdf {
+    const ld_system *sys;
+    ld_bdf_options opt;
+    int nq, nc, n, ng;
+    int initialised;
+
+    double t, h;
+    int order, n_equal;
+    double newton_tol;
+
+    double *D;                  /* NROWS x n backward differences */
+    double *Dtmp;               /* (MAX_ORDER + 1) x n scratch for rescaling */
+    double *y_pred, *psi, *d, *y, *scale;
+    double *res;                /* ng: residual, then Newton correction */
+    double *phi, *phiq, *fq, *fv, *hess, *force, *lam_scaled;
+
+    int g_nnz;
+    int *Gp, *Gi;
+    double *Gx;
+    int *map_M, *map_fq, *map_fv, *map_h, *map_J, *map_JT;
+
+    klu_common common;
+    klu_symbolic *sym;
+    klu_numeric *num;
+    int jac_current;            /* G was assembled during this step attempt */
+    double rate;                /* last observed Newton contraction rate, < 0 if unknown */
+    int newton_iters;           /* iterations of the last Newton solve */
+
+    double gamma[LD_BDF_MAX_ORDER + 2];
+    double err_const[LD_BDF_MAX_ORDER + 2];
+
+    ld_bdf_stats stats;
+    double fail_t, fail_h;
+    int fail_index;
+};
+
+/* ------------------------------------------------------------------------------------------ */
+
+void ld_bdf_default_options(ld_bdf_options *o)
+{
+    o->rtol = 1e-6;
+    o->atol = 1e-6;
+    o->h_init = 0.0;
+    o->h_min = 0.0;
+    o->h_max = 0.0;
+    o->max_order = LD_BDF_MAX_ORDER;
+    o->max_steps = 0;
+    o->newton_max_iter = 4;
+    o->project_output = 1;
+    o->interrupt = NULL;
+}
+
+typedef struct { int col, row, src; } entry;
+
+static int entry_cmp(const void *a, const void *b)
+{
+    const entry *x = (const entry *)a, *y = (const entry *)b;
+    if (x->col != y->col) return x->col < y->col ? -1 : 1;
+    if (x->row != y->row) return x->row < y->row ? -1 : 1;
+    return 0;
+}
+
+/* Fixed CSC pattern of G and the map from every source entry to its slot in Gx. */
+static int build_pattern(ld_bdf *w)
+{
+    const ld_system *s = w->sys;
+    int nq = w->nq, total = nq + s->fq_nnz + s->fv_nnz + s->hess_nnz + 2 * s->phiq_nnz;
+    entry *e = (entry *)malloc((size_t)(total > 0 ? total : 1) * sizeof(entry));
+    int *slot_of = (int *)malloc((size_t)(total > 0 ? total : 1) * sizeof(int));
+    int k = 0, j, p, i;
+    if (!e || !slot_of) { free(e); free(slot_of); return LD_BDF_NO_MEMORY; }
+    for (i = 0; i < nq; i++) { e[k].col = i; e[k].row = i; e[k].src = k; k++; }
+#define ADD_CSC(colptr, rowind, ncols, coloff, rowoff)                                   \
+    for (j = 0; j < (ncols); j++)                                                        \
+        for (p = (colptr)[j]; p < (colptr)[j + 1]; p++) {                                \
+            e[k].col = j + (coloff); e[k].row = (rowind)[p] + (rowoff); e[k].src = k; k++; \
+        }
+    ADD_CSC(s->fq_colptr, s->fq_rowind, nq, 0, 0)
+    ADD_CSC(s->fv_colptr, s->fv_rowind, nq, 0, 0)
+    ADD_CSC(s->hess_colptr, s->hess_rowind, nq, 0, 0)
+    ADD_CSC(s->phiq_colptr, s->phiq_rowind, nq, 0, nq)   /* Phi_q: rows nq.., cols 0.. */
+#undef ADD_CSC
+    /* Phi_q^T: entry (c, j) of Phi_q goes to row j, column nq + c; keep source order. */
+    for (j = 0; j < nq; j++)
+        for (p = s->phiq_colptr[j]; p < s->phiq_colptr[j + 1]; p++) {
+            e[k].col = nq + s->phiq_rowind[p]; e[k].row = j; e[k].src = k; k++;
+        }
+    qsort(e, (size_t)total, sizeof(entry), entry_cmp);
+
+    w->Gp = (int *)calloc((size_t)w->ng + 1, sizeof(int));
+    w->Gi = (int *)malloc((size_t)(total > 0 ? total : 1) * sizeof(int));
+    if (!w->Gp || !w->Gi) { free(e); free(slot_of); return LD_BDF_NO_MEMORY; }
+    w->g_nnz = 0;
+    for (i = 0; i < total; i++) {
+        if (i == 0 || e[i].col != e[i - 1].col || e[i].row != e[i - 1].row) {
+            w->Gi[w->g_nnz] = e[i].row;
+            w->Gp[e[i].col + 1]++;
+            w->g_nnz++;
+        }
+        slot_of[e[i].src] = w->g_nnz - 1;
+    }
+    for (j = 0; j < w->ng; j++) w->Gp[j + 1] += w->Gp[j];
+    w->Gx = (double *)calloc((size_t)(w->g_nnz > 0 ? w->g_nnz : 1), sizeof(double));
+    w->map_M = slot_of;
+    w->map_fq = slot_of + nq;
+    w->map_fv = w->map_fq + s->fq_nnz;
+    w->map_h = w->map_fv + s->fv_nnz;
+    w->map_J = w->map_h + s->hess_nnz;
+    w->map_JT = w->map_J + s->phiq_nnz;
+    free(e);
+    return w->Gx ? LD_BDF_SUCCESS : LD_BDF_NO_MEMORY;
+}
+
+int ld_bdf_create(const ld_system *sys, const ld_bdf_options *opt, ld_bdf **out)
+{
+    ld_bdf *w;
+    int i, st;
+    size_t n;
+    *out = NULL;
+    if (!sys || !opt || sys->nq <= 0 || sys->nc < 0 || !(opt->rtol > 0) || !(opt->atol > 0) ||
+        opt->max_order < 1 || opt->max_order > LD_BDF_MAX_ORDER || opt->newton_max_iter < 1 ||
+        opt->h_init < 0 || opt->h_min < 0 || opt->h_max < 0)
+        return LD_BDF_BAD_INPUT;
+    w = (ld_bdf *)calloc(1, sizeof(ld_bdf));
+    if (!w) return LD_BDF_NO_MEMORY;
+    w->sys = sys;
+    w->opt = *opt;
+    w->nq = sys->nq;
+    w->nc = sys->nc;
+    w->n = 2 * sys->nq + sys->nc;
+    w->ng = sys->nq + sys->nc;
+    w->rate = -1.0;
+    n = (size_t)w->n;
+    w->D = (double *)calloc(NROWS * n, sizeof(double));
+    w->Dtmp = (double *)calloc((LD_BDF_MAX_ORDER + 1) * n, sizeof(double));
+    w->y_pred = (double *)calloc(n, sizeof(double));
+    w->psi = (double *)calloc(n, sizeof(double));
+    w->d = (double *)calloc(n, sizeof(double));
+    w->y = (double *)calloc(n, sizeof(double));
+    w->scale = (double *)calloc(n, sizeof(double));
+    w->res = (double *)calloc((size_t)w->ng, sizeof(double));
+    w->phi = (double *)calloc((size_t)(w->nc > 0 ? w->nc : 1), sizeof(double));
+    w->lam_scaled = (double *)calloc((size_t)(w->nc > 0 ? w->nc : 1), sizeof(double));
+    w->phiq = (double *)calloc((size_t)(sys->phiq_nnz > 0 ? sys->phiq_nnz : 1), sizeof(double));
+    w->fq = (double *)calloc((size_t)(sys->fq_nnz > 0 ? sys->fq_nnz : 1), sizeof(double));
+    w->fv = (double *)calloc((size_t)(sys->fv_nnz > 0 ? sys->fv_nnz : 1), sizeof(double));
+    w->hess = (double *)calloc((size_t)(sys->hess_nnz > 0 ? sys->hess_nnz : 1), sizeof(double));
+    w->force = (double *)calloc((size_t)w->nq, sizeof(double));
+    if (!w->D || !w->Dtmp || !w->y_pred || !w->psi || !w->d || !w->y || !w->scale || !w->res ||
+        !w->phi || !w->lam_scaled || !w->phiq || !w->fq || !w->fv || !w->hess || !w->force) {
+        ld_bdf_free(w);
+        return LD_BDF_NO_MEMORY;
+    }
+    st = build_pattern(w);
+    if (st != LD_BDF_SUCCESS) { ld_bdf_free(w); return st; }
+
+    w->gamma[0] = 0.0;
+    for (i = 1; i <= LD_BDF_MAX_ORDER + 1; i++) w->gamma[i] = w->gamma[i - 1] + 1.0 / i;
+    for (i = 0; i <= LD_BDF_MAX_ORDER + 1; i++) w->err_const[i] = 1.0 / (i + 1);
+    w->newton_tol = fmax(10.0 * DBL_EPSILON / opt->rtol, 1e-3);
+
+    klu_defaults(&w->common);
+    w->sym = klu_analyze(w->ng, w->Gp, w->Gi, &w->common);
+    if (!w->sym) { ld_bdf_free(w); return LD_BDF_NO_MEMORY; }
+    w->fail_index = -1;
+    *out = w;
+    return LD_BDF_SUCCESS;
+}
+
+void ld_bdf_free(ld_bdf *w)
+{
+    if (!w) return;
+    if (w->num) klu_free_numeric(&w->num, &w->common);
+    if (w->sym) klu_free_symbolic(&w->sym, &w->common);
+    free(w->D); free(w->Dtmp); free(w->y_pred); free(w->psi); free(w->d); free(w->y);
+    free(w->scale); free(w->res); free(w->phi); free(w->lam_scaled); free(w->phiq);
+    free(w->fq); free(w->fv); free(w->hess); free(w->force);
+    free(w->Gp); free(w->Gi); free(w->Gx); free(w->map_M);
+    free(w);
+}
+
+const ld_bdf_stats *ld_bdf_get_stats(const ld_bdf *w) { return &w->stats; }
+double ld_bdf_get_time(const ld_bdf *w) { return w->t; }
+int ld_bdf_get_size(const ld_bdf *w) { return w->n; }
+void ld_bdf_get_state(const ld_bdf *w, double *y) { memcpy(y, w->D, (size_t)w->n * sizeof(double)); }
+void ld_bdf_get_failure(const ld_bdf *w, double *t, double *h, int *index)
+{
+    *t = w->fail_t; *h = w->fail_h; *index = w->fail_index;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Linear algebra */
+
+static int all_finite(const double *x, int n)
+{
+    int i;
+    for (i = 0; i < n; i++) if (!isfinite(x[i])) return 0;
+    return 1;
+}
+
+/* Gx <- G at the current phiq, fq, fv, hess values and step constant c. */
+static void assemble_G(ld_bdf *w, double c)
+{
+    const ld_system *s = w->sys;
+    int i;
+    memset(w->Gx, 0, (size_t)w->g_nnz * sizeof(double));
+    for (i = 0; i < w->nq; i++) w->Gx[w->map_M[i]] += s->mass[i];
+    for (i = 0; i < s->fq_nnz; i++) w->Gx[w->map_fq[i]] -= c * c * w->fq[i];
+    for (i = 0; i < s->fv_nnz; i++) w->Gx[w->map_fv[i]] -= c * w->fv[i];
+    for (i = 0; i < s->hess_nnz; i++) w->Gx[w->map_h[i]] += w->hess[i];
+    for (i = 0; i < s->phiq_nnz; i++) {
+        w->Gx[w->map_J[i]] += w->phiq[i];
+        w->Gx[w->map_JT[i]] += w->phiq[i];
+    }
+}
+
+/* Numeric factorisation of Gx: refactor with the old pivots when possible, afresh when the
+ * pivots have become poor or none exist yet. */
+static int factor_G(ld_bdf *w)
+{
+    const double rcond_min = pow(DBL_EPSILON, 2.0 / 3.0);
+    w->stats.factorizations++;
+    if (w->num) {
+        if (klu_refactor(w->Gp, w->Gi, w->Gx, w->sym, w->num, &w->common) &&
+            w->common.status == KLU_OK && klu_rcond(w->sym, w->num, &w->common) &&
+            w->common.rcond >= rcond_min)
+            return LD_BDF_SUCCESS;
+        klu_free_numeric(&w->num, &w->common);
+    }
+    w->stats.full_factorizations++;
+    w->num = klu_factor(w->Gp, w->Gi, w->Gx, w->sym, &w->common);
+    if (!w->num) {
+        w->fail_index = w->common.singular_col < w->ng ? w->common.singular_col : -1;
+        if (w->common.status == KLU_SINGULAR) return LD_BDF_SINGULAR;
+        if (w->common.status == KLU_OUT_OF_MEMORY) return LD_BDF_NO_MEMORY;
+        return LD_BDF_LINEAR_SOLVER;
+    }
+    if (klu_rcond(w->sym, w->num, &w->common) && w->common.rcond < DBL_EPSILON) {
+        w->fail_index = -1;
+        return LD_BDF_SINGULAR;
+    }
+    return LD_BDF_SUCCESS;
+}
+
+static int solve_G(ld_bdf *w, double *rhs)
+{
+    return klu_solve(w->sym, w->num, w->ng, 1, rhs, &w->common) ? LD_BDF_SUCCESS
+                                                                 : LD_BDF_LINEAR_SOLVER;
+}
+
+/* out[j] = sum_c Phi_q[c, j] lam[c] */
+static void phiq_transpose_times(const ld_bdf *w, const double *lam, double *out)
+{
+    const ld_system *s = w->sys;
+    int j, p;
+    for (j = 0; j < w->nq; j++) {
+        double acc = 0.0;
+        for (p = s->phiq_colptr[j]; p < s->phiq_colptr[j + 1]; p++)
+            acc += w->phiq[p] * lam[s->phiq_rowind[p]];
+        out[j] = acc;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Backward differences */
+
+/* R[i][j] = prod_{l=0..i} M[l][j] with M[0][j] = 1, M[i][j] = (i - 1 - factor j) / i. */
+static void compute_R(int order, double factor, double *R)
+{
+    int i, j, m = order + 1;
+    for (j = 0; j < m; j++) R[j] = 1.0;
+    for (i = 1; i < m; i++)
+        for (j = 0; j < m; j++)
+            R[i * m + j] = R[(i - 1) * m + j] * (j == 0 ? 0.0 : (i - 1 - factor * j) / i);
+}
+
+/* Rescale D[0..order] for a step changed by `factor` (D <- (R U)^T D). */
+static void change_D(ld_bdf *w, int order, double factor)
+{
+    double R[(LD_BDF_MAX_ORDER + 1) * (LD_BDF_MAX_ORDER + 1)];
+    double U[(LD_BDF_MAX_ORDER + 1) * (LD_BDF_MAX_ORDER + 1)];
+    double RU[(LD_BDF_MAX_ORDER + 1) * (LD_BDF_MAX_ORDER + 1)];
+    int m = order + 1, i, j, l, n = w->n;
+    compute_R(order, factor, R);
+    compute_R(order, 1.0, U);
+    for (i = 0; i < m; i++)
+        for (j = 0; j < m; j++) {
+            double acc = 0.0;
+            for (l = 0; l < m; l++) acc += R[i * m + l] * U[l * m + j];
+            RU[i * m + j] = acc;
+        }
+    memcpy(w->Dtmp, w->D, (size_t)m * (size_t)n * sizeof(double));
+    for (i = 0; i < m; i++) {
+        double *Di = w->D + (size_t)i * n;
+        memset(Di, 0, (size_t)n * sizeof(double));
+        for (l = 0; l < m; l++) {
+            double a = RU[l * m + i];
+            const double *Dl = w->Dtmp + (size_t)l * n;
+            int k;
+            if (a == 0.0) continue;
+            for (k = 0; k < n; k++) Di[k] += a * Dl[k];
+        }
+    }
+}
+
+/* Weighted max-norm of a (q, v) pair of error estimates: a position error against its
+ * tolerance, and a velocity error through the position error it causes within one step,
+ * h e_v, against the same coordinate's position tolerance. */
+static double error_norm(const ld_bdf *w, const double *x, double h)
+{
+    int i, nq = w->nq;
+    double m = 0.0;
+    for (i = 0; i < nq; i++) {
+        double a = fabs(x[i]) / w->scale[i];
+        double b = h * fabs(x[nq + i]) / w->scale[i];
+        if (a > m) m = a;
+        if (b > m) m = b;
+    }
+    return m;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Model evaluation at the Newton iterate */
+
+/* From d_q and the multipliers in y, fill q, v (in y) and the scaled residual res. */
+static int residual(ld_bdf *w, double t, double c)
+{
+    const ld_system *s = w->sys;
+    int i, nq = w->nq, nc = w->nc, st;
+    double *q = w->y, *v = w->y + nq, *lam = w->y + 2 * nq;
+    for (i = 0; i < nq; i++) {
+        q[i] = w->y_pred[i] + w->d[i];
+        v[i] = (w->psi[i] + w->d[i]) / c;
+        w->d[nq + i] = v[i] - w->y_pred[nq + i];
+    }
+    w->stats.residual_evaluations++;
+    if ((st = s->phi_q(s->user, t, q, w->phiq)) != LD_OK) return st;
+    if ((st = s->force(s->user, t, q, v, w->force)) != LD_OK) return st;
+    if ((st = s->phi(s->user, t, q, w->res + nq)) != LD_OK) return st;
+    phiq_transpose_times(w, lam, w->res);
+    for (i = 0; i < nq; i++)
+        w->res[i] = c * s->mass[i] * (w->psi[nq + i] + w->d[nq + i]) +
+                    c * c * (w->res[i] - w->force[i]);
+    (void)nc;
+    return all_finite(w->res, w->ng) ? LD_OK : LD_ERR_NONFINITE;
+}
+
+/* Assemble and factorise G at the current iterate (phiq and y are current). */
+static int refresh_G(ld_bdf *w, double t, double c)
+{
+    const ld_system *s = w->sys;
+    int i, st;
+    const double *q = w->y, *v = w->y + w->nq, *lam = w->y + 2 * w->nq;
+    w->stats.jacobian_evaluations++;
+    for (i = 0; i < w->nc; i++) w->lam_scaled[i] = c * c * lam[i];
+    if (s->fq_nnz && (st = s->force_q(s->user, t, q, v, w->fq)) != LD_OK) return LD_BDF_CALLBACK;
+    if (s->fv_nnz && (st = s->force_v(s->user, t, q, v, w->fv)) != LD_OK) return LD_BDF_CALLBACK;
+    if (s->hess_nnz && (st = s->phi_qq_lam(s->user, t, q, w->lam_scaled, w->hess)) != LD_OK)
+        return LD_BDF_CALLBACK;
+    assemble_G(w, c);
+    if (!all_finite(w->Gx, w->g_nnz)) return LD_BDF_NONFINITE;
+    w->jac_current = 1;
+    w->rate = -1.0;
+    return factor_G(w);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
+int ld_bdf_init(ld_bdf *w, double t0, const double *q0, const double *v0)
+{
+    const ld_system *s = w->sys;
+    int i, nq = w->nq, nc = w->nc, st;
+    double *rhs = w->res, *a, nrm;
+    if (!isfinite(t0) || !all_finite(q0, nq) || !all_finite(v0, nq)) return LD_BDF_BAD_INPUT;
+    memset(w->D, 0, (size_t)NROWS * (size_t)w->n * sizeof(double));
+    memcpy(w->D, q0, (size_t)nq * sizeof(double));
+    memcpy(w->D + nq, v0, (size_t)nq * sizeof(double));
+    w->t = t0;
+    w->fail_t = t0;
+    w->fail_h = 0.0;
+
+    /* Consistent accelerations and multipliers: [M Phi_q^T; Phi_q 0] [a; lam] = [Q; gamma]. */
+    if (s->phi_q(s->user, t0, q0, w->phiq) != LD_OK ||
+        s->force(s->user, t0, q0, v0, rhs) != LD_OK ||
+        s->gamma(s->user, t0, q0, v0, rhs + nq) != LD_OK)
+        return LD_BDF_CALLBACK;
+    if (s->fq_nnz) memset(w->fq, 0, (size_t)s->fq_nnz * sizeof(double));
+    if (s->fv_nnz) memset(w->fv, 0, (size_t)s->fv_nnz * sizeof(double));
+    if (s->hess_nnz) memset(w->hess, 0, (size_t)s->hess_nnz * sizeof(double));
+    assemble_G(w, 0.0);
+    if (!all_finite(w->Gx, w->g_nnz) || !all_finite(rhs, w->ng)) return LD_BDF_NONFINITE;
+    w->stats.jacobian_evaluations++;
+    if ((st = factor_G(w)) != LD_BDF_SUCCESS) return st;
+    if ((st = solve_G(w, rhs)) != LD_BDF_SUCCESS) return st;
+    a = rhs;
+    memcpy(w->D + 2 * nq, rhs + nq, (size_t)nc * sizeof(double));   /* lam0 */
+
+    /* First step: order-1 error 0.5 h^2 |q''| of about a tenth of the tolerance. */
+    for (i = 0; i < w->n; i++) w->scale[i] = w->opt.atol + w->opt.rtol * fabs(w->D[i]);
+    nrm = 0.0;
+    for (i = 0; i < nq; i++) nrm += (a[i] / w->scale[i]) * (a[i] / w->scale[i]);
+    nrm = sqrt(nrm / nq);
+    w->h = w->opt.h_init > 0 ? w->opt.h_init : (nrm > 0 ? 0.3 * sqrt(2.0 / nrm) : 1e-3);
+    if (w->opt.h_max > 0 && w->h > w->opt.h_max) w->h = w->opt.h_max;
+    w->order = 1;
+    w->n_equal = 0;
+    w->jac_current = 0;
+    w->rate = -1.0;
+    for (i = 0; i < nq; i++) {
+        w->D[w->n + i] = w->h * v0[i];
+        w->D[w->n + nq + i] = w->h * a[i];
+    }
+    w->initialised = 1;
+    return LD_BDF_SUCCESS;
+}
+
+/* One Newton solve of the corrector at t_new; returns 1 when converged. */
+static int newton(ld_bdf *w, double t_new, double c, int *status)
+{
+    int k, i, nq = w->nq, nc = w->nc, maxit = w->opt.newton_max_iter;
+    double dy_norm, dy_norm_old = -1.0, rate;
+    *status = LD_BDF_SUCCESS;
+    for (k = 0; k < maxit; k++) {
+        int st = residual(w, t_new, c);
+        if (st != LD_OK) { *status = st == LD_ERR_NONFINITE ? LD_BDF_NONFINITE : LD_BDF_CALLBACK; return 0; }
+        for (i = 0; i < w->ng; i++) w->res[i] = -w->res[i];
+        if (solve_G(w, w->res) != LD_BDF_SUCCESS) { *status = LD_BDF_LINEAR_SOLVER; return 0; }
+        w->stats.newton_iterations++;
+        w->newton_iters = k + 1;
+        if (!all_finite(w->res, w->ng)) { *status = LD_BDF_NONFINITE; return 0; }
+        dy_norm = 0.0;
+        for (i = 0; i < nq; i++) {
+            double r = w->res[i] / w->scale[i];
+            dy_norm += r * r;
+        }
+        dy_norm = sqrt(dy_norm / nq);
+        /* The contraction rate is measured within this solve (a rate carried over from
+         * earlier steps would hide a matrix gone stale as the mechanism moves). */
+        rate = dy_norm_old > 0 ? dy_norm / dy_norm_old : -1.0;
+        if (dy_norm_old > 0 &&
+            (rate >= 1.0 || pow(rate, maxit - k) / (1.0 - rate) * dy_norm > w->newton_tol))
+            return 0;
+        for (i = 0; i < nq; i++) w->d[i] += w->res[i];
+        for (i = 0; i < nc; i++) w->y[2 * nq + i] += w->res[nq + i] / (c * c);
+        if (dy_norm == 0.0 || (rate >= 0 && rate / (1.0 - rate) * dy_norm < w->newton_tol)) {
+            /* Bring v and d_v up to date with the final d_q. */
+            for (i = 0; i < nq; i++) {
+                w->y[i] = w->y_pred[i] + w->d[i];
+                w->y[nq + i] = (w->psi[i] + w->d[i]) / c;
+                w->d[nq + i] = w->y[nq + i] - w->y_pred[nq + i];
+            }
+            if (dy_norm_old > 0) w->rate = rate;
+            return 1;
+        }
+        dy_norm_old = dy_norm;
+    }
+    return 0;
+}
+
+/* Project the velocity of an output row y = (q, v, lam) onto Phi_q v + Phi_t = 0. */
+static int project_velocity(ld_bdf *w, double t, double *y)
+{
+    const ld_system *s = w->sys;
+    int it, i, j, p, nq = w->nq, nc = w->nc;
+    double *q = y, *v = y + nq, *rhs = w->res;
+    for (it = 0; it < 2; it++) {
+        double rn = 0.0;
+        if (s->phi_q(s->user, t, q, w->phiq) != LD_OK || s->phi_t(s->user, t, q, w->phi) != LD_OK)
+            return LD_BDF_CALLBACK;
+        for (i = 0; i < nc; i++) rhs[nq + i] = w->phi[i];
+        for (j = 0; j < nq; j++)
+            for (p = s->phiq_colptr[j]; p < s->phiq_colptr[j + 1]; p++)
+                rhs[nq + s->phiq_rowind[p]] += w->phiq[p] * v[j];
+        for (i = 0; i < nc; i++) { rn += rhs[nq + i] * rhs[nq + i]; rhs[nq + i] = -rhs[nq + i]; }
+        if (it == 0 && sqrt(rn) > w->stats.max_output_velocity_violation)
+            w->stats.max_output_velocity_violation = sqrt(rn);
+        for (i = 0; i < nq; i++) rhs[i] = 0.0;
+        if (solve_G(w, rhs) != LD_BDF_SUCCESS) return LD_BDF_LINEAR_SOLVER;
+        for (i = 0; i < nq; i++) v[i] += rhs[i];
+    }
+    return LD_BDF_SUCCESS;
+}
+
+static void dense_output(const ld_bdf *w, double t_eval, double *out)
+{
+    int j, i, n = w->n;
+    double p = 1.0;
+    memcpy(out, w->D, (size_t)n * sizeof(double));
+    for (j = 0; j < w->order; j++) {
+        const double *Dj = w->D + (size_t)(j + 1) * n;
+        p *= (t_eval - (w->t - w->h * j)) / (w->h * (1 + j));
+        for (i = 0; i < n; i++) out[i] += Dj[i] * p;
+    }
+}
+
+static int fail(ld_bdf *w, int status, double t, double h)
+{
+    w->fail_t = t;
+    w->fail_h = h;
+    return status;
+}
+
+int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out, double *y_out,
+                     int *n_written)
+{
+    int n = w->n, nq = w->nq, i, k, order, st;
+    long steps_here = 0;
+    int newton_failures = 0;
+    if (!w->initialised || !(t_end >= w->t) || n_out < 0 || *n_written < 0 || *n_written > n_out)
+        return LD_BDF_BAD_INPUT;
+    /* Outputs at the current time. */
+    while (*n_written < n_out && t_out[*n_written] <= w->t) {
+        memcpy(y_out + (size_t)(*n_written) * n, w->D, (size_t)n * sizeof(double));
+        (*n_written)++;
+    }
+    while (w->t < t_end) {
+        double t_new, c, err, h_min, safety;
+        int converged;
+        if (w->opt.interrupt && *w->opt.interrupt) return LD_BDF_INTERRUPTED;
+        if (w->opt.max_steps > 0 && steps_here >= w->opt.max_steps)
+            return fail(w, LD_BDF_TOO_MUCH_WORK, w->t, w->h);
+        h_min = w->opt.h_min > 0 ? w->opt.h_min : 1e-14 * fmax(1.0, fabs(w->t));
+        if (w->opt.h_max > 0 && w->h > w->opt.h_max) {
+            change_D(w, w->order, w->opt.h_max / w->h);
+            w->h = w->opt.h_max;
+            w->n_equal = 0;
+        }
+        /* Land exactly on t_end. */
+        if (w->t + w->h >= t_end || t_end - (w->t + w->h) < h_min) {
+            double hn = t_end - w->t;
+            change_D(w, w->order, hn / w->h);
+            w->h = hn;
+            w->n_equal = 0;
+            t_new = t_end;
+        } else {
+            t_new = w->t + w->h;
+        }
+        if (w->h < h_min && t_new != t_end) return fail(w, LD_BDF_STEP_TOO_SMALL, w->t, w->h);
+
+        order = w->order;
+        for (i = 0; i < n; i++) {
+            double yp = 0.0, ps = 0.0;
+            for (k = 0; k <= order; k++) yp += w->D[(size_t)k * n + i];
+            for (k = 1; k <= order; k++) ps += w->gamma[k] * w->D[(size_t)k * n + i];
+            w->y_pred[i] = yp;
+            w->psi[i] = ps / w->gamma[order];
+            w->scale[i] = w->opt.atol + w->opt.rtol * fabs(yp);
+        }
+        c = w->h / w->gamma[order];
+        memset(w->d, 0, (size_t)n * sizeof(double));
+        memcpy(w->y + 2 * nq, w->y_pred + 2 * nq, (size_t)w->nc * sizeof(double));
+
+        w->jac_current = 0;
+        converged = newton(w, t_new, c, &st);
+        if (!converged && st == LD_BDF_SUCCESS) {
+            /* Slow convergence with a stale matrix: refresh it at the predictor and retry. */
+            memset(w->d, 0, (size_t)n * sizeof(double));
+            memcpy(w->y + 2 * nq, w->y_pred + 2 * nq, (size_t)w->nc * sizeof(double));
+            for (i = 0; i < nq; i++) {
+                w->y[i] = w->y_pred[i];
+                w->y[nq + i] = w->psi[i] / c;
+            }
+            if (w->sys->phi_q(w->sys->user, t_new, w->y, w->phiq) != LD_OK)
+                return fail(w, LD_BDF_CALLBACK, w->t, w->h);
+            st = refresh_G(w, t_new, c);
+            if (st == LD_BDF_SINGULAR || st == LD_BDF_NO_MEMORY || st == LD_BDF_LINEAR_SOLVER ||
+                st == LD_BDF_CALLBACK)
+                return fail(w, st, t_new, w->h);
+            if (st == LD_BDF_SUCCESS) converged = newton(w, t_new, c, &st);
+        }
+        if (!converged) {
+            if (st == LD_BDF_CALLBACK || st == LD_BDF_LINEAR_SOLVER) return fail(w, st, t_new, w->h);
+            w->stats.rejected_newton++;
+            newton_failures++;
+            if (w->h * 0.25 < h_min)
+                return fail(w, st == LD_BDF_NONFINITE ? LD_BDF_NONFINITE : LD_BDF_NEWTON_FAILED,
+                            w->t, w->h);
+            change_D(w, w->order, 0.25);
+            w->h *= 0.25;
+            w->n_equal = 0;
+            continue;
+        }
+
+        /* Error test. */
+        for (i = 0; i < 2 * nq; i++)
+            w->scale[i] = w->opt.atol + w->opt.rtol * fmax(fabs(w->y_pred[i]), fabs(w->y[i]));
+        err = w->err_const[order] * error_norm(w, w->d, w->h);
+        safety = 0.9 * (2 * w->opt.newton_max_iter + 1) /
+                 (2 * w->opt.newton_max_iter + w->newton_iters);
+        if (err > 1.0) {
+            double factor = fmax(MIN_FACTOR, safety * pow(err, -1.0 / (order + 1)));
+            w->stats.rejected_error++;
+            if (w->h * factor < h_min) return fail(w, LD_BDF_STEP_TOO_SMALL, w->t, w->h);
+            change_D(w, order, factor);
+            w->h *= factor;
+            w->n_equal = 0;
+            continue;
+        }
+
+        /* Accept: update the differences with d = y_new - y_pred. */
+        newton_failures = 0;
+        steps_here++;
+        w->stats.steps++;
+        w->stats.order_steps[order]++;
+        w->t = t_new;
+        for (i = 0; i < n; i++) {
+            double di = i < 2 * nq ? w->d[i] : w->y[i] - w->y_pred[i];
+            w->D[(size_t)(order + 2) * n + i] = di - w->D[(size_t)(order + 1) * n + i];
+            w->D[(size_t)(order + 1) * n + i] = di;
+        }
+        for (k = order; k >= 0; k--)
+            for (i = 0; i < n; i++) w->D[(size_t)k * n + i] += w->D[(size_t)(k + 1) * n + i];
+        w->n_equal++;
+
+        while (*n_written < n_out && t_out[*n_written] <= w->t) {
+            double *row = y_out + (size_t)(*n_written) * n;
+            dense_output(w, t_out[*n_written], row);
+            if (w->opt.project_output && (st = project_velocity(w, t_out[*n_written], row)) != LD_BDF_SUCCESS)
+                return fail(w, st, w->t, w->h);
+            (*n_written)++;
+        }
+
+        /* Order and step size for the next step. */
+        if (w->n_equal >= order + 1) {
+            double en[3], best = 0.0, factor;
+            int delta = 0, j;
+            en[0] = order > 1 ? w->err_const[order - 1] *
+                                    error_norm(w, w->D + (size_t)order * n, w->h)
+                              : INFINITY;
+            en[1] = err;
+            en[2] = order < w->opt.max_order ? w->err_const[order + 1] *
+                                                   error_norm(w, w->D + (size_t)(order + 2) * n, w->h)
+                                             : INFINITY;
+            for (j = 0; j < 3; j++) {
+                double f = en[j] == 0.0 ? MAX_FACTOR
+                                        : (isinf(en[j]) ? 0.0 : pow(en[j], -1.0 / (order + j)));
+                if (f > best) { best = f; delta = j - 1; }
+            }
+            w->order = order + delta;
+            factor = fmin(MAX_FACTOR, safety * best);
+            if (w->opt.h_max > 0) factor = fmin(factor, w->opt.h_max / w->h);
+            change_D(w, w->order, factor);
+            w->h *= factor;
+            w->n_equal = 0;
+        }
+    }
+    return LD_BDF_SUCCESS;
+}

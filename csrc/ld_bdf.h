@@ -1,0 +1,93 @@
+/*
+ * ld_bdf.h -- variable-step, variable-order (1..5) BDF integrator for the index-3 DAE
+ *
+ *     q' = v,    M v' + Phi_q(q, t)^T lam = Q(q, v, t),    Phi(q, t) = 0,
+ *
+ * with a constant diagonal M, sparse Jacobians reached through an ld_system, and SuiteSparse
+ * KLU for the sparse LU. See ld_bdf.c for the method and the choices it makes.
+ *
+ * Life cycle: ld_bdf_create (allocates everything, analyses the pattern once) ->
+ * ld_bdf_init (consistent accelerations and multipliers at t0) -> ld_bdf_integrate (as
+ * often as wanted, each to a later t_end; allocates nothing except KLU's own memory in the
+ * rare full factorisations) -> ld_bdf_free. All state lives in the ld_bdf object: no globals.
+ *
+ * The state vector y has n = 2 nq + nc entries: y = (q, v, lam).
+ */
+#ifndef LD_BDF_H
+#define LD_BDF_H
+
+#include "ld_system.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LD_BDF_MAX_ORDER 5
+
+typedef struct ld_bdf_options {
+    double rtol;            /* relative tolerance (> 0) */
+    double atol;            /* absolute tolerance (> 0), same for q and v */
+    double h_init;          /* first step; 0 chooses one from the initial acceleration */
+    double h_min;           /* smallest step before failing; 0: 1e-14 * max(1, |t|) */
+    double h_max;           /* largest step; 0: no limit */
+    int max_order;          /* 1..LD_BDF_MAX_ORDER */
+    long max_steps;         /* per ld_bdf_integrate call; 0: no limit */
+    int newton_max_iter;    /* Newton iterations per attempt (default 4) */
+    int project_output;     /* project output velocities onto the velocity constraints (1) */
+    volatile int *interrupt;/* polled once per step; non-zero stops the run (may be NULL) */
+} ld_bdf_options;
+
+typedef struct ld_bdf_stats {
+    long steps;                 /* accepted steps */
+    long rejected_error;        /* steps rejected by the error test */
+    long rejected_newton;       /* step attempts whose Newton iteration failed */
+    long newton_iterations;
+    long residual_evaluations;
+    long jacobian_evaluations;  /* assemblies of the iteration matrix */
+    long factorizations;        /* numeric LU factorisations (refactor + full) */
+    long full_factorizations;   /* of which with fresh pivoting (klu_factor) */
+    long order_steps[LD_BDF_MAX_ORDER + 1]; /* accepted steps per order (index = order) */
+    double max_output_velocity_violation;   /* largest |Phi_q v + Phi_t| of an output row
+                                               before its projection */
+} ld_bdf_stats;
+
+enum ld_bdf_status {
+    LD_BDF_SUCCESS = 0,
+    LD_BDF_INTERRUPTED = 1,       /* *interrupt became non-zero; the state is consistent */
+    LD_BDF_BAD_INPUT = -1,        /* invalid options or sizes */
+    LD_BDF_NO_MEMORY = -2,
+    LD_BDF_TOO_MUCH_WORK = -3,    /* max_steps reached */
+    LD_BDF_STEP_TOO_SMALL = -4,   /* error test kept failing down to h_min */
+    LD_BDF_NEWTON_FAILED = -5,    /* Newton kept failing down to h_min */
+    LD_BDF_SINGULAR = -6,         /* the iteration matrix is singular (Phi_q lost rank) */
+    LD_BDF_NONFINITE = -7,        /* the model returned NaN or Inf and cutting h did not help */
+    LD_BDF_CALLBACK = -8,         /* a model callback returned an error status */
+    LD_BDF_LINEAR_SOLVER = -9     /* KLU failed for another reason (see failure index) */
+};
+
+typedef struct ld_bdf ld_bdf;
+
+void ld_bdf_default_options(ld_bdf_options *opt);
+int ld_bdf_create(const ld_system *sys, const ld_bdf_options *opt, ld_bdf **out);
+int ld_bdf_init(ld_bdf *w, double t0, const double *q0, const double *v0);
+/* Integrate to t_end exactly. Output times t_out[0..n_out-1] must be non-decreasing; each one
+ * in [t, t_end] gets a row of y_out (n_out x n, row-major) from the BDF interpolant (the
+ * current state for t_out == t). *n_written counts the rows filled so far (in and out). */
+int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out, double *y_out,
+                     int *n_written);
+void ld_bdf_free(ld_bdf *w);
+
+const ld_bdf_stats *ld_bdf_get_stats(const ld_bdf *w);
+double ld_bdf_get_time(const ld_bdf *w);
+int ld_bdf_get_size(const ld_bdf *w);               /* n = 2 nq + nc */
+void ld_bdf_get_state(const ld_bdf *w, double *y);  /* current (q, v, lam) */
+/* After a failure: the time and step at which it happened and, for LD_BDF_SINGULAR, the
+ * column of the iteration matrix with a zero pivot (< nq: a coordinate; >= nq: the multiplier
+ * of constraint row index - nq), else -1. */
+void ld_bdf_get_failure(const ld_bdf *w, double *t, double *h, int *index);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LD_BDF_H */

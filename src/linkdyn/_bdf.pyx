@@ -1,0 +1,173 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+"""Binding of the C BDF integrator (csrc/ld_bdf.c). The model is handed over as the
+``ld_system`` capsule of its kernels; the step loop runs in C without the GIL. Ctrl-C sets a
+flag that the C loop polls once per step, so a long run stops cleanly with what it computed."""
+
+from cpython.pycapsule cimport PyCapsule_GetPointer
+
+import numpy as np
+
+cdef extern from "ld_system.h":
+    ctypedef struct ld_system:
+        int nq
+        int nc
+
+cdef extern from "ld_bdf.h":
+    int LD_BDF_MAX_ORDER
+    ctypedef struct ld_bdf_options:
+        double rtol
+        double atol
+        double h_init
+        double h_min
+        double h_max
+        int max_order
+        long max_steps
+        int newton_max_iter
+        int project_output
+        volatile int *interrupt
+    ctypedef struct ld_bdf_stats:
+        long steps
+        long rejected_error
+        long rejected_newton
+        long newton_iterations
+        long residual_evaluations
+        long jacobian_evaluations
+        long factorizations
+        long full_factorizations
+        long order_steps[6]
+        double max_output_velocity_violation
+    ctypedef struct ld_bdf:
+        pass
+    void ld_bdf_default_options(ld_bdf_options *opt)
+    int ld_bdf_create(const ld_system *sys, const ld_bdf_options *opt, ld_bdf **out)
+    int ld_bdf_init(ld_bdf *w, double t0, const double *q0, const double *v0) nogil
+    int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out,
+                         double *y_out, int *n_written) nogil
+    void ld_bdf_free(ld_bdf *w)
+    const ld_bdf_stats *ld_bdf_get_stats(const ld_bdf *w)
+    double ld_bdf_get_time(const ld_bdf *w)
+    int ld_bdf_get_size(const ld_bdf *w)
+    void ld_bdf_get_state(const ld_bdf *w, double *y)
+    void ld_bdf_get_failure(const ld_bdf *w, double *t, double *h, int *index)
+
+cdef extern from *:
+    """
+    #include <signal.h>
+    /* The binding's (not the core's) SIGINT flag: one process, one terminal. */
+    static volatile int linkdyn_sigint_flag = 0;
+    static void linkdyn_on_sigint(int sig) { (void)sig; linkdyn_sigint_flag = 1; }
+    typedef void (*linkdyn_sighandler)(int);
+    static linkdyn_sighandler linkdyn_install_sigint(void) {
+        linkdyn_sigint_flag = 0;
+        return signal(SIGINT, linkdyn_on_sigint);
+    }
+    static void linkdyn_restore_sigint(linkdyn_sighandler old) {
+        if (old != SIG_ERR) signal(SIGINT, old);
+    }
+    """
+    volatile int linkdyn_sigint_flag
+    ctypedef void (*linkdyn_sighandler)(int)
+    linkdyn_sighandler linkdyn_install_sigint() nogil
+    void linkdyn_restore_sigint(linkdyn_sighandler old) nogil
+
+#: Status codes of ld_bdf_integrate, by name.
+STATUS = {0: "success", 1: "interrupted", -1: "bad input", -2: "out of memory",
+          -3: "too much work", -4: "step size too small", -5: "Newton iteration failed",
+          -6: "singular iteration matrix", -7: "non-finite values", -8: "model callback failed",
+          -9: "linear solver failed"}
+
+
+cdef class BDFIntegrator:
+    """One integration of one model: owns the C workspace (created and freed here)."""
+
+    cdef ld_bdf *w
+    cdef object kernels
+    cdef readonly int n, nq, nc
+
+    def __cinit__(self, kernels, double rtol, double atol, double h_init=0.0,
+                  double h_min=0.0, double h_max=0.0, int max_order=5, long max_steps=0,
+                  int newton_max_iter=4, bint project_output=True):
+        cdef ld_bdf_options opt
+        cdef const ld_system *sys = <const ld_system *> PyCapsule_GetPointer(
+            kernels.system_capsule(), b"linkdyn.ld_system")
+        self.kernels = kernels  # keeps the arrays behind the ld_system alive
+        ld_bdf_default_options(&opt)
+        opt.rtol = rtol
+        opt.atol = atol
+        opt.h_init = h_init
+        opt.h_min = h_min
+        opt.h_max = h_max
+        opt.max_order = max_order
+        opt.max_steps = max_steps
+        opt.newton_max_iter = newton_max_iter
+        opt.project_output = project_output
+        opt.interrupt = &linkdyn_sigint_flag
+        status = ld_bdf_create(sys, &opt, &self.w)
+        if status == -2:
+            raise MemoryError("linkdyn: cannot allocate the integrator's workspace")
+        if status != 0:
+            raise ValueError("invalid integrator options")
+        self.nq = sys.nq
+        self.nc = sys.nc
+        self.n = ld_bdf_get_size(self.w)
+
+    def __dealloc__(self):
+        ld_bdf_free(self.w)
+
+    def init(self, double t0, q0, v0):
+        """Consistent accelerations and multipliers at t0; returns the status code."""
+        cdef const double[::1] q = np.ascontiguousarray(q0, dtype=np.float64)
+        cdef const double[::1] v = np.ascontiguousarray(v0, dtype=np.float64)
+        if q.shape[0] != self.nq or v.shape[0] != self.nq:
+            raise ValueError(f"q0 and v0 must have length {self.nq}")
+        with nogil:
+            status = ld_bdf_init(self.w, t0, &q[0], &v[0])
+        return status
+
+    def integrate(self, double t_end, const double[::1] t_out, double[:, ::1] y_out,
+                  int n_written):
+        """Integrate to t_end, filling rows of y_out at the times t_out from row n_written
+        on. Returns (status, n_written)."""
+        cdef int nw = n_written
+        cdef int n_out = t_out.shape[0]
+        cdef int status
+        cdef linkdyn_sighandler old
+        if y_out.shape[0] != n_out or y_out.shape[1] != self.n:
+            raise ValueError("y_out has the wrong shape")
+        cdef const double *tp = &t_out[0] if n_out > 0 else NULL
+        cdef double *yp = &y_out[0, 0] if n_out > 0 else NULL
+        with nogil:
+            old = linkdyn_install_sigint()
+            status = ld_bdf_integrate(self.w, t_end, n_out, tp, yp, &nw)
+            linkdyn_restore_sigint(old)
+        return status, nw
+
+    @property
+    def t(self):
+        return ld_bdf_get_time(self.w)
+
+    def state(self):
+        y = np.empty(self.n)
+        cdef double[::1] yv = y
+        ld_bdf_get_state(self.w, &yv[0])
+        return y
+
+    def failure(self):
+        """(t, h, index) of the last failure; see ld_bdf_get_failure."""
+        cdef double t, h
+        cdef int index
+        ld_bdf_get_failure(self.w, &t, &h, &index)
+        return t, h, index
+
+    def stats(self):
+        cdef const ld_bdf_stats *s = ld_bdf_get_stats(self.w)
+        return dict(steps=s.steps, rejected_steps=s.rejected_error + s.rejected_newton,
+                    rejected_error_test=s.rejected_error,
+                    rejected_newton=s.rejected_newton,
+                    newton_iterations=s.newton_iterations,
+                    residual_evaluations=s.residual_evaluations,
+                    jacobian_evaluations=s.jacobian_evaluations,
+                    factorizations=s.factorizations,
+                    full_factorizations=s.full_factorizations,
+                    steps_per_order=[s.order_steps[k] for k in range(1, 6)],
+                    max_output_velocity_violation=s.max_output_velocity_violation)
