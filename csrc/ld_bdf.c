@@ -109,6 +109,7 @@ void ld_bdf_default_options(ld_bdf_options *o)
     o->max_order = LD_BDF_MAX_ORDER;
     o->max_steps = 0;
     o->newton_max_iter = 4;
+    o->newton_tol = 0.0;
     o->project_output = 1;
     o->interrupt = NULL;
 }
@@ -182,7 +183,7 @@ int ld_bdf_create(const ld_system *sys, const ld_bdf_options *opt, ld_bdf **out)
     *out = NULL;
     if (!sys || !opt || sys->nq <= 0 || sys->nc < 0 || !(opt->rtol > 0) || !(opt->atol > 0) ||
         opt->max_order < 1 || opt->max_order > LD_BDF_MAX_ORDER || opt->newton_max_iter < 1 ||
-        opt->h_init < 0 || opt->h_min < 0 || opt->h_max < 0)
+        opt->h_init < 0 || opt->h_min < 0 || opt->h_max < 0 || opt->newton_tol < 0)
         return LD_BDF_BAD_INPUT;
     w = (ld_bdf *)calloc(1, sizeof(ld_bdf));
     if (!w) return LD_BDF_NO_MEMORY;
@@ -220,7 +221,8 @@ int ld_bdf_create(const ld_system *sys, const ld_bdf_options *opt, ld_bdf **out)
     w->gamma[0] = 0.0;
     for (i = 1; i <= LD_BDF_MAX_ORDER + 1; i++) w->gamma[i] = w->gamma[i - 1] + 1.0 / i;
     for (i = 0; i <= LD_BDF_MAX_ORDER + 1; i++) w->err_const[i] = 1.0 / (i + 1);
-    w->newton_tol = fmax(10.0 * DBL_EPSILON / opt->rtol, 1e-3);
+    w->newton_tol = opt->newton_tol > 0 ? opt->newton_tol
+                                        : fmax(10.0 * DBL_EPSILON / opt->rtol, 1e-3);
 
     klu_defaults(&w->common);
     w->sym = klu_analyze(w->ng, w->Gp, w->Gi, &w->common);

@@ -33,6 +33,8 @@ typedef struct ld_bdf_options {
     int max_order;          /* 1..LD_BDF_MAX_ORDER */
     long max_steps;         /* per ld_bdf_integrate call; 0: no limit */
     int newton_max_iter;    /* Newton iterations per attempt (default 4) */
+    double newton_tol;      /* Newton convergence, as a fraction of the position tolerance;
+                               0: max(10 eps / rtol, 1e-3) */
     int project_output;     /* project output velocities onto the velocity constraints (1) */
     volatile int *interrupt;/* polled once per step; non-zero stops the run (may be NULL) */
 } ld_bdf_options;

@@ -35,3 +35,37 @@ def test_module_entry_point():
     out = subprocess.run([sys.executable, "-m", "linkdyn", "--version"], capture_output=True,
                          text=True, check=True).stdout
     assert out.strip() == f"linkdyn {linkdyn.__version__}"
+
+
+def test_simulate_writes_outputs(tmp_path, capsys):
+    import json
+
+    import numpy as np
+
+    out, stats, plots = tmp_path / "traj.txt", tmp_path / "stats.json", tmp_path / "plots"
+    assert main(["simulate", "--t-end", "0.5", "--rtol", "1e-8", "--atol", "1e-8",
+                 "--dt-out", "0.1", "--output", str(out), "--stats-json", str(stats),
+                 "--plot", str(plots)]) == 0
+    text = capsys.readouterr().out
+    assert "faster than the published Python run (76.17 s)" in text
+    lines = out.read_text().splitlines()
+    assert lines[0] == "# t P3.x P3.y foot.x foot.y energy phi_norm phid_norm"
+    data = np.loadtxt(out)
+    np.testing.assert_array_equal(data[:, 0], [0.0, 0.1, 0.2, 0.3, 0.4, 0.5])
+    np.testing.assert_allclose(data[0, 1:3], [0.15, 0.0], atol=1e-15)
+    assert data[:, 5] == __import__("pytest").approx(-0.5806293458, abs=1e-5)
+    counters = json.loads(stats.read_text())
+    assert set(counters) == {"integration_seconds", "steps", "rejected_steps",
+                             "newton_iterations", "residual_evaluations",
+                             "jacobian_evaluations", "factorizations"}
+    assert counters["steps"] > 0
+    assert (plots / "markers.png").stat().st_size > 10_000
+    assert (plots / "invariants.png").stat().st_size > 10_000
+
+
+def test_simulate_rejects_bad_options(capsys):
+    import pytest
+
+    with pytest.raises(SystemExit):
+        main(["simulate", "--rtol", "-1"])
+    assert "expected a positive number" in capsys.readouterr().err

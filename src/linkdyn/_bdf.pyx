@@ -23,6 +23,7 @@ cdef extern from "ld_bdf.h":
         int max_order
         long max_steps
         int newton_max_iter
+        double newton_tol
         int project_output
         volatile int *interrupt
     ctypedef struct ld_bdf_stats:
@@ -86,7 +87,7 @@ cdef class BDFIntegrator:
 
     def __cinit__(self, kernels, double rtol, double atol, double h_init=0.0,
                   double h_min=0.0, double h_max=0.0, int max_order=5, long max_steps=0,
-                  int newton_max_iter=4, bint project_output=True):
+                  int newton_max_iter=4, double newton_tol=0.0, bint project_output=True):
         cdef ld_bdf_options opt
         cdef const ld_system *sys = <const ld_system *> PyCapsule_GetPointer(
             kernels.system_capsule(), b"linkdyn.ld_system")
@@ -100,6 +101,7 @@ cdef class BDFIntegrator:
         opt.max_order = max_order
         opt.max_steps = max_steps
         opt.newton_max_iter = newton_max_iter
+        opt.newton_tol = newton_tol
         opt.project_output = project_output
         opt.interrupt = &linkdyn_sigint_flag
         status = ld_bdf_create(sys, &opt, &self.w)

@@ -3,11 +3,13 @@
     linkdyn models                 list the built-in models
     linkdyn assemble [MODEL]       compile MODEL (built-in name or model file; default jansen)
                                    and print its consistent initial state
+    linkdyn simulate [MODEL]       integrate the dynamics (see --help)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 
@@ -17,6 +19,10 @@ from . import __version__
 from .assembly import consistent_state
 from .errors import LinkdynError
 from .models import builtin_names, load_model
+from .simulate import simulate
+
+#: CPU time of the published Python run of the Jansen benchmark (seed 000, Table 3).
+PUBLISHED_SECONDS = 76.17
 
 
 def _cmd_models(args) -> int:
@@ -53,6 +59,61 @@ def _cmd_assemble(args) -> int:
     return 0
 
 
+def write_trajectory(result, path) -> None:
+    """Plain-text output: a header line, then one row per output time."""
+    model = result.model
+    cols = ["t"] + [f"{m}.{c}" for m in model.marker_names for c in ("x", "y")] + [
+        "energy", "phi_norm", "phid_norm"]
+    data = np.column_stack([result.t, model.marker_positions(result.q).reshape(len(result.t), -1),
+                            result.energy, result.phi_norm, result.phid_norm])
+    np.savetxt(path, data, fmt="%.15e", header=" ".join(cols), comments="# ")
+
+
+STATS_KEYS = ("integration_seconds", "steps", "rejected_steps", "newton_iterations",
+              "residual_evaluations", "jacobian_evaluations", "factorizations")
+
+
+def _cmd_simulate(args) -> int:
+    model = load_model(args.model)
+    result = simulate(model, args.t_end, rtol=args.rtol, atol=args.atol, dt_out=args.dt_out)
+    st = result.stats
+    energy = result.energy
+    print(f"model {model.name}: {model.nbody} bodies, {model.nq} coordinates, {model.nc} "
+          f"constraints; t = 0 .. {result.t[-1]:g} s, rtol {args.rtol:g}, atol {args.atol:g}"
+          + ("" if result.status == "success" else f" ({result.status})"))
+    print(f"  integration {st['integration_seconds'] * 1e3:.1f} ms: {st['steps']} steps, "
+          f"{st['rejected_steps']} rejected, {st['newton_iterations']} Newton iterations, "
+          f"{st['factorizations']} factorisations")
+    if model.name == "jansen":
+        print(f"  {PUBLISHED_SECONDS / st['integration_seconds']:.0f}x faster than the "
+              f"published Python run ({PUBLISHED_SECONDS} s)")
+    print(f"  energy variation {np.ptp(energy):.3e} J, max |Phi| {result.phi_norm.max():.3e}, "
+          f"max |Phi_q v + Phi_t| {result.phid_norm.max():.3e}")
+    for name in model.marker_names:
+        p = result.marker(name)[-1]
+        print(f"  marker {name} at t = {result.t[-1]:g} s: ({p[0]:.9f}, {p[1]:.9f}) m")
+    if args.output:
+        write_trajectory(result, args.output)
+        print(f"  wrote {args.output}")
+    if args.stats_json:
+        with open(args.stats_json, "w", encoding="utf-8") as f:
+            json.dump({k: st[k] for k in STATS_KEYS}, f, indent=2)
+        print(f"  wrote {args.stats_json}")
+    if args.plot:
+        from .plotting import plot_simulation
+
+        for path in plot_simulation(result, args.plot):
+            print(f"  wrote {path}")
+    return 0 if result.status == "success" else 130
+
+
+def _positive_float(text):
+    value = float(text)
+    if not (np.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="linkdyn", description="Kinematics and dynamics of "
                                      "planar mechanisms in fully Cartesian coordinates.")
@@ -64,6 +125,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model", nargs="?", default="jansen",
                    help="built-in model name or model file (default: jansen)")
     p.set_defaults(func=_cmd_assemble)
+    p = sub.add_parser("simulate", help="integrate the dynamics of a model",
+                       description="Integrate the index-3 equations of motion with linkdyn's "
+                       "BDF integrator and report work, timing and invariants.")
+    p.add_argument("model", nargs="?", default="jansen",
+                   help="built-in model name or model file (default: jansen)")
+    p.add_argument("--t-end", type=_positive_float, default=10.0, help="end time in s (10)")
+    p.add_argument("--rtol", type=_positive_float, default=1e-10, help="relative tolerance")
+    p.add_argument("--atol", type=_positive_float, default=1e-10, help="absolute tolerance")
+    p.add_argument("--dt-out", type=_positive_float, default=0.01,
+                   help="output interval in s (0.01)")
+    p.add_argument("--output", metavar="FILE", help="write the trajectory as plain text")
+    p.add_argument("--stats-json", metavar="FILE", help="write the work counters as JSON")
+    p.add_argument("--plot", metavar="DIR", help="write PNG plots into DIR")
+    p.set_defaults(func=_cmd_simulate)
     return parser
 
 
@@ -71,7 +146,7 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except LinkdynError as exc:
+    except (LinkdynError, ValueError) as exc:
         print(f"linkdyn: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

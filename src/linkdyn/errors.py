@@ -6,10 +6,16 @@ offending entry (body, joint, marker, file field, constraint row or time) and wh
     LinkdynError                 base class of everything below
     ├── ModelError (ValueError)  an invalid model description (builder or file)
     │   └── ModelFileError       a model file that cannot be read or has a bad field
-    └── AssemblyError            no consistent state near the given guess
-        └── RedundantConstraintsError
-                                 the constraint Jacobian loses rank (redundant or
-                                 conflicting constraints)
+    ├── AssemblyError            no consistent state near the given guess
+    │   └── RedundantConstraintsError
+    │                            the constraint Jacobian loses rank (redundant or
+    │                            conflicting constraints)
+    └── SimulationError          the integrator stopped before t_end
+        ├── StepSizeError        the step size fell below its minimum
+        ├── ConvergenceError     the Newton iteration kept failing
+        ├── SingularJacobianError
+        │                        the iteration matrix is singular (Phi_q lost rank)
+        └── NonFiniteError       the model produced NaN or Inf
 """
 
 from __future__ import annotations
@@ -20,6 +26,11 @@ __all__ = [
     "ModelFileError",
     "AssemblyError",
     "RedundantConstraintsError",
+    "SimulationError",
+    "StepSizeError",
+    "ConvergenceError",
+    "SingularJacobianError",
+    "NonFiniteError",
 ]
 
 
@@ -78,3 +89,40 @@ class AssemblyError(LinkdynError):
 class RedundantConstraintsError(AssemblyError):
     """The constraint Jacobian does not have full row rank: some constraints are redundant
     (or conflicting) at the configuration reached. ``constraints`` lists the rows involved."""
+
+
+class SimulationError(LinkdynError):
+    """The integrator stopped before reaching t_end.
+
+    Attributes
+    ----------
+    t, h : float
+        Time reached and the step size being tried when it stopped.
+    result : SimulationResult
+        Everything computed up to ``t`` (output rows before the failure).
+    constraints : list of str
+        For a singular iteration matrix, the constraint rows (or coordinates) involved.
+    """
+
+    def __init__(self, message: str, t: float, h: float, result=None, constraints=()):
+        super().__init__(message)
+        self.t = t
+        self.h = h
+        self.result = result
+        self.constraints = list(constraints)
+
+
+class StepSizeError(SimulationError):
+    """The error test kept failing until the step size fell below its minimum."""
+
+
+class ConvergenceError(SimulationError):
+    """The Newton iteration kept failing until the step size fell below its minimum."""
+
+
+class SingularJacobianError(SimulationError):
+    """The iteration matrix became singular: the constraint Jacobian lost rank."""
+
+
+class NonFiniteError(SimulationError):
+    """The model produced NaN or Inf and cutting the step did not help."""

@@ -1,0 +1,57 @@
+"""Plots of simulation results (matplotlib, written to files; no screen needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_simulation(result, directory) -> list[Path]:
+    """Write ``markers.png`` (x and y of the first marker against time, like the Jansen
+    seed's Figure 2 for P3) and ``invariants.png`` (energy variation and the position and
+    velocity constraint norms on a log scale, like its Figure 3). Returns the paths."""
+    plt = _pyplot()
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    model = result.model
+    if model.marker_names:
+        name = model.marker_names[0]
+        p = result.marker(name)
+        fig, axes = plt.subplots(2, 1, sharex=True, figsize=(8, 6))
+        for ax, k, label in zip(axes, (0, 1), ("x", "y")):
+            ax.plot(result.t, p[:, k])
+            ax.set_ylabel(f"{name}.{label} [m]")
+            ax.grid(True)
+        axes[-1].set_xlabel("t [s]")
+        fig.suptitle(f"{model.name}: marker {name}")
+        paths.append(out / "markers.png")
+        fig.savefig(paths[-1], dpi=120)
+        plt.close(fig)
+    fig, axes = plt.subplots(3, 1, sharex=True, figsize=(8, 8))
+    energy = result.energy
+    axes[0].plot(result.t, energy - energy[0])
+    axes[0].set_ylabel("E - E(0) [J]")
+    tiny = np.finfo(float).tiny
+    axes[1].semilogy(result.t, np.maximum(result.phi_norm, tiny))
+    axes[1].set_ylabel("|Phi|")
+    axes[2].semilogy(result.t, np.maximum(result.phid_norm, tiny))
+    axes[2].set_ylabel("|Phi_q v + Phi_t|")
+    for ax in axes:
+        ax.grid(True)
+    axes[-1].set_xlabel("t [s]")
+    fig.suptitle(f"{model.name}: energy variation and constraint violations")
+    paths.append(out / "invariants.png")
+    fig.savefig(paths[-1], dpi=120)
+    plt.close(fig)
+    return paths
