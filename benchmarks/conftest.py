@@ -1,5 +1,6 @@
 """Benchmark helpers: after the run, print each group's speed-up of linkdyn over the
-baseline measured in the same run (median times), and write them to benchmarks/results/."""
+baseline measured in the same run (median times), and write them to benchmarks/results/;
+write the work-precision table (benchmarks/results/work_precision.md) when it was run."""
 
 import json
 import os
@@ -23,6 +24,7 @@ def pytest_terminal_summary(terminalreporter, config):
             rows.append({"group": group, "baseline_median_s": times["baseline"],
                          "linkdyn_median_s": times["linkdyn"],
                          "speedup": times["baseline"] / times["linkdyn"]})
+    _work_precision(terminalreporter, session)
     if not rows:
         return
     terminalreporter.section("linkdyn speed-up over the baseline (same run, medians)")
@@ -33,3 +35,24 @@ def pytest_terminal_summary(terminalreporter, config):
     RESULTS.mkdir(exist_ok=True)
     name = os.environ.get("LINKDYN_BENCH_NAME", "speedups")
     (RESULTS / f"{name}.json").write_text(json.dumps(rows, indent=2) + "\n")
+
+
+def _work_precision(terminalreporter, session):
+    rows = sorted(((b.extra_info["rtol"], b) for b in session.benchmarks
+                   if b.group == "work-precision"), key=lambda r: -r[0])
+    if not rows:
+        return
+    lines = ["| rtol = atol | wall time (median) | integration time | steps | max marker "
+             "error [m] | energy variation [J] |", "|---|---|---|---|---|---|"]
+    for tol, b in rows:
+        e = b.extra_info
+        lines.append(f"| {tol:g} | {b.stats.median * 1e3:.1f} ms | "
+                     f"{e['integration_seconds'] * 1e3:.1f} ms | {e['steps']} | "
+                     f"{e['error']:.2e} | {e['energy_variation']:.2e} |")
+    table = "\n".join(lines) + "\n"
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "work_precision.md").write_text(
+        "Jansen mechanism, 10 s, errors against tests/data/jansen_reference.txt\n\n" + table)
+    terminalreporter.section("work-precision (Jansen, 10 s)")
+    for line in lines:
+        terminalreporter.write_line(line)

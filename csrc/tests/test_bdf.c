@@ -1,0 +1,238 @@
+/*
+ * Plain-C tests of the BDF integrator: a pendulum written directly against ld_system.
+ * Build: cc -std=c99 test_bdf.c ../ld_bdf.c -I.. -I<suitesparse> -lklu -lm
+ * Prints one line per check and "N passed, M failed"; exits non-zero on any failure.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ld_bdf.h"
+
+#define PI 3.14159265358979323846
+
+typedef struct {
+    double half, mass, inertia, g;
+    int duplicate_pin;   /* add the pin rows twice: a singular iteration matrix */
+    double nan_after;    /* force turns NaN after this time (< 0: never) */
+    double m4[4];        /* diagonal mass matrix, filled by make_system */
+} pendulum;
+
+/* q = (x, y, ux, uy): a bar pinned at its end a = r - half u to the origin.
+ * Rows: 0 unit vector, 1-2 pin (x, y) [, 3-4 the same pin again]. */
+static const int colptr1[] = {0, 1, 2, 4, 6};
+static const int rowind1[] = {1, 2, 0, 1, 0, 2};
+static const int colptr2[] = {0, 2, 4, 7, 10};
+static const int rowind2[] = {1, 3, 2, 4, 0, 1, 3, 0, 2, 4};
+static const int hcolptr[] = {0, 0, 0, 1, 2};
+static const int hrowind[] = {2, 3};
+static const int zcolptr[] = {0, 0, 0, 0, 0};
+
+static int pins(const pendulum *p) { return p->duplicate_pin ? 2 : 1; }
+
+static int phi(void *user, double t, const double *q, double *out)
+{
+    const pendulum *p = (const pendulum *)user;
+    int k;
+    (void)t;
+    out[0] = q[2] * q[2] + q[3] * q[3] - 1.0;
+    for (k = 0; k < pins(p); k++) {
+        out[1 + 2 * k] = q[0] - p->half * q[2];
+        out[2 + 2 * k] = q[1] - p->half * q[3];
+    }
+    return LD_OK;
+}
+
+static int phi_q(void *user, double t, const double *q, double *v)
+{
+    const pendulum *p = (const pendulum *)user;
+    (void)t;
+    if (!p->duplicate_pin) {
+        v[0] = 1; v[1] = 1; v[2] = 2 * q[2]; v[3] = -p->half; v[4] = 2 * q[3]; v[5] = -p->half;
+    } else {
+        v[0] = 1; v[1] = 1; v[2] = 1; v[3] = 1;
+        v[4] = 2 * q[2]; v[5] = -p->half; v[6] = -p->half;
+        v[7] = 2 * q[3]; v[8] = -p->half; v[9] = -p->half;
+    }
+    return LD_OK;
+}
+
+static int phi_t(void *user, double t, const double *q, double *out)
+{
+    const pendulum *p = (const pendulum *)user;
+    int i;
+    (void)t; (void)q;
+    for (i = 0; i < 1 + 2 * pins(p); i++) out[i] = 0.0;
+    return LD_OK;
+}
+
+static int gamma_fn(void *user, double t, const double *q, const double *v, double *out)
+{
+    const pendulum *p = (const pendulum *)user;
+    int i;
+    (void)t; (void)q;
+    out[0] = -2.0 * (v[2] * v[2] + v[3] * v[3]);
+    for (i = 1; i < 1 + 2 * pins(p); i++) out[i] = 0.0;
+    return LD_OK;
+}
+
+static int force(void *user, double t, const double *q, const double *v, double *out)
+{
+    const pendulum *p = (const pendulum *)user;
+    (void)q; (void)v;
+    out[0] = 0.0; out[1] = -p->mass * p->g; out[2] = 0.0; out[3] = 0.0;
+    if (p->nan_after >= 0 && t > p->nan_after) out[1] = NAN;
+    return LD_OK;
+}
+
+static int nothing(void *user, double t, const double *q, const double *v, double *out)
+{
+    (void)user; (void)t; (void)q; (void)v; (void)out;
+    return LD_OK;
+}
+
+static int hess(void *user, double t, const double *q, const double *lam, double *out)
+{
+    (void)user; (void)t; (void)q;
+    out[0] = 2.0 * lam[0];
+    out[1] = 2.0 * lam[0];
+    return LD_OK;
+}
+
+static ld_system make_system(pendulum *p)
+{
+    ld_system s;
+    p->m4[0] = p->m4[1] = p->mass;
+    p->m4[2] = p->m4[3] = p->inertia;
+    memset(&s, 0, sizeof s);
+    s.nq = 4;
+    s.nc = 1 + 2 * pins(p);
+    s.mass = p->m4;
+    s.phiq_nnz = p->duplicate_pin ? 10 : 6;
+    s.phiq_colptr = p->duplicate_pin ? colptr2 : colptr1;
+    s.phiq_rowind = p->duplicate_pin ? rowind2 : rowind1;
+    s.fq_colptr = zcolptr; s.fv_colptr = zcolptr;
+    s.hess_nnz = 2; s.hess_colptr = hcolptr; s.hess_rowind = hrowind;
+    s.user = p;
+    s.phi = phi; s.phi_q = phi_q; s.phi_t = phi_t; s.gamma = gamma_fn; s.force = force;
+    s.force_q = nothing; s.force_v = nothing; s.phi_qq_lam = hess;
+    return s;
+}
+
+static int passed = 0, failed = 0;
+
+static void check(int ok, const char *what)
+{
+    printf("%s: %s\n", ok ? "ok" : "FAIL", what);
+    if (ok) passed++; else failed++;
+}
+
+/* Complete elliptic integral of the first kind K(m), m = k^2, by the AGM. */
+static double ellipk(double m)
+{
+    double a = 1.0, b = sqrt(1.0 - m);
+    while (fabs(a - b) > 1e-16 * a) { double an = 0.5 * (a + b); b = sqrt(a * b); a = an; }
+    return PI / (2.0 * a);
+}
+
+static void initial_state(const pendulum *p, double theta, double *q, double *v)
+{
+    q[2] = sin(theta); q[3] = -cos(theta);
+    q[0] = p->half * q[2]; q[1] = p->half * q[3];
+    v[0] = v[1] = v[2] = v[3] = 0.0;
+}
+
+int main(void)
+{
+    pendulum p = {0.5, 2.0, 2.0 / 12.0, 9.81, 0, -1.0, {0, 0, 0, 0}};
+    ld_system sys = make_system(&p);
+    ld_bdf_options opt;
+    ld_bdf *w = NULL;
+    double q[4], v[4], theta0 = 2.0, period, y[3 * 11], tout[3];  /* rows of n = 11 */
+    int nw = 0, st;
+
+    /* 1. Large-amplitude period: equivalent length 2L/3 = 2/3 for L = 1. */
+    period = 4.0 * ellipk(sin(theta0 / 2) * sin(theta0 / 2)) / sqrt(p.g / (2.0 / 3.0));
+    ld_bdf_default_options(&opt);
+    opt.rtol = opt.atol = 1e-10;
+    check(ld_bdf_create(&sys, &opt, &w) == LD_BDF_SUCCESS, "create");
+    initial_state(&p, theta0, q, v);
+    check(ld_bdf_init(w, 0.0, q, v) == LD_BDF_SUCCESS, "init");
+    check(ld_bdf_get_size(w) == 11, "state size 2 nq + nc");
+    tout[0] = 0.0; tout[1] = 0.5 * period; tout[2] = period;
+    st = ld_bdf_integrate(w, period, 3, tout, y, &nw);
+    check(st == LD_BDF_SUCCESS && nw == 3, "integrate one period");
+    check(ld_bdf_get_time(w) == period, "stops exactly at t_end");
+    check(fabs(atan2(y[11 + 2], -y[11 + 3]) + theta0) < 1e-7, "opposite turning point at T/2");
+    check(fabs(atan2(y[22 + 2], -y[22 + 3]) - theta0) < 1e-7, "back at theta0 after T");
+    check(fabs(y[22 + 4]) + fabs(y[22 + 5]) < 1e-6, "at rest after T");
+    check(ld_bdf_get_stats(w)->steps > 50 && ld_bdf_get_stats(w)->factorizations >= 1 &&
+          ld_bdf_get_stats(w)->residual_evaluations == ld_bdf_get_stats(w)->newton_iterations,
+          "counters");
+    /* Continue in a second call: the state carries over. */
+    nw = 0;
+    st = ld_bdf_integrate(w, 1.5 * period, 0, NULL, NULL, &nw);
+    check(st == LD_BDF_SUCCESS && ld_bdf_get_time(w) == 1.5 * period, "continue to 1.5 T");
+    ld_bdf_get_state(w, y);
+    check(fabs(atan2(y[2], -y[3]) + theta0) < 1e-7, "turning point at 1.5 T");
+
+    /* 2. Interrupt flag: stops before the first step. */
+    {
+        volatile int flag = 1;
+        ld_bdf *w2 = NULL;
+        opt.interrupt = &flag;
+        ld_bdf_create(&sys, &opt, &w2);
+        ld_bdf_init(w2, 0.0, q, v);
+        nw = 0;
+        check(ld_bdf_integrate(w2, 1.0, 0, NULL, NULL, &nw) == LD_BDF_INTERRUPTED &&
+              ld_bdf_get_time(w2) == 0.0, "interrupt flag stops the run");
+        ld_bdf_free(w2);
+        opt.interrupt = NULL;
+    }
+    ld_bdf_free(w);
+
+    /* 3. Bad input. */
+    opt.rtol = 0.0;
+    check(ld_bdf_create(&sys, &opt, &w) == LD_BDF_BAD_INPUT && w == NULL, "rtol = 0 rejected");
+    opt.rtol = 1e-8;
+    opt.max_order = 6;
+    check(ld_bdf_create(&sys, &opt, &w) == LD_BDF_BAD_INPUT, "max_order 6 rejected");
+    opt.max_order = 5;
+
+    /* 4. Redundant pin rows: the iteration matrix is singular. */
+    {
+        pendulum p2 = p;
+        ld_system s2;
+        double t, h;
+        int index;
+        p2.duplicate_pin = 1;
+        s2 = make_system(&p2);
+        check(ld_bdf_create(&s2, &opt, &w) == LD_BDF_SUCCESS, "create (redundant)");
+        initial_state(&p2, 0.3, q, v);
+        check(ld_bdf_init(w, 0.0, q, v) == LD_BDF_SINGULAR, "redundant rows: singular");
+        ld_bdf_get_failure(w, &t, &h, &index);
+        check(index >= 4, "zero pivot reported on a multiplier column");
+        ld_bdf_free(w);
+    }
+
+    /* 5. NaN from the model: cut steps, then give up with LD_BDF_NONFINITE at t ~ 0.1. */
+    {
+        pendulum p3 = p;
+        ld_system s3;
+        double t, h;
+        int index;
+        p3.nan_after = 0.1;
+        s3 = make_system(&p3);
+        ld_bdf_create(&s3, &opt, &w);
+        initial_state(&p3, 0.3, q, v);
+        ld_bdf_init(w, 0.0, q, v);
+        nw = 0;
+        st = ld_bdf_integrate(w, 1.0, 0, NULL, NULL, &nw);
+        ld_bdf_get_failure(w, &t, &h, &index);
+        check(st == LD_BDF_NONFINITE && t <= 0.1 && t > 0.09, "NaN force: non-finite status");
+        ld_bdf_free(w);
+    }
+
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
