@@ -8,7 +8,7 @@ one coordinate is
     m(theta) theta'' = q_theta^T Q - (q_theta^T M q_thetatheta) theta'^2,
     m(theta) = q_theta^T M q_theta,   Phi_q q_thetatheta = gamma(q, q_theta).
 
-It is integrated with SciPy's DOP853 at rtol = atol = 1e-13 and, as a second method, with
+(the machinery is tests/reduced.py). It is integrated with SciPy's DOP853 at rtol = atol = 1e-13 and, as a second method, with
 Radau at 1e-12; the script prints their largest difference. Only linkdyn's model file and its
 Phi / Phi_q / gamma evaluations are used (checked against finite differences in the tests).
 
@@ -26,68 +26,22 @@ from scipy.integrate import solve_ivp
 import linkdyn
 
 HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE.parent))
+from reduced import ReducedCrank  # noqa: E402
+
 model = linkdyn.load_model("jansen")
-HALF = 0.075  # half the crank length
-crank = np.arange(4)
-dep = np.arange(4, model.nq)
-# Rows that involve dependent coordinates (the crank's unit and pivot rows hold by
-# construction of c(theta)).
-rows = np.array([i for i, n in enumerate(model.constraint_names)
-                 if n not in ("L1.unit", "J1.x", "J1.y")])
-state = {"q": linkdyn.consistent_state(model).q.copy()}
 
 
-def crank_coords(theta):
-    c, s = np.cos(theta), np.sin(theta)
-    return (np.array([HALF * c, HALF * s, c, s]), np.array([-HALF * s, HALF * c, -s, c]),
-            np.array([-HALF * c, -HALF * s, -c, -s]))
+def fresh():
+    # Bar L1 turns about its end a, pinned at P1 = (0, 0).
+    return ReducedCrank(model, "L1", (-0.075, 0.0), (0.0, 0.0),
+                        linkdyn.consistent_state(model).q)
 
 
-def positions(theta):
-    q = state["q"].copy()
-    q[crank], _, _ = crank_coords(theta)
-    for _ in range(50):
-        r = model.phi(q)[rows]
-        if np.max(np.abs(r)) < 1e-15:
-            break
-        J = model.phi_q(q).toarray()[np.ix_(rows, dep)]
-        q[dep] -= np.linalg.solve(J, r)
-    else:
-        raise RuntimeError(f"no closure at theta = {theta}")
-    state["q"] = q
-    return q
-
-
-def rhs(t, y):
-    theta, omega = y
-    q = positions(theta)
-    _, cth, _ = crank_coords(theta)
-    J = model.phi_q(q).toarray()
-    Jz = J[np.ix_(rows, dep)]
-    q_th = np.zeros(model.nq)
-    q_th[crank] = cth
-    q_th[dep] = np.linalg.solve(Jz, -J[np.ix_(rows, crank)] @ cth)
-    # Phi_q q_thth = gamma(q, q_th); the crank part of q_thth is known analytically.
-    _, _, c2 = crank_coords(theta)
-    q_thth = np.zeros(model.nq)
-    q_thth[crank] = c2
-    g = model.gamma(q, q_th)[rows] - J[np.ix_(rows, crank)] @ c2
-    q_thth[dep] = np.linalg.solve(Jz, g)
-    m = q_th @ (model.mass * q_th)
-    acc = (q_th @ model.force(q, q_th * omega) - (q_th @ (model.mass * q_thth)) * omega**2) / m
-    return [omega, acc]
-
-
-def observe(sol_y):
+def observe(reduced, sol_y):
     out = []
     for theta, omega in sol_y.T:
-        q = positions(theta)
-        _, cth, _ = crank_coords(theta)
-        J = model.phi_q(q).toarray()
-        q_th = np.zeros(model.nq)
-        q_th[crank] = cth
-        q_th[dep] = np.linalg.solve(J[np.ix_(rows, dep)], -J[np.ix_(rows, crank)] @ cth)
-        v = q_th * omega
+        q, v = reduced.state(theta, omega)
         p = model.marker_positions(q)
         out.append([*p[0], *p[1], sum(model.energy(q, v))])
     return np.array(out)
@@ -98,13 +52,12 @@ def main():
     y0 = [0.0, -2 * np.pi]
     runs = {}
     for method, tol in (("DOP853", 1e-13), ("Radau", 1e-12)):
-        state["q"] = linkdyn.consistent_state(model).q.copy()
+        reduced = fresh()
         t0 = time.perf_counter()
-        sol = solve_ivp(rhs, (0.0, 10.0), y0, method=method, rtol=tol, atol=tol, t_eval=t_eval,
-                        dense_output=False)
+        sol = solve_ivp(reduced.rhs, (0.0, 10.0), y0, method=method, rtol=tol, atol=tol,
+                        t_eval=t_eval)
         assert sol.success, sol.message
-        state["q"] = linkdyn.consistent_state(model).q.copy()
-        runs[method] = observe(sol.y)
+        runs[method] = observe(fresh(), sol.y)
         print(f"{method} at {tol:g}: {sol.nfev} evaluations, {time.perf_counter() - t0:.1f} s",
               file=sys.stderr)
     diff = np.max(np.abs(runs["DOP853"][:, :4] - runs["Radau"][:, :4]))
