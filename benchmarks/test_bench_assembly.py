@@ -39,3 +39,18 @@ def test_assembly_numpy_baseline(benchmark, case):
     benchmark.group = f"assembly {name}"
     benchmark.extra_info["role"] = "baseline"
     benchmark(baseline.assemble, q, v, *out)
+
+
+@pytest.mark.parametrize("backend", ["cholmod", "superlu"])
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_consistent_state_backends(benchmark, monkeypatch, name, backend):
+    # The cost of each route for the SPD projections: CHOLMOD (linkdyn[cholmod]) against
+    # SciPy's SuperLU, the fallback of an install without scikit-sparse.
+    if backend == "cholmod":
+        pytest.importorskip("sksparse.cholmod")
+    else:
+        monkeypatch.setenv("LINKDYN_NO_CHOLMOD", "1")
+    model = MODELS[name]()
+    benchmark.group = f"consistent state {name}"
+    benchmark.extra_info["role"] = "linkdyn" if backend == "cholmod" else "baseline"
+    benchmark(linkdyn.consistent_state, model)

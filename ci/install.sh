@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install everything linkdyn needs on Debian/Ubuntu: the system packages (a C compiler,
-# SuiteSparse 5.x headers and libraries, Python's venv), then linkdyn with its test extras
-# into ./.venv. Safe to run again: it installs only what is missing.
+# SuiteSparse 5.x headers and libraries, Python's venv), then linkdyn with its test and
+# CHOLMOD extras into ./.venv. Safe to run again: it installs only what is missing.
 #
 # Environment:
 #   PYTHON                   the interpreter for the virtual environment (default: python3)
@@ -33,5 +33,5 @@ fi
 
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q ".[test]"
+.venv/bin/python -m pip install -q ".[test,cholmod]"
 echo "ci/install.sh: linkdyn $(.venv/bin/python -c 'import linkdyn; print(linkdyn.__version__)') installed in .venv"

@@ -121,3 +121,31 @@ def test_violated_rows_on_held_coordinates():
     q[0] += 0.01  # the held crank no longer sits on its ground pin
     with pytest.raises(AssemblyError, match="only held coordinates are violated: O_crank.x"):
         linkdyn.consistent_state(model, q=q)
+
+
+@pytest.mark.parametrize("model_name", ["jansen", "chain"])
+def test_cholmod_and_superlu_routes_agree(monkeypatch, model_name):
+    pytest.importorskip("sksparse.cholmod")
+    model = linkdyn.load_model("jansen") if model_name == "jansen" else linkdyn.chain(200)
+    from linkdyn.assembly import spd_backend
+
+    assert spd_backend() == "cholmod"
+    with_cholmod = linkdyn.consistent_state(model)
+    monkeypatch.setenv("LINKDYN_NO_CHOLMOD", "1")
+    assert spd_backend() == "superlu"
+    with_superlu = linkdyn.consistent_state(model)
+    np.testing.assert_allclose(with_superlu.q, with_cholmod.q, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(with_superlu.v, with_cholmod.v, rtol=0, atol=1e-12)
+    assert with_superlu.iterations == with_cholmod.iterations
+
+
+def test_large_model_assembles_to_round_off():
+    # 1,000 bars reaching 70 m from the origin: the residual's round-off level is above
+    # 1e-13, and the projection stops there instead of failing.
+    model = linkdyn.chain(1000)
+    q = model.q0.copy()
+    q[0::4] += 1e-4 * np.sin(np.arange(model.nbody))  # a perturbed guess
+    s = linkdyn.consistent_state(model, q=q)
+    eps = np.finfo(float).eps
+    assert s.phi_norm <= 4 * eps * np.sqrt(model.nc) * np.abs(s.q).max()
+    assert s.iterations <= 6

@@ -7,26 +7,88 @@ mass-weighted norm,
 
 that is ``dq = -M^-1 Phi_q^T (Phi_q M^-1 Phi_q^T)^-1 Phi`` restricted to the free coordinates.
 Velocities: the same projection of v onto ``Phi_q v = -Phi_t``. The symmetric positive-definite
-matrix ``A A^T`` with ``A = Phi_q M^-1/2`` is factorised by CHOLMOD (scikit-sparse): the
-symbolic analysis once, numeric refactorisations after.
+matrix ``A A^T`` with ``A = Phi_q M^-1/2`` is factorised by CHOLMOD (scikit-sparse, the optional
+extra ``linkdyn[cholmod]``): the symbolic analysis once, numeric refactorisations after. Without
+scikit-sparse (or with LINKDYN_NO_CHOLMOD=1 in the environment) SciPy's SuperLU factorises
+``A A^T`` instead: the same results, somewhat slower on large models (see benchmarks/).
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from sksparse.cholmod import CholmodNotPositiveDefiniteError, analyze_AAt
+import scipy.sparse.linalg as spla
+
+try:  # CHOLMOD through scikit-sparse is optional: pip install "linkdyn[cholmod]"
+    from sksparse.cholmod import CholmodNotPositiveDefiniteError, analyze_AAt
+except ImportError:  # pragma: no cover - exercised where scikit-sparse is absent
+    analyze_AAt = None
 
 from .errors import AssemblyError, ModelError, RedundantConstraintsError
 from .model import COORDINATES, Model
 
-__all__ = ["ConsistentState", "consistent_state", "hold_mask"]
+__all__ = ["ConsistentState", "consistent_state", "hold_mask", "spd_backend"]
 
-# A pivot of the LDL^T factorisation of Phi_q M^-1 Phi_q^T this much smaller than the largest
-# means Phi_q has lost rank to working precision (pivots scale like squared singular values).
-_RANK_RTOL = 1e-20
+
+def spd_backend() -> str:
+    """``"cholmod"`` when scikit-sparse is importable and not disabled by the environment
+    variable LINKDYN_NO_CHOLMOD=1, else ``"superlu"`` (SciPy)."""
+    if analyze_AAt is not None and os.environ.get("LINKDYN_NO_CHOLMOD", "") in ("", "0"):
+        return "cholmod"
+    return "superlu"
+
+
+class _RankLoss(Exception):
+    """The factorised A A^T is singular to working precision."""
+
+
+class _CholmodAAt:
+    """A A^T factorised by CHOLMOD: symbolic analysis once, numeric refactorisations."""
+
+    def __init__(self):
+        self.factor = None
+
+    def factorize(self, A):
+        try:
+            if self.factor is None:
+                self.factor = analyze_AAt(A)
+            self.factor.cholesky_AAt_inplace(A)
+            pivots = self.factor.D()
+        except CholmodNotPositiveDefiniteError:
+            self.factor = None
+            raise _RankLoss from None
+        return pivots
+
+    def solve(self, b):
+        return self.factor(b)
+
+
+class _SuperluAAt:
+    """A A^T factorised by SciPy's SuperLU (no pivoting needed: the matrix is SPD)."""
+
+    def __init__(self):
+        self.lu = None
+
+    def factorize(self, A):
+        AAt = (A @ A.T).tocsc()
+        try:
+            self.lu = spla.splu(AAt, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
+                                options=dict(SymmetricMode=True))
+        except RuntimeError:  # "Factor is exactly singular"
+            raise _RankLoss from None
+        return np.abs(self.lu.U.diagonal())
+
+    def solve(self, b):
+        return self.lu.solve(b)
+
+# Pivots of the factorisation of A A^T (A = Phi_q M^-1/2) scale like squared singular values
+# of A: a pivot below 1e-12 of the largest means A has a singular value below ~1e-6 of its
+# largest, and the projection would amplify residuals a millionfold: treat it as rank loss.
+# (Measured: exact redundancy gives ~1e-14, the Jansen linkage 5e-4.)
+_RANK_RTOL = 1e-12
 # Singular values of M^-1/2-scaled Phi_q below this fraction of the largest count as zero when
 # diagnosing which constraints are redundant.
 _SVD_RTOL = 1e-9
@@ -102,7 +164,7 @@ class _Projector:
         touched[model.phiq_rowind[free[col_of_entry]]] = True
         self.active = np.flatnonzero(touched)
         self.fixed_rows = np.flatnonzero(~touched)
-        self.factor = None
+        self.spd = _CholmodAAt() if spd_backend() == "cholmod" else _SuperluAAt()
 
     def scaled_jacobian(self, q) -> sp.csc_matrix:
         J = self.model.phi_q(q, self.t)[self.active][:, self.free]
@@ -110,12 +172,8 @@ class _Projector:
 
     def factorize(self, A: sp.csc_matrix) -> None:
         try:
-            if self.factor is None:
-                self.factor = analyze_AAt(A)
-            self.factor.cholesky_AAt_inplace(A)
-            d = self.factor.D()
-        except CholmodNotPositiveDefiniteError:
-            self.factor = None
+            d = self.spd.factorize(A)
+        except _RankLoss:
             self._raise_rank(A)
         if d.size and d.min() <= _RANK_RTOL * d.max():
             self._raise_rank(A)
@@ -137,7 +195,7 @@ class _Projector:
 
     def correction(self, A: sp.csc_matrix, rhs: np.ndarray) -> np.ndarray:
         """The free-coordinate correction dz minimising dz^T M dz with J dz = rhs."""
-        y = self.factor(rhs)
+        y = self.spd.solve(rhs)
         return self.scale * (A.T @ y)
 
 
@@ -155,8 +213,10 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
     hold : None or iterable of str
         Coordinates kept fixed (see :func:`hold_mask`); default the bodies marked ``hold``.
     tol : float
-        Required Euclidean norm of Phi (in the model's length units); the velocity
-        constraints are met to round-off by a refined linear solve.
+        Required Euclidean norm of Phi (in the model's length units), raised to the round-off
+        level of the residual, 4 eps sqrt(nc) max(1, |q|_max), where that is larger (large
+        models far from the origin); the velocity constraints are met to round-off by a
+        refined linear solve.
     max_iterations : int
         Newton iterations allowed for the positions.
 
@@ -189,6 +249,8 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
     iterations = 0
     polished = False
     phi0 = np.linalg.norm(phi)
+    eps = np.finfo(float).eps
+    tol = max(tol, 4 * eps * np.sqrt(model.nc) * max(1.0, np.max(np.abs(q))))
     while True:
         norm = np.linalg.norm(phi)
         if not np.isfinite(norm) or norm > 1e6 * max(phi0, 1.0):
