@@ -143,3 +143,11 @@ def test_constraint_hessian_matches_differences_of_phi_q_transpose_lam(model):
     lam = np.random.default_rng(5).standard_normal(model.nc)
     fd = central_difference(lambda x: model.phi_q(x).T @ lam, q)
     np.testing.assert_allclose(model.constraint_hessian(q, lam).toarray(), fd, atol=1e-8)
+
+
+def test_constraint_norms_kernel(model):
+    q, v = random_state(model, 6)
+    a, b = model.kernels.constraint_norms(q, v, 0.2)
+    assert a == pytest.approx(np.linalg.norm(model.phi(q, 0.2)), rel=1e-14)
+    assert b == pytest.approx(np.linalg.norm(model.phi_q(q, 0.2) @ v + model.phi_t(q, 0.2)),
+                              rel=1e-14)

@@ -10,6 +10,8 @@ functions. Nothing here allocates or looks anything up by name.
 """
 
 from cpython.pycapsule cimport PyCapsule_New
+from libc.math cimport sqrt
+from libc.stdlib cimport free, malloc
 
 import numpy as np
 
@@ -363,6 +365,32 @@ cdef class Kernels:
             k_phi(&self.data, t, &qv[0], &phi[0])
             k_phi_q(&self.data, t, &qv[0], &phiq_values[0])
             k_gamma(&self.data, t, &qv[0], &vv[0], &gamma[0])
+
+    def constraint_norms(self, q, v, double t=0.0):
+        """(|Phi(q, t)|, |Phi_q v + Phi_t|), Euclidean norms, computed without the GIL."""
+        cdef const double[::1] qv = self._vec(q, self.nq, "q")
+        cdef const double[::1] vv = self._vec(v, self.nq, "v")
+        cdef double *buf = <double *> malloc((2 * self.nc + self.phiq_nnz + 1) * sizeof(double))
+        cdef double *phi
+        cdef double *phid
+        cdef double *vals
+        cdef double a = 0.0, b = 0.0
+        cdef int j, p
+        if buf == NULL:
+            raise MemoryError()
+        phi, phid, vals = buf, buf + self.nc, buf + 2 * self.nc
+        with nogil:
+            k_phi(&self.data, t, &qv[0], phi)
+            k_phi_t(&self.data, t, &qv[0], phid)
+            k_phi_q(&self.data, t, &qv[0], vals)
+            for j in range(self.nq):
+                for p in range(self.system.phiq_colptr[j], self.system.phiq_colptr[j + 1]):
+                    phid[self.system.phiq_rowind[p]] += vals[p] * vv[j]
+            for j in range(self.nc):
+                a += phi[j] * phi[j]
+                b += phid[j] * phid[j]
+        free(buf)
+        return sqrt(a), sqrt(b)
 
     def kinetic_energy(self, v):
         """T = v^T M v / 2 (J)."""

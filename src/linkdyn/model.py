@@ -151,8 +151,7 @@ class Model:
     def constraint_norms(self, q, v, t: float = 0.0) -> tuple[float, float]:
         """Euclidean norms of the position and velocity constraint violations:
         ``|Phi(q, t)|`` and ``|Phi_q v + Phi_t|``."""
-        phid = self.phi_q(q, t) @ np.asarray(v, dtype=float) + self.phi_t(q, t)
-        return float(np.linalg.norm(self.phi(q, t))), float(np.linalg.norm(phid))
+        return self.kernels.constraint_norms(q, v, t)
 
     def marker_index(self, name: str) -> int:
         try:
