@@ -10,7 +10,7 @@ functions. Nothing here allocates or looks anything up by name.
 """
 
 from cpython.pycapsule cimport PyCapsule_New
-from libc.math cimport sqrt
+from libc.math cimport cos, sin, sqrt
 from libc.stdlib cimport free, malloc
 
 import numpy as np
@@ -62,6 +62,78 @@ cdef struct KernelData:
     const int *rev_row          # [nrev] first of the joint's two rows
     const int *rev_slot         # [nrev, 12] slots, side 1 then side 2; each side: row x
                                 #   (d/dx, d/dux, d/duy), row y (d/dy, d/dux, d/duy)
+    # Generic rows: sums of terms coef * g(t) * m(q), m = q_a q_b (quadratic), q_a (linear)
+    # or 1 (constant); g(t) = 1, cos f(t), sin f(t) or f(t) for a driving law f.
+    int ngen_rows
+    const int *gen_row          # [ngen_rows] the rows (residuals zeroed, then accumulated)
+    int ngen_slots
+    const int *gen_slot         # [ngen_slots] their Jacobian slots
+    int nterm
+    const int *term_row         # [nterm]
+    const int *term_a           # [nterm] first coordinate, -1 for a constant term
+    const int *term_b           # [nterm] second coordinate, -1 for a linear term
+    const int *term_tf          # [nterm] 0: g = 1, 1: cos f, 2: sin f, 3: f
+    const int *term_law         # [nterm] driving law index (when term_tf > 0)
+    const double *term_coef     # [nterm]
+    const int *term_slot        # [nterm, 2] Jacobian slots of d/dq_a, d/dq_b (-1 if none)
+    const int *term_hslot       # [nterm, 2] Hessian slots of (a, b), (b, a) (-1 if none)
+    int hess_nnz
+    const int *law_kind         # [nlaw] 0: polynomial, 1: harmonic a + b sin(w t + phi)
+    const int *law_start        # [nlaw + 1] offsets into law_par
+    const double *law_par       # polynomial: c0, c1, ...; harmonic: a, b, w, phi
+
+
+# ---------------------------------------------------------------------------------------------
+# Driving laws and time coefficients
+
+cdef inline void law_eval(const KernelData *d, int k, double t, double *f) noexcept nogil:
+    """f[0..2] = value, first and second time derivative of driving law k."""
+    cdef const double *p = d.law_par + d.law_start[k]
+    cdef int n = d.law_start[k + 1] - d.law_start[k]
+    cdef int i
+    cdef double w, arg
+    if d.law_kind[k] == 1:
+        w = p[2]
+        arg = w * t + p[3]
+        f[0] = p[0] + p[1] * sin(arg)
+        f[1] = p[1] * w * cos(arg)
+        f[2] = -p[1] * w * w * sin(arg)
+        return
+    f[0] = 0.0
+    f[1] = 0.0
+    f[2] = 0.0
+    for i in range(n - 1, -1, -1):   # Horner for the value and both derivatives
+        f[2] = f[2] * t + 2.0 * f[1]
+        f[1] = f[1] * t + f[0]
+        f[0] = f[0] * t + p[i]
+
+
+cdef inline void time_coef(const KernelData *d, int m, double t, double *g) noexcept nogil:
+    """g[0..2] = g(t), g', g'' of term m."""
+    cdef int tf = d.term_tf[m]
+    cdef double f[3]
+    cdef double c, s
+    if tf == 0:
+        g[0] = 1.0
+        g[1] = 0.0
+        g[2] = 0.0
+        return
+    law_eval(d, d.term_law[m], t, f)
+    if tf == 3:
+        g[0] = f[0]
+        g[1] = f[1]
+        g[2] = f[2]
+        return
+    c = cos(f[0])
+    s = sin(f[0])
+    if tf == 1:   # cos f
+        g[0] = c
+        g[1] = -s * f[1]
+        g[2] = -c * f[1] * f[1] - s * f[2]
+    else:         # sin f
+        g[0] = s
+        g[1] = c * f[1]
+        g[2] = -s * f[1] * f[1] + c * f[2]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -93,6 +165,18 @@ cdef int k_phi(void *user, double t, const double *q, double *out) noexcept nogi
                 py += sgn * (qb[1] + xi * qb[3] + eta * qb[2])
         out[r] = px
         out[r + 1] = py
+    cdef double g[3]
+    cdef double m
+    for k in range(d.ngen_rows):
+        out[d.gen_row[k]] = 0.0
+    for k in range(d.nterm):
+        time_coef(d, k, t, g)
+        m = 1.0
+        if d.term_a[k] >= 0:
+            m = q[d.term_a[k]]
+            if d.term_b[k] >= 0:
+                m *= q[d.term_b[k]]
+        out[d.term_row[k]] += d.term_coef[k] * g[0] * m
     return LD_OK
 
 
@@ -118,15 +202,41 @@ cdef int k_phi_q(void *user, double t, const double *q, double *val) noexcept no
             val[sl[3]] = sgn
             val[sl[4]] = sgn * eta
             val[sl[5]] = sgn * xi
+    cdef double g[3]
+    cdef double c
+    for k in range(d.ngen_slots):
+        val[d.gen_slot[k]] = 0.0
+    for k in range(d.nterm):
+        if d.term_a[k] < 0:
+            continue
+        time_coef(d, k, t, g)
+        c = d.term_coef[k] * g[0]
+        if d.term_b[k] < 0:
+            val[d.term_slot[2 * k]] += c
+        else:   # a == b gives both slots equal: 2 c q_a, as it should
+            val[d.term_slot[2 * k]] += c * q[d.term_b[k]]
+            val[d.term_slot[2 * k + 1]] += c * q[d.term_a[k]]
     return LD_OK
 
 
 cdef int k_phi_t(void *user, double t, const double *q, double *out) noexcept nogil:
-    # Unit-vector and revolute constraints do not depend on time explicitly.
+    # Unit-vector and revolute rows do not depend on time; generic rows may.
     cdef KernelData *d = <KernelData *> user
-    cdef int r
+    cdef int r, k
+    cdef double g[3]
+    cdef double m
     for r in range(d.nc):
         out[r] = 0.0
+    for k in range(d.nterm):
+        if d.term_tf[k] == 0:
+            continue
+        time_coef(d, k, t, g)
+        m = 1.0
+        if d.term_a[k] >= 0:
+            m = q[d.term_a[k]]
+            if d.term_b[k] >= 0:
+                m *= q[d.term_b[k]]
+        out[d.term_row[k]] += d.term_coef[k] * g[1] * m
     return LD_OK
 
 
@@ -140,6 +250,25 @@ cdef int k_gamma(void *user, double t, const double *q, const double *v,
     for k in range(d.nrev):
         out[d.rev_row[k]] = 0.0
         out[d.rev_row[k] + 1] = 0.0
+    # Generic rows: gamma = -(Phi_q v)_q v - 2 Phi_qt v - Phi_tt, term by term.
+    cdef double g[3]
+    cdef double c
+    cdef int a, b
+    for k in range(d.ngen_rows):
+        out[d.gen_row[k]] = 0.0
+    for k in range(d.nterm):
+        time_coef(d, k, t, g)
+        c = d.term_coef[k]
+        a = d.term_a[k]
+        b = d.term_b[k]
+        if a < 0:
+            out[d.term_row[k]] -= c * g[2]
+        elif b < 0:
+            out[d.term_row[k]] -= c * (2.0 * g[1] * v[a] + g[2] * q[a])
+        else:
+            out[d.term_row[k]] -= c * (2.0 * g[0] * v[a] * v[b]
+                                       + 2.0 * g[1] * (q[b] * v[a] + q[a] * v[b])
+                                       + g[2] * q[a] * q[b])
     return LD_OK
 
 
@@ -148,12 +277,21 @@ cdef int k_phi_qq_lam(void *user, double t, const double *q, const double *lam,
     # d/dq (Phi_q^T lam): the unit-vector rows contribute 2 lam on (ux, ux) and (uy, uy);
     # revolute rows are linear in q and contribute nothing.
     cdef KernelData *d = <KernelData *> user
-    cdef int i
-    cdef double l
+    cdef int i, k
+    cdef double l, g[3]
+    for i in range(d.hess_nnz):
+        val[i] = 0.0
     for i in range(d.nbody):
         l = lam[d.unit_row[i]]
-        val[d.unit_hslot[2 * i]] = 2.0 * l
-        val[d.unit_hslot[2 * i + 1]] = 2.0 * l
+        val[d.unit_hslot[2 * i]] += 2.0 * l
+        val[d.unit_hslot[2 * i + 1]] += 2.0 * l
+    for k in range(d.nterm):   # q_a q_b contributes coef g lam to (a, b) and (b, a)
+        if d.term_b[k] < 0:
+            continue
+        time_coef(d, k, t, g)
+        l = d.term_coef[k] * g[0] * lam[d.term_row[k]]
+        val[d.term_hslot[2 * k]] += l
+        val[d.term_hslot[2 * k + 1]] += l
     return LD_OK
 
 
@@ -198,8 +336,10 @@ cdef class Kernels:
     def __init__(self, dict arrays):
         need_int = ("unit_row", "unit_slot", "unit_hslot", "rev_body", "rev_row", "rev_slot",
                     "phiq_colptr", "phiq_rowind", "fq_colptr", "fq_rowind",
-                    "fv_colptr", "fv_rowind", "hess_colptr", "hess_rowind")
-        need_dbl = ("mass", "q_applied", "rev_local")
+                    "fv_colptr", "fv_rowind", "hess_colptr", "hess_rowind",
+                    "gen_row", "gen_slot", "term_row", "term_a", "term_b", "term_tf",
+                    "term_law", "term_slot", "term_hslot", "law_kind", "law_start")
+        need_dbl = ("mass", "q_applied", "rev_local", "term_coef", "law_par")
         a = {}
         for name in need_int:
             a[name] = np.ascontiguousarray(arrays[name], dtype=np.intc)
@@ -231,6 +371,23 @@ cdef class Kernels:
         self.data.rev_local = _dp(a["rev_local"])
         self.data.rev_row = _ip(a["rev_row"])
         self.data.rev_slot = _ip(a["rev_slot"])
+        self.data.ngen_rows = a["gen_row"].shape[0]
+        self.data.gen_row = _ip(a["gen_row"])
+        self.data.ngen_slots = a["gen_slot"].shape[0]
+        self.data.gen_slot = _ip(a["gen_slot"])
+        self.data.nterm = a["term_row"].shape[0]
+        self.data.term_row = _ip(a["term_row"])
+        self.data.term_a = _ip(a["term_a"])
+        self.data.term_b = _ip(a["term_b"])
+        self.data.term_tf = _ip(a["term_tf"])
+        self.data.term_law = _ip(a["term_law"])
+        self.data.term_coef = _dp(a["term_coef"])
+        self.data.term_slot = _ip(a["term_slot"])
+        self.data.term_hslot = _ip(a["term_hslot"])
+        self.data.hess_nnz = a["hess_rowind"].shape[0]
+        self.data.law_kind = _ip(a["law_kind"])
+        self.data.law_start = _ip(a["law_start"])
+        self.data.law_par = _dp(a["law_par"])
 
         self.system.nq = self.nq
         self.system.nc = self.nc

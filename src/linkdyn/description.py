@@ -27,12 +27,17 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from .errors import ModelError
+from .laws import Law, law_from_dict
 
 __all__ = [
     "GROUND",
     "BodySpec",
     "BarSpec",
     "RevoluteSpec",
+    "PrismaticSpec",
+    "AngleDriverSpec",
+    "SlideDriverSpec",
+    "CoordinateDriverSpec",
     "MarkerSpec",
     "Description",
     "ModelBuilder",
@@ -110,6 +115,51 @@ class RevoluteSpec:
 
 
 @dataclass(frozen=True)
+class PrismaticSpec:
+    """A prismatic (translational) joint: the second body keeps the relative orientation
+    ``angle`` (rad, angle of the second body's u minus the first's) and its point ``second``
+    stays on the line through point ``first`` with direction at ``axis`` (rad) from the first
+    body's u. Rows: ``<name>.rotation`` (sine of the orientation error) and ``<name>.axis``
+    (distance from the line times |axis|)."""
+
+    name: str
+    first: PointRef
+    second: PointRef
+    axis: float
+    angle: float
+
+
+@dataclass(frozen=True)
+class AngleDriverSpec:
+    """Drives the relative angle of revolute ``joint`` (second body's angle minus the
+    first's; the ground's is 0) along ``law``: row sin(angle - f(t)) = 0."""
+
+    name: str
+    joint: str
+    law: Law
+
+
+@dataclass(frozen=True)
+class SlideDriverSpec:
+    """Drives the displacement along prismatic ``joint`` (of its second point from its first,
+    along the axis) along ``law``."""
+
+    name: str
+    joint: str
+    law: Law
+
+
+@dataclass(frozen=True)
+class CoordinateDriverSpec:
+    """Drives the global x or y coordinate of a body point along ``law``."""
+
+    name: str
+    point: PointRef
+    axis: str
+    law: Law
+
+
+@dataclass(frozen=True)
 class MarkerSpec:
     """A named body-fixed point reported in results."""
 
@@ -127,8 +177,9 @@ class Description:
     gravity: Vec2
     ground: tuple[tuple[str, Vec2], ...]
     bodies: tuple[BodySpec | BarSpec, ...]
-    joints: tuple[RevoluteSpec, ...]
+    joints: tuple[RevoluteSpec | PrismaticSpec, ...]
     markers: tuple[MarkerSpec, ...]
+    drivers: tuple[AngleDriverSpec | SlideDriverSpec | CoordinateDriverSpec, ...] = ()
 
 
 @contextmanager
@@ -189,8 +240,9 @@ class ModelBuilder:
         self._gravity = _vec2("model", "gravity", gravity)
         self._ground: dict[str, Vec2] = {}
         self._bodies: dict[str, BodySpec | BarSpec] = {}
-        self._joints: dict[str, RevoluteSpec] = {}
+        self._joints: dict[str, RevoluteSpec | PrismaticSpec] = {}
         self._markers: dict[str, MarkerSpec] = {}
+        self._drivers: dict = {}
 
     # -- names -----------------------------------------------------------------------------
     def _new_name(self, kind: str, name) -> str:
@@ -203,7 +255,7 @@ class ModelBuilder:
         if name == GROUND:
             raise ModelError(f"{kind} '{name}': the name '{GROUND}' is reserved", name)
         for other_kind, table in (("body", self._bodies), ("joint", self._joints),
-                                  ("marker", self._markers)):
+                                  ("marker", self._markers), ("driver", self._drivers)):
             if name in table:
                 raise ModelError(f"{kind} '{name}': the name is already used by a {other_kind}",
                                  name)
@@ -361,6 +413,70 @@ class ModelBuilder:
                              f"{what}", name)
         self._joints[name] = RevoluteSpec(name, a, b)
 
+    def _orientation(self, body: str) -> float:
+        if body == GROUND:
+            return 0.0
+        u = self._bodies[body].u
+        return math.atan2(u[1], u[0])
+
+    def add_prismatic(self, name: str, first, second, axis=0.0, angle=None) -> None:
+        """A prismatic joint: point ``second`` slides along the line through point ``first``
+        in the direction at ``axis`` (rad) from the first body's u (for the ground: from the
+        global x axis); the relative orientation stays ``angle`` (rad; default: as in the
+        initial guesses)."""
+        name = self._new_name("joint", name)
+        entry = f"joint '{name}'"
+        with _element(name):
+            a = self._ref(entry, first)
+            b = self._ref(entry, second)
+            if a[0] == b[0]:
+                what = "the ground to itself" if a[0] == GROUND else f"body '{a[0]}' to itself"
+                raise ModelError(f"{entry}: a joint must connect two different bodies; it "
+                                 f"connects {what}")
+            axis = _finite(entry, "axis", axis)
+            if angle is None:
+                angle = self._orientation(b[0]) - self._orientation(a[0])
+            angle = _finite(entry, "angle", angle)
+        self._joints[name] = PrismaticSpec(name, a, b, axis, angle)
+
+    def _law(self, entry, law) -> Law:
+        try:
+            return law_from_dict(law)
+        except ModelError as exc:
+            raise ModelError(f"{entry}: {exc}") from None
+
+    def add_angle_driver(self, name: str, joint: str, law) -> None:
+        """Drive the relative angle of revolute ``joint`` with ``law`` (a
+        :mod:`linkdyn.laws` law or its dict form)."""
+        self._add_joint_driver(name, joint, law, RevoluteSpec, AngleDriverSpec, "revolute")
+
+    def add_slide_driver(self, name: str, joint: str, law) -> None:
+        """Drive the displacement along prismatic ``joint`` with ``law``."""
+        self._add_joint_driver(name, joint, law, PrismaticSpec, SlideDriverSpec, "prismatic")
+
+    def _add_joint_driver(self, name, joint, law, joint_type, spec, kind):
+        name = self._new_name("driver", name)
+        entry = f"driver '{name}'"
+        with _element(name):
+            if joint not in self._joints:
+                raise ModelError(f"{entry}: unknown joint {joint!r} (joints: "
+                                 f"{', '.join(self._joints) or 'none'})")
+            if not isinstance(self._joints[joint], joint_type):
+                raise ModelError(f"{entry}: joint '{joint}' is not a {kind} joint")
+            self._drivers[name] = spec(name, joint, self._law(entry, law))
+
+    def add_coordinate_driver(self, name: str, point, axis: str, law) -> None:
+        """Drive the global ``axis`` ("x" or "y") coordinate of body point ``point``."""
+        name = self._new_name("driver", name)
+        entry = f"driver '{name}'"
+        with _element(name):
+            ref = self._ref(entry, point)
+            if ref[0] == GROUND:
+                raise ModelError(f"{entry}: drive a body point, not a ground point")
+            if axis not in ("x", "y"):
+                raise ModelError(f"{entry}: axis must be 'x' or 'y', got {axis!r}")
+            self._drivers[name] = CoordinateDriverSpec(name, ref, axis, self._law(entry, law))
+
     def add_marker(self, name: str, point) -> None:
         """A named body-fixed point, ``'body.point'``, reported in results."""
         name = self._new_name("marker", name)
@@ -381,6 +497,7 @@ class ModelBuilder:
             bodies=tuple(self._bodies.values()),
             joints=tuple(self._joints.values()),
             markers=tuple(self._markers.values()),
+            drivers=tuple(self._drivers.values()),
         )
 
     def build(self):

@@ -1,8 +1,11 @@
 """Compiling a description into a frozen :class:`Model`.
 
 Compiling numbers the coordinates (body i owns q[4i:4i+4] = x, y, ux, uy) and the constraint
-rows (first one unit-vector row per body, in body order, then each joint's rows in joint
-order), fixes the CSC sparsity pattern of Phi_q once, and hands flat arrays to the kernels.
+rows (one unit-vector row per body in body order, then the revolute joints' rows, then the
+prismatic joints' rows, then one row per driver, each group in description order), fixes the
+CSC sparsity pattern of Phi_q once, and hands flat arrays to the kernels. Prismatic joints and
+drivers are quadratic forms in these coordinates: they compile into the kernels' generic rows
+(terms coef * g(t) * q_a * q_b, with g a driving law's 1, cos f, sin f or f).
 Nothing after this point looks anything up by name.
 """
 
@@ -11,8 +14,11 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+import math
+
 from ._kernels import Kernels
-from .description import GROUND, Description
+from .description import (GROUND, AngleDriverSpec, CoordinateDriverSpec, Description,
+                          PrismaticSpec, RevoluteSpec, SlideDriverSpec)
 from .errors import ModelError
 
 __all__ = ["Model", "compile_model", "COORDINATES"]
@@ -54,7 +60,8 @@ class Model:
         ``"<body>.<x|y|ux|uy>"`` for each coordinate.
     constraint_names : tuple of str
         ``"<body>.unit"`` for unit-vector rows, ``"<joint>.x"`` / ``"<joint>.y"`` for
-        revolute rows.
+        revolute rows, ``"<joint>.rotation"`` / ``"<joint>.axis"`` for prismatic rows and
+        ``"<driver>"`` for driver rows.
     mass : ndarray (nq,)
         Diagonal of the constant mass matrix, diag(m, m, Jz, Jz) per body.
     q0, v0 : ndarray (nq,)
@@ -71,6 +78,7 @@ class Model:
         self.body_names = names["bodies"]
         self.joint_names = names["joints"]
         self.marker_names = names["markers"]
+        self.driver_names = names["drivers"]
         self.coordinate_names = names["coordinates"]
         self.constraint_names = names["constraints"]
         self.constraint_owner = names["owners"]
@@ -186,6 +194,110 @@ class Model:
         save(self.description, path)
 
 
+# -- generic quadratic rows ---------------------------------------------------------------------
+# A linear form in q is a dict {coordinate index: coefficient, -1: constant}. Products of two
+# forms give the terms coef * q_a * q_b (a, b >= 0), coef * q_a (b = -1) and coef (a = b = -1)
+# that the kernels evaluate, each with a time factor: 0 none, 1 cos f, 2 sin f, 3 f.
+
+def _point_form(body: int, local, ground_xy=None):
+    if body < 0:
+        return {-1: ground_xy[0]}, {-1: ground_xy[1]}
+    xi, eta = local
+    c = 4 * body
+    return {c: 1.0, c + 2: xi, c + 3: -eta}, {c + 1: 1.0, c + 3: xi, c + 2: eta}
+
+
+def _u_form(body: int):
+    if body < 0:
+        return {-1: 1.0}, {-1: 0.0}
+    return {4 * body + 2: 1.0}, {4 * body + 3: 1.0}
+
+
+def _comb(*pairs):
+    """sum of coef * form."""
+    out = {}
+    for coef, form in pairs:
+        for k, v in form.items():
+            out[k] = out.get(k, 0.0) + coef * v
+    return out
+
+
+def _rotate(ux, uy, angle):
+    c, s = math.cos(angle), math.sin(angle)
+    return _comb((c, ux), (-s, uy)), _comb((s, ux), (c, uy))
+
+
+def _mul(f, g, coef=1.0):
+    terms = {}
+    for a, x in f.items():
+        for b, y in g.items():
+            key = (min(a, b), max(a, b)) if a >= 0 and b >= 0 else (max(a, b), -1)
+            terms[key] = terms.get(key, 0.0) + coef * x * y
+    return terms
+
+
+def _cross(a, b):
+    t = _mul(a[0], b[1])
+    for k, v in _mul(a[1], b[0], -1.0).items():
+        t[k] = t.get(k, 0.0) + v
+    return t
+
+
+def _dot(a, b):
+    t = _mul(a[0], b[0])
+    for k, v in _mul(a[1], b[1]).items():
+        t[k] = t.get(k, 0.0) + v
+    return t
+
+
+def _generic_rows(desc: Description, body_index, ground):
+    """Rows of prismatic joints and drivers: [(row name, owner, [(terms, tf, law)])], laws."""
+    rows, laws = [], []
+
+    def point(ref):
+        b, p = ref
+        if b == GROUND:
+            return -1, _point_form(-1, None, ground[p])
+        i = body_index[b]
+        return i, _point_form(i, desc.bodies[i].local_points()[p])
+
+    def prismatic_parts(j):
+        i1, p1 = point(j.first)
+        i2, p2 = point(j.second)
+        u1, u2 = _u_form(i1), _u_form(i2)
+        axis = _rotate(*u1, j.axis)
+        d = (_comb((1.0, p2[0]), (-1.0, p1[0])), _comb((1.0, p2[1]), (-1.0, p1[1])))
+        return u1, u2, axis, d
+
+    joints = {j.name: j for j in desc.joints}
+    for j in desc.joints:
+        if isinstance(j, PrismaticSpec):
+            u1, u2, axis, d = prismatic_parts(j)
+            rows.append((f"{j.name}.rotation", j.name,
+                         [(_cross(_rotate(*u1, j.angle), u2), 0, -1)]))
+            rows.append((f"{j.name}.axis", j.name, [(_cross(axis, d), 0, -1)]))
+    for drv in desc.drivers:
+        law = len(laws)
+        laws.append(drv.law)
+        if isinstance(drv, AngleDriverSpec):
+            j = joints[drv.joint]
+            i1 = body_index.get(j.first[0], -1)
+            i2 = body_index.get(j.second[0], -1)
+            u1, u2 = _u_form(i1), _u_form(i2)
+            neg_dot = {k: -v for k, v in _dot(u1, u2).items()}
+            rows.append((drv.name, drv.name, [(_cross(u1, u2), 1, law), (neg_dot, 2, law)]))
+        elif isinstance(drv, SlideDriverSpec):
+            _, _, axis, d = prismatic_parts(joints[drv.joint])
+            rows.append((drv.name, drv.name, [(_dot(axis, d), 0, -1), ({(-1, -1): -1.0}, 3, law)]))
+        else:
+            assert isinstance(drv, CoordinateDriverSpec)
+            _, p = point(drv.point)
+            lin = p[0] if drv.axis == "x" else p[1]
+            terms = {((k, -1) if k >= 0 else (-1, -1)): v for k, v in lin.items()}
+            rows.append((drv.name, drv.name, [(terms, 0, -1), ({(-1, -1): -1.0}, 3, law)]))
+    return rows, laws
+
+
 def compile_model(desc: Description) -> Model:
     """Number coordinates and constraint rows, fix the sparsity pattern, build the kernels."""
     if not desc.bodies:
@@ -220,12 +332,13 @@ def compile_model(desc: Description) -> Model:
         cols += [4 * i + 2, 4 * i + 3]
     nc = nbody
 
-    nrev = len(desc.joints)
+    revolutes = [j for j in desc.joints if isinstance(j, RevoluteSpec)]
+    nrev = len(revolutes)
     rev_body = np.full((nrev, 2), -1, dtype=np.intc)
     rev_local = np.zeros((nrev, 4))
     rev_row = np.empty(nrev, dtype=np.intc)
     rev_entry = np.full((nrev, 12), -1, dtype=np.int64)  # index into rows/cols lists
-    for k, j in enumerate(desc.joints):
+    for k, j in enumerate(revolutes):
         rev_row[k] = nc
         row_names += [f"{j.name}.x", f"{j.name}.y"]
         owners += [j.name, j.name]
@@ -244,11 +357,63 @@ def compile_model(desc: Description) -> Model:
                 cols.append(col)
         nc += 2
 
+    # Generic rows (prismatic joints, drivers): terms and their Jacobian entries.
+    generic, laws = _generic_rows(desc, body_index, ground)
+    gen_row, term = [], dict(row=[], a=[], b=[], tf=[], law=[], coef=[])
+    entry_of = {}  # (row, col) -> index into rows/cols
+    for rname, owner, parts in generic:
+        r = nc
+        nc += 1
+        gen_row.append(r)
+        row_names.append(rname)
+        owners.append(owner)
+        for terms, tf, law in parts:
+            for (a, b), coef in terms.items():
+                if coef == 0.0:
+                    continue
+                for col in (a, b):
+                    if col >= 0 and (r, col) not in entry_of:
+                        entry_of[(r, col)] = len(rows)
+                        rows.append(r)
+                        cols.append(col)
+                term["row"].append(r)
+                term["a"].append(a)
+                term["b"].append(b)
+                term["tf"].append(tf)
+                term["law"].append(max(law, 0))
+                term["coef"].append(coef)
     colptr, rowind, slot = _csc_pattern(np.asarray(rows, dtype=np.int64),
                                         np.asarray(cols, dtype=np.int64), nc, nq)
-    # Pattern of d/dq (Phi_q^T lam): the unit-vector rows' (ux, ux) and (uy, uy) entries.
+    nterm = len(term["row"])
+    term_slot = np.full((nterm, 2), -1, dtype=np.intc)
+    for m in range(nterm):
+        for s_, col in enumerate((term["a"][m], term["b"][m])):
+            if col >= 0:
+                term_slot[m, s_] = slot[entry_of[(term["row"][m], col)]]
+    gen_slot = np.array(sorted({slot[e] for e in entry_of.values()}), dtype=np.intc)
+    # Pattern of d/dq (Phi_q^T lam): unit-vector (ux, ux), (uy, uy), and each quadratic term's
+    # (a, b) and (b, a).
     hdiag = np.stack([4 * np.arange(nbody) + 2, 4 * np.arange(nbody) + 3], axis=1).ravel()
-    hess_colptr, hess_rowind, hess_slot = _csc_pattern(hdiag, hdiag, nq, nq)
+    hpairs = {(int(i), int(i)) for i in hdiag}
+    for a, b in zip(term["a"], term["b"]):
+        if a >= 0 and b >= 0:
+            hpairs |= {(a, b), (b, a)}
+    hlist = sorted(hpairs)
+    hr = np.array([p[0] for p in hlist], dtype=np.int64)
+    hc = np.array([p[1] for p in hlist], dtype=np.int64)
+    hess_colptr, hess_rowind, hslot_all = _csc_pattern(hr, hc, nq, nq)
+    hslot_of = {pair: hslot_all[k] for k, pair in enumerate(hlist)}
+    hess_slot = np.array([hslot_of[(int(i), int(i))] for i in hdiag], dtype=np.intc)
+    term_hslot = np.full((nterm, 2), -1, dtype=np.intc)
+    for m, (a, b) in enumerate(zip(term["a"], term["b"])):
+        if a >= 0 and b >= 0:
+            term_hslot[m] = (hslot_of[(a, b)], hslot_of[(b, a)])
+    law_kind, law_start, law_par = [], [0], []
+    for law in laws:
+        kind, params = law.compiled()
+        law_kind.append(kind)
+        law_par += params
+        law_start.append(len(law_par))
     unit_slot = slot[: 2 * nbody].reshape(nbody, 2)
     rev_slot = np.where(rev_entry >= 0, slot[np.maximum(rev_entry, 0)], -1).astype(np.intc)
 
@@ -266,12 +431,20 @@ def compile_model(desc: Description) -> Model:
         fq_colptr=empty_colptr, fq_rowind=np.zeros(0, dtype=np.intc),
         fv_colptr=empty_colptr, fv_rowind=np.zeros(0, dtype=np.intc),
         hess_colptr=hess_colptr, hess_rowind=hess_rowind,
+        gen_row=np.array(gen_row, dtype=np.intc), gen_slot=gen_slot,
+        term_row=np.array(term["row"], dtype=np.intc), term_a=np.array(term["a"], dtype=np.intc),
+        term_b=np.array(term["b"], dtype=np.intc), term_tf=np.array(term["tf"], dtype=np.intc),
+        term_law=np.array(term["law"], dtype=np.intc), term_coef=np.array(term["coef"], dtype=float),
+        term_slot=term_slot.ravel(), term_hslot=term_hslot.ravel(),
+        law_kind=np.array(law_kind, dtype=np.intc), law_start=np.array(law_start, dtype=np.intc),
+        law_par=np.array(law_par, dtype=float),
         q0=q0, v0=v0, hold=hold, marker_body=marker_body, marker_local=marker_local,
     )
     names = dict(
         bodies=tuple(b.name for b in desc.bodies),
         joints=tuple(j.name for j in desc.joints),
         markers=tuple(m.name for m in desc.markers),
+        drivers=tuple(d.name for d in desc.drivers),
         coordinates=tuple(coord_names),
         constraints=tuple(row_names),
         owners=tuple(owners),

@@ -15,7 +15,15 @@ Format (version 1)::
         {"type": "body", "name": "plate", "mass": 2.0, "inertia": 0.1,
          "points": {"hole": [0.1, 0.05]}, "position": [0.3, 0.1]}
       ],
-      "joints": [{"type": "revolute", "name": "J1", "first": "crank.a", "second": "ground.O"}],
+      "joints": [{"type": "revolute", "name": "J1", "first": "crank.a", "second": "ground.O"},
+                 {"type": "prismatic", "name": "S", "first": "ground.O", "second": "plate.cm",
+                  "axis": 0.0, "angle": 0.0}],               # axis, angle optional (rad)
+      "drivers": [{"type": "angle", "name": "motor", "joint": "J1",
+                   "law": {"law": "linear", "value": 0.0, "rate": 6.283}},
+                  {"type": "slide", "name": "ram", "joint": "S",
+                   "law": {"law": "harmonic", "a": 0.05, "b": -0.08, "omega": 3.14, "phase": 0.8}},
+                  {"type": "coordinate", "name": "lift", "point": "plate.hole", "axis": "y",
+                   "law": {"law": "polynomial", "coefficients": [0.1, 0.0, 0.5]}}],
       "markers": [{"name": "tip", "point": "crank.b"}]
     }
 
@@ -31,7 +39,8 @@ import json
 import os
 from pathlib import Path
 
-from .description import BarSpec, BodySpec, Description, ModelBuilder
+from .description import (AngleDriverSpec, BarSpec, BodySpec, CoordinateDriverSpec,
+                          Description, ModelBuilder, PrismaticSpec, SlideDriverSpec)
 from .errors import ModelError, ModelFileError
 
 __all__ = ["FORMAT_VERSION", "load", "loads", "save", "dumps", "to_dict", "from_dict"]
@@ -43,9 +52,14 @@ _BODY_FIELDS = {
     "bar": ({"type", "name", "length"}, {"density", "mass", "inertia"} | _KINEMATIC),
     "body": ({"type", "name", "mass", "inertia"}, set(_KINEMATIC)),
 }
-_JOINT_FIELDS = {"revolute": ({"type", "name", "first", "second"}, set())}
+_JOINT_FIELDS = {"revolute": ({"type", "name", "first", "second"}, set()),
+                 "prismatic": ({"type", "name", "first", "second"}, {"axis", "angle"})}
+_DRIVER_FIELDS = {"angle": ({"type", "name", "joint", "law"}, set()),
+                  "slide": ({"type", "name", "joint", "law"}, set()),
+                  "coordinate": ({"type", "name", "point", "axis", "law"}, set())}
 _MARKER_FIELDS = ({"name", "point"}, set())
-_TOP_FIELDS = ({"linkdyn_model", "name", "bodies"}, {"gravity", "ground", "joints", "markers"})
+_TOP_FIELDS = ({"linkdyn_model", "name", "bodies"},
+               {"gravity", "ground", "joints", "markers", "drivers"})
 
 
 def _check_fields(entry: dict, where: str, required: set, optional: set, path):
@@ -87,7 +101,8 @@ def from_dict(data, path=None) -> Description:
     for gname, xy in ground.items():
         call(f"ground.{gname}", builder.add_ground_point, gname, xy)
 
-    for key, table in (("bodies", _BODY_FIELDS), ("joints", _JOINT_FIELDS)):
+    for key, table in (("bodies", _BODY_FIELDS), ("joints", _JOINT_FIELDS),
+                       ("drivers", _DRIVER_FIELDS)):
         items = data.get(key, [])
         if not isinstance(items, list):
             raise ModelFileError("expected a list of objects", path, key)
@@ -105,9 +120,16 @@ def from_dict(data, path=None) -> Description:
             if key == "bodies":
                 fn = builder.add_bar if kind == "bar" else builder.add_body
                 call(where, fn, entry["name"], **kwargs)
-            else:
+            elif kind == "revolute":
                 call(where, builder.add_revolute, entry["name"], entry["first"],
                      entry["second"])
+            elif kind == "prismatic":
+                call(where, builder.add_prismatic, entry["name"], **kwargs)
+            elif kind == "coordinate":
+                call(where, builder.add_coordinate_driver, entry["name"], **kwargs)
+            else:
+                fn = builder.add_angle_driver if kind == "angle" else builder.add_slide_driver
+                call(where, fn, entry["name"], **kwargs)
 
     markers = data.get("markers", [])
     if not isinstance(markers, list):
@@ -143,10 +165,27 @@ def to_dict(desc: Description) -> dict:
         "gravity": list(desc.gravity),
         "ground": {name: list(xy) for name, xy in desc.ground},
         "bodies": bodies,
-        "joints": [{"type": "revolute", "name": j.name, "first": ".".join(j.first),
-                    "second": ".".join(j.second)} for j in desc.joints],
+        "joints": [_joint_dict(j) for j in desc.joints],
+        "drivers": [_driver_dict(d) for d in desc.drivers],
         "markers": [{"name": m.name, "point": f"{m.body}.{m.point}"} for m in desc.markers],
     }
+
+
+def _joint_dict(j) -> dict:
+    d = {"type": "prismatic" if isinstance(j, PrismaticSpec) else "revolute", "name": j.name,
+         "first": ".".join(j.first), "second": ".".join(j.second)}
+    if isinstance(j, PrismaticSpec):
+        d.update(axis=j.axis, angle=j.angle)
+    return d
+
+
+def _driver_dict(d) -> dict:
+    if isinstance(d, CoordinateDriverSpec):
+        return {"type": "coordinate", "name": d.name, "point": ".".join(d.point),
+                "axis": d.axis, "law": d.law.to_dict()}
+    kind = "angle" if isinstance(d, AngleDriverSpec) else "slide"
+    assert isinstance(d, (AngleDriverSpec, SlideDriverSpec))
+    return {"type": kind, "name": d.name, "joint": d.joint, "law": d.law.to_dict()}
 
 
 def loads(text: str, path=None) -> Description:

@@ -93,11 +93,20 @@ class SimulationResult:
         """|Phi_q v + Phi_t| at each output time."""
         return self._norms()[:, 1]
 
+    def driver_effort(self, driver: str) -> np.ndarray:
+        """What driver ``driver`` applies (n,): for an angle driver the torque (N m) on the
+        joint's second body (the first receives the opposite), for a slide driver the force
+        (N) along the axis on the second body, for a coordinate driver the force (N) along
+        its axis on the body: ``-lam`` of the driver's row."""
+        if driver not in self.model.driver_names:
+            raise KeyError(f"model {self.model.name!r} has no driver {driver!r}")
+        return -self.lam[:, self.model.constraint_names.index(driver)]
+
     def joint_force(self, joint: str) -> np.ndarray:
         """Force (n, 2) in N that revolute ``joint`` exerts on its first body at the joint
         point (the second body receives the opposite): ``-lam`` of the joint's x and y rows."""
-        if joint not in self.model.joint_names:
-            raise KeyError(f"model {self.model.name!r} has no joint {joint!r}")
+        if joint not in self.model.joint_names or f"{joint}.x" not in self.model.constraint_names:
+            raise KeyError(f"model {self.model.name!r} has no revolute joint {joint!r}")
         row = self.model.constraint_names.index(f"{joint}.x")
         return -self.lam[:, row:row + 2]
 
