@@ -39,6 +39,14 @@ extensions = [
         libraries=["klu"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     ),
+    Extension(
+        "linkdyn._kinematics",
+        sources=["src/linkdyn/_kinematics.pyx"],
+        include_dirs=["csrc", numpy.get_include()] + ss_include,
+        library_dirs=ss_lib,
+        libraries=["klu"],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+    ),
 ]
 
 setup(ext_modules=cythonize(extensions, language_level=3))

@@ -69,3 +69,28 @@ def test_simulate_rejects_bad_options(capsys):
     with pytest.raises(SystemExit):
         main(["simulate", "--rtol", "-1"])
     assert "expected a positive number" in capsys.readouterr().err
+
+
+def test_kinematics_command(tmp_path, capsys):
+    import numpy as np
+
+    out, plots = tmp_path / "kin.txt", tmp_path / "plots"
+    assert main(["kinematics", "--t-end", "0.5", "--dt", "0.01", "--output", str(out),
+                 "--plot", str(plots)]) == 0
+    text = capsys.readouterr().out
+    assert "model jansen_driven: 44 coordinates, 1 drivers; 51 positions" in text
+    header = out.read_text().splitlines()[0]
+    assert header.startswith("# t P3.x P3.y P3.vx P3.vy P3.ax P3.ay foot.x")
+    data = np.loadtxt(out)
+    assert data.shape == (51, 13)
+    # P3 turns on a 0.15 m circle at 2 pi rad/s: speed 0.3 pi, acceleration 0.15 (2 pi)^2.
+    np.testing.assert_allclose(np.hypot(data[:, 1], data[:, 2]), 0.15, atol=1e-12)
+    np.testing.assert_allclose(np.hypot(data[:, 3], data[:, 4]), 0.3 * np.pi, atol=1e-11)
+    np.testing.assert_allclose(np.hypot(data[:, 5], data[:, 6]), 0.15 * (2 * np.pi) ** 2,
+                               atol=1e-9)
+    assert (plots / "trajectories.png").exists() and (plots / "body_L10.png").exists()
+
+
+def test_kinematics_command_rejects_undriven_model(capsys):
+    assert main(["kinematics", "jansen"]) == 2
+    assert "under-driven: 1 degrees of freedom and 0 drivers" in capsys.readouterr().err

@@ -12,9 +12,12 @@ Describe a mechanism with :class:`ModelBuilder` or a model file, compile it into
 from ._version import __version__
 from .assembly import ConsistentState, consistent_state
 from .description import GROUND, Description, ModelBuilder
-from .errors import (AssemblyError, ConvergenceError, LinkdynError, ModelError,
-                     ModelFileError, NonFiniteError, RedundantConstraintsError, SimulationError,
-                     SingularJacobianError, StepSizeError)
+from . import laws
+from .errors import (AssemblyError, ConvergenceError, KinematicsError, LinkdynError, ModelError,
+                     ModelFileError, NonFiniteError, RedundantConstraintsError,
+                     SimulationError, SingularConfigurationError, SingularJacobianError,
+                     StepSizeError)
+from .kinematics import KinematicsResult, Singularity, kinematics
 from .model import Model
 from .models import builtin_names, chain, load_model
 from .simulate import SimulationResult, simulate
@@ -26,6 +29,8 @@ __all__ = [
     "ConvergenceError",
     "Description",
     "GROUND",
+    "KinematicsError",
+    "KinematicsResult",
     "LinkdynError",
     "Model",
     "ModelBuilder",
@@ -35,11 +40,15 @@ __all__ = [
     "RedundantConstraintsError",
     "SimulationError",
     "SimulationResult",
+    "Singularity",
+    "SingularConfigurationError",
     "SingularJacobianError",
     "StepSizeError",
     "builtin_names",
     "chain",
     "consistent_state",
+    "kinematics",
+    "laws",
     "load_model",
     "simulate",
 ]

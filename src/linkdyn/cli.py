@@ -4,6 +4,7 @@
     linkdyn assemble [MODEL]       compile MODEL (built-in name or model file; default jansen)
                                    and print its consistent initial state
     linkdyn simulate [MODEL]       integrate the dynamics (see --help)
+    linkdyn kinematics [MODEL]     kinematic analysis of a fully driven model (see --help)
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from . import __version__
 from .assembly import consistent_state
 from .errors import LinkdynError
 from .models import builtin_names, load_model
-from .simulate import simulate
+from .kinematics import kinematics
+from .simulate import output_times, simulate
 
 #: CPU time of the published Python run of the Jansen benchmark (seed 000, Table 3).
 PUBLISHED_SECONDS = 76.17
@@ -107,6 +109,36 @@ def _cmd_simulate(args) -> int:
     return 0 if result.status == "success" else 130
 
 
+def _cmd_kinematics(args) -> int:
+    model = load_model(args.model)
+    times = output_times(0.0, args.t_end, args.dt)
+    result = kinematics(model, times, on_singular="continue" if args.continue_singular
+                        else "raise")
+    st = result.stats
+    print(f"model {model.name}: {model.nq} coordinates, {len(model.driver_names)} drivers; "
+          f"{len(result.t)} positions, t = 0 .. {result.t[-1]:g} s")
+    print(f"  sweep {st['sweep_seconds'] * 1e3:.2f} ms: {st['newton_iterations']} Newton "
+          f"iterations, {st['factorizations']} factorisations; smallest reciprocal condition "
+          f"estimate {result.rcond.min():.2e}")
+    for s in result.singularities:
+        print(f"  singular configuration at t = {s.t:.6g} s: {', '.join(s.constraints)}")
+    if args.output:
+        cols = ["t"] + [f"{m}.{c}" for m in model.marker_names
+                        for c in ("x", "y", "vx", "vy", "ax", "ay")]
+        data = [result.t]
+        for m in model.marker_names:
+            data += [result.marker(m), result.marker_velocity(m), result.marker_acceleration(m)]
+        np.savetxt(args.output, np.column_stack(data), fmt="%.15e", header=" ".join(cols),
+                   comments="# ")
+        print(f"  wrote {args.output}")
+    if args.plot:
+        from .plotting import plot_kinematics
+
+        paths = plot_kinematics(result, args.plot)
+        print(f"  wrote {len(paths)} plots into {args.plot}")
+    return 0
+
+
 def _positive_float(text):
     value = float(text)
     if not (np.isfinite(value) and value > 0):
@@ -139,6 +171,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stats-json", metavar="FILE", help="write the work counters as JSON")
     p.add_argument("--plot", metavar="DIR", help="write PNG plots into DIR")
     p.set_defaults(func=_cmd_simulate)
+    p = sub.add_parser("kinematics", help="kinematic analysis of a fully driven model",
+                       description="Positions, velocities and accelerations of a model whose "
+                       "degrees of freedom are all driven, with singularity detection.")
+    p.add_argument("model", nargs="?", default="jansen_driven",
+                   help="built-in model name or model file (default: jansen_driven)")
+    p.add_argument("--t-end", type=_positive_float, default=1.0, help="end time in s (1)")
+    p.add_argument("--dt", type=_positive_float, default=0.001, help="time step in s (0.001)")
+    p.add_argument("--continue-singular", action="store_true",
+                   help="record singular configurations and go on instead of stopping")
+    p.add_argument("--output", metavar="FILE",
+                   help="write marker positions, velocities, accelerations as text")
+    p.add_argument("--plot", metavar="DIR", help="write PNG plots into DIR")
+    p.set_defaults(func=_cmd_kinematics)
     return parser
 
 

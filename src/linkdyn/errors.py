@@ -10,6 +10,9 @@ offending entry (body, joint, marker, file field, constraint row or time) and wh
     │   └── RedundantConstraintsError
     │                            the constraint Jacobian loses rank (redundant or
     │                            conflicting constraints)
+    ├── KinematicsError          the position problem of a kinematic sweep has no solution
+    │   └── SingularConfigurationError
+    │                            the Jacobian of a driven mechanism became singular
     └── SimulationError          the integrator stopped before t_end
         ├── StepSizeError        the step size fell below its minimum
         ├── ConvergenceError     the Newton iteration kept failing
@@ -26,6 +29,8 @@ __all__ = [
     "ModelFileError",
     "AssemblyError",
     "RedundantConstraintsError",
+    "KinematicsError",
+    "SingularConfigurationError",
     "SimulationError",
     "StepSizeError",
     "ConvergenceError",
@@ -126,3 +131,21 @@ class SingularJacobianError(SimulationError):
 
 class NonFiniteError(SimulationError):
     """The model produced NaN or Inf and cutting the step did not help."""
+
+
+class KinematicsError(LinkdynError):
+    """A kinematic sweep stopped: no configuration satisfies the constraints at time ``t``.
+
+    Attributes: ``t`` (the time), ``constraints`` (rows involved, when known) and ``result``
+    (the sweep up to the last solved time)."""
+
+    def __init__(self, message: str, t: float, constraints=(), result=None):
+        super().__init__(message)
+        self.t = t
+        self.constraints = list(constraints)
+        self.result = result
+
+
+class SingularConfigurationError(KinematicsError):
+    """The constraint Jacobian of the driven mechanism became singular at time ``t`` (a
+    dead centre, a branch point or a limit of the drivers' range)."""

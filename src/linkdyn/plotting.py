@@ -55,3 +55,43 @@ def plot_simulation(result, directory) -> list[Path]:
     fig.savefig(paths[-1], dpi=120)
     plt.close(fig)
     return paths
+
+
+def plot_kinematics(result, directory) -> list[Path]:
+    """Write ``trajectories.png`` (every marker's path) and, per body, ``body_<name>.png``
+    (speed, angular velocity, acceleration magnitude and angular acceleration against time)."""
+    plt = _pyplot()
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    model = result.model
+    paths = []
+    if model.marker_names:
+        fig, ax = plt.subplots(figsize=(7, 6))
+        for name in model.marker_names:
+            p = result.marker(name)
+            ax.plot(p[:, 0], p[:, 1], label=name)
+        ax.set_aspect("equal")
+        ax.set_xlabel("x [m]")
+        ax.set_ylabel("y [m]")
+        ax.legend()
+        ax.grid(True)
+        ax.set_title(f"{model.name}: marker trajectories")
+        paths.append(out / "trajectories.png")
+        fig.savefig(paths[-1], dpi=120)
+        plt.close(fig)
+    for body in model.body_names:
+        fig, axes = plt.subplots(4, 1, sharex=True, figsize=(8, 9))
+        series = [(np.linalg.norm(result.body_velocity(body), axis=1), "|v| [m/s]"),
+                  (result.body_angular_velocity(body), "omega [rad/s]"),
+                  (np.linalg.norm(result.body_acceleration(body), axis=1), "|a| [m/s^2]"),
+                  (result.body_angular_acceleration(body), "alpha [rad/s^2]")]
+        for ax, (y, label) in zip(axes, series):
+            ax.plot(result.t, y)
+            ax.set_ylabel(label)
+            ax.grid(True)
+        axes[-1].set_xlabel("t [s]")
+        fig.suptitle(f"{model.name}: body {body}")
+        paths.append(out / f"body_{body}.png")
+        fig.savefig(paths[-1], dpi=100)
+        plt.close(fig)
+    return paths

@@ -1,7 +1,10 @@
-"""Built-in models: model files shipped inside the package, and parametric generators.
+"""Built-in models: model files shipped inside the package, models derived from them, and
+parametric generators.
 
 ``load_model("jansen")`` loads a built-in by name; any other argument is read as a path to a
-model file. ``chain(n)`` generates a hanging chain of ``n`` bars (a size-scalable test model).
+model file. ``jansen_driven`` is the Jansen linkage with its crank driven at -2 pi rad/s (the
+dynamic benchmark's initial speed), for kinematic analysis. ``chain(n)`` generates a hanging
+chain of ``n`` bars (a size-scalable test model).
 """
 
 from __future__ import annotations
@@ -18,10 +21,36 @@ from ..model import Model, compile_model
 __all__ = ["builtin_names", "load_model", "chain"]
 
 
-def builtin_names() -> list[str]:
-    """Names of the model files shipped with linkdyn."""
+def _file_names() -> list[str]:
     files = resources.files(__name__)
     return sorted(p.name[:-5] for p in files.iterdir() if p.name.endswith(".json"))
+
+
+def _builtin_file(name: str) -> dict:
+    import json
+
+    text = resources.files(__name__).joinpath(f"{name}.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def _jansen_driven():
+    data = _builtin_file("jansen")
+    data["name"] = "jansen_driven"
+    for body in data["bodies"]:
+        body.pop("hold", None)
+    # J1 pins L1.a (first) to P1 (second): the relative angle is -(crank angle), so a crank
+    # turning at -2 pi rad/s is a relative angle growing at +2 pi rad/s.
+    data["drivers"] = [{"type": "angle", "name": "crank", "joint": "J1",
+                        "law": {"law": "linear", "value": 0.0, "rate": 2 * math.pi}}]
+    return compile_model(modelfile.from_dict(data, path="<built-in jansen_driven>"))
+
+
+_DERIVED = {"jansen_driven": _jansen_driven}
+
+
+def builtin_names() -> list[str]:
+    """Names of the built-in models."""
+    return sorted(_file_names() + list(_DERIVED))
 
 
 def load_model(name_or_path) -> Model:
@@ -30,7 +59,9 @@ def load_model(name_or_path) -> Model:
     Raises :class:`ModelFileError` for a name that is neither a built-in nor an existing
     file, and for a file that cannot be read or is invalid."""
     text = os.fspath(name_or_path)
-    if text in builtin_names():
+    if text in _DERIVED:
+        return _DERIVED[text]()
+    if text in _file_names():
         res = resources.files(__name__).joinpath(f"{text}.json")
         return compile_model(modelfile.loads(res.read_text(encoding="utf-8"),
                                              path=f"<built-in {text}>"))

@@ -1,0 +1,211 @@
+"""Kinematic analysis of fully driven mechanisms: ``kinematics(model, times)``.
+
+For a model whose degrees of freedom are all driven (as many constraint rows as coordinates),
+each time gets the positions from Phi(q, t) = 0 (Newton from a Taylor predictor of the previous
+solution), the velocities from Phi_q v = -Phi_t and the accelerations from Phi_q a = gamma, with
+KLU in a compiled loop (linkdyn._kinematics). Along the sweep the reciprocal of KLU's 1-norm
+condition estimate of Phi_q is watched: where it falls below ``singular_rcond`` the
+configuration is reported singular (time and constraints); where the positions stop existing (a driver pushed past a dead centre) the
+critical time is found by bisection.
+"""
+
+from __future__ import annotations
+
+import math
+import time as _time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._kinematics import STATUS, KinematicSweep
+from .assembly import consistent_state
+from .errors import KinematicsError, ModelError, SingularConfigurationError
+from .model import Model
+
+__all__ = ["kinematics", "KinematicsResult", "Singularity"]
+
+
+@dataclass(frozen=True)
+class Singularity:
+    """A singular configuration met along a sweep: its time, the constraint rows in the
+    Jacobian's left null space (largest share first) and the LU pivot ratio there."""
+
+    t: float
+    constraints: tuple
+    rcond: float
+
+
+@dataclass(frozen=True)
+class KinematicsResult:
+    """Positions, velocities and accelerations at the solved times.
+
+    ``q``, ``v``, ``a``: (n, nq). ``rcond``: reciprocal 1-norm condition estimate of Phi_q at
+    each time (near zero close to singular configurations). ``singularities``: what was met (see
+    :class:`Singularity`). ``stats``: factorizations, newton_iterations, sweep_seconds.
+    """
+
+    model: Model
+    t: np.ndarray
+    q: np.ndarray
+    v: np.ndarray
+    a: np.ndarray
+    rcond: np.ndarray
+    singularities: tuple = ()
+    stats: dict = field(default_factory=dict)
+
+    def _body(self, name):
+        if name not in self.model.body_names:
+            raise KeyError(f"model {self.model.name!r} has no body {name!r}")
+        return 4 * self.model.body_names.index(name)
+
+    def body_position(self, name) -> np.ndarray:
+        """Centre of mass (n, 2), m."""
+        i = self._body(name)
+        return self.q[:, i:i + 2]
+
+    def body_angle(self, name) -> np.ndarray:
+        """Angle of the body's u (n,), rad, counter-clockwise, continuous (unwrapped)."""
+        i = self._body(name)
+        return np.unwrap(np.arctan2(self.q[:, i + 3], self.q[:, i + 2]))
+
+    def body_velocity(self, name) -> np.ndarray:
+        i = self._body(name)
+        return self.v[:, i:i + 2]
+
+    def body_angular_velocity(self, name) -> np.ndarray:
+        """omega = u x u' (n,), rad/s."""
+        i = self._body(name)
+        return self.q[:, i + 2] * self.v[:, i + 3] - self.q[:, i + 3] * self.v[:, i + 2]
+
+    def body_acceleration(self, name) -> np.ndarray:
+        i = self._body(name)
+        return self.a[:, i:i + 2]
+
+    def body_angular_acceleration(self, name) -> np.ndarray:
+        """alpha = u x u'' (n,), rad/s^2 (u'' = alpha perp(u) - omega^2 u)."""
+        i = self._body(name)
+        return self.q[:, i + 2] * self.a[:, i + 3] - self.q[:, i + 3] * self.a[:, i + 2]
+
+    def marker(self, name) -> np.ndarray:
+        return self.model.marker_positions(self.q)[:, self.model.marker_index(name)]
+
+    def marker_velocity(self, name) -> np.ndarray:
+        return self.model.marker_velocities(self.v)[:, self.model.marker_index(name)]
+
+    def marker_acceleration(self, name) -> np.ndarray:
+        return self.model.marker_velocities(self.a)[:, self.model.marker_index(name)]
+
+
+def _left_null_rows(model: Model, q, t, count=None):
+    """Constraint rows in the left null space of Phi_q (dense SVD, diagnosis only)."""
+    J = model.phi_q(q, t).toarray()
+    u, s, _ = np.linalg.svd(J)
+    w = np.abs(u[:, -1])
+    order = np.argsort(-w)
+    keep = [i for i in order if w[i] > 1e-3 * w[order[0]]]
+    return tuple(model.constraint_names[i] for i in keep[:count])
+
+
+def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
+               singular_rcond: float = 1e-8, on_singular: str = "raise",
+               max_iterations: int = 20) -> KinematicsResult:
+    """Positions, velocities and accelerations of a fully driven model at ``times``.
+
+    Parameters
+    ----------
+    times : array_like
+        Increasing times (s).
+    q0 : array_like, optional
+        Guess of the positions at ``times[0]`` (default: the model's initial values).
+    tol : float
+        Newton stops when |Phi|_max <= tol * max(1, |q|_max).
+    singular_rcond : float
+        A reciprocal condition estimate below this marks a singular configuration.
+    on_singular : "raise" or "continue"
+        Raise :class:`SingularConfigurationError` at the first singular configuration, or
+        record it in ``result.singularities`` and go on while positions exist.
+
+    Raises
+    ------
+    ModelError
+        The model is not fully driven (the message gives degrees of freedom and drivers).
+    SingularConfigurationError, KinematicsError
+        As above; both carry ``t``, ``constraints`` and the partial ``result``.
+    """
+    if not isinstance(model, Model):
+        raise TypeError(f"model must be a linkdyn.Model, got {type(model).__name__}")
+    ndrv = len(model.driver_names)
+    dof = model.nq - (model.nc - ndrv)
+    if model.nc != model.nq:
+        kind = "under-driven" if model.nc < model.nq else "over-driven"
+        raise ModelError(f"model {model.name!r} is {kind}: {dof} degrees of freedom and {ndrv} "
+                         f"drivers; kinematic analysis needs one driver per degree of freedom")
+    if on_singular not in ("raise", "continue"):
+        raise ValueError(f"on_singular must be 'raise' or 'continue', got {on_singular!r}")
+    for name, value in (("tol", tol), ("singular_rcond", singular_rcond)):
+        if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+            raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    t = np.array(times, dtype=float).ravel()
+    if t.size == 0 or not np.all(np.isfinite(t)):
+        raise ValueError("times must be a non-empty array of finite values")
+    if np.any(np.diff(t) <= 0):
+        i = int(np.flatnonzero(np.diff(t) <= 0)[0])
+        raise ValueError(f"times must increase: times[{i + 1}] = {t[i + 1]} <= times[{i}] = "
+                         f"{t[i]}")
+
+    start = consistent_state(model, q=q0, t=float(t[0]), hold=())
+    sweep = KinematicSweep(model.kernels)
+    n = model.nq
+    Q, V, A = (np.empty((t.size, n)) for _ in range(3))
+    rc = np.empty(t.size)
+    tic = _time.perf_counter()
+    status, done = sweep.sweep(t, start.q, Q, V, A, rc, tol, max_iterations)
+    elapsed = _time.perf_counter() - tic
+    stats = dict(factorizations=sweep.factorizations, newton_iterations=sweep.iterations,
+                 sweep_seconds=elapsed)
+
+    singular = []
+    below = np.flatnonzero(rc[:done] < singular_rcond)
+    for k in below:   # report each local minimum of the pivot ratio under the threshold
+        if (k == 0 or rc[k] <= rc[k - 1]) and (k == done - 1 or rc[k] <= rc[k + 1]):
+            singular.append(Singularity(float(t[k]), _left_null_rows(model, Q[k], t[k]),
+                                        float(rc[k])))
+    stop = None
+    if status != 0:
+        # Localise where the positions stop existing between the last solved time and t[done].
+        lo = float(t[done - 1]) if done > 0 else None
+        hi = float(t[done])
+        q_lo = Q[done - 1] if done > 0 else start.q
+        if lo is not None:
+            for _ in range(60):
+                if hi - lo <= 1e-12 * max(1.0, abs(hi)):
+                    break
+                mid = 0.5 * (lo + hi)
+                Qm = np.empty((2, n))
+                st, _ = KinematicSweep(model.kernels).sweep(
+                    np.array([lo, mid]), q_lo, Qm, np.empty((2, n)), np.empty((2, n)),
+                    np.empty(2), tol, max_iterations)
+                if st == 0:
+                    lo, q_lo = mid, Qm[1]
+                else:
+                    hi = mid
+        stop = (lo if lo is not None else hi, q_lo)
+
+    result = KinematicsResult(model=model, t=t[:done].copy(), q=Q[:done], v=V[:done],
+                              a=A[:done], rcond=rc[:done], singularities=tuple(singular),
+                              stats=stats)
+    if stop is not None:
+        t_stop, q_stop = stop
+        rows = _left_null_rows(model, q_stop, t_stop)
+        cls = SingularConfigurationError if STATUS[status] in ("no convergence", "singular") \
+            else KinematicsError
+        raise cls(f"model {model.name!r}: the positions stop existing at t = {t_stop:.9g} s "
+                  f"({STATUS[status]} at t = {t[done]:.9g} s): the Jacobian becomes singular "
+                  f"there (constraints involved: {', '.join(rows)})", t_stop, rows, result)
+    if singular and on_singular == "raise":
+        s0 = singular[0]
+        raise SingularConfigurationError(
+            f"model {model.name!r}: singular configuration at t = {s0.t:.9g} s (pivot ratio "
+            f"{s0.rcond:.2g}; constraints involved: {', '.join(s0.constraints)})", s0.t,
+            s0.constraints, result)
+    return result

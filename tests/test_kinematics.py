@@ -1,0 +1,225 @@
+"""Kinematic analysis against closed forms, the classic circle-intersection construction,
+finite differences, and singular configurations."""
+
+import math
+
+import numpy as np
+import pytest
+
+import linkdyn
+from linkdyn import ModelError, SingularConfigurationError, kinematics, laws
+from conftest import fourbar_builder
+from test_elements import E, W, closed_form, slider_crank
+
+
+def test_slider_crank_closed_form():
+    t = np.linspace(0.0, 2.0, 801)
+    r = kinematics(slider_crank(), t)
+    expected = np.array([closed_form(tt) for tt in t])
+    assert np.abs(r.marker("B")[:, 0] - expected[:, 0]).max() <= 1e-10
+    assert np.abs(r.marker("B")[:, 1] - E).max() <= 1e-10
+    assert np.abs(r.marker_velocity("B")[:, 0] - expected[:, 1]).max() <= 1e-10
+    assert np.abs(r.marker_acceleration("B")[:, 0] - expected[:, 2]).max() <= 1e-10
+    # The crank angle is continuous through two turns and follows its law.
+    np.testing.assert_allclose(r.body_angle("crank"), 0.4 + W * t, atol=1e-12)
+    np.testing.assert_allclose(r.body_angular_velocity("crank"), W, atol=1e-12)
+    np.testing.assert_allclose(r.body_angular_acceleration("crank"), 0.0, atol=1e-9)
+
+
+def fourbar_closed_form(th2, w2, r2=0.1, r3=0.35, r4=0.3, d=0.4):
+    A = r2 * np.array([math.cos(th2), math.sin(th2)])
+    C = np.array([d, 0.0])
+    dv = C - A
+    dist = np.linalg.norm(dv)
+    a = (r3**2 - r4**2 + dist**2) / (2 * dist)
+    h = math.sqrt(r3**2 - a**2)
+    B = A + a * dv / dist + h * np.array([-dv[1], dv[0]]) / dist
+    th3 = math.atan2(*(B - A)[::-1])
+    th4 = math.atan2(*(B - C)[::-1])
+    M = np.array([[-r3 * math.sin(th3), r4 * math.sin(th4)],
+                  [r3 * math.cos(th3), -r4 * math.cos(th4)]])
+    w3, w4 = np.linalg.solve(M, [r2 * w2 * math.sin(th2), -r2 * w2 * math.cos(th2)])
+    rhs = [r2 * w2**2 * math.cos(th2) + r3 * w3**2 * math.cos(th3) - r4 * w4**2 * math.cos(th4),
+           r2 * w2**2 * math.sin(th2) + r3 * w3**2 * math.sin(th3) - r4 * w4**2 * math.sin(th4)]
+    a3, a4 = np.linalg.solve(M, rhs)
+    return B, th3, th4, w3, w4, a3, a4
+
+
+def test_fourbar_closed_form():
+    b = fourbar_builder()
+    # O_crank pins crank.a (first) to the ground (second): relative angle = -crank angle.
+    b.add_angle_driver("motor", "O_crank", laws.linear(-1.0, -3.0))
+    model = b.build()
+    t = np.linspace(0.0, 2.0, 401)
+    r = kinematics(model, t)
+    for k in range(0, len(t), 20):
+        B, th3, th4, w3, w4, a3, a4 = fourbar_closed_form(1.0 + 3.0 * t[k], 3.0)
+        i = model.body_names.index("rocker")
+        rocker_b = r.q[k, 4 * i:4 * i + 2] + 0.15 * r.q[k, 4 * i + 2:4 * i + 4]
+        np.testing.assert_allclose(rocker_b, B, atol=1e-10)
+        assert r.body_angle("coupler")[k] == pytest.approx(th3, abs=1e-10)
+        assert r.body_angular_velocity("coupler")[k] == pytest.approx(w3, abs=1e-10)
+        assert r.body_angular_velocity("rocker")[k] == pytest.approx(w4, abs=1e-10)
+        assert r.body_angular_acceleration("coupler")[k] == pytest.approx(a3, abs=1e-9)
+        assert r.body_angular_acceleration("rocker")[k] == pytest.approx(a4, abs=1e-9)
+
+
+def derivative_errors(model, base_times, h=1e-5):
+    """Largest relative differences between the sweep's v and a and central differences
+    (+-h) of its positions and velocities around each base time."""
+    t = np.sort(np.concatenate([base_times - h, base_times, base_times + h]))
+    r = kinematics(model, t)
+    qm, q0, qp = r.q[0::3], r.q[1::3], r.q[2::3]
+    vm, v0, vp = r.v[0::3], r.v[1::3], r.v[2::3]
+    a0 = r.a[1::3]
+    v_fd = (qp - qm) / (2 * h)
+    a_fd = (vp - vm) / (2 * h)
+    return (np.abs(v0 - v_fd).max() / np.abs(v0).max(),
+            np.abs(a0 - a_fd).max() / np.abs(a0).max())
+
+
+def circle_intersection(p, rp, q, rq, near):
+    d = np.linalg.norm(q - p)
+    a = (rp**2 - rq**2 + d**2) / (2 * d)
+    h = math.sqrt(rp**2 - a**2)
+    base = p + a * (q - p) / d
+    perp = np.array([-(q - p)[1], (q - p)[0]]) / d
+    cands = [base + h * perp, base - h * perp]
+    return min(cands, key=lambda c: np.linalg.norm(c - near))
+
+
+JOINTS = {"A": ("L1", "b"), "C": ("L2", "b"), "D": ("L4", "a"), "E": ("L6", "b"),
+          "F": ("L8", "b"), "G": ("L10", "b")}
+LEN = dict(zip([f"L{i}" for i in range(1, 12)],
+               [0.150, 0.500, 0.415, 0.393, 0.619, 0.558, 0.401, 0.394, 0.367, 0.657, 0.491]))
+
+
+def point(model, q, bar, end):
+    i = model.body_names.index(bar)
+    half = LEN[bar] / 2 * (1 if end == "b" else -1)
+    return q[4 * i:4 * i + 2] + half * q[4 * i + 2:4 * i + 4]
+
+
+def test_jansen_against_circle_intersections_and_differences():
+    model = linkdyn.load_model("jansen_driven")
+    t = np.linspace(0.0, 1.0, 1001)
+    r = kinematics(model, t)
+    P2 = np.array([0.380, -0.078])
+    prev = {k: point(model, r.q[0], *v) for k, v in JOINTS.items()}
+    for k in range(0, len(t), 10):
+        th = -2 * math.pi * t[k]
+        A = 0.15 * np.array([math.cos(th), math.sin(th)])
+        C = circle_intersection(A, LEN["L2"], P2, LEN["L3"], prev["C"])
+        D = circle_intersection(A, LEN["L5"], P2, LEN["L4"], prev["D"])
+        E_ = circle_intersection(C, LEN["L6"], P2, LEN["L7"], prev["E"])
+        F = circle_intersection(E_, LEN["L8"], D, LEN["L9"], prev["F"])
+        G = circle_intersection(F, LEN["L10"], D, LEN["L11"], prev["G"])
+        built = dict(A=A, C=C, D=D, E=E_, F=F, G=G)
+        for name, (bar, end) in JOINTS.items():
+            np.testing.assert_allclose(point(model, r.q[k], bar, end), built[name], atol=1e-10)
+        prev = built
+    # Velocities and accelerations against central differences (h = 1e-5 s: truncation
+    # ~1e-10, round-off ~1e-11 relative).
+    v_err, a_err = derivative_errors(model, np.linspace(0.005, 0.995, 100))
+    assert v_err <= 1e-7 and a_err <= 1e-7
+    assert max(np.linalg.norm(model.phi(q, tt)) for q, tt in zip(r.q, t)) <= 1e-12
+
+
+def two_actuator_mechanism():
+    """Eight bodies: two sliders driven by the harmonic laws of seed 004 and three dyads."""
+    s1 = laws.harmonic(0.05, -0.08, math.pi, math.pi / 4)
+    s2 = laws.harmonic(0.04, -0.1, math.pi / 4, -math.pi / 3)
+    P = np.array([s1(0.0)[0], 0.0])
+    Q = np.array([1.0, s2(0.0)[0]])
+    X, Y, Z, G1 = (np.array(p) for p in ((0.4, 0.6), (0.1, 0.9), (0.9, 0.95), (-0.3, 0.5)))
+    b = linkdyn.ModelBuilder("two_actuators")
+    b.add_ground_point("O1", (0.0, 0.0))
+    b.add_ground_point("O2", (1.0, 0.0))
+    b.add_ground_point("G1", tuple(G1))
+    b.add_body("s1", mass=1.0, inertia=0.01, position=tuple(P))
+    b.add_body("s2", mass=1.0, inertia=0.01, position=tuple(Q))
+
+    def bar(name, p, q):
+        d = q - p
+        b.add_bar(name, length=float(np.linalg.norm(d)), density=1.0,
+                  position=tuple((p + q) / 2), angle=math.atan2(d[1], d[0]))
+
+    bar("a", P, X)
+    bar("b", X, Q)
+    bar("c", (P + X) / 2, Y)
+    bar("d", Y, G1)
+    bar("e", (X + Q) / 2, Z)
+    bar("f", Z, (Y + G1) / 2)
+    b.add_prismatic("guide1", "ground.O1", "s1.cm", axis=0.0)
+    b.add_prismatic("guide2", "ground.O2", "s2.cm", axis=math.pi / 2)
+    b.add_revolute("r1", "s1.cm", "a.a")
+    b.add_revolute("r2", "a.b", "b.a")
+    b.add_revolute("r3", "b.b", "s2.cm")
+    b.add_revolute("r4", "a.cm", "c.a")
+    b.add_revolute("r5", "c.b", "d.a")
+    b.add_revolute("r6", "d.b", "ground.G1")
+    b.add_revolute("r7", "b.cm", "e.a")
+    b.add_revolute("r8", "e.b", "f.a")
+    b.add_revolute("r9", "f.b", "d.cm")
+    b.add_slide_driver("drive1", "guide1", s1)
+    b.add_slide_driver("drive2", "guide2", s2)
+    b.add_marker("tip", "e.b")
+    return b.build(), s1, s2
+
+
+def test_two_prismatic_actuators_consistent():
+    model, s1, s2 = two_actuator_mechanism()
+    assert model.nbody == 8 and model.nq == model.nc
+    t = np.linspace(0.0, 4.0, 4001)
+    r = kinematics(model, t)
+    np.testing.assert_allclose(r.body_position("s1")[:, 0], [s1(tt)[0] for tt in t], atol=1e-12)
+    np.testing.assert_allclose(r.body_position("s2")[:, 1], [s2(tt)[0] for tt in t], atol=1e-12)
+    np.testing.assert_allclose(r.body_acceleration("s2")[:, 1], [s2(tt)[2] for tt in t],
+                               atol=1e-10)
+    v_err, a_err = derivative_errors(model, np.linspace(0.01, 3.99, 100))
+    assert v_err <= 1e-7 and a_err <= 1e-7
+    norms = np.array([model.constraint_norms(q, v, tt) for q, v, tt in zip(r.q, r.v, t)])
+    assert norms[:, 0].max() <= 1e-13 and norms[:, 1].max() <= 1e-12
+    assert not r.singularities
+
+
+def test_fourbar_driven_into_dead_centre():
+    # Drive the rocker of the crank-rocker: its extreme, where crank and coupler line up
+    # (|OB| = crank + coupler), is a dead centre beyond which no position exists.
+    r2, r3, r4, d = 0.1, 0.35, 0.3, 0.4
+    b = fourbar_builder()
+    phi0 = math.atan2(*(fourbar_closed_form(1.0, 0.0)[0] - np.array([d, 0.0]))[::-1])
+    # C_rocker pins ground.C (first) to rocker.a (second): relative angle = rocker angle.
+    rate = -0.5
+    b.add_angle_driver("rocker_drive", "C_rocker", laws.linear(phi0, rate))
+    model = b.build()
+    phi_star = math.acos(((r2 + r3) ** 2 - d**2 - r4**2) / (2 * d * r4))
+    candidates = [phi_star, -phi_star]
+    t_star = min(((p - phi0) / rate for p in candidates if (p - phi0) / rate > 0))
+    t = np.arange(0.0, t_star + 0.02, 0.001)
+    with pytest.raises(SingularConfigurationError) as info:
+        kinematics(model, t)
+    err = info.value
+    assert err.t == pytest.approx(t_star, abs=1e-6)
+    assert "rocker_drive" in err.constraints
+    assert err.result.t[-1] < t_star and len(err.result.t) > 10
+
+
+def test_mobility_is_checked_up_front(fourbar):
+    with pytest.raises(ModelError, match="under-driven: 1 degrees of freedom and 0 drivers"):
+        kinematics(fourbar, [0.0, 1.0])
+    b = fourbar_builder()
+    b.add_angle_driver("m1", "O_crank", laws.constant(-1.0))
+    b.add_angle_driver("m2", "C_rocker", laws.constant(2.0))
+    with pytest.raises(ModelError, match="over-driven: 1 degrees of freedom and 2 drivers"):
+        kinematics(b.build(), [0.0, 1.0])
+
+
+def test_bad_arguments():
+    model = slider_crank()
+    with pytest.raises(ValueError, match="times must increase: times\\[2\\]"):
+        kinematics(model, [0.0, 0.2, 0.1])
+    with pytest.raises(ValueError, match="on_singular"):
+        kinematics(model, [0.0, 0.1], on_singular="ignore")
+    with pytest.raises(ValueError, match="non-empty"):
+        kinematics(model, [])
