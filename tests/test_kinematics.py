@@ -223,3 +223,42 @@ def test_bad_arguments():
         kinematics(model, [0.0, 0.1], on_singular="ignore")
     with pytest.raises(ValueError, match="non-empty"):
         kinematics(model, [])
+
+
+def driven_slider_crank(law):
+    b = linkdyn.ModelBuilder("sc")
+    b.add_ground_point("O", (0.0, 0.0))
+    b.add_ground_point("S", (0.0, 0.0))
+    b.add_bar("crank", length=0.1, density=1.0, position=(0.05, 0.0))
+    b.add_bar("rod", length=0.3, density=1.0, position=(0.25, 0.0))
+    b.add_body("slider", mass=0.5, inertia=0.01, position=(0.4, 0.0))
+    b.add_revolute("pivot", "ground.O", "crank.a")
+    b.add_revolute("pin", "crank.b", "rod.a")
+    b.add_revolute("wrist", "rod.b", "slider.cm")
+    b.add_prismatic("guide", "ground.S", "slider.cm")
+    b.add_angle_driver("motor", "pivot", law)
+    return b.build()
+
+
+def test_function_law_matches_the_same_polynomial():
+    # theta = 0.2 + 3 t + 0.5 t^2 as a polynomial law and as a Python function.
+    poly = driven_slider_crank(laws.polynomial(0.2, 3.0, 0.5))
+    func = driven_slider_crank(laws.function(lambda t: (0.2 + 3 * t + 0.5 * t * t, 3 + t, 1.0)))
+    t = np.linspace(0.0, 2.0, 201)
+    a, b = kinematics(poly, t), kinematics(func, t)
+    np.testing.assert_allclose(b.q, a.q, atol=1e-13)
+    np.testing.assert_allclose(b.v, a.v, atol=1e-12)
+    np.testing.assert_allclose(b.a, a.a, atol=1e-10)
+
+
+def test_function_laws_are_refused_where_they_cannot_work(tmp_path):
+    func = driven_slider_crank(laws.function(lambda t: (3 * t, 3.0, 0.0)))
+    with pytest.raises(ModelError, match="driver 'motor': its law is a Python function"):
+        linkdyn.simulate(func, 1.0)
+    with pytest.raises(ModelError, match="cannot be written to a model file"):
+        func.save(tmp_path / "x.json")
+    bad = driven_slider_crank(laws.function(lambda t: (3 * t, float("nan"), 0.0)))
+    with pytest.raises(ModelError, match="driver 'motor': law function returned .* at t = 0.0"):
+        kinematics(bad, [0.0, 0.1])
+    with pytest.raises(ModelError, match="needs a callable"):
+        laws.function(3.0)

@@ -78,7 +78,9 @@ cdef struct KernelData:
     const int *term_slot        # [nterm, 2] Jacobian slots of d/dq_a, d/dq_b (-1 if none)
     const int *term_hslot       # [nterm, 2] Hessian slots of (a, b), (b, a) (-1 if none)
     int hess_nnz
-    const int *law_kind         # [nlaw] 0: polynomial, 1: harmonic a + b sin(w t + phi)
+    const int *law_kind         # [nlaw] 0: polynomial, 1: harmonic a + b sin(w t + phi),
+                                #   2: values (f, f', f'') read from law_values
+    double *law_values          # [nlaw, 3] written by the caller for kind-2 laws
     const int *law_start        # [nlaw + 1] offsets into law_par
     const double *law_par       # polynomial: c0, c1, ...; harmonic: a, b, w, phi
 
@@ -92,6 +94,11 @@ cdef inline void law_eval(const KernelData *d, int k, double t, double *f) noexc
     cdef int n = d.law_start[k + 1] - d.law_start[k]
     cdef int i
     cdef double w, arg
+    if d.law_kind[k] == 2:
+        f[0] = d.law_values[3 * k]
+        f[1] = d.law_values[3 * k + 1]
+        f[2] = d.law_values[3 * k + 2]
+        return
     if d.law_kind[k] == 1:
         w = p[2]
         arg = w * t + p[3]
@@ -331,6 +338,7 @@ cdef class Kernels:
     cdef KernelData data
     cdef ld_system system
     cdef readonly object arrays
+    cdef readonly object law_values
     cdef readonly int nq, nc, phiq_nnz, fq_nnz, fv_nnz, hess_nnz
 
     def __init__(self, dict arrays):
@@ -388,6 +396,10 @@ cdef class Kernels:
         self.data.law_kind = _ip(a["law_kind"])
         self.data.law_start = _ip(a["law_start"])
         self.data.law_par = _dp(a["law_par"])
+        # Values of caller-evaluated (kind 2) laws: the one writeable array here.
+        self.law_values = np.zeros(3 * max(1, a["law_kind"].shape[0]))
+        cdef double[::1] lv = self.law_values
+        self.data.law_values = &lv[0]
 
         self.system.nq = self.nq
         self.system.nc = self.nc

@@ -160,8 +160,20 @@ cdef class KinematicSweep:
                 break
 
     def sweep(self, const double[::1] times, q0, double[:, ::1] Q, double[:, ::1] V,
-              double[:, ::1] A, double[::1] rcond, double tol=1e-14, int max_iter=20):
-        """Fill rows of Q, V, A, rcond for each time; returns (status, rows done)."""
+              double[:, ::1] A, double[::1] rcond, double tol=1e-14, int max_iter=20,
+              law_table=None):
+        """Fill rows of Q, V, A, rcond for each time; returns (status, rows done).
+        ``law_table`` (len(times), 3 * nlaw) holds the values of caller-evaluated laws at each
+        time; they are copied into the kernels' law_values before that time is solved."""
+        cdef double[::1] lv = self.kernels.law_values
+        cdef const double[:, ::1] table
+        cdef int use_table = law_table is not None
+        cdef int nl = lv.shape[0], j
+        if use_table:
+            table = np.ascontiguousarray(law_table, dtype=np.float64)
+            if table.shape[0] != times.shape[0] or table.shape[1] > nl:
+                raise ValueError("sweep: law_table has the wrong shape")
+            nl = table.shape[1]
         cdef const double[::1] qs = np.ascontiguousarray(q0, dtype=np.float64)
         cdef int n = self.n, nt = times.shape[0], k = 0, it, i, status = OK
         cdef double *q = self.buf
@@ -181,6 +193,9 @@ cdef class KinematicSweep:
                 q[i] = qs[i]
             for k in range(nt):
                 t = times[k]
+                if use_table:
+                    for j in range(nl):
+                        lv[j] = table[k, j]
                 if k > 0:
                     dt = t - times[k - 1]
                     for i in range(n):

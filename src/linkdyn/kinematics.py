@@ -106,6 +106,31 @@ def _left_null_rows(model: Model, q, t, count=None):
     return tuple(model.constraint_names[i] for i in keep[:count])
 
 
+def _law_table(model: Model, times):
+    """Values (f, f', f'') of the drivers' Python-function laws at ``times``, or None."""
+    drivers = model.description.drivers
+    if not any(d.law.is_function for d in drivers):
+        return None
+    table = np.zeros((len(times), 3 * len(drivers)))
+    for j, d in enumerate(drivers):
+        if d.law.is_function:
+            for k, t in enumerate(times):
+                try:
+                    table[k, 3 * j:3 * j + 3] = d.law(float(t))
+                except ValueError as exc:
+                    raise ModelError(f"driver '{d.name}': {exc}", d.name) from None
+    return table
+
+
+def _sweep(model, times, q_start, tol, max_iterations):
+    n = model.nq
+    out = tuple(np.empty((len(times), n)) for _ in range(3)) + (np.empty(len(times)),)
+    sweep = KinematicSweep(model.kernels)
+    status, done = sweep.sweep(times, q_start, *out, tol, max_iterations,
+                               _law_table(model, times))
+    return status, done, out, sweep
+
+
 def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
                singular_rcond: float = 1e-8, on_singular: str = "raise",
                max_iterations: int = 20) -> KinematicsResult:
@@ -153,13 +178,13 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
         raise ValueError(f"times must increase: times[{i + 1}] = {t[i + 1]} <= times[{i}] = "
                          f"{t[i]}")
 
+    table = _law_table(model, t[:1])
+    if table is not None:   # consistent_state evaluates the kernels at t[0]
+        model.kernels.law_values[:table.shape[1]] = table[0]
     start = consistent_state(model, q=q0, t=float(t[0]), hold=())
-    sweep = KinematicSweep(model.kernels)
     n = model.nq
-    Q, V, A = (np.empty((t.size, n)) for _ in range(3))
-    rc = np.empty(t.size)
     tic = _time.perf_counter()
-    status, done = sweep.sweep(t, start.q, Q, V, A, rc, tol, max_iterations)
+    status, done, (Q, V, A, rc), sweep = _sweep(model, t, start.q, tol, max_iterations)
     elapsed = _time.perf_counter() - tic
     stats = dict(factorizations=sweep.factorizations, newton_iterations=sweep.iterations,
                  sweep_seconds=elapsed)
@@ -181,10 +206,8 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
                 if hi - lo <= 1e-12 * max(1.0, abs(hi)):
                     break
                 mid = 0.5 * (lo + hi)
-                Qm = np.empty((2, n))
-                st, _ = KinematicSweep(model.kernels).sweep(
-                    np.array([lo, mid]), q_lo, Qm, np.empty((2, n)), np.empty((2, n)),
-                    np.empty(2), tol, max_iterations)
+                st, _, (Qm, _, _, _), _ = _sweep(model, np.array([lo, mid]), q_lo, tol,
+                                                 max_iterations)
                 if st == 0:
                     lo, q_lo = mid, Qm[1]
                 else:

@@ -5,6 +5,9 @@ the compiled kernels (so drivers also work in the C integrator's step loop).
     linear(value, rate)         f = value + rate t
     polynomial(c0, c1, ...)     f = c0 + c1 t + c2 t^2 + ...
     harmonic(a, b, omega, phase)  f = a + b sin(omega t + phase)
+    function(fn)                fn(t) -> (f, f', f''), any Python callable: kinematics only
+                                (evaluated in Python at the requested times; simulate's
+                                compiled step loop cannot call Python, and files cannot hold it)
 
 Angles are in radians and need no wrapping: a crank driven through many turns by
 ``linear(0, 2 pi)`` stays continuous.
@@ -17,7 +20,7 @@ from dataclasses import dataclass
 
 from .errors import ModelError
 
-__all__ = ["Law", "constant", "linear", "polynomial", "harmonic", "law_from_dict"]
+__all__ = ["Law", "constant", "linear", "polynomial", "harmonic", "function", "law_from_dict"]
 
 _FIELDS = {"constant": ("value",), "linear": ("value", "rate"), "polynomial": ("coefficients",),
            "harmonic": ("a", "b", "omega", "phase")}
@@ -28,8 +31,15 @@ class Law:
     kind: str
     params: tuple
 
+    @property
+    def is_function(self) -> bool:
+        return self.kind == "function"
+
     def compiled(self) -> tuple[int, list[float]]:
-        """(kernel law kind, parameters): 0 polynomial coefficients, 1 harmonic a, b, w, phi."""
+        """(kernel law kind, parameters): 0 polynomial coefficients, 1 harmonic a, b, w, phi,
+        2 values supplied per time by the caller (a Python function)."""
+        if self.kind == "function":
+            return 2, []
         if self.kind == "harmonic":
             return 1, list(self.params)
         if self.kind == "polynomial":
@@ -38,6 +48,16 @@ class Law:
 
     def __call__(self, t: float) -> tuple[float, float, float]:
         """(f, f', f'') at time t (the same formulas as the kernels)."""
+        if self.kind == "function":
+            value = self.params[0](t)
+            try:
+                f = tuple(float(x) for x in value)
+            except (TypeError, ValueError):
+                f = ()
+            if len(f) != 3 or not all(math.isfinite(x) for x in f):
+                raise ValueError(f"law function returned {value!r} at t = {t}: expected three "
+                                 "finite numbers (value, first and second derivative)")
+            return f
         if self.kind == "harmonic":
             a, b, w, ph = self.params
             return (a + b * math.sin(w * t + ph), b * w * math.cos(w * t + ph),
@@ -50,6 +70,9 @@ class Law:
         return f, f1, f2
 
     def to_dict(self) -> dict:
+        if self.kind == "function":
+            raise ModelError("a law given as a Python function cannot be written to a model "
+                             "file; use constant, linear, polynomial or harmonic")
         if self.kind == "polynomial":
             return {"law": "polynomial", "coefficients": list(self.params)}
         return {"law": self.kind, **dict(zip(_FIELDS[self.kind], self.params))}
@@ -78,6 +101,13 @@ def polynomial(*coefficients) -> Law:
 def harmonic(a, b, omega, phase=0.0) -> Law:
     return Law("harmonic", (_num("a", a), _num("b", b), _num("omega", omega),
                             _num("phase", phase)))
+
+
+def function(fn) -> Law:
+    """A driving law computed by ``fn(t) -> (f, f', f'')`` (kinematic analysis only)."""
+    if not callable(fn):
+        raise ModelError(f"law: function needs a callable, got {fn!r}")
+    return Law("function", (fn,))
 
 
 def law_from_dict(d) -> Law:

@@ -17,8 +17,8 @@ import numpy as np
 
 from ._bdf import STATUS, BDFIntegrator
 from .assembly import consistent_state
-from .errors import (ConvergenceError, LinkdynError, NonFiniteError, SimulationError,
-                     SingularJacobianError, StepSizeError)
+from .errors import (ConvergenceError, LinkdynError, ModelError, NonFiniteError,
+                     SimulationError, SingularJacobianError, StepSizeError)
 from .model import Model
 
 __all__ = ["simulate", "SimulationResult", "output_times"]
@@ -180,6 +180,11 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
     """
     if not isinstance(model, Model):
         raise TypeError(f"model must be a linkdyn.Model, got {type(model).__name__}")
+    for d in model.description.drivers:
+        if d.law.is_function:
+            raise ModelError(f"driver '{d.name}': its law is a Python function, which the "
+                             "compiled integrator cannot call; simulate needs constant, linear, "
+                             "polynomial or harmonic laws (functions serve kinematics)", d.name)
     t0 = float(t0)
     if not math.isfinite(t0):
         raise ValueError(f"t0 must be finite, got {t0!r}")
