@@ -262,3 +262,26 @@ def test_function_laws_are_refused_where_they_cannot_work(tmp_path):
         kinematics(bad, [0.0, 0.1])
     with pytest.raises(ModelError, match="needs a callable"):
         laws.function(3.0)
+
+
+def test_ctrl_c_interrupts_a_long_sweep():
+    import os
+    import signal
+    import threading
+    import warnings
+
+    model = slider_crank()
+    t = np.linspace(0.0, 2000.0, 3_000_001)
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            r = kinematics(model, t)
+    finally:
+        timer.cancel()
+    assert r.status == "interrupted" and 0 < len(r.t) < len(t)
+    assert any("interrupted" in str(w.message) for w in caught)
+    x = np.array([closed_form(tt)[0] for tt in r.t[-5:]])
+    np.testing.assert_allclose(r.marker("B")[-5:, 0], x, atol=1e-10)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

@@ -57,15 +57,36 @@ cdef extern from "klu.h":
     int klu_free_symbolic(klu_symbolic **s, klu_common *c) nogil
     int klu_free_numeric(klu_numeric **n, klu_common *c) nogil
 
+cdef extern from *:
+    """
+    #include <signal.h>
+    /* The binding's SIGINT flag (process-wide by nature, like the terminal). */
+    static volatile int linkdyn_kin_sigint = 0;
+    static void linkdyn_kin_on_sigint(int sig) { (void)sig; linkdyn_kin_sigint = 1; }
+    typedef void (*linkdyn_kin_handler)(int);
+    static linkdyn_kin_handler linkdyn_kin_install(void) {
+        linkdyn_kin_sigint = 0;
+        return signal(SIGINT, linkdyn_kin_on_sigint);
+    }
+    static void linkdyn_kin_restore(linkdyn_kin_handler old) {
+        if (old != SIG_ERR) signal(SIGINT, old);
+    }
+    """
+    volatile int linkdyn_kin_sigint
+    ctypedef void (*linkdyn_kin_handler)(int)
+    linkdyn_kin_handler linkdyn_kin_install() nogil
+    void linkdyn_kin_restore(linkdyn_kin_handler old) nogil
+
 # Sweep status codes (also exported to Python below).
 cdef enum:
     OK = 0
     NO_CONVERGENCE = 1
     SINGULAR = 2
     NONFINITE = 3
+    INTERRUPTED = 4
 
 STATUS = {OK: "ok", NO_CONVERGENCE: "no convergence", SINGULAR: "singular",
-          NONFINITE: "non-finite"}
+          NONFINITE: "non-finite", INTERRUPTED: "interrupted"}
 
 
 cdef class KinematicSweep:
@@ -185,13 +206,18 @@ cdef class KinematicSweep:
         cdef double *vals = self.buf + 6 * n
         cdef double t, dt, rn, rn_prev, scale
         cdef int factored
+        cdef linkdyn_kin_handler old
         if qs.shape[0] != n or Q.shape[0] < nt or Q.shape[1] != n:
             raise ValueError("sweep: array sizes do not match the model")
         self.fail_index = -1
         with nogil:
+            old = linkdyn_kin_install()
             for i in range(n):
                 q[i] = qs[i]
             for k in range(nt):
+                if linkdyn_kin_sigint:
+                    status = INTERRUPTED
+                    break
                 t = times[k]
                 if use_table:
                     for j in range(nl):
@@ -249,4 +275,5 @@ cdef class KinematicSweep:
                     Q[k, i] = q[i]
                     V[k, i] = v[i]
                     A[k, i] = a[i]
+            linkdyn_kin_restore(old)
         return status, (k if status != OK else nt)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import time as _time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -37,7 +38,8 @@ class Singularity:
 
 @dataclass(frozen=True)
 class KinematicsResult:
-    """Positions, velocities and accelerations at the solved times.
+    """Positions, velocities and accelerations at the solved times (all requested times
+    unless the sweep was interrupted with Ctrl-C: then ``status == "interrupted"``).
 
     ``q``, ``v``, ``a``: (n, nq). ``rcond``: reciprocal 1-norm condition estimate of Phi_q at
     each time (near zero close to singular configurations). ``singularities``: what was met (see
@@ -52,6 +54,7 @@ class KinematicsResult:
     rcond: np.ndarray
     singularities: tuple = ()
     stats: dict = field(default_factory=dict)
+    status: str = "success"
 
     def _body(self, name):
         if name not in self.model.body_names:
@@ -196,7 +199,11 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
             singular.append(Singularity(float(t[k]), _left_null_rows(model, Q[k], t[k]),
                                         float(rc[k])))
     stop = None
-    if status != 0:
+    interrupted = STATUS[status] == "interrupted"
+    if interrupted:
+        warnings.warn(f"linkdyn: kinematic sweep interrupted after {done} of {t.size} times; "
+                      "the result holds what was computed", RuntimeWarning, stacklevel=2)
+    elif status != 0:
         # Localise where the positions stop existing between the last solved time and t[done].
         lo = float(t[done - 1]) if done > 0 else None
         hi = float(t[done])
@@ -216,7 +223,7 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
 
     result = KinematicsResult(model=model, t=t[:done].copy(), q=Q[:done], v=V[:done],
                               a=A[:done], rcond=rc[:done], singularities=tuple(singular),
-                              stats=stats)
+                              stats=stats, status="interrupted" if interrupted else "success")
     if stop is not None:
         t_stop, q_stop = stop
         rows = _left_null_rows(model, q_stop, t_stop)
