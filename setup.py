@@ -34,7 +34,7 @@ extensions = [
     Extension(
         "linkdyn._bdf",
         sources=["src/linkdyn/_bdf.pyx", "csrc/ld_bdf.c"],
-        include_dirs=["csrc", numpy.get_include()] + ss_include,
+        include_dirs=["csrc", "src/linkdyn", numpy.get_include()] + ss_include,
         library_dirs=ss_lib,
         libraries=["klu"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
@@ -42,7 +42,7 @@ extensions = [
     Extension(
         "linkdyn._kinematics",
         sources=["src/linkdyn/_kinematics.pyx"],
-        include_dirs=["csrc", numpy.get_include()] + ss_include,
+        include_dirs=["csrc", "src/linkdyn", numpy.get_include()] + ss_include,
         library_dirs=ss_lib,
         libraries=["klu"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],

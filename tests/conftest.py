@@ -19,6 +19,13 @@ def central_difference(f, x, h=1e-6):
     return np.array(cols).T
 
 
+def random_state(model, seed):
+    """q near the model's guesses but off the constraint manifold (kernels must be right
+    everywhere) and an arbitrary v."""
+    rng = np.random.default_rng(seed)
+    return model.q0 + 0.1 * rng.standard_normal(model.nq), rng.standard_normal(model.nq)
+
+
 def fourbar_builder(crank=0.1, coupler=0.35, rocker=0.3, base=0.4, theta=1.0):
     """A crank-rocker four-bar: ground O (0, 0), C (base, 0); crank O-A, coupler A-B as a
     general body with a coupler point, rocker C-B. Initial guesses from the exact closure

@@ -9,7 +9,7 @@ import scipy.sparse.linalg as spla
 
 import linkdyn
 from linkdyn import ModelError, laws
-from conftest import central_difference
+from conftest import central_difference, random_state
 
 R, L, E = 0.1, 0.3, 0.02      # slider-crank: crank, rod, slider offset (m)
 W = 2 * math.pi               # crank speed (rad/s)
@@ -56,11 +56,6 @@ def sink():
 @pytest.fixture(params=["slider_crank", "sink"])
 def model(request):
     return slider_crank() if request.param == "slider_crank" else sink()
-
-
-def random_state(model, seed):
-    rng = np.random.default_rng(seed)
-    return model.q0 + 0.1 * rng.standard_normal(model.nq), rng.standard_normal(model.nq)
 
 
 def test_jacobian_hessian_and_phi_t_by_differences(model):

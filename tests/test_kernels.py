@@ -6,18 +6,12 @@ import numpy as np
 import pytest
 
 import linkdyn
-from conftest import central_difference
+from conftest import central_difference, random_state
 
 
 @pytest.fixture(params=["fourbar", "jansen", "chain"])
 def model(request, fourbar, jansen):
     return {"fourbar": fourbar, "jansen": jansen, "chain": linkdyn.chain(7)}[request.param]
-
-
-def random_state(model, seed):
-    rng = np.random.default_rng(seed)
-    # Off the constraint manifold on purpose: the kernels must be right everywhere.
-    return model.q0 + 0.1 * rng.standard_normal(model.nq), rng.standard_normal(model.nq)
 
 
 def test_jacobian_matches_central_differences(model):

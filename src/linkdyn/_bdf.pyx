@@ -7,10 +7,9 @@ from cpython.pycapsule cimport PyCapsule_GetPointer
 
 import numpy as np
 
-cdef extern from "ld_system.h":
-    ctypedef struct ld_system:
-        int nq
-        int nc
+from linkdyn._interrupt cimport (linkdyn_install_sigint, linkdyn_restore_sigint,
+                                 linkdyn_sighandler, linkdyn_sigint_flag)
+from linkdyn._ld_system cimport ld_system
 
 cdef extern from "ld_bdf.h":
     int LD_BDF_MAX_ORDER
@@ -50,26 +49,6 @@ cdef extern from "ld_bdf.h":
     int ld_bdf_get_size(const ld_bdf *w)
     void ld_bdf_get_state(const ld_bdf *w, double *y)
     void ld_bdf_get_failure(const ld_bdf *w, double *t, double *h, int *index)
-
-cdef extern from *:
-    """
-    #include <signal.h>
-    /* The binding's (not the core's) SIGINT flag: one process, one terminal. */
-    static volatile int linkdyn_sigint_flag = 0;
-    static void linkdyn_on_sigint(int sig) { (void)sig; linkdyn_sigint_flag = 1; }
-    typedef void (*linkdyn_sighandler)(int);
-    static linkdyn_sighandler linkdyn_install_sigint(void) {
-        linkdyn_sigint_flag = 0;
-        return signal(SIGINT, linkdyn_on_sigint);
-    }
-    static void linkdyn_restore_sigint(linkdyn_sighandler old) {
-        if (old != SIG_ERR) signal(SIGINT, old);
-    }
-    """
-    volatile int linkdyn_sigint_flag
-    ctypedef void (*linkdyn_sighandler)(int)
-    linkdyn_sighandler linkdyn_install_sigint() nogil
-    void linkdyn_restore_sigint(linkdyn_sighandler old) nogil
 
 #: Status codes of ld_bdf_integrate, by name.
 STATUS = {0: "success", 1: "interrupted", -1: "bad input", -2: "out of memory",

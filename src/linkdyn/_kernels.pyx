@@ -15,36 +15,7 @@ from libc.stdlib cimport free, malloc
 
 import numpy as np
 
-cdef extern from "ld_system.h":
-    ctypedef int (*ld_eval_q)(void *user, double t, const double *q, double *out) noexcept nogil
-    ctypedef int (*ld_eval_qv)(void *user, double t, const double *q, const double *v,
-                               double *out) noexcept nogil
-    ctypedef struct ld_system:
-        int nq
-        int nc
-        const double *mass
-        int phiq_nnz
-        const int *phiq_colptr
-        const int *phiq_rowind
-        int fq_nnz
-        const int *fq_colptr
-        const int *fq_rowind
-        int fv_nnz
-        const int *fv_colptr
-        const int *fv_rowind
-        int hess_nnz
-        const int *hess_colptr
-        const int *hess_rowind
-        void *user
-        ld_eval_q phi
-        ld_eval_q phi_q
-        ld_eval_q phi_t
-        ld_eval_qv gamma
-        ld_eval_qv force
-        ld_eval_qv force_q
-        ld_eval_qv force_v
-        ld_eval_qv phi_qq_lam
-    int LD_OK
+from linkdyn._ld_system cimport LD_OK, ld_eval_q, ld_eval_qv, ld_system
 
 
 cdef struct KernelData:

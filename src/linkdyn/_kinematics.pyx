@@ -18,21 +18,9 @@ from libc.stdlib cimport free, malloc
 
 import numpy as np
 
-cdef extern from "ld_system.h":
-    ctypedef int (*ld_eval_q)(void *user, double t, const double *q, double *out) noexcept nogil
-    ctypedef int (*ld_eval_qv)(void *user, double t, const double *q, const double *v,
-                               double *out) noexcept nogil
-    ctypedef struct ld_system:
-        int nq
-        int nc
-        int phiq_nnz
-        const int *phiq_colptr
-        const int *phiq_rowind
-        void *user
-        ld_eval_q phi
-        ld_eval_q phi_q
-        ld_eval_q phi_t
-        ld_eval_qv gamma
+from linkdyn._interrupt cimport (linkdyn_install_sigint, linkdyn_restore_sigint,
+                                 linkdyn_sighandler, linkdyn_sigint_flag)
+from linkdyn._ld_system cimport ld_system
 
 cdef extern from "klu.h":
     ctypedef struct klu_common:
@@ -56,26 +44,6 @@ cdef extern from "klu.h":
     int klu_condest(int *Ap, double *Ax, klu_symbolic *s, klu_numeric *n, klu_common *c) nogil
     int klu_free_symbolic(klu_symbolic **s, klu_common *c) nogil
     int klu_free_numeric(klu_numeric **n, klu_common *c) nogil
-
-cdef extern from *:
-    """
-    #include <signal.h>
-    /* The binding's SIGINT flag (process-wide by nature, like the terminal). */
-    static volatile int linkdyn_kin_sigint = 0;
-    static void linkdyn_kin_on_sigint(int sig) { (void)sig; linkdyn_kin_sigint = 1; }
-    typedef void (*linkdyn_kin_handler)(int);
-    static linkdyn_kin_handler linkdyn_kin_install(void) {
-        linkdyn_kin_sigint = 0;
-        return signal(SIGINT, linkdyn_kin_on_sigint);
-    }
-    static void linkdyn_kin_restore(linkdyn_kin_handler old) {
-        if (old != SIG_ERR) signal(SIGINT, old);
-    }
-    """
-    volatile int linkdyn_kin_sigint
-    ctypedef void (*linkdyn_kin_handler)(int)
-    linkdyn_kin_handler linkdyn_kin_install() nogil
-    void linkdyn_kin_restore(linkdyn_kin_handler old) nogil
 
 # Sweep status codes (also exported to Python below).
 cdef enum:
@@ -206,16 +174,16 @@ cdef class KinematicSweep:
         cdef double *vals = self.buf + 6 * n
         cdef double t, dt, rn, rn_prev, scale
         cdef int factored
-        cdef linkdyn_kin_handler old
+        cdef linkdyn_sighandler old
         if qs.shape[0] != n or Q.shape[0] < nt or Q.shape[1] != n:
             raise ValueError("sweep: array sizes do not match the model")
         self.fail_index = -1
         with nogil:
-            old = linkdyn_kin_install()
+            old = linkdyn_install_sigint()
             for i in range(n):
                 q[i] = qs[i]
             for k in range(nt):
-                if linkdyn_kin_sigint:
+                if linkdyn_sigint_flag:
                     status = INTERRUPTED
                     break
                 t = times[k]
@@ -275,5 +243,5 @@ cdef class KinematicSweep:
                     Q[k, i] = q[i]
                     V[k, i] = v[i]
                     A[k, i] = a[i]
-            linkdyn_kin_restore(old)
+            linkdyn_restore_sigint(old)
         return status, (k if status != OK else nt)

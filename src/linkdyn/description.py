@@ -405,13 +405,17 @@ class ModelBuilder:
         name = self._new_name("joint", name)
         entry = f"joint '{name}'"
         with _element(name):
-            a = self._ref(entry, first)
-            b = self._ref(entry, second)
+            a, b = self._joint_ends(entry, first, second)
+        self._joints[name] = RevoluteSpec(name, a, b)
+
+    def _joint_ends(self, entry, first, second):
+        a = self._ref(entry, first)
+        b = self._ref(entry, second)
         if a[0] == b[0]:
             what = "the ground to itself" if a[0] == GROUND else f"body '{a[0]}' to itself"
             raise ModelError(f"{entry}: a joint must connect two different bodies; it connects "
-                             f"{what}", name)
-        self._joints[name] = RevoluteSpec(name, a, b)
+                             f"{what}")
+        return a, b
 
     def _orientation(self, body: str) -> float:
         if body == GROUND:
@@ -427,12 +431,7 @@ class ModelBuilder:
         name = self._new_name("joint", name)
         entry = f"joint '{name}'"
         with _element(name):
-            a = self._ref(entry, first)
-            b = self._ref(entry, second)
-            if a[0] == b[0]:
-                what = "the ground to itself" if a[0] == GROUND else f"body '{a[0]}' to itself"
-                raise ModelError(f"{entry}: a joint must connect two different bodies; it "
-                                 f"connects {what}")
+            a, b = self._joint_ends(entry, first, second)
             axis = _finite(entry, "axis", axis)
             if angle is None:
                 angle = self._orientation(b[0]) - self._orientation(a[0])
