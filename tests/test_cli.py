@@ -94,3 +94,15 @@ def test_kinematics_command(tmp_path, capsys):
 def test_kinematics_command_rejects_undriven_model(capsys):
     assert main(["kinematics", "jansen"]) == 2
     assert "under-driven: 1 degrees of freedom and 0 drivers" in capsys.readouterr().err
+
+
+def test_closed_pipe_is_not_a_crash():
+    # `linkdyn simulate | head -1`: the reader leaves early; no traceback.
+    proc = subprocess.Popen([sys.executable, "-m", "linkdyn", "simulate", "--t-end", "0.2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=60)
+    assert first.startswith(b"model jansen")
+    assert "Traceback" not in err
