@@ -479,11 +479,30 @@ int ld_bdf_init(ld_bdf *w, double t0, const double *q0, const double *v0)
     return LD_BDF_SUCCESS;
 }
 
+/* Add the Newton correction in res to d_q and to the multipliers (res holds mu = c^2 lam). */
+static void apply_correction(ld_bdf *w, double c)
+{
+    int i, nq = w->nq;
+    for (i = 0; i < nq; i++) w->d[i] += w->res[i];
+    for (i = 0; i < w->nc; i++) w->y[2 * nq + i] += w->res[nq + i] / (c * c);
+}
+
+/* q, v and d_v from the final d_q. */
+static void finish_corrector(ld_bdf *w, double c)
+{
+    int i, nq = w->nq;
+    for (i = 0; i < nq; i++) {
+        w->y[i] = w->y_pred[i] + w->d[i];
+        w->y[nq + i] = (w->psi[i] + w->d[i]) / c;
+        w->d[nq + i] = w->y[nq + i] - w->y_pred[nq + i];
+    }
+}
+
 /* One Newton solve of the corrector at t_new; returns 1 when converged. */
 static int newton(ld_bdf *w, double t_new, double c, int *status)
 {
-    int k, i, nq = w->nq, nc = w->nc, maxit = w->opt.newton_max_iter, at_roundoff;
-    double dy_norm, dy_norm_old = -1.0, rate;
+    int k, i, nq = w->nq, maxit = w->opt.newton_max_iter, settled;
+    double dy_norm, dy_norm_old = -1.0, rate, qmax;
     *status = LD_BDF_SUCCESS;
     for (k = 0; k < maxit; k++) {
         int st = residual(w, t_new, c);
@@ -494,42 +513,31 @@ static int newton(ld_bdf *w, double t_new, double c, int *status)
         w->newton_iters = k + 1;
         if (!all_finite(w->res, w->ng)) { *status = LD_BDF_NONFINITE; return 0; }
         dy_norm = 0.0;
-        at_roundoff = 1;
+        settled = 1;   /* every correction at round-off level (of the coordinate vector) */
+        qmax = 0.0;
+        for (i = 0; i < nq; i++) qmax = fmax(qmax, fabs(w->y[i]));
         for (i = 0; i < nq; i++) {
             double r = w->res[i] / w->scale[i];
             dy_norm += r * r;
-            if (fabs(w->res[i]) > 16.0 * DBL_EPSILON * fmax(fabs(w->y[i]), w->opt.atol))
-                at_roundoff = 0;
+            if (fabs(w->res[i]) > 64.0 * DBL_EPSILON * qmax) settled = 0;
         }
         dy_norm = sqrt(dy_norm / nq);
-        /* At very tight tolerances the corrections reach round-off before the rate test can
-         * tell: their ratios are then noise. Corrections at round-off level have converged. */
-        if (at_roundoff && k > 0) {
-            for (i = 0; i < nq; i++) w->d[i] += w->res[i];
-            for (i = 0; i < nc; i++) w->y[2 * nq + i] += w->res[nq + i] / (c * c);
-            for (i = 0; i < nq; i++) {
-                w->y[i] = w->y_pred[i] + w->d[i];
-                w->y[nq + i] = (w->psi[i] + w->d[i]) / c;
-                w->d[nq + i] = w->y[nq + i] - w->y_pred[nq + i];
-            }
-            return 1;
-        }
         /* The contraction rate is measured within this solve (a rate carried over from
          * earlier steps would hide a matrix gone stale as the mechanism moves). */
         rate = dy_norm_old > 0 ? dy_norm / dy_norm_old : -1.0;
-        if (dy_norm_old > 0 &&
+        /* At very tight tolerances corrections reach noise level before the rate test can
+         * tell, and their ratio is noise: a correction at round-off, or one already below
+         * the Newton tolerance while the rate says "no contraction", has settled. */
+        if (dy_norm_old > 0 && rate >= 1.0 && dy_norm <= w->newton_tol) settled = 1;
+        settled = settled && k > 0;
+        if (!settled && dy_norm_old > 0 &&
             (rate >= 1.0 || pow(rate, maxit - k) / (1.0 - rate) * dy_norm > w->newton_tol))
             return 0;
-        for (i = 0; i < nq; i++) w->d[i] += w->res[i];
-        for (i = 0; i < nc; i++) w->y[2 * nq + i] += w->res[nq + i] / (c * c);
-        if (dy_norm == 0.0 || (rate >= 0 && rate / (1.0 - rate) * dy_norm < w->newton_tol)) {
-            /* Bring v and d_v up to date with the final d_q. */
-            for (i = 0; i < nq; i++) {
-                w->y[i] = w->y_pred[i] + w->d[i];
-                w->y[nq + i] = (w->psi[i] + w->d[i]) / c;
-                w->d[nq + i] = w->y[nq + i] - w->y_pred[nq + i];
-            }
-            if (dy_norm_old > 0) w->rate = rate;
+        apply_correction(w, c);
+        if (settled || dy_norm == 0.0 ||
+            (rate >= 0 && rate / (1.0 - rate) * dy_norm < w->newton_tol)) {
+            finish_corrector(w, c);
+            if (rate >= 0 && rate < 1.0) w->rate = rate;
             return 1;
         }
         dy_norm_old = dy_norm;
