@@ -12,8 +12,9 @@ from setuptools import Extension, setup
 
 
 def suitesparse_dirs():
-    include = [os.environ["SUITESPARSE_INCLUDE_DIR"]] if "SUITESPARSE_INCLUDE_DIR" in os.environ else []
-    lib = [os.environ["SUITESPARSE_LIBRARY_DIR"]] if "SUITESPARSE_LIBRARY_DIR" in os.environ else []
+    env = os.environ
+    include = [env["SUITESPARSE_INCLUDE_DIR"]] if "SUITESPARSE_INCLUDE_DIR" in env else []
+    lib = [env["SUITESPARSE_LIBRARY_DIR"]] if "SUITESPARSE_LIBRARY_DIR" in env else []
     for prefix in filter(None, (os.environ.get("CONDA_PREFIX"), sys.prefix, "/usr/local",
                                 "/opt/homebrew", "/usr")):
         if os.path.exists(os.path.join(prefix, "include", "suitesparse", "klu.h")):

@@ -247,7 +247,10 @@ void ld_bdf_free(ld_bdf *w)
 const ld_bdf_stats *ld_bdf_get_stats(const ld_bdf *w) { return &w->stats; }
 double ld_bdf_get_time(const ld_bdf *w) { return w->t; }
 int ld_bdf_get_size(const ld_bdf *w) { return w->n; }
-void ld_bdf_get_state(const ld_bdf *w, double *y) { memcpy(y, w->D, (size_t)w->n * sizeof(double)); }
+void ld_bdf_get_state(const ld_bdf *w, double *y)
+{
+    memcpy(y, w->D, (size_t)w->n * sizeof(double));
+}
 void ld_bdf_get_failure(const ld_bdf *w, double *t, double *h, int *index)
 {
     *t = w->fail_t; *h = w->fail_h; *index = w->fail_index;
@@ -506,7 +509,10 @@ static int newton(ld_bdf *w, double t_new, double c, int *status)
     *status = LD_BDF_SUCCESS;
     for (k = 0; k < maxit; k++) {
         int st = residual(w, t_new, c);
-        if (st != LD_OK) { *status = st == LD_ERR_NONFINITE ? LD_BDF_NONFINITE : LD_BDF_CALLBACK; return 0; }
+        if (st != LD_OK) {
+            *status = st == LD_ERR_NONFINITE ? LD_BDF_NONFINITE : LD_BDF_CALLBACK;
+            return 0;
+        }
         for (i = 0; i < w->ng; i++) w->res[i] = -w->res[i];
         if (solve_G(w, w->res) != LD_BDF_SUCCESS) { *status = LD_BDF_LINEAR_SOLVER; return 0; }
         w->stats.newton_iterations++;
@@ -657,7 +663,8 @@ int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out, do
             if (st == LD_BDF_SUCCESS) converged = newton(w, t_new, c, &st);
         }
         if (!converged) {
-            if (st == LD_BDF_CALLBACK || st == LD_BDF_LINEAR_SOLVER) return fail(w, st, t_new, w->h);
+            if (st == LD_BDF_CALLBACK || st == LD_BDF_LINEAR_SOLVER)
+                return fail(w, st, t_new, w->h);
             w->stats.rejected_newton++;
             newton_failures++;
             if (w->h * 0.25 < h_min)
@@ -703,7 +710,8 @@ int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out, do
         while (*n_written < n_out && t_out[*n_written] <= w->t) {
             double *row = y_out + (size_t)(*n_written) * n;
             dense_output(w, t_out[*n_written], row);
-            if (w->opt.project_output && (st = project_velocity(w, t_out[*n_written], row)) != LD_BDF_SUCCESS)
+            if (w->opt.project_output &&
+                (st = project_velocity(w, t_out[*n_written], row)) != LD_BDF_SUCCESS)
                 return fail(w, st, w->t, w->h);
             (*n_written)++;
         }
@@ -712,13 +720,14 @@ int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out, do
         if (w->n_equal >= order + 1) {
             double en[3], best = 0.0, factor;
             int delta = 0, j;
-            en[0] = order > 1 ? w->err_const[order - 1] *
-                                    error_norm(w, w->D + (size_t)order * n, w->h)
-                              : INFINITY;
+            en[0] = order > 1
+                        ? w->err_const[order - 1] * error_norm(w, w->D + (size_t)order * n, w->h)
+                        : INFINITY;
             en[1] = err;
-            en[2] = order < w->opt.max_order ? w->err_const[order + 1] *
-                                                   error_norm(w, w->D + (size_t)(order + 2) * n, w->h)
-                                             : INFINITY;
+            en[2] = order < w->opt.max_order
+                        ? w->err_const[order + 1] *
+                              error_norm(w, w->D + (size_t)(order + 2) * n, w->h)
+                        : INFINITY;
             for (j = 0; j < 3; j++) {
                 double f = en[j] == 0.0 ? MAX_FACTOR
                                         : (isinf(en[j]) ? 0.0 : pow(en[j], -1.0 / (order + j)));

@@ -13,7 +13,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def suitesparse_include():
-    dirs = [os.environ["SUITESPARSE_INCLUDE_DIR"]] if "SUITESPARSE_INCLUDE_DIR" in os.environ else []
+    env = os.environ
+    dirs = [env["SUITESPARSE_INCLUDE_DIR"]] if "SUITESPARSE_INCLUDE_DIR" in env else []
     for prefix in filter(None, (os.environ.get("CONDA_PREFIX"), sys.prefix, "/usr/local",
                                 "/opt/homebrew", "/usr")):
         d = Path(prefix) / "include" / "suitesparse"
@@ -28,7 +29,8 @@ def binary(tmp_path_factory):
     if cc is None:
         pytest.skip("no C compiler")
     out = tmp_path_factory.mktemp("c") / "test_bdf"
-    lib = [f"-L{os.environ['SUITESPARSE_LIBRARY_DIR']}"] if "SUITESPARSE_LIBRARY_DIR" in os.environ else []
+    env = os.environ
+    lib = [f"-L{env['SUITESPARSE_LIBRARY_DIR']}"] if "SUITESPARSE_LIBRARY_DIR" in env else []
     cmd = [cc, "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-O1", "-g",
            str(ROOT / "csrc/tests/test_bdf.c"), str(ROOT / "csrc/ld_bdf.c"),
            f"-I{ROOT / 'csrc'}", *[f"-I{d}" for d in suitesparse_include()], *lib,

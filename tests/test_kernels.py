@@ -88,7 +88,8 @@ def test_body_point_positions_rotate_with_u(fourbar):
     x, y, th = 0.2, -0.1, 0.9
     q[4 * i:4 * i + 4] = (x, y, math.cos(th), math.sin(th))
     xi, eta = 0.05, 0.08  # point P
-    expect = (x + xi * math.cos(th) - eta * math.sin(th), y + xi * math.sin(th) + eta * math.cos(th))
+    expect = (x + xi * math.cos(th) - eta * math.sin(th),
+              y + xi * math.sin(th) + eta * math.cos(th))
     np.testing.assert_allclose(fourbar.marker_positions(q)[0], expect, rtol=1e-15)
 
 

@@ -210,11 +210,12 @@ def test_ctrl_c_interrupts_and_keeps_what_was_computed():
 
 def test_free_fourbar_converges_to_minimal_coordinates(fourbar):
     # The crank-rocker released with its crank turning at 3 rad/s, under gravity, against the
-    # one-coordinate Lagrange equation integrated by DOP853 at 1e-13 (tests/reduced.py): the
-    # error falls at least tenfold per hundredfold tolerance, below 1e-8 m at 1e-12.
+    # one-coordinate Lagrange equation integrated by DOP853 at 1e-13 (ReducedCrank in
+    # conftest.py): the error falls at least tenfold per hundredfold tolerance, below 1e-8 m
+    # at 1e-12.
     from scipy.integrate import solve_ivp
 
-    from reduced import ReducedCrank
+    from conftest import ReducedCrank
 
     t = np.linspace(0.0, 2.0, 21)
     start = linkdyn.consistent_state(fourbar)

@@ -3,10 +3,10 @@
 For a model whose degrees of freedom are all driven (as many constraint rows as coordinates),
 each time gets the positions from Phi(q, t) = 0 (Newton from a Taylor predictor of the previous
 solution), the velocities from Phi_q v = -Phi_t and the accelerations from Phi_q a = gamma, with
-KLU in a compiled loop (linkdyn._kinematics). Along the sweep the reciprocal of KLU's 1-norm
-condition estimate of Phi_q is watched: where it falls below ``singular_rcond`` the
-configuration is reported singular (time and constraints); where the positions stop existing (a driver pushed past a dead centre) the
-critical time is found by bisection.
+KLU in a compiled loop (linkdyn._kinematics). Along the sweep an estimate of the reciprocal
+condition number of Phi_q is watched: where it falls below ``singular_rcond`` the configuration
+is reported singular (time and constraints); where the positions stop existing (a driver
+pushed past a dead centre) the critical time is found by bisection.
 """
 
 from __future__ import annotations

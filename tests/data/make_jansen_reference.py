@@ -6,10 +6,11 @@ velocity map q_theta solves Phi_z z_theta = -Phi_c c_theta and the Lagrange equa
 one coordinate is
 
     m(theta) theta'' = q_theta^T Q - (q_theta^T M q_thetatheta) theta'^2,
-    m(theta) = q_theta^T M q_theta,   Phi_q q_thetatheta = gamma(q, q_theta).
+    m(theta) = q_theta^T M q_theta,   Phi_q q_thetatheta = gamma(q, q_theta)
 
-(the machinery is tests/reduced.py). It is integrated with SciPy's DOP853 at rtol = atol = 1e-13 and, as a second method, with
-Radau at 1e-12; the script prints their largest difference. Only linkdyn's model file and its
+(the machinery is ReducedCrank in tests/conftest.py). It is integrated with SciPy's DOP853 at
+rtol = atol = 1e-13 and, as a second method, with Radau at 1e-12; the script prints their
+largest difference. Only linkdyn's model file and its
 Phi / Phi_q / gamma evaluations are used (checked against finite differences in the tests).
 
 Output: jansen_reference.txt, columns t P3.x P3.y foot.x foot.y energy, t = 0, 0.01, ..., 10.
@@ -27,7 +28,7 @@ import linkdyn
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parent))
-from reduced import ReducedCrank  # noqa: E402
+from conftest import ReducedCrank  # noqa: E402
 
 model = linkdyn.load_model("jansen")
 
