@@ -85,8 +85,6 @@ struct ld_bdf {
     klu_common common;
     klu_symbolic *sym;
     klu_numeric *num;
-    int jac_current;            /* G was assembled during this step attempt */
-    double rate;                /* last observed Newton contraction rate, < 0 if unknown */
     int newton_iters;           /* iterations of the last Newton solve */
 
     double gamma[LD_BDF_MAX_ORDER + 2];
@@ -193,7 +191,6 @@ int ld_bdf_create(const ld_system *sys, const ld_bdf_options *opt, ld_bdf **out)
     w->nc = sys->nc;
     w->n = 2 * sys->nq + sys->nc;
     w->ng = sys->nq + sys->nc;
-    w->rate = -1.0;
     n = (size_t)w->n;
     w->D = (double *)calloc(NROWS * n, sizeof(double));
     w->Dtmp = (double *)calloc((LD_BDF_MAX_ORDER + 1) * n, sizeof(double));
@@ -427,8 +424,6 @@ static int refresh_G(ld_bdf *w, double t, double c)
         return LD_BDF_CALLBACK;
     assemble_G(w, c);
     if (!all_finite(w->Gx, w->g_nnz)) return LD_BDF_NONFINITE;
-    w->jac_current = 1;
-    w->rate = -1.0;
     return factor_G(w);
 }
 
@@ -472,8 +467,6 @@ int ld_bdf_init(ld_bdf *w, double t0, const double *q0, const double *v0)
     if (w->opt.h_max > 0 && w->h > w->opt.h_max) w->h = w->opt.h_max;
     w->order = 1;
     w->n_equal = 0;
-    w->jac_current = 0;
-    w->rate = -1.0;
     for (i = 0; i < nq; i++) {
         w->D[w->n + i] = w->h * v0[i];
         w->D[w->n + nq + i] = w->h * a[i];
@@ -543,7 +536,6 @@ static int newton(ld_bdf *w, double t_new, double c, int *status)
         if (settled || dy_norm == 0.0 ||
             (rate >= 0 && rate / (1.0 - rate) * dy_norm < w->newton_tol)) {
             finish_corrector(w, c);
-            if (rate >= 0 && rate < 1.0) w->rate = rate;
             return 1;
         }
         dy_norm_old = dy_norm;
@@ -599,7 +591,6 @@ int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out, do
 {
     int n = w->n, nq = w->nq, i, k, order, st;
     long steps_here = 0;
-    int newton_failures = 0;
     if (!w->initialised || !(t_end >= w->t) || n_out < 0 || *n_written < 0 || *n_written > n_out)
         return LD_BDF_BAD_INPUT;
     /* Outputs at the current time. */
@@ -644,7 +635,6 @@ int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out, do
         memset(w->d, 0, (size_t)n * sizeof(double));
         memcpy(w->y + 2 * nq, w->y_pred + 2 * nq, (size_t)w->nc * sizeof(double));
 
-        w->jac_current = 0;
         converged = newton(w, t_new, c, &st);
         if (!converged && st == LD_BDF_SUCCESS) {
             /* Slow convergence with a stale matrix: refresh it at the predictor and retry. */
@@ -666,7 +656,6 @@ int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out, do
             if (st == LD_BDF_CALLBACK || st == LD_BDF_LINEAR_SOLVER)
                 return fail(w, st, t_new, w->h);
             w->stats.rejected_newton++;
-            newton_failures++;
             if (w->h * 0.25 < h_min)
                 return fail(w, st == LD_BDF_NONFINITE ? LD_BDF_NONFINITE : LD_BDF_NEWTON_FAILED,
                             w->t, w->h);
@@ -693,7 +682,6 @@ int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out, do
         }
 
         /* Accept: update the differences with d = y_new - y_pred. */
-        newton_failures = 0;
         steps_here++;
         w->stats.steps++;
         w->stats.order_steps[order]++;

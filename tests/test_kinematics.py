@@ -69,7 +69,7 @@ def derivative_errors(model, base_times, h=1e-5):
     (+-h) of its positions and velocities around each base time."""
     t = np.sort(np.concatenate([base_times - h, base_times, base_times + h]))
     r = kinematics(model, t)
-    qm, q0, qp = r.q[0::3], r.q[1::3], r.q[2::3]
+    qm, qp = r.q[0::3], r.q[2::3]
     vm, v0, vp = r.v[0::3], r.v[1::3], r.v[2::3]
     a0 = r.a[1::3]
     v_fd = (qp - qm) / (2 * h)

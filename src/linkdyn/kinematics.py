@@ -29,7 +29,8 @@ __all__ = ["kinematics", "KinematicsResult", "Singularity"]
 @dataclass(frozen=True)
 class Singularity:
     """A singular configuration met along a sweep: its time, the constraint rows in the
-    Jacobian's left null space (largest share first) and the LU pivot ratio there."""
+    Jacobian's left null space (largest share first) and the reciprocal condition estimate
+    there."""
 
     t: float
     constraints: tuple
@@ -185,7 +186,6 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
     if table is not None:   # consistent_state evaluates the kernels at t[0]
         model.kernels.law_values[:table.shape[1]] = table[0]
     start = consistent_state(model, q=q0, t=float(t[0]), hold=())
-    n = model.nq
     tic = _time.perf_counter()
     status, done, (Q, V, A, rc), sweep = _sweep(model, t, start.q, tol, max_iterations)
     elapsed = _time.perf_counter() - tic
@@ -194,7 +194,7 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
 
     singular = []
     below = np.flatnonzero(rc[:done] < singular_rcond)
-    for k in below:   # report each local minimum of the pivot ratio under the threshold
+    for k in below:   # report each local minimum of the estimate under the threshold
         if (k == 0 or rc[k] <= rc[k - 1]) and (k == done - 1 or rc[k] <= rc[k + 1]):
             singular.append(Singularity(float(t[k]), _left_null_rows(model, Q[k], t[k]),
                                         float(rc[k])))
@@ -226,16 +226,19 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
                               stats=stats, status="interrupted" if interrupted else "success")
     if stop is not None:
         t_stop, q_stop = stop
+        if STATUS[status] == "non-finite":
+            raise KinematicsError(f"model {model.name!r}: the constraints evaluate to NaN or "
+                                  f"Inf at t = {t[done]:.9g} s (last solved t = {t_stop:.9g} "
+                                  "s); check the drivers' laws", float(t[done]), (), result)
         rows = _left_null_rows(model, q_stop, t_stop)
-        cls = SingularConfigurationError if STATUS[status] in ("no convergence", "singular") \
-            else KinematicsError
-        raise cls(f"model {model.name!r}: the positions stop existing at t = {t_stop:.9g} s "
-                  f"({STATUS[status]} at t = {t[done]:.9g} s): the Jacobian becomes singular "
-                  f"there (constraints involved: {', '.join(rows)})", t_stop, rows, result)
+        raise SingularConfigurationError(
+            f"model {model.name!r}: the positions stop existing at t = {t_stop:.9g} s "
+            f"({STATUS[status]} at t = {t[done]:.9g} s): the Jacobian becomes singular there "
+            f"(constraints involved: {', '.join(rows)})", t_stop, rows, result)
     if singular and on_singular == "raise":
         s0 = singular[0]
         raise SingularConfigurationError(
-            f"model {model.name!r}: singular configuration at t = {s0.t:.9g} s (pivot ratio "
+            f"model {model.name!r}: singular configuration at t = {s0.t:.9g} s (reciprocal condition "
             f"{s0.rcond:.2g}; constraints involved: {', '.join(s0.constraints)})", s0.t,
             s0.constraints, result)
     return result

@@ -17,8 +17,8 @@ import numpy as np
 
 from ._bdf import STATUS, BDFIntegrator
 from .assembly import consistent_state
-from .errors import (ConvergenceError, LinkdynError, ModelError, NonFiniteError,
-                     SimulationError, SingularJacobianError, StepSizeError)
+from .errors import (ConvergenceError, ModelError, NonFiniteError, SimulationError,
+                     SingularJacobianError, StepSizeError)
 from .model import Model
 
 __all__ = ["simulate", "SimulationResult", "output_times"]
