@@ -387,17 +387,24 @@ static double error_norm(const ld_bdf *w, const double *x, double h)
 /* ------------------------------------------------------------------------------------------ */
 /* Model evaluation at the Newton iterate */
 
+/* q, v and d_v from d_q: v = (psi_q + d_q) / c is the BDF derivative of q. */
+static void finish_corrector(ld_bdf *w, double c)
+{
+    int i, nq = w->nq;
+    for (i = 0; i < nq; i++) {
+        w->y[i] = w->y_pred[i] + w->d[i];
+        w->y[nq + i] = (w->psi[i] + w->d[i]) / c;
+        w->d[nq + i] = w->y[nq + i] - w->y_pred[nq + i];
+    }
+}
+
 /* From d_q and the multipliers in y, fill q, v (in y) and the scaled residual res. */
 static int residual(ld_bdf *w, double t, double c)
 {
     const ld_system *s = w->sys;
-    int i, nq = w->nq, nc = w->nc, st;
+    int i, nq = w->nq, st;
     double *q = w->y, *v = w->y + nq, *lam = w->y + 2 * nq;
-    for (i = 0; i < nq; i++) {
-        q[i] = w->y_pred[i] + w->d[i];
-        v[i] = (w->psi[i] + w->d[i]) / c;
-        w->d[nq + i] = v[i] - w->y_pred[nq + i];
-    }
+    finish_corrector(w, c);
     w->stats.residual_evaluations++;
     if ((st = s->phi_q(s->user, t, q, w->phiq)) != LD_OK) return st;
     if ((st = s->force(s->user, t, q, v, w->force)) != LD_OK) return st;
@@ -406,7 +413,6 @@ static int residual(ld_bdf *w, double t, double c)
     for (i = 0; i < nq; i++)
         w->res[i] = c * s->mass[i] * (w->psi[nq + i] + w->d[nq + i]) +
                     c * c * (w->res[i] - w->force[i]);
-    (void)nc;
     return all_finite(w->res, w->ng) ? LD_OK : LD_ERR_NONFINITE;
 }
 
@@ -481,17 +487,6 @@ static void apply_correction(ld_bdf *w, double c)
     int i, nq = w->nq;
     for (i = 0; i < nq; i++) w->d[i] += w->res[i];
     for (i = 0; i < w->nc; i++) w->y[2 * nq + i] += w->res[nq + i] / (c * c);
-}
-
-/* q, v and d_v from the final d_q. */
-static void finish_corrector(ld_bdf *w, double c)
-{
-    int i, nq = w->nq;
-    for (i = 0; i < nq; i++) {
-        w->y[i] = w->y_pred[i] + w->d[i];
-        w->y[nq + i] = (w->psi[i] + w->d[i]) / c;
-        w->d[nq + i] = w->y[nq + i] - w->y_pred[nq + i];
-    }
 }
 
 /* One Newton solve of the corrector at t_new; returns 1 when converged. */
