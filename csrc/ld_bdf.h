@@ -36,6 +36,9 @@ typedef struct ld_bdf_options {
     double newton_tol;      /* Newton convergence, as a fraction of the position tolerance;
                                0: max(10 eps / rtol, 1e-3) */
     int project_output;     /* project output velocities onto the velocity constraints (1) */
+    int proportional;       /* tolerance proportionality: tighten the local tolerance below
+                               1e-6 so that the global error scales with rtol (1, see
+                               ld_bdf.c); 0: the local error is tested against rtol, atol */
     volatile int *interrupt;/* polled once per step; non-zero stops the run (may be NULL) */
 } ld_bdf_options;
 
@@ -49,6 +52,7 @@ typedef struct ld_bdf_stats {
     long factorizations;        /* numeric LU factorisations (refactor + full) */
     long full_factorizations;   /* of which with fresh pivoting (klu_factor) */
     long order_steps[LD_BDF_MAX_ORDER + 1]; /* accepted steps per order (index = order) */
+    double local_rtol, local_atol;          /* the tolerances the error test uses */
     double max_output_velocity_violation;   /* largest |Phi_q v + Phi_t| of an output row
                                                before its projection */
 } ld_bdf_stats;

@@ -24,6 +24,7 @@ cdef extern from "ld_bdf.h":
         int newton_max_iter
         double newton_tol
         int project_output
+        int proportional
         volatile int *interrupt
     ctypedef struct ld_bdf_stats:
         long steps
@@ -35,6 +36,8 @@ cdef extern from "ld_bdf.h":
         long factorizations
         long full_factorizations
         long order_steps[6]
+        double local_rtol
+        double local_atol
         double max_output_velocity_violation
     ctypedef struct ld_bdf:
         pass
@@ -66,7 +69,8 @@ cdef class BDFIntegrator:
 
     def __cinit__(self, kernels, double rtol, double atol, double h_init=0.0,
                   double h_min=0.0, double h_max=0.0, int max_order=5, long max_steps=0,
-                  int newton_max_iter=4, double newton_tol=0.0, bint project_output=True):
+                  int newton_max_iter=4, double newton_tol=0.0, bint project_output=True,
+                  bint proportional=True):
         cdef ld_bdf_options opt
         cdef const ld_system *sys = <const ld_system *> PyCapsule_GetPointer(
             kernels.system_capsule(), b"linkdyn.ld_system")
@@ -82,6 +86,7 @@ cdef class BDFIntegrator:
         opt.newton_max_iter = newton_max_iter
         opt.newton_tol = newton_tol
         opt.project_output = project_output
+        opt.proportional = proportional
         opt.interrupt = &linkdyn_sigint_flag
         status = ld_bdf_create(sys, &opt, &self.w)
         if status == -2:
@@ -151,4 +156,5 @@ cdef class BDFIntegrator:
                     factorizations=s.factorizations,
                     full_factorizations=s.full_factorizations,
                     steps_per_order=[s.order_steps[k] for k in range(1, 6)],
-                    max_output_velocity_violation=s.max_output_velocity_violation)
+                    max_output_velocity_violation=s.max_output_velocity_violation,
+                    local_rtol=s.local_rtol, local_atol=s.local_atol)

@@ -135,13 +135,15 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
              t_out=None, dt_out: float | None = None, t0: float = 0.0, q0=None, v0=None,
              hold=None, h_init: float = 0.0, h_max: float = 0.0, max_order: int = 5,
              max_steps: int = 0, newton_tol: float = 0.0,
-             project_output: bool = True) -> SimulationResult:
+             project_output: bool = True,
+             proportional: bool = True) -> SimulationResult:
     """Integrate ``model`` from ``t0`` to ``t_end`` (s).
 
     Parameters
     ----------
     rtol, atol : float
-        Local error tolerances (positions in m or unit-vector components; see ld_bdf.c).
+        Error tolerances (positions in m or unit-vector components; see ld_bdf.c and
+        ``proportional``).
     t_out : array_like, optional
         Non-decreasing output times in [t0, t_end].
     dt_out : float, optional
@@ -161,8 +163,16 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         default max(10 eps / rtol, 1e-3)). In the index-3 formulation a Newton residue in q
         reaches v divided by h/gamma_k, so loose tolerances want a small newton_tol.
     project_output : bool
-        Project output velocities onto the velocity constraints (the raw largest violation
-        is in ``stats["max_output_velocity_violation"]``).
+        Make output rows consistent: project the velocity onto the velocity constraints
+        (the raw largest violation is in ``stats["max_output_velocity_violation"]``) and
+        take the multipliers from the index-1 equations at the output state (the BDF's own
+        multipliers carry the Newton residue divided by h^2).
+    proportional : bool
+        Tolerance proportionality (default): below 1e-6 the local error test uses
+        ``rtol * (rtol / 1e-6) ** 0.2`` (atol scaled alike, never below 100 eps), so that
+        the global error falls in proportion to the tolerance. ``stats["local_rtol"]`` and
+        ``stats["local_atol"]`` report what was used. False tests the local error against
+        rtol and atol themselves.
 
     Returns
     -------
@@ -223,7 +233,7 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
     state = consistent_state(model, q=q0, v=v0, t=t0, hold=hold)
     integ = BDFIntegrator(model.kernels, rtol, atol, h_init=h_init, h_max=h_max,
                           max_order=max_order, max_steps=max_steps, newton_tol=newton_tol,
-                          project_output=project_output)
+                          project_output=project_output, proportional=proportional)
     status = integ.init(t0, state.q, state.v)
     y = np.empty((times.size, integ.n))
     written = 0
