@@ -168,8 +168,8 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         take the multipliers from the index-1 equations at the output state (the BDF's own
         multipliers carry the Newton residue divided by h^2).
     proportional : bool
-        Tolerance proportionality (default): below 1e-6 the local error test uses
-        ``rtol * (rtol / 1e-6) ** 0.2`` (atol scaled alike, never below 100 eps), so that
+        Tolerance proportionality (default): below 5e-6 the local error test uses
+        ``rtol * (rtol / 5e-6) ** 0.2`` (atol scaled alike, never below 100 eps), so that
         the global error falls in proportion to the tolerance. ``stats["local_rtol"]`` and
         ``stats["local_atol"]`` report what was used. False tests the local error against
         rtol and atol themselves.
