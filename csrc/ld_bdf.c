@@ -60,8 +60,8 @@
  * issue's 1e-6 m at rtol 1e-10 and 1e-8 m at 1e-12 (measured 5.2e-7 and 9.1e-10). The
  * local tolerances are reported in the statistics; options.proportional = 0 turns this off.
  * Newton converges when the predicted remaining correction is below newton_tol times the
- * position tolerance (RMS norm), newton_tol = max(10 eps / rtol_loc, 1e-3): well below the
- * error test, and above the round-off floor that tight tolerances reach.
+ * position tolerance (RMS norm), newton_tol = 1e-3 unless set, never below 10 eps / rtol_loc:
+ * well below the error test, and above the round-off floor that tight tolerances reach.
  * Order and step selection follow the same scheme as SciPy's BDF: after k + 1 steps of
  * equal size, the orders k - 1, k, k + 1 are compared by their error estimates.
  *
@@ -264,8 +264,10 @@ int ld_bdf_create(const ld_system *sys, const ld_bdf_options *opt, ld_bdf **out)
     }
     w->stats.local_rtol = w->rtol;
     w->stats.local_atol = w->atol;
-    w->newton_tol = opt->newton_tol > 0 ? opt->newton_tol
-                                        : fmax(10.0 * DBL_EPSILON / w->rtol, 1e-3);
+    /* A requested Newton tolerance is not allowed below the round-off floor 10 eps / rtol_loc
+     * (a Newton iteration cannot reach it; every step would fail). */
+    w->newton_tol = fmax(opt->newton_tol > 0 ? opt->newton_tol : 1e-3,
+                         10.0 * DBL_EPSILON / w->rtol);
 
     klu_defaults(&w->common);
     w->sym = klu_analyze(w->ng, w->Gp, w->Gi, &w->common);

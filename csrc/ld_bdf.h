@@ -34,7 +34,7 @@ typedef struct ld_bdf_options {
     long max_steps;         /* per ld_bdf_integrate call; 0: no limit */
     int newton_max_iter;    /* Newton iterations per attempt (default 4) */
     double newton_tol;      /* Newton convergence, as a fraction of the position tolerance;
-                               0: max(10 eps / rtol, 1e-3) */
+                               0: 1e-3; never below 10 eps / local rtol */
     int project_output;     /* project output velocities onto the velocity constraints (1) */
     int proportional;       /* tolerance proportionality: tighten the local tolerance below
                                1e-6 so that the global error scales with rtol (1, see

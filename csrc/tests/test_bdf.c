@@ -3,6 +3,7 @@
  * Build: cc -std=c99 test_bdf.c ../ld_bdf.c -I.. -I<suitesparse> -lklu -lm
  * Prints one line per check and "N passed, M failed"; exits non-zero on any failure.
  */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -230,6 +231,38 @@ int main(void)
         st = ld_bdf_integrate(w, 1.0, 0, NULL, NULL, &nw);
         ld_bdf_get_failure(w, &t, &h, &index);
         check(st == LD_BDF_NONFINITE && t <= 0.1 && t > 0.09, "NaN force: non-finite status");
+        ld_bdf_free(w);
+    }
+
+    /* 6. Tolerance proportionality and the round-off floor. */
+    {
+        ld_bdf_options o;
+        ld_bdf_default_options(&o);
+        o.rtol = o.atol = 1e-10;
+        ld_bdf_create(&sys, &o, &w);
+        check(fabs(ld_bdf_get_stats(w)->local_rtol / (1e-10 * pow(1e-10 / 5e-6, 0.2)) - 1.0)
+                  < 1e-12, "local rtol = rtol (rtol / 5e-6)^(1/5)");
+        ld_bdf_free(w);
+        o.proportional = 0;
+        ld_bdf_create(&sys, &o, &w);
+        check(ld_bdf_get_stats(w)->local_rtol == 1e-10, "proportional = 0: local rtol = rtol");
+        ld_bdf_free(w);
+        /* At the floor (100 eps) a whole period runs without the step collapsing, and with a
+         * requested Newton tolerance below round-off. */
+        o.proportional = 1;
+        o.rtol = o.atol = 1e-14;
+        o.newton_tol = 1e-9;
+        ld_bdf_create(&sys, &o, &w);
+        check(ld_bdf_get_stats(w)->local_rtol == 100 * DBL_EPSILON, "local rtol floor 100 eps");
+        initial_state(&p, theta0, q, v);
+        ld_bdf_init(w, 0.0, q, v);
+        nw = 0;
+        tout[0] = period;
+        st = ld_bdf_integrate(w, period, 1, tout, y, &nw);
+        check(st == LD_BDF_SUCCESS && fabs(atan2(y[2], -y[3]) - theta0) < 1e-9,
+              "one period at rtol 1e-14");
+        check(ld_bdf_get_stats(w)->rejected_error + ld_bdf_get_stats(w)->rejected_newton <
+                  0.05 * ld_bdf_get_stats(w)->steps, "few rejections at the floor");
         ld_bdf_free(w);
     }
 

@@ -159,8 +159,9 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
     max_steps : int
         Step budget (0: none); exceeding it raises :class:`SimulationError`.
     newton_tol : float
-        Newton convergence threshold as a fraction of the position tolerance (0: the
-        default max(10 eps / rtol, 1e-3)). In the index-3 formulation a Newton residue in q
+        Newton convergence threshold as a fraction of the (local) position tolerance (0:
+        the default 1e-3); never below the round-off floor 10 eps / local_rtol, which a
+        Newton iteration cannot reach. In the index-3 formulation a Newton residue in q
         reaches v divided by h/gamma_k, so loose tolerances want a small newton_tol.
     project_output : bool
         Make output rows consistent: project the velocity onto the velocity constraints
