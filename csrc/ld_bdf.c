@@ -558,7 +558,6 @@ static int newton(ld_bdf *w, double t_new, double c, int *status)
         if (solve_G(w, w->res) != LD_BDF_SUCCESS) { *status = LD_BDF_LINEAR_SOLVER; return 0; }
         w->stats.newton_iterations++;
         w->newton_iters = k + 1;
-        if (!all_finite(w->res, w->ng)) { *status = LD_BDF_NONFINITE; return 0; }
         dy_norm = 0.0;
         settled = 1;   /* every correction at round-off level (of the coordinate vector) */
         for (i = 0; i < nq; i++) {
@@ -567,6 +566,7 @@ static int newton(ld_bdf *w, double t_new, double c, int *status)
             if (fabs(w->res[i]) > w->settled) settled = 0;
         }
         dy_norm = sqrt(dy_norm / nq);
+        if (!isfinite(dy_norm)) { *status = LD_BDF_NONFINITE; return 0; }
         /* The contraction rate is measured within this solve (a rate carried over from
          * earlier steps would hide a matrix gone stale as the mechanism moves). */
         rate = dy_norm_old > 0 ? dy_norm / dy_norm_old : -1.0;
@@ -575,12 +575,18 @@ static int newton(ld_bdf *w, double t_new, double c, int *status)
          * the Newton tolerance while the rate says "no contraction", has settled. */
         if (dy_norm_old > 0 && rate >= 1.0 && dy_norm <= w->newton_tol) settled = 1;
         settled = settled && k > 0;
-        if (!settled && dy_norm_old > 0 &&
-            (rate >= 1.0 || pow(rate, maxit - k) / (1.0 - rate) * dy_norm > w->newton_tol))
-            return 0;
+        if (!settled && dy_norm_old > 0) {
+            /* Predicted size of the correction after the remaining iterations. */
+            double left = dy_norm / (1.0 - rate);
+            int j;
+            for (j = k; j < maxit; j++) left *= rate;
+            if (rate >= 1.0 || left > w->newton_tol) return 0;
+        }
         apply_correction(w, c);
         if (settled || dy_norm == 0.0 ||
             (rate >= 0 && rate / (1.0 - rate) * dy_norm < w->newton_tol)) {
+            /* The multiplier corrections were not in dy_norm: check them once. */
+            if (!all_finite(w->y + 2 * nq, w->nc)) { *status = LD_BDF_NONFINITE; return 0; }
             finish_corrector(w, c);
             return 1;
         }
