@@ -87,6 +87,7 @@
 #define MIN_FACTOR 0.2
 #define MAX_FACTOR 10.0
 #define PROPORTIONAL_REF 5e-6   /* tolerance below which the local tolerance is tightened */
+#define RCOND_MIN 3.67e-11      /* eps^(2/3): below it, factorise with fresh pivots */
 #define REFRESH_ITERS 3         /* a step that took this many Newton iterations refreshes G */
 #define SETTLED 4.0             /* Newton corrections below SETTLED eps max|q| are round-off */
 #define NOISE 256.0             /* Newton residue (in eps max|q|) the error estimates must tolerate */
@@ -334,12 +335,11 @@ static void assemble_G(ld_bdf *w, double c)
  * pivots have become poor or none exist yet. */
 static int factor_G(ld_bdf *w)
 {
-    const double rcond_min = pow(DBL_EPSILON, 2.0 / 3.0);
     w->stats.factorizations++;
     if (w->num) {
         if (klu_refactor(w->Gp, w->Gi, w->Gx, w->sym, w->num, &w->common) &&
             w->common.status == KLU_OK && klu_rcond(w->sym, w->num, &w->common) &&
-            w->common.rcond >= rcond_min)
+            w->common.rcond >= RCOND_MIN)
             return LD_BDF_SUCCESS;
         klu_free_numeric(&w->num, &w->common);
     }
@@ -603,7 +603,6 @@ static int newton(ld_bdf *w, double t_new, double c, int *status)
 static int consistent_output(ld_bdf *w, double t, double *y)
 {
     const ld_system *s = w->sys;
-    const double rcond_min = pow(DBL_EPSILON, 2.0 / 3.0);
     int i, j, p, nq = w->nq, nc = w->nc;
     double *q = y, *v = y + nq, *rhs = w->res, rn = 0.0;
     if (s->phi_q(s->user, t, q, w->phiq) != LD_OK || s->phi_t(s->user, t, q, w->phi) != LD_OK)
@@ -616,11 +615,13 @@ static int consistent_output(ld_bdf *w, double t, double *y)
     }
     if (!all_finite(w->Gx, w->g_nnz)) return LD_BDF_NONFINITE;
     if (!(w->num_out && klu_refactor(w->Gp, w->Gi, w->Gx, w->sym, w->num_out, &w->common) &&
-          klu_rcond(w->sym, w->num_out, &w->common) && w->common.rcond >= rcond_min)) {
+          klu_rcond(w->sym, w->num_out, &w->common) && w->common.rcond >= RCOND_MIN)) {
         if (w->num_out) klu_free_numeric(&w->num_out, &w->common);
         w->num_out = klu_factor(w->Gp, w->Gi, w->Gx, w->sym, &w->common);
-        if (!w->num_out) return w->common.status == KLU_SINGULAR ? LD_BDF_SINGULAR
-                                                                 : LD_BDF_LINEAR_SOLVER;
+        if (!w->num_out) {
+            w->fail_index = w->common.singular_col < w->ng ? w->common.singular_col : -1;
+            return w->common.status == KLU_SINGULAR ? LD_BDF_SINGULAR : LD_BDF_LINEAR_SOLVER;
+        }
     }
     /* Velocity: K (dv, mu) = (0, -(Phi_q v + Phi_t)). */
     for (i = 0; i < nc; i++) rhs[nq + i] = w->phi[i];
@@ -664,7 +665,6 @@ static int fail(ld_bdf *w, int status, double t, double h)
 static int refresh_at_predictor(ld_bdf *w, double t_new, double c)
 {
     int i, nq = w->nq, st;
-    memset(w->d, 0, (size_t)w->n * sizeof(double));
     memcpy(w->y + 2 * nq, w->y_pred + 2 * nq, (size_t)w->nc * sizeof(double));
     for (i = 0; i < nq; i++) {
         w->y[i] = w->y_pred[i];
