@@ -61,6 +61,14 @@ def test_simulate_writes_outputs(tmp_path, capsys):
     assert counters["steps"] > 0
     assert (plots / "markers.png").stat().st_size > 10_000
     assert (plots / "invariants.png").stat().st_size > 10_000
+    local = 1e-8 * (1e-8 / 5e-6) ** 0.2
+    assert f"(local error test at {local:.3g}, {local:.3g})" in text
+
+
+def test_simulate_per_step_tolerance(capsys):
+    assert main(["simulate", "--t-end", "0.1", "--rtol", "1e-9", "--atol", "1e-9",
+                 "--per-step-tolerance"]) == 0
+    assert "(local error test at 1e-09, 1e-09)" in capsys.readouterr().out
 
 
 def test_simulate_rejects_bad_options(capsys):

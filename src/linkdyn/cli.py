@@ -78,11 +78,13 @@ STATS_KEYS = ("integration_seconds", "steps", "rejected_steps", "newton_iteratio
 
 def _cmd_simulate(args) -> int:
     model = load_model(args.model)
-    result = simulate(model, args.t_end, rtol=args.rtol, atol=args.atol, dt_out=args.dt_out)
+    result = simulate(model, args.t_end, rtol=args.rtol, atol=args.atol, dt_out=args.dt_out,
+                      proportional=not args.per_step_tolerance)
     st = result.stats
     energy = result.energy
     print(f"model {model.name}: {model.nbody} bodies, {model.nq} coordinates, {model.nc} "
-          f"constraints; t = 0 .. {result.t[-1]:g} s, rtol {args.rtol:g}, atol {args.atol:g}"
+          f"constraints; t = 0 .. {result.t[-1]:g} s, rtol {args.rtol:g}, atol {args.atol:g} "
+          f"(local error test at {st['local_rtol']:.3g}, {st['local_atol']:.3g})"
           + ("" if result.status == "success" else f" ({result.status})"))
     print(f"  integration {st['integration_seconds'] * 1e3:.1f} ms: {st['steps']} steps, "
           f"{st['rejected_steps']} rejected, {st['newton_iterations']} Newton iterations, "
@@ -168,6 +170,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--atol", type=_positive_float, default=1e-10, help="absolute tolerance")
     p.add_argument("--dt-out", type=_positive_float, default=0.01,
                    help="output interval in s (0.01)")
+    p.add_argument("--per-step-tolerance", action="store_true",
+                   help="test the local error against rtol and atol themselves (default: "
+                   "tolerance-proportional, see linkdyn.simulate)")
     p.add_argument("--output", metavar="FILE", help="write the trajectory as plain text")
     p.add_argument("--stats-json", metavar="FILE", help="write the work counters as JSON")
     p.add_argument("--plot", metavar="DIR", help="write PNG plots into DIR")
