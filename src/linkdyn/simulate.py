@@ -170,7 +170,7 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         multipliers carry the Newton residue divided by h^2).
     proportional : bool
         Tolerance proportionality (default): below 5e-6 the local error test uses
-        ``rtol * (rtol / 5e-6) ** 0.2`` (atol scaled alike, never below 100 eps), so that
+        ``rtol * (rtol / 5e-6) ** 0.2`` (atol scaled alike, never below 1e-13), so that
         the global error falls in proportion to the tolerance. ``stats["local_rtol"]`` and
         ``stats["local_atol"]`` report what was used. False tests the local error against
         rtol and atol themselves.
