@@ -37,7 +37,7 @@ typedef struct ld_bdf_options {
                                0: 1e-3; never below 10 eps / local rtol */
     int project_output;     /* project output velocities onto the velocity constraints (1) */
     int proportional;       /* tolerance proportionality: tighten the local tolerance below
-                               1e-6 so that the global error scales with rtol (1, see
+                               2e-6 so that the global error scales with rtol (1, see
                                ld_bdf.c); 0: the local error is tested against rtol, atol */
     volatile int *interrupt;/* polled once per step; non-zero stops the run (may be NULL) */
 } ld_bdf_options;

@@ -61,7 +61,7 @@ def test_simulate_writes_outputs(tmp_path, capsys):
     assert counters["steps"] > 0
     assert (plots / "markers.png").stat().st_size > 10_000
     assert (plots / "invariants.png").stat().st_size > 10_000
-    local = 1e-8 * (1e-8 / 5e-6) ** 0.2
+    local = 1e-8 * (1e-8 / 2e-6) ** 0.25
     assert f"(local error test at {local:.3g}, {local:.3g})" in text
 
 

@@ -169,8 +169,9 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         take the multipliers from the index-1 equations at the output state (the BDF's own
         multipliers carry the Newton residue divided by h^2).
     proportional : bool
-        Tolerance proportionality (default): below 5e-6 the local error test uses
-        ``rtol * (rtol / 5e-6) ** 0.2`` (atol scaled alike, never below 1e-13), so that
+        Tolerance proportionality (default): below 2e-6 the local error test uses
+        ``rtol * (rtol / 2e-6) ** 0.25`` (atol scaled alike, never below
+        ``100 * eps * max(1, max|q0|)``), so that
         the global error falls in proportion to the tolerance. ``stats["local_rtol"]`` and
         ``stats["local_atol"]`` report what was used. False tests the local error against
         rtol and atol themselves.
