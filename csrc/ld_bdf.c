@@ -337,20 +337,28 @@ static int all_finite(const double *x, int n)
     return acc == 0.0;
 }
 
-/* Gx <- G at the current phiq, fq, fv, hess values and step constant c. */
-static void assemble_G(ld_bdf *w, double c)
+/* Gx <- K = [M Phi_q^T; Phi_q 0] at the current phiq values (the index-1 matrix). */
+static void assemble_K(ld_bdf *w)
 {
     const ld_system *s = w->sys;
     int i;
     memset(w->Gx, 0, (size_t)w->g_nnz * sizeof(double));
     for (i = 0; i < w->nq; i++) w->Gx[w->map_M[i]] += s->mass[i];
-    for (i = 0; i < s->fq_nnz; i++) w->Gx[w->map_fq[i]] -= c * c * w->fq[i];
-    for (i = 0; i < s->fv_nnz; i++) w->Gx[w->map_fv[i]] -= c * w->fv[i];
-    for (i = 0; i < s->hess_nnz; i++) w->Gx[w->map_h[i]] += w->hess[i];
     for (i = 0; i < s->phiq_nnz; i++) {
         w->Gx[w->map_J[i]] += w->phiq[i];
         w->Gx[w->map_JT[i]] += w->phiq[i];
     }
+}
+
+/* Gx <- G: K plus the force and constraint-curvature terms at step constant c. */
+static void assemble_G(ld_bdf *w, double c)
+{
+    const ld_system *s = w->sys;
+    int i;
+    assemble_K(w);
+    for (i = 0; i < s->fq_nnz; i++) w->Gx[w->map_fq[i]] -= c * c * w->fq[i];
+    for (i = 0; i < s->fv_nnz; i++) w->Gx[w->map_fv[i]] -= c * w->fv[i];
+    for (i = 0; i < s->hess_nnz; i++) w->Gx[w->map_h[i]] += w->hess[i];
 }
 
 /* Numeric factorisation of Gx: refactor with the old pivots when possible, afresh when the
@@ -533,10 +541,7 @@ int ld_bdf_init(ld_bdf *w, double t0, const double *q0, const double *v0)
         s->force(s->user, t0, q0, v0, rhs) != LD_OK ||
         s->gamma(s->user, t0, q0, v0, rhs + nq) != LD_OK)
         return LD_BDF_CALLBACK;
-    if (s->fq_nnz) memset(w->fq, 0, (size_t)s->fq_nnz * sizeof(double));
-    if (s->fv_nnz) memset(w->fv, 0, (size_t)s->fv_nnz * sizeof(double));
-    if (s->hess_nnz) memset(w->hess, 0, (size_t)s->hess_nnz * sizeof(double));
-    assemble_G(w, 0.0);
+    assemble_K(w);
     if (!all_finite(w->Gx, w->g_nnz) || !all_finite(rhs, w->ng)) return LD_BDF_NONFINITE;
     w->stats.jacobian_evaluations++;
     if ((st = factor_G(w)) != LD_BDF_SUCCESS) return st;
@@ -643,12 +648,7 @@ static int consistent_output(ld_bdf *w, double t, double *y)
     double *q = y, *v = y + nq, *rhs = w->res, rn = 0.0;
     if (s->phi_q(s->user, t, q, w->phiq) != LD_OK || s->phi_t(s->user, t, q, w->phi) != LD_OK)
         return LD_BDF_CALLBACK;
-    memset(w->Gx, 0, (size_t)w->g_nnz * sizeof(double));
-    for (i = 0; i < nq; i++) w->Gx[w->map_M[i]] += s->mass[i];
-    for (i = 0; i < s->phiq_nnz; i++) {
-        w->Gx[w->map_J[i]] += w->phiq[i];
-        w->Gx[w->map_JT[i]] += w->phiq[i];
-    }
+    assemble_K(w);
     if (!all_finite(w->Gx, w->g_nnz)) return LD_BDF_NONFINITE;
     if (!(w->num_out && klu_refactor(w->Gp, w->Gi, w->Gx, w->sym, w->num_out, &w->common) &&
           klu_rcond(w->sym, w->num_out, &w->common) && w->common.rcond >= RCOND_MIN)) {
