@@ -109,6 +109,7 @@ struct ld_bdf {
     const ld_system *sys;
     ld_bdf_options opt;
     int nq, nc, n, ng;
+    int nz, zoff;               /* quadratures z at y[zoff .. zoff + nz - 1], zoff = 2 nq + nc */
     int initialised;
 
     double t, h;
@@ -251,7 +252,8 @@ int ld_bdf_create(const ld_system *sys, const ld_bdf_options *opt, ld_bdf **out)
     int i, st;
     size_t n;
     *out = NULL;
-    if (!sys || !opt || sys->nq <= 0 || sys->nc < 0 || !(opt->rtol > 0) || !(opt->atol > 0) ||
+    if (!sys || !opt || sys->nq <= 0 || sys->nc < 0 || sys->nz < 0 ||
+        (sys->nz > 0 && !sys->aux_rate) || !(opt->rtol > 0) || !(opt->atol > 0) ||
         opt->max_order < 1 || opt->max_order > LD_BDF_MAX_ORDER || opt->newton_max_iter < 1 ||
         opt->h_init < 0 || opt->h_min < 0 || opt->h_max < 0 || opt->newton_tol < 0)
         return LD_BDF_BAD_INPUT;
@@ -261,7 +263,9 @@ int ld_bdf_create(const ld_system *sys, const ld_bdf_options *opt, ld_bdf **out)
     w->opt = *opt;
     w->nq = sys->nq;
     w->nc = sys->nc;
-    w->n = 2 * sys->nq + sys->nc;
+    w->nz = sys->nz > 0 ? sys->nz : 0;
+    w->zoff = 2 * sys->nq + sys->nc;
+    w->n = w->zoff + w->nz;
     w->ng = sys->nq + sys->nc;
     n = (size_t)w->n;
     w->D = (double *)calloc(NROWS * n, sizeof(double));
@@ -520,19 +524,20 @@ static int refresh_G(ld_bdf *w, double t, double c)
 
 /* ------------------------------------------------------------------------------------------ */
 
-int ld_bdf_init(ld_bdf *w, double t0, const double *q0, const double *v0)
+/* Start (or restart) the integration at t0 from (q0, v0, z0): consistent accelerations and
+ * multipliers, order 1, a first step from the acceleration. q0, v0, z0 must not point into
+ * the history D. */
+static int start(ld_bdf *w, double t0, const double *q0, const double *v0, const double *z0)
 {
     const ld_system *s = w->sys;
     int i, nq = w->nq, nc = w->nc, st;
     double *rhs = w->res, *a, nrm;
-    if (!isfinite(t0) || !all_finite(q0, nq) || !all_finite(v0, nq)) return LD_BDF_BAD_INPUT;
-    nrm = 0.0;
-    for (i = 0; i < nq; i++) nrm = fmax(nrm, fabs(q0[i]));
-    set_tolerances(w, nrm);
     memset(w->D, 0, (size_t)NROWS * (size_t)w->n * sizeof(double));
     memcpy(w->D, q0, (size_t)nq * sizeof(double));
     memcpy(w->D + nq, v0, (size_t)nq * sizeof(double));
+    if (w->nz && z0) memcpy(w->D + w->zoff, z0, (size_t)w->nz * sizeof(double));
     w->t = t0;
+    w->refresh_next = 0;
     w->fail_t = t0;
     w->fail_h = 0.0;
 
@@ -562,8 +567,36 @@ int ld_bdf_init(ld_bdf *w, double t0, const double *q0, const double *v0)
         w->D[w->n + i] = w->h * v0[i];
         w->D[w->n + nq + i] = w->h * a[i];
     }
+    if (w->nz) {
+        double *zr = w->D + w->n + w->zoff;
+        if (s->aux_rate(s->user, t0, q0, v0, zr) != LD_OK) return LD_BDF_CALLBACK;
+        for (i = 0; i < w->nz; i++) zr[i] *= w->h;
+    }
+    if (s->accept && s->accept(s->user, t0, q0, v0) != LD_OK) return LD_BDF_CALLBACK;
     w->initialised = 1;
     return LD_BDF_SUCCESS;
+}
+
+int ld_bdf_init(ld_bdf *w, double t0, const double *q0, const double *v0, const double *z0)
+{
+    int i, nq = w->nq;
+    double nrm = 0.0;
+    w->initialised = 0;
+    if (!isfinite(t0) || !all_finite(q0, nq) || !all_finite(v0, nq) ||
+        (z0 && !all_finite(z0, w->nz)))
+        return LD_BDF_BAD_INPUT;
+    for (i = 0; i < nq; i++) nrm = fmax(nrm, fabs(q0[i]));
+    set_tolerances(w, nrm);
+    return start(w, t0, q0, v0, z0);
+}
+
+int ld_bdf_restart(ld_bdf *w)
+{
+    int nq = w->nq;
+    if (!w->initialised) return LD_BDF_BAD_INPUT;
+    w->initialised = 0;
+    memcpy(w->y, w->D, (size_t)w->n * sizeof(double));
+    return start(w, w->t, w->y, w->y + nq, w->y + w->zoff);
 }
 
 /* Add the Newton correction in res to d_q and to the multipliers (res holds mu = c^2 lam). */
@@ -752,12 +785,13 @@ int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out, do
         order = w->order;
         /* Predictor y_pred = sum D[0..k]; psi = sum_{j>=1} gamma_j D[j] / gamma_k (q, v). */
         memcpy(w->y_pred, w->D, (size_t)n * sizeof(double));
-        memset(w->psi, 0, (size_t)(2 * nq) * sizeof(double));
+        memset(w->psi, 0, (size_t)n * sizeof(double));
         for (k = 1; k <= order; k++) {
             const double *Dk = w->D + (size_t)k * n;
             const double gk = w->gamma[k] / w->gamma[order];
             for (i = 0; i < n; i++) w->y_pred[i] += Dk[i];
             for (i = 0; i < 2 * nq; i++) w->psi[i] += gk * Dk[i];
+            for (i = w->zoff; i < n; i++) w->psi[i] += gk * Dk[i];
         }
         w->vel_floor = 0.0;
         for (i = 0; i < 2 * nq; i++) {
@@ -817,7 +851,15 @@ int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out, do
             continue;
         }
 
-        /* Accept: update the differences with d = y_new - y_pred. */
+        /* Accept. Quadratures: the BDF corrector of z' = rate(q, v, t) at the new state is
+         * explicit, z = z_pred + c rate - psi_z. */
+        if (w->nz) {
+            double *z = w->y + w->zoff;
+            if (w->sys->aux_rate(w->sys->user, t_new, w->y, w->y + nq, z) != LD_OK)
+                return fail(w, LD_BDF_CALLBACK, t_new, w->h);
+            for (i = w->zoff; i < n; i++) w->y[i] = w->y_pred[i] + c * w->y[i] - w->psi[i];
+        }
+        /* Update the differences with d = y_new - y_pred. */
         if (w->newton_iters >= REFRESH_ITERS) w->refresh_next = 1;
         steps_here++;
         w->stats.steps++;
@@ -832,6 +874,8 @@ int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out, do
         for (k = order; k >= 0; k--)
             for (i = 0; i < n; i++) w->D[(size_t)k * n + i] += w->D[(size_t)(k + 1) * n + i];
         w->n_equal++;
+        if (w->sys->accept && w->sys->accept(w->sys->user, w->t, w->D, w->D + nq) != LD_OK)
+            return fail(w, LD_BDF_CALLBACK, w->t, w->h);
 
         while (*n_written < n_out && t_out[*n_written] <= w->t) {
             double *row = y_out + (size_t)(*n_written) * n;

@@ -11,7 +11,8 @@
  * often as wanted, each to a later t_end; allocates nothing except KLU's own memory in the
  * rare full factorisations) -> ld_bdf_free. All state lives in the ld_bdf object: no globals.
  *
- * The state vector y has n = 2 nq + nc entries: y = (q, v, lam).
+ * The state vector y has n = 2 nq + nc + nz entries: y = (q, v, lam, z), z the system's
+ * quadratures (ld_system.h).
  */
 #ifndef LD_BDF_H
 #define LD_BDF_H
@@ -75,7 +76,12 @@ typedef struct ld_bdf ld_bdf;
 
 void ld_bdf_default_options(ld_bdf_options *opt);
 int ld_bdf_create(const ld_system *sys, const ld_bdf_options *opt, ld_bdf **out);
-int ld_bdf_init(ld_bdf *w, double t0, const double *q0, const double *v0);
+/* z0 [nz]: initial quadratures (NULL: zeros). */
+int ld_bdf_init(ld_bdf *w, double t0, const double *q0, const double *v0, const double *z0);
+/* Restart from the current state (after a discontinuity in the model, e.g. a controller's
+ * new inputs): consistent accelerations and multipliers anew, order 1, a new first step.
+ * Counters and tolerances are kept. */
+int ld_bdf_restart(ld_bdf *w);
 /* Integrate to t_end exactly. Output times t_out[0..n_out-1] must be non-decreasing; each one
  * in [t, t_end] gets a row of y_out (n_out x n, row-major) from the BDF interpolant (the
  * current state for t_out == t). *n_written counts the rows filled so far (in and out). */
@@ -85,8 +91,8 @@ void ld_bdf_free(ld_bdf *w);
 
 const ld_bdf_stats *ld_bdf_get_stats(const ld_bdf *w);
 double ld_bdf_get_time(const ld_bdf *w);
-int ld_bdf_get_size(const ld_bdf *w);               /* n = 2 nq + nc */
-void ld_bdf_get_state(const ld_bdf *w, double *y);  /* current (q, v, lam) */
+int ld_bdf_get_size(const ld_bdf *w);               /* n = 2 nq + nc + nz */
+void ld_bdf_get_state(const ld_bdf *w, double *y);  /* current (q, v, lam, z) */
 /* After a failure: the time and step at which it happened and, for LD_BDF_SINGULAR, the
  * column of the iteration matrix with a zero pivot (< nq: a coordinate; >= nq: the multiplier
  * of constraint row index - nq), else -1. */

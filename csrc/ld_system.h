@@ -17,6 +17,12 @@
  *   fixed patterns (nnz may be zero).
  *   H(q, lam) = d/dq (Phi_q^T lam) [nq x nq], symmetric, in CSC with its own fixed pattern:
  *   the constraints' second derivatives weighted by the multipliers.
+ *   z [nz] quadratures integrated along with the state, z' = aux_rate(q, v, t) (work of
+ *   force elements, angles tracked over turns); they never enter the equations of motion and
+ *   the step size is not controlled on them. nz may be zero (then aux_rate may be NULL).
+ *   accept (may be NULL) is called with every accepted state (after the initial state, each
+ *   accepted step and each restart), so that elements can update per-run state that selects
+ *   a branch (the turn of an angle); it must not change the equations' values at that state.
  *
  * Every callback returns LD_OK or a status code; callbacks never allocate and never call
  * back into Python.
@@ -65,6 +71,10 @@ typedef struct ld_system {
     ld_eval_qv force_q;         /* Q_q values           -> out[fq_nnz] */
     ld_eval_qv force_v;         /* Q_v values           -> out[fv_nnz] */
     ld_eval_qv phi_qq_lam;      /* H(q, lam) values (v argument = lam[nc]) -> out[hess_nnz] */
+
+    int nz;                     /* number of quadratures */
+    ld_eval_qv aux_rate;        /* z'(q, v, t)          -> out[nz] */
+    int (*accept)(void *user, double t, const double *q, const double *v);
 } ld_system;
 
 #ifdef __cplusplus

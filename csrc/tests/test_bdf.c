@@ -17,6 +17,7 @@ typedef struct {
     int duplicate_pin;   /* add the pin rows twice: a singular iteration matrix */
     double nan_after;    /* force turns NaN after this time (< 0: never) */
     double m4[4];        /* diagonal mass matrix, filled by make_system */
+    long accepted;       /* calls of the accept hook */
 } pendulum;
 
 /* q = (x, y, ux, uy): a bar pinned at its end a = r - half u to the origin.
@@ -100,6 +101,22 @@ static int hess(void *user, double t, const double *q, const double *lam, double
     return LD_OK;
 }
 
+/* Quadrature: the power of gravity, -m g v_y, whose integral is -(V(t) - V(0)). */
+static int gravity_power(void *user, double t, const double *q, const double *v, double *out)
+{
+    const pendulum *p = (const pendulum *)user;
+    (void)t; (void)q;
+    out[0] = -p->mass * p->g * v[1];
+    return LD_OK;
+}
+
+static int count_accepted(void *user, double t, const double *q, const double *v)
+{
+    (void)t; (void)q; (void)v;
+    ((pendulum *)user)->accepted++;
+    return LD_OK;
+}
+
 static ld_system make_system(pendulum *p)
 {
     ld_system s;
@@ -145,7 +162,7 @@ static void initial_state(const pendulum *p, double theta, double *q, double *v)
 
 int main(void)
 {
-    pendulum p = {0.5, 2.0, 2.0 / 12.0, 9.81, 0, -1.0, {0, 0, 0, 0}};
+    pendulum p = {0.5, 2.0, 2.0 / 12.0, 9.81, 0, -1.0, {0, 0, 0, 0}, 0};
     ld_system sys = make_system(&p);
     ld_bdf_options opt;
     ld_bdf *w = NULL;
@@ -158,7 +175,7 @@ int main(void)
     opt.rtol = opt.atol = 1e-10;
     check(ld_bdf_create(&sys, &opt, &w) == LD_BDF_SUCCESS, "create");
     initial_state(&p, theta0, q, v);
-    check(ld_bdf_init(w, 0.0, q, v) == LD_BDF_SUCCESS, "init");
+    check(ld_bdf_init(w, 0.0, q, v, NULL) == LD_BDF_SUCCESS, "init");
     check(ld_bdf_get_size(w) == 11, "state size 2 nq + nc");
     tout[0] = 0.0; tout[1] = 0.5 * period; tout[2] = period;
     st = ld_bdf_integrate(w, period, 3, tout, y, &nw);
@@ -183,7 +200,7 @@ int main(void)
         ld_bdf *w2 = NULL;
         opt.interrupt = &flag;
         ld_bdf_create(&sys, &opt, &w2);
-        ld_bdf_init(w2, 0.0, q, v);
+        ld_bdf_init(w2, 0.0, q, v, NULL);
         nw = 0;
         check(ld_bdf_integrate(w2, 1.0, 0, NULL, NULL, &nw) == LD_BDF_INTERRUPTED &&
               ld_bdf_get_time(w2) == 0.0, "interrupt flag stops the run");
@@ -210,7 +227,7 @@ int main(void)
         s2 = make_system(&p2);
         check(ld_bdf_create(&s2, &opt, &w) == LD_BDF_SUCCESS, "create (redundant)");
         initial_state(&p2, 0.3, q, v);
-        check(ld_bdf_init(w, 0.0, q, v) == LD_BDF_SINGULAR, "redundant rows: singular");
+        check(ld_bdf_init(w, 0.0, q, v, NULL) == LD_BDF_SINGULAR, "redundant rows: singular");
         ld_bdf_get_failure(w, &t, &h, &index);
         check(index >= 4, "zero pivot reported on a multiplier column");
         ld_bdf_free(w);
@@ -226,7 +243,7 @@ int main(void)
         s3 = make_system(&p3);
         ld_bdf_create(&s3, &opt, &w);
         initial_state(&p3, 0.3, q, v);
-        ld_bdf_init(w, 0.0, q, v);
+        ld_bdf_init(w, 0.0, q, v, NULL);
         nw = 0;
         st = ld_bdf_integrate(w, 1.0, 0, NULL, NULL, &nw);
         ld_bdf_get_failure(w, &t, &h, &index);
@@ -254,7 +271,7 @@ int main(void)
         o.newton_tol = 1e-9;
         ld_bdf_create(&sys, &o, &w);
         initial_state(&p, theta0, q, v);
-        ld_bdf_init(w, 0.0, q, v);
+        ld_bdf_init(w, 0.0, q, v, NULL);
         check(ld_bdf_get_stats(w)->local_rtol == 100 * DBL_EPSILON, "local rtol floor 100 eps");
         nw = 0;
         tout[0] = period;
@@ -263,6 +280,43 @@ int main(void)
               "one period at rtol 1e-14");
         check(ld_bdf_get_stats(w)->rejected_error + ld_bdf_get_stats(w)->rejected_newton <
                   0.05 * ld_bdf_get_stats(w)->steps, "few rejections at the floor");
+        ld_bdf_free(w);
+    }
+
+    /* 7. Quadratures, the accept hook and a restart: z' = -m g v_y integrates to the loss of
+     * potential energy; the hook sees the initial state and every accepted step; a restart
+     * at T/2 keeps (q, v, z) and the motion goes on to the turning point at T. */
+    {
+        pendulum p4 = p;
+        ld_system s4;
+        ld_bdf_options o;
+        double z0 = 0.25, yrow[12], y0;
+        s4 = make_system(&p4);
+        s4.nz = 1;
+        s4.aux_rate = gravity_power;
+        s4.accept = count_accepted;
+        ld_bdf_default_options(&o);
+        o.rtol = o.atol = 1e-10;
+        check(ld_bdf_create(&s4, &o, &w) == LD_BDF_SUCCESS && ld_bdf_get_size(w) == 12,
+              "create with one quadrature (n = 2 nq + nc + nz)");
+        initial_state(&p4, theta0, q, v);
+        y0 = q[1];
+        ld_bdf_init(w, 0.0, q, v, &z0);
+        check(p4.accepted == 1, "accept hook at the initial state");
+        nw = 0;
+        st = ld_bdf_integrate(w, 0.5 * period, 0, NULL, NULL, &nw);
+        ld_bdf_get_state(w, yrow);
+        check(st == LD_BDF_SUCCESS && p4.accepted == 1 + ld_bdf_get_stats(w)->steps,
+              "accept hook after every accepted step");
+        check(fabs(yrow[11] - z0 + p4.mass * p4.g * (yrow[1] - y0)) < 1e-7,
+              "quadrature of the gravity power = -(V(t) - V(0))");
+        check(ld_bdf_restart(w) == LD_BDF_SUCCESS && ld_bdf_get_time(w) == 0.5 * period,
+              "restart at T/2");
+        st = ld_bdf_integrate(w, period, 0, NULL, NULL, &nw);
+        ld_bdf_get_state(w, yrow);
+        check(st == LD_BDF_SUCCESS && fabs(atan2(yrow[2], -yrow[3]) - theta0) < 1e-7 &&
+                  fabs(yrow[11] - z0 + p4.mass * p4.g * (yrow[1] - y0)) < 1e-7,
+              "after the restart: back at theta0 after T, quadrature still exact");
         ld_bdf_free(w);
     }
 

@@ -13,21 +13,25 @@ from ._version import __version__
 from .assembly import ConsistentState, consistent_state
 from .description import GROUND, Description, ModelBuilder
 from . import laws
-from .errors import (AssemblyError, ConvergenceError, KinematicsError, LinkdynError, ModelError,
-                     ModelFileError, NonFiniteError, RedundantConstraintsError,
-                     SimulationError, SingularConfigurationError, SingularJacobianError,
-                     StepSizeError)
+from . import forces
+from .errors import (AssemblyError, ControllerError, ConvergenceError, ForceElementError,
+                     KinematicsError, LinkdynError, ModelError, ModelFileError, NonFiniteError,
+                     RedundantConstraintsError, SimulationError, SingularConfigurationError,
+                     SingularJacobianError, StepSizeError)
 from .kinematics import KinematicsResult, Singularity, kinematics
 from .model import Model
 from .models import builtin_names, chain, load_model
-from .simulate import SimulationResult, simulate
+from .simulate import ControlState, SimulationResult, simulate
 
 __all__ = [
     "__version__",
     "AssemblyError",
     "ConsistentState",
+    "ControlState",
+    "ControllerError",
     "ConvergenceError",
     "Description",
+    "ForceElementError",
     "GROUND",
     "KinematicsError",
     "KinematicsResult",
@@ -47,6 +51,7 @@ __all__ = [
     "builtin_names",
     "chain",
     "consistent_state",
+    "forces",
     "kinematics",
     "laws",
     "load_model",

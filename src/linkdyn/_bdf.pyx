@@ -43,7 +43,9 @@ cdef extern from "ld_bdf.h":
         pass
     void ld_bdf_default_options(ld_bdf_options *opt)
     int ld_bdf_create(const ld_system *sys, const ld_bdf_options *opt, ld_bdf **out)
-    int ld_bdf_init(ld_bdf *w, double t0, const double *q0, const double *v0) nogil
+    int ld_bdf_init(ld_bdf *w, double t0, const double *q0, const double *v0,
+                    const double *z0) nogil
+    int ld_bdf_restart(ld_bdf *w) nogil
     int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out,
                          double *y_out, int *n_written) nogil
     void ld_bdf_free(ld_bdf *w)
@@ -61,20 +63,21 @@ STATUS = {0: "success", 1: "interrupted", -1: "bad input", -2: "out of memory",
 
 
 cdef class BDFIntegrator:
-    """One integration of one model: owns the C workspace (created and freed here)."""
+    """One integration of one model: owns the C workspace (created and freed here).
+    ``run`` is the run's :class:`linkdyn._kernels.RunState` (its ld_system)."""
 
     cdef ld_bdf *w
-    cdef object kernels
-    cdef readonly int n, nq, nc
+    cdef object run
+    cdef readonly int n, nq, nc, nz
 
-    def __cinit__(self, kernels, double rtol, double atol, double h_init=0.0,
+    def __cinit__(self, run, double rtol, double atol, double h_init=0.0,
                   double h_min=0.0, double h_max=0.0, int max_order=5, long max_steps=0,
                   int newton_max_iter=4, double newton_tol=0.0, bint project_output=True,
                   bint proportional=True):
         cdef ld_bdf_options opt
         cdef const ld_system *sys = <const ld_system *> PyCapsule_GetPointer(
-            kernels.system_capsule(), b"linkdyn.ld_system")
-        self.kernels = kernels  # keeps the arrays behind the ld_system alive
+            run.system_capsule(), b"linkdyn.ld_system")
+        self.run = run  # keeps the arrays behind the ld_system alive
         ld_bdf_default_options(&opt)
         opt.rtol = rtol
         opt.atol = atol
@@ -95,19 +98,31 @@ cdef class BDFIntegrator:
             raise ValueError("invalid integrator options")
         self.nq = sys.nq
         self.nc = sys.nc
+        self.nz = sys.nz
         self.n = ld_bdf_get_size(self.w)
 
     def __dealloc__(self):
         ld_bdf_free(self.w)
 
-    def init(self, double t0, q0, v0):
-        """Consistent accelerations and multipliers at t0; returns the status code."""
+    def init(self, double t0, q0, v0, z0=None):
+        """Consistent accelerations and multipliers at t0, quadratures from z0 (default
+        zeros); returns the status code."""
         cdef const double[::1] q = np.ascontiguousarray(q0, dtype=np.float64)
         cdef const double[::1] v = np.ascontiguousarray(v0, dtype=np.float64)
+        cdef const double[::1] z = np.ascontiguousarray(
+            np.zeros(max(1, self.nz)) if z0 is None else z0, dtype=np.float64)
         if q.shape[0] != self.nq or v.shape[0] != self.nq:
             raise ValueError(f"q0 and v0 must have length {self.nq}")
+        if z0 is not None and z.shape[0] != self.nz:
+            raise ValueError(f"z0 must have length {self.nz}")
         with nogil:
-            status = ld_bdf_init(self.w, t0, &q[0], &v[0])
+            status = ld_bdf_init(self.w, t0, &q[0], &v[0], &z[0])
+        return status
+
+    def restart(self):
+        """Restart from the current state (after a discontinuity); returns the status."""
+        with nogil:
+            status = ld_bdf_restart(self.w)
         return status
 
     def integrate(self, double t_end, const double[::1] t_out, double[:, ::1] y_out,

@@ -15,7 +15,59 @@ from libc.stdlib cimport free, malloc
 
 import numpy as np
 
-from linkdyn._ld_system cimport LD_OK, ld_eval_q, ld_eval_qv, ld_system
+from linkdyn._ld_system cimport LD_ERR_DOMAIN, LD_OK, ld_eval_q, ld_eval_qv, ld_system
+
+
+cdef extern from "ld_laws.h":
+    ctypedef struct ld_laws:
+        int nlaw
+        const int *kind
+        const int *start
+        const double *par
+        const double *values
+    void ld_law_eval(const ld_laws *L, int k, double t, double *f) noexcept nogil
+
+
+cdef extern from "ld_forces.h":
+    ctypedef struct ld_forces:
+        int nrec
+        const int *coord
+        const int *body
+        const double *geom
+        const double *stiffness
+        const double *damping
+        const int *ref_law
+        const double *ref_value
+        const int *load_law
+        const int *input_mode
+        const int *input
+        const int *slot_q
+        const int *slot_v
+        int nload
+        const int *load_body
+        const double *load_point
+        const int *load_frame
+        const int *load_laws
+        const int *load_slot_q
+        const ld_laws *laws
+    ctypedef struct ld_forces_run:
+        const double *input
+        const int *input_active
+        double *angle_ref
+        int *fail_record
+    int ld_forces_add(const ld_forces *F, const ld_forces_run *run, double t, const double *q,
+                      const double *v, double *out) noexcept nogil
+    int ld_forces_jacobians(const ld_forces *F, const ld_forces_run *run, double t,
+                            const double *q, const double *v, double *fq,
+                            double *fv) noexcept nogil
+    double ld_forces_potential(const ld_forces *F, const ld_forces_run *run, double t,
+                               const double *q) noexcept nogil
+    int ld_forces_values(const ld_forces *F, const ld_forces_run *run, double t,
+                         const double *q, const double *v, double *out) noexcept nogil
+    int ld_forces_rates(const ld_forces *F, const ld_forces_run *run, double t,
+                        const double *q, const double *v, double *z) noexcept nogil
+    void ld_forces_accept(const ld_forces *F, const ld_forces_run *run,
+                          const double *q) noexcept nogil
 
 
 cdef struct KernelData:
@@ -49,41 +101,21 @@ cdef struct KernelData:
     const int *term_slot        # [nterm, 2] Jacobian slots of d/dq_a, d/dq_b (-1 if none)
     const int *term_hslot       # [nterm, 2] Hessian slots of (a, b), (b, a) (-1 if none)
     int hess_nnz
-    const int *law_kind         # [nlaw] 0: polynomial, 1: harmonic a + b sin(w t + phi),
-                                #   2: values (f, f', f'') read from law_values
-    double *law_values          # [nlaw, 3] written by the caller for kind-2 laws
-    const int *law_start        # [nlaw + 1] offsets into law_par
-    const double *law_par       # polynomial: c0, c1, ...; harmonic: a, b, w, phi
+    ld_laws laws                # driving laws (csrc/ld_laws.h); values of kind-2 laws in
+                                #   the writeable law_values array of Kernels
+    ld_forces forces            # force elements (csrc/ld_forces.h)
+    ld_forces_run run           # per-run state of the force elements: the model's own
+                                #   (inputs zero, reference angles from the guesses), or a
+                                #   Run's copy
+    int fq_nnz
+    int fv_nnz
 
 
 # ---------------------------------------------------------------------------------------------
 # Driving laws and time coefficients
 
 cdef inline void law_eval(const KernelData *d, int k, double t, double *f) noexcept nogil:
-    """f[0..2] = value, first and second time derivative of driving law k."""
-    cdef const double *p = d.law_par + d.law_start[k]
-    cdef int n = d.law_start[k + 1] - d.law_start[k]
-    cdef int i
-    cdef double w, arg
-    if d.law_kind[k] == 2:
-        f[0] = d.law_values[3 * k]
-        f[1] = d.law_values[3 * k + 1]
-        f[2] = d.law_values[3 * k + 2]
-        return
-    if d.law_kind[k] == 1:
-        w = p[2]
-        arg = w * t + p[3]
-        f[0] = p[0] + p[1] * sin(arg)
-        f[1] = p[1] * w * cos(arg)
-        f[2] = -p[1] * w * w * sin(arg)
-        return
-    f[0] = 0.0
-    f[1] = 0.0
-    f[2] = 0.0
-    for i in range(n - 1, -1, -1):   # Horner for the value and both derivatives
-        f[2] = f[2] * t + 2.0 * f[1]
-        f[1] = f[1] * t + f[0]
-        f[0] = f[0] * t + p[i]
+    ld_law_eval(&d.laws, k, t, f)
 
 
 cdef inline void time_coef(const KernelData *d, int m, double t, double *g) noexcept nogil:
@@ -279,16 +311,44 @@ cdef int k_force(void *user, double t, const double *q, const double *v,
     cdef int j
     for j in range(d.nq):
         out[j] = d.q_applied[j]
-    return LD_OK
+    return ld_forces_add(&d.forces, &d.run, t, q, v, out)
 
 
-cdef int k_force_deriv(void *user, double t, const double *q, const double *v,
-                       double *out) noexcept nogil:
-    # Uniform gravity is constant: Q_q and Q_v have empty patterns, nothing to write.
+# Uniform gravity is constant: only the force elements have Q_q and Q_v entries.
+cdef int k_force_q(void *user, double t, const double *q, const double *v,
+                   double *out) noexcept nogil:
+    cdef KernelData *d = <KernelData *> user
+    cdef int j
+    for j in range(d.fq_nnz):
+        out[j] = 0.0
+    return ld_forces_jacobians(&d.forces, &d.run, t, q, v, out, NULL)
+
+
+cdef int k_force_v(void *user, double t, const double *q, const double *v,
+                   double *out) noexcept nogil:
+    cdef KernelData *d = <KernelData *> user
+    cdef int j
+    for j in range(d.fv_nnz):
+        out[j] = 0.0
+    return ld_forces_jacobians(&d.forces, &d.run, t, q, v, NULL, out)
+
+
+cdef int k_aux_rate(void *user, double t, const double *q, const double *v,
+                    double *out) noexcept nogil:
+    cdef KernelData *d = <KernelData *> user
+    return ld_forces_rates(&d.forces, &d.run, t, q, v, out)
+
+
+cdef int k_accept(void *user, double t, const double *q, const double *v) noexcept nogil:
+    cdef KernelData *d = <KernelData *> user
+    ld_forces_accept(&d.forces, &d.run, q)
     return LD_OK
 
 
 # ---------------------------------------------------------------------------------------------
+
+cdef class RunState
+
 
 cdef inline const int *_ip(a):
     cdef const int[::1] m = a
@@ -311,14 +371,20 @@ cdef class Kernels:
     cdef readonly object arrays
     cdef readonly object law_values
     cdef readonly int nq, nc, phiq_nnz, fq_nnz, fv_nnz, hess_nnz
+    cdef readonly int nrec, nload, ninput, nz
+    cdef RunState _own
 
     def __init__(self, dict arrays):
         need_int = ("unit_row", "unit_slot", "unit_hslot", "rev_body", "rev_row", "rev_slot",
                     "phiq_colptr", "phiq_rowind", "fq_colptr", "fq_rowind",
                     "fv_colptr", "fv_rowind", "hess_colptr", "hess_rowind",
                     "gen_row", "gen_slot", "term_row", "term_a", "term_b", "term_tf",
-                    "term_law", "term_slot", "term_hslot", "law_kind", "law_start")
-        need_dbl = ("mass", "q_applied", "rev_local", "term_coef", "law_par")
+                    "term_law", "term_slot", "term_hslot", "law_kind", "law_start",
+                    "rec_coord", "rec_body", "rec_ref_law", "rec_load_law", "rec_input_mode",
+                    "rec_input", "rec_slot_q", "rec_slot_v", "load_body", "load_frame",
+                    "load_laws", "load_slot_q")
+        need_dbl = ("mass", "q_applied", "rev_local", "term_coef", "law_par", "rec_geom",
+                    "rec_k", "rec_c", "rec_ref_value", "load_point", "angle_ref0")
         a = {}
         for name in need_int:
             a[name] = np.ascontiguousarray(arrays[name], dtype=np.intc)
@@ -364,13 +430,46 @@ cdef class Kernels:
         self.data.term_slot = _ip(a["term_slot"])
         self.data.term_hslot = _ip(a["term_hslot"])
         self.data.hess_nnz = a["hess_rowind"].shape[0]
-        self.data.law_kind = _ip(a["law_kind"])
-        self.data.law_start = _ip(a["law_start"])
-        self.data.law_par = _dp(a["law_par"])
+        self.data.laws.nlaw = a["law_kind"].shape[0]
+        self.data.laws.kind = _ip(a["law_kind"])
+        self.data.laws.start = _ip(a["law_start"])
+        self.data.laws.par = _dp(a["law_par"])
         # Values of caller-evaluated (kind 2) laws: the one writeable array here.
         self.law_values = np.zeros(3 * max(1, a["law_kind"].shape[0]))
         cdef double[::1] lv = self.law_values
-        self.data.law_values = &lv[0]
+        self.data.laws.values = &lv[0]
+
+        cdef ld_forces *F = &self.data.forces
+        F.nrec = a["rec_coord"].shape[0]
+        F.coord = _ip(a["rec_coord"])
+        F.body = _ip(a["rec_body"])
+        F.geom = _dp(a["rec_geom"])
+        F.stiffness = _dp(a["rec_k"])
+        F.damping = _dp(a["rec_c"])
+        F.ref_law = _ip(a["rec_ref_law"])
+        F.ref_value = _dp(a["rec_ref_value"])
+        F.load_law = _ip(a["rec_load_law"])
+        F.input_mode = _ip(a["rec_input_mode"])
+        F.input = _ip(a["rec_input"])
+        F.slot_q = _ip(a["rec_slot_q"])
+        F.slot_v = _ip(a["rec_slot_v"])
+        F.nload = a["load_body"].shape[0]
+        F.load_body = _ip(a["load_body"])
+        F.load_point = _dp(a["load_point"])
+        F.load_frame = _ip(a["load_frame"])
+        F.load_laws = _ip(a["load_laws"])
+        F.load_slot_q = _ip(a["load_slot_q"])
+        F.laws = &self.data.laws
+        self.nrec = F.nrec
+        self.nload = F.nload
+        self.ninput = int(np.max(a["rec_input"], initial=-1)) + 1
+        self.nz = 2 * F.nrec + F.nload
+        # The model's own per-run state: no inputs, reference angles of the guesses; never
+        # written (the model's ld_system has no accept hook).
+        self._own = RunState(self, a["angle_ref0"])
+        self._own.attach(&self.data)
+        self.data.fq_nnz = self.fq_nnz
+        self.data.fv_nnz = self.fv_nnz
 
         self.system.nq = self.nq
         self.system.nc = self.nc
@@ -393,9 +492,12 @@ cdef class Kernels:
         self.system.phi_t = k_phi_t
         self.system.gamma = k_gamma
         self.system.force = k_force
-        self.system.force_q = k_force_deriv
-        self.system.force_v = k_force_deriv
+        self.system.force_q = k_force_q
+        self.system.force_v = k_force_v
         self.system.phi_qq_lam = k_phi_qq_lam
+        self.system.nz = self.nz
+        self.system.aux_rate = k_aux_rate
+        self.system.accept = NULL
 
     def system_capsule(self):
         """A PyCapsule named ``"linkdyn.ld_system"`` holding a pointer to this model's
@@ -542,12 +644,92 @@ cdef class Kernels:
                 s += self.data.mass[j] * vv[j] * vv[j]
         return 0.5 * s
 
-    def potential_energy(self, q):
-        """Potential of the conservative applied forces (uniform gravity), zero at q = 0 (J)."""
+    def potential_energy(self, q, double t=0.0, RunState state=None):
+        """Potential energy (J): uniform gravity (zero at q = 0) plus the energy stored in the
+        springs at time t, their angles on the branch of ``state`` (default: the model's
+        own, the guesses' relative angles)."""
         cdef const double[::1] qv = self._vec(q, self.nq, "q")
         cdef double s = 0.0
         cdef int j
+        cdef KernelData d = self.data
+        (state if state is not None else self._own).attach(&d)
         with nogil:
             for j in range(self.nq):
                 s -= self.data.q_applied[j] * qv[j]
+            s += ld_forces_potential(&d.forces, &d.run, t, &qv[0])
         return s
+
+    def force_values(self, q, v, double t=0.0, RunState state=None):
+        """Force-element values at one state: (records (nrec, 3) of (s, s', f), loads
+        (nload, 2) global force), with the branch and inputs of ``state`` (default: the
+        model's own)."""
+        cdef const double[::1] qv = self._vec(q, self.nq, "q")
+        cdef const double[::1] vv = self._vec(v, self.nq, "v")
+        out = np.zeros(3 * self.nrec + 2 * self.nload + 1)
+        cdef double[::1] o = out
+        cdef KernelData d = self.data
+        cdef int st
+        (state if state is not None else self._own).attach(&d)
+        with nogil:
+            st = ld_forces_values(&d.forces, &d.run, t, &qv[0], &vv[0], &o[0])
+        if st != LD_OK:
+            raise ValueError(f"force element record {state.fail if state else self._own.fail}: "
+                             "its points coincide")
+        return (out[:3 * self.nrec].reshape(-1, 3),
+                out[3 * self.nrec:3 * self.nrec + 2 * self.nload].reshape(-1, 2))
+
+    def run_state(self, angle_ref=None):
+        """A fresh :class:`RunState` for one run of this model (inputs zero; reference
+        angles ``angle_ref`` (nrec,), default those of the guesses)."""
+        return RunState(self, self.arrays["angle_ref0"] if angle_ref is None else angle_ref)
+
+
+cdef class RunState:
+    """What one run of a model may change, kept apart from the model: controller inputs
+    (``inputs``, and ``active`` for inputs that replace a servo's target), the reference
+    angle of each angle record (the branch an angle is taken on, moved after each accepted
+    step), and the record that failed. It carries its own ld_system (the model's, with this
+    state behind the user pointer and the accept hook set), so runs of one model in several
+    threads do not interfere."""
+
+    cdef KernelData data
+    cdef ld_system system
+    cdef readonly Kernels kernels
+    cdef readonly object inputs, active, angle_ref
+    cdef int _fail
+
+    def __init__(self, Kernels kernels, angle_ref):
+        self.kernels = kernels
+        self.inputs = np.zeros(max(1, kernels.ninput))
+        self.active = np.zeros(max(1, kernels.ninput), dtype=np.intc)
+        ref = np.array(angle_ref, dtype=np.float64).reshape(-1)
+        if ref.shape[0] != kernels.nrec:
+            raise ValueError(f"angle_ref must have {kernels.nrec} entries")
+        self.angle_ref = np.concatenate([ref, [0.0]])
+        self._fail = -1
+        if kernels._own is not None:
+            self.data = kernels.data
+            self.attach(&self.data)
+            self.system = kernels.system
+            self.system.user = <void *> &self.data
+            self.system.accept = k_accept
+
+    cdef attach(self, KernelData *d):
+        cdef double[::1] i = self.inputs
+        cdef int[::1] a = self.active
+        cdef double[::1] r = self.angle_ref
+        d.run.input = &i[0]
+        d.run.input_active = &a[0]
+        d.run.angle_ref = &r[0]
+        d.run.fail_record = &self._fail
+        d.forces.laws = &d.laws
+
+    @property
+    def fail(self):
+        """The record whose evaluation failed last (-1: none)."""
+        return self._fail
+
+    def system_capsule(self):
+        """A PyCapsule ``"linkdyn.ld_system"`` of this run's system (valid while this object
+        lives)."""
+        return PyCapsule_New(<void *> &self.system, b"linkdyn.ld_system", NULL)

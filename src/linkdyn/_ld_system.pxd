@@ -29,4 +29,9 @@ cdef extern from "ld_system.h":
         ld_eval_qv force_q
         ld_eval_qv force_v
         ld_eval_qv phi_qq_lam
+        int nz
+        ld_eval_qv aux_rate
+        int (*accept)(void *user, double t, const double *q, const double *v) noexcept nogil
     int LD_OK
+    int LD_ERR_NONFINITE
+    int LD_ERR_DOMAIN

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from .errors import ModelError
+from .forces import ForceBuilder
 from .laws import Law, law_from_dict
 
 __all__ = [
@@ -180,6 +181,7 @@ class Description:
     joints: tuple[RevoluteSpec | PrismaticSpec, ...]
     markers: tuple[MarkerSpec, ...]
     drivers: tuple[AngleDriverSpec | SlideDriverSpec | CoordinateDriverSpec, ...] = ()
+    forces: tuple = ()   # force elements, see linkdyn.forces
 
 
 @contextmanager
@@ -219,8 +221,11 @@ def _vec2(entry: str, what: str, value) -> Vec2:
     return (_finite(entry, what, items[0]), _finite(entry, what, items[1]))
 
 
-class ModelBuilder:
+class ModelBuilder(ForceBuilder):
     """Builds a validated model description, element by element.
+
+    Force elements (springs, dampers, loads, motors, servos) are added with the methods of
+    :class:`linkdyn.forces.ForceBuilder`.
 
     Every ``add_*`` method checks its arguments at once and raises :class:`ModelError`
     naming the element and what was expected. References (``"bar1.a"`` or ``("bar1", "a")``)
@@ -243,6 +248,7 @@ class ModelBuilder:
         self._joints: dict[str, RevoluteSpec | PrismaticSpec] = {}
         self._markers: dict[str, MarkerSpec] = {}
         self._drivers: dict = {}
+        self._forces: dict = {}
 
     # -- names -----------------------------------------------------------------------------
     def _new_name(self, kind: str, name) -> str:
@@ -255,7 +261,8 @@ class ModelBuilder:
         if name == GROUND:
             raise ModelError(f"{kind} '{name}': the name '{GROUND}' is reserved", name)
         for other_kind, table in (("body", self._bodies), ("joint", self._joints),
-                                  ("marker", self._markers), ("driver", self._drivers)):
+                                  ("marker", self._markers), ("driver", self._drivers),
+                                  ("force element", self._forces)):
             if name in table:
                 raise ModelError(f"{kind} '{name}': the name is already used by a {other_kind}",
                                  name)
@@ -497,6 +504,7 @@ class ModelBuilder:
             joints=tuple(self._joints.values()),
             markers=tuple(self._markers.values()),
             drivers=tuple(self._drivers.values()),
+            forces=tuple(self._forces.values()),
         )
 
     def build(self):

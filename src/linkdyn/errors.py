@@ -18,7 +18,9 @@ offending entry (body, joint, marker, file field, constraint row or time) and wh
         ├── ConvergenceError     the Newton iteration kept failing
         ├── SingularJacobianError
         │                        the iteration matrix is singular (Phi_q lost rank)
-        └── NonFiniteError       the model produced NaN or Inf
+        ├── NonFiniteError       the model produced NaN or Inf
+        ├── ForceElementError    a force element left its domain (a spring's points met)
+        └── ControllerError      a controller raised or returned a bad input
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ __all__ = [
     "ConvergenceError",
     "SingularJacobianError",
     "NonFiniteError",
+    "ForceElementError",
+    "ControllerError",
 ]
 
 
@@ -131,6 +135,20 @@ class SingularJacobianError(SimulationError):
 
 class NonFiniteError(SimulationError):
     """The model produced NaN or Inf and cutting the step did not help."""
+
+
+class ForceElementError(SimulationError):
+    """A force element cannot be evaluated (a spring-damper whose two points coincide: the
+    direction of its force is undefined). ``element`` names it."""
+
+    def __init__(self, message, t, h, result=None, element=None):
+        super().__init__(message, t, h, result)
+        self.element = element
+
+
+class ControllerError(SimulationError):
+    """The controller raised (the exception is chained as ``__cause__``) or returned
+    something other than finite inputs of the model's motors and servos."""
 
 
 class KinematicsError(LinkdynError):

@@ -16,6 +16,7 @@ import scipy.sparse as sp
 
 import math
 
+from . import forces as _forces
 from ._kernels import Kernels
 from .description import (GROUND, AngleDriverSpec, CoordinateDriverSpec, Description,
                           PrismaticSpec, RevoluteSpec, SlideDriverSpec)
@@ -79,6 +80,10 @@ class Model:
         self.joint_names = names["joints"]
         self.marker_names = names["markers"]
         self.driver_names = names["drivers"]
+        self.force_names = names["forces"]
+        #: element name -> (record indices, load indices) in the force kernels' arrays;
+        #: inputs: names of the elements a controller can drive, in input order.
+        self.force_info = names["force_info"]
         self.coordinate_names = names["coordinates"]
         self.constraint_names = names["constraints"]
         self.constraint_owner = names["owners"]
@@ -152,9 +157,11 @@ class Model:
         multipliers ``lam`` (nc,)."""
         return self._nq_by_nq(self.kernels.phi_qq_lam_values(q, lam, t), "hess")
 
-    def energy(self, q, v) -> tuple[float, float]:
-        """(kinetic, potential) energy in J; the potential is zero at y = 0."""
-        return self.kernels.kinetic_energy(v), self.kernels.potential_energy(q)
+    def energy(self, q, v, t: float = 0.0) -> tuple[float, float]:
+        """(kinetic, potential) energy in J: the potential of gravity (zero at y = 0) plus
+        the energy stored in springs at time t (angles on the branch nearest to the initial
+        guesses' relative angles)."""
+        return self.kernels.kinetic_energy(v), self.kernels.potential_energy(q, t)
 
     def constraint_norms(self, q, v, t: float = 0.0) -> tuple[float, float]:
         """Euclidean norms of the position and velocity constraint violations:
@@ -298,6 +305,19 @@ def _generic_rows(desc: Description, body_index, ground):
     return rows, laws
 
 
+def assign_slots(blocks, n: int):
+    """CSC pattern (n x n) of the distinct (row, col) pairs in ``blocks`` (lists of pairs or
+    None) and, per block, the slot of each pair (-1 for None)."""
+    pairs = sorted({p for block in blocks for p in block if p is not None})
+    rows = np.array([p[0] for p in pairs], dtype=np.int64)
+    cols = np.array([p[1] for p in pairs], dtype=np.int64)
+    colptr, rowind, slot = _csc_pattern(rows, cols, n, n)
+    slot_of = {p: int(slot[k]) for k, p in enumerate(pairs)}
+    slots = np.array([-1 if p is None else slot_of[p] for block in blocks for p in block],
+                     dtype=np.intc)
+    return colptr, rowind, slots
+
+
 def compile_model(desc: Description) -> Model:
     """Number coordinates and constraint rows, fix the sparsity pattern, build the kernels."""
     if not desc.bodies:
@@ -313,8 +333,9 @@ def compile_model(desc: Description) -> Model:
     v0 = np.empty(nq)
     hold = np.zeros(nq, dtype=bool)
     coord_names, row_names, owners = [], [], []
+    rotor = _forces.reflected_inertia(desc, body_index)
     for i, b in enumerate(desc.bodies):
-        m, jz = b.resolved_mass(), b.resolved_inertia()
+        m, jz = b.resolved_mass(), b.resolved_inertia() + rotor[i]
         mass[4 * i:4 * i + 4] = (m, m, jz, jz)
         q_applied[4 * i:4 * i + 2] = (m * desc.gravity[0], m * desc.gravity[1])
         q0[4 * i:4 * i + 4] = (*b.position, *b.u)
@@ -408,6 +429,30 @@ def compile_model(desc: Description) -> Model:
     for m, (a, b) in enumerate(zip(term["a"], term["b"])):
         if a >= 0 and b >= 0:
             term_hslot[m] = (hslot_of[(a, b)], hslot_of[(b, a)])
+    def add_law(law):
+        laws.append(law)
+        return len(laws) - 1
+
+    local_of = lambda i, p: desc.bodies[i].local_points()[p]  # noqa: E731
+    farrays, finfo, fq_blocks, fv_blocks = _forces.compile_forces(desc, body_index, local_of,
+                                                                 ground, add_law)
+    nrec, nload = finfo["nrec"], finfo["nload"]
+    fq_colptr, fq_rowind, fq_slots = assign_slots(fq_blocks, nq)
+    fv_colptr, fv_rowind, fv_slots = assign_slots(fv_blocks, nq)
+    farrays["rec_slot_q"] = fq_slots[:64 * nrec]
+    farrays["load_slot_q"] = fq_slots[64 * nrec:]
+    farrays["rec_slot_v"] = fv_slots
+    # Reference angles of the stateless evaluation (Model.force, Model.energy): the angle
+    # records' relative angles in the guesses, in (-pi, pi].
+    angle0 = np.zeros(nrec)
+    for r in range(nrec):
+        if finfo["coord"][r] == _forces.ANGLE:
+            b1, b2 = farrays["rec_body"][2 * r:2 * r + 2]
+            a1 = 0.0 if b1 < 0 else math.atan2(q0[4 * b1 + 3], q0[4 * b1 + 2])
+            a2 = 0.0 if b2 < 0 else math.atan2(q0[4 * b2 + 3], q0[4 * b2 + 2])
+            angle0[r] = math.remainder(a2 - a1, 2 * math.pi)
+    farrays["angle_ref0"] = angle0
+
     law_kind, law_start, law_par = [], [0], []
     for law in laws:
         kind, params = law.compiled()
@@ -421,15 +466,14 @@ def compile_model(desc: Description) -> Model:
     marker_local = np.array([desc.bodies[body_index[m.body]].local_points()[m.point]
                              for m in desc.markers], dtype=float).reshape(-1, 2)
 
-    empty_colptr = np.zeros(nq + 1, dtype=np.intc)
-    arrays = dict(
+    arrays = dict(**farrays,
         nc=nc, mass=mass, q_applied=q_applied,
         unit_row=unit_row, unit_slot=unit_slot.ravel(), unit_hslot=hess_slot,
         rev_body=rev_body.ravel(), rev_local=rev_local.ravel(), rev_row=rev_row,
         rev_slot=rev_slot.ravel(),
         phiq_colptr=colptr, phiq_rowind=rowind,
-        fq_colptr=empty_colptr, fq_rowind=np.zeros(0, dtype=np.intc),
-        fv_colptr=empty_colptr, fv_rowind=np.zeros(0, dtype=np.intc),
+        fq_colptr=fq_colptr, fq_rowind=fq_rowind,
+        fv_colptr=fv_colptr, fv_rowind=fv_rowind,
         hess_colptr=hess_colptr, hess_rowind=hess_rowind,
         gen_row=np.array(gen_row, dtype=np.intc), gen_slot=gen_slot,
         term_row=np.array(term["row"], dtype=np.intc), term_a=np.array(term["a"], dtype=np.intc),
@@ -446,6 +490,8 @@ def compile_model(desc: Description) -> Model:
         joints=tuple(j.name for j in desc.joints),
         markers=tuple(m.name for m in desc.markers),
         drivers=tuple(d.name for d in desc.drivers),
+        forces=tuple(f.name for f in desc.forces),
+        force_info=finfo,
         coordinates=tuple(coord_names),
         constraints=tuple(row_names),
         owners=tuple(owners),

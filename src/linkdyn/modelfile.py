@@ -24,8 +24,24 @@ Format (version 1)::
                    "law": {"law": "harmonic", "a": 0.05, "b": -0.08, "omega": 3.14, "phase": 0.8}},
                   {"type": "coordinate", "name": "lift", "point": "plate.hole", "axis": "y",
                    "law": {"law": "polynomial", "coefficients": [0.1, 0.0, 0.5]}}],
+      "forces": [{"type": "spring_damper", "name": "S", "first": "ground.C",
+                  "second": "plate.hole", "stiffness": 200.0, "damping": 1.5,
+                  "free_length": 0.3},                        # or a law: an actuator
+                 {"type": "torsional_spring_damper", "name": "T", "joint": "J1",
+                  "stiffness": 2.0, "damping": 0.01, "rest_angle": 0.0},
+                 {"type": "joint_damper", "name": "D", "joint": "S", "damping": 0.5},
+                 {"type": "motor", "name": "M", "joint": "J1", "law": 0.2,
+                  "rotor_inertia": 1e-5, "gear_ratio": 50.0},
+                 {"type": "servo", "name": "V", "joint": "J1", "target": {"law": ...},
+                  "kp": 40.0, "kd": 1.0},
+                 {"type": "torque", "name": "Tq", "body": "plate", "law": 0.1},
+                 {"type": "force", "name": "F", "point": "plate.hole", "law_x": 0.0,
+                  "law_y": {"law": "tabulated", "t": [0, 1, 2], "values": [0, 5, 0]},
+                  "frame": "global"}],                      # see linkdyn.forces
       "markers": [{"name": "tip", "point": "crank.b"}]
     }
+
+Fields that take a law (free_length, law, target, law_x, law_y) also take a plain number.
 
 Every field is checked: a missing required field, an unknown field, a value of the wrong type
 or outside its range raises :class:`ModelFileError` naming the file, the field
@@ -41,6 +57,7 @@ from pathlib import Path
 
 from .description import (AngleDriverSpec, BarSpec, BodySpec, CoordinateDriverSpec,
                           Description, ModelBuilder, PrismaticSpec, SlideDriverSpec)
+from . import forces
 from .errors import ModelError, ModelFileError
 
 __all__ = ["FORMAT_VERSION", "load", "loads", "save", "dumps", "to_dict", "from_dict"]
@@ -59,7 +76,7 @@ _DRIVER_FIELDS = {"angle": ({"type", "name", "joint", "law"}, set()),
                   "coordinate": ({"type", "name", "point", "axis", "law"}, set())}
 _MARKER_FIELDS = ({"name", "point"}, set())
 _TOP_FIELDS = ({"linkdyn_model", "name", "bodies"},
-               {"gravity", "ground", "joints", "markers", "drivers"})
+               {"gravity", "ground", "joints", "markers", "drivers", "forces"})
 
 
 def _check_fields(entry: dict, where: str, required: set, optional: set, path):
@@ -78,7 +95,7 @@ def from_dict(data, path=None) -> Description:
     """Validate a decoded model file and return its :class:`Description`."""
     _check_fields(data, "top level", *_TOP_FIELDS, path)
     version = data["linkdyn_model"]
-    if version != FORMAT_VERSION:
+    if isinstance(version, bool) or version != FORMAT_VERSION:
         raise ModelFileError(f"unsupported format version {version!r} (this linkdyn reads "
                              f"version {FORMAT_VERSION})", path, "linkdyn_model")
 
@@ -131,6 +148,23 @@ def from_dict(data, path=None) -> Description:
                 fn = builder.add_angle_driver if kind == "angle" else builder.add_slide_driver
                 call(where, fn, entry["name"], **kwargs)
 
+    items = data.get("forces", [])
+    if not isinstance(items, list):
+        raise ModelFileError("expected a list of objects", path, "forces")
+    for n, entry in enumerate(items):
+        where = f"forces[{n}]"
+        if not isinstance(entry, dict):
+            raise ModelFileError(f"expected an object, got {type(entry).__name__}", path, where)
+        kind = entry.get("type")
+        if not isinstance(kind, str) or kind not in forces.FILE_TYPES:
+            raise ModelFileError(f"field 'type' must be one of "
+                                 f"{', '.join(sorted(forces.FILE_TYPES))}, got {kind!r}", path,
+                                 where)
+        method, required, optional = forces.FILE_TYPES[kind]
+        _check_fields(entry, where, required | {"type", "name"}, optional, path)
+        kwargs = {k: v for k, v in entry.items() if k not in ("type", "name")}
+        call(where, getattr(builder, method), entry["name"], **kwargs)
+
     markers = data.get("markers", [])
     if not isinstance(markers, list):
         raise ModelFileError("expected a list of objects", path, "markers")
@@ -167,6 +201,7 @@ def to_dict(desc: Description) -> dict:
         "bodies": bodies,
         "joints": [_joint_dict(j) for j in desc.joints],
         "drivers": [_driver_dict(d) for d in desc.drivers],
+        "forces": [forces.to_dict(f) for f in desc.forces],
         "markers": [{"name": m.name, "point": f"{m.body}.{m.point}"} for m in desc.markers],
     }
 

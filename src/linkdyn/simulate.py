@@ -17,11 +17,12 @@ import numpy as np
 
 from ._bdf import STATUS, BDFIntegrator
 from .assembly import consistent_state
-from .errors import (ConvergenceError, ModelError, NonFiniteError, SimulationError,
-                     SingularJacobianError, StepSizeError)
+from .errors import (ControllerError, ConvergenceError, ForceElementError, ModelError,
+                     NonFiniteError, SimulationError, SingularJacobianError, StepSizeError)
+from .forces import INPUT_TARGET
 from .model import Model
 
-__all__ = ["simulate", "SimulationResult", "output_times"]
+__all__ = ["simulate", "SimulationResult", "ControlState", "output_times"]
 
 
 @dataclass(frozen=True)
@@ -41,9 +42,18 @@ class SimulationResult:
     stats : dict
         Work counters (``steps``, ``rejected_steps``, ``newton_iterations``,
         ``residual_evaluations``, ``jacobian_evaluations``, ``factorizations``, ...) and
-        ``integration_seconds``, the wall time of the integration alone.
+        ``integration_seconds``, the wall time of the integration alone; with a controller
+        also ``controller_samples``, ``controller_restarts`` and ``controller_seconds``
+        (time spent in the controller function).
     status : str
         ``"success"`` or ``"interrupted"`` (Ctrl-C: the arrays hold what was computed).
+    z : ndarray (n, nz)
+        Quadratures integrated with the state: the work of each force record and load, then
+        each record's coordinate tracked over turns (use ``work``, ``element_work``,
+        ``element_coordinate``).
+    control_t, control_inputs, control_active : ndarray
+        Sample times (m,) of the controller and the inputs held from each (m, ninput), with
+        the flags of inputs replacing a servo's target (empty without a controller).
     """
 
     model: Model
@@ -53,6 +63,10 @@ class SimulationResult:
     lam: np.ndarray
     stats: dict
     status: str = "success"
+    z: np.ndarray | None = None
+    control_t: np.ndarray | None = None
+    control_inputs: np.ndarray | None = None
+    control_active: np.ndarray | None = None
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def marker(self, name: str) -> np.ndarray:
@@ -69,12 +83,84 @@ class SimulationResult:
 
     @property
     def potential_energy(self) -> np.ndarray:
-        return -self.q @ self.model.kernels.arrays["q_applied"]
+        """Potential energy of gravity (zero at y = 0) plus the energy stored in springs (J)."""
+        return -self.q @ self.model.kernels.arrays["q_applied"] + self._elements()[2]
 
     @property
     def energy(self) -> np.ndarray:
-        """Total mechanical energy (J) at each output time."""
+        """Total mechanical energy (J) at each output time: kinetic, gravity and springs.
+        ``energy - energy[0]`` equals ``work`` to the integrator's tolerance."""
         return self.kinetic_energy + self.potential_energy
+
+    @property
+    def work(self) -> np.ndarray:
+        """Work (J) done since t0 by everything in the force elements but the springs'
+        stored energy: dampers, motors, servos, loads, moving free lengths and rest angles."""
+        info = self.model.force_info
+        return self._z()[:, :info["nrec"] + info["nload"]].sum(axis=1)
+
+    def _z(self):
+        n = self.t.shape[0]
+        return self.z if self.z is not None else np.zeros((n, 0))
+
+    def _element(self, name):
+        info = self.model.force_info
+        if name not in info["elements"]:
+            raise KeyError(f"model {self.model.name!r} has no force element {name!r} (force "
+                           f"elements: {', '.join(self.model.force_names) or 'none'})")
+        return info["elements"][name]
+
+    def element_work(self, name: str) -> np.ndarray:
+        """Work (J) done by force element ``name`` since t0 (its non-conservative part)."""
+        recs, loads = self._element(name)
+        nrec = self.model.force_info["nrec"]
+        cols = list(recs) + [nrec + i for i in loads]
+        return self._z()[:, cols].sum(axis=1)
+
+    def element_force(self, name: str) -> np.ndarray:
+        """What force element ``name`` applies: for elements along a coordinate (n,), the
+        force or torque f along it (N or N m; a spring's f is minus its tension); for
+        ``add_force`` loads (n, 2), the global force (N)."""
+        recs, loads = self._element(name)
+        rec, load, _ = self._elements()
+        return rec[:, recs[0], 2] if recs else load[:, loads[0]]
+
+    def element_coordinate(self, name: str) -> np.ndarray:
+        """The coordinate (n,) an element acts along: a spring's length (m), a joint's
+        relative angle (rad, continuous over turns) or slide (m), a body's angle."""
+        recs, _ = self._element(name)
+        if not recs:
+            raise KeyError(f"force element {name!r} is a point load: it has no coordinate")
+        return self._elements()[0][:, recs[0], 0]
+
+    def _elements(self):
+        """Per row: records (n, nrec, 3) of (s, s', f), loads (n, nload, 2), spring energy
+        (n,), each evaluated on the branch the run tracked and with the inputs held then."""
+        if "elements" in self._cache:
+            return self._cache["elements"]
+        k = self.model.kernels
+        info = self.model.force_info
+        nrec, nload, n = info["nrec"], info["nload"], self.t.shape[0]
+        rec = np.zeros((n, nrec, 3))
+        load = np.zeros((n, nload, 2))
+        spring = np.zeros(n)
+        if nrec + nload:
+            state = k.run_state()
+            z = self._z()
+            tracked = z[:, nrec + nload:] if z.shape[1] else None
+            sample = (np.searchsorted(self.control_t, self.t, side="left") - 1
+                      if self.control_t is not None and len(self.control_t) else None)
+            for i in range(n):
+                if tracked is not None:
+                    state.angle_ref[:nrec] = tracked[i]
+                if sample is not None and sample[i] >= 0:
+                    state.inputs[:k.ninput] = self.control_inputs[sample[i]]
+                    state.active[:k.ninput] = self.control_active[sample[i]]
+                rec[i], load[i] = k.force_values(self.q[i], self.v[i], self.t[i], state)
+                spring[i] = (k.potential_energy(self.q[i], self.t[i], state)
+                             + self.q[i] @ k.arrays["q_applied"])
+        self._cache["elements"] = (rec, load, spring)
+        return self._cache["elements"]
 
     def _norms(self):
         if "norms" not in self._cache:
@@ -111,6 +197,78 @@ class SimulationResult:
         return -self.lam[:, row:row + 2]
 
 
+class ControlState:
+    """What a controller sees at a sample time: ``t``, the coordinates ``q`` and velocities
+    ``v`` (read-only arrays) and helpers for the usual measurements."""
+
+    def __init__(self, model: Model, t: float, q: np.ndarray, v: np.ndarray, run):
+        self.model, self.t, self._run = model, t, run
+        self.q, self.v = q, v
+        self.q.flags.writeable = False
+        self.v.flags.writeable = False
+
+    def element_coordinate(self, name: str) -> tuple[float, float]:
+        """(s, s') of force element ``name``'s coordinate: a joint's relative angle (rad,
+        continuous over turns) or slide (m), a spring's length (m) and their rates."""
+        info = self.model.force_info
+        if name not in info["elements"] or not info["elements"][name][0]:
+            raise KeyError(f"model {self.model.name!r} has no force element {name!r} with a "
+                           f"coordinate (force elements: {', '.join(self.model.force_names)})")
+        rec, _ = self.model.kernels.force_values(self.q, self.v, self.t, self._run)
+        r = info["elements"][name][0][0]
+        return float(rec[r, 0]), float(rec[r, 1])
+
+    def marker(self, name: str) -> np.ndarray:
+        """Position (2,) of marker ``name``."""
+        return self.model.marker_positions(self.q)[self.model.marker_index(name)]
+
+    def marker_velocity(self, name: str) -> np.ndarray:
+        """Velocity (2,) of marker ``name``."""
+        return self.model.marker_velocities(self.v)[self.model.marker_index(name)]
+
+
+def _apply_controller(model, controller, t, y, run):
+    """Call the controller at sample time t and hold its inputs; returns whether any input
+    changed (then the integrator restarts: the forces jump)."""
+    nq = model.nq
+    names = model.force_info["inputs"]
+    modes = model.kernels.arrays["rec_input_mode"]
+    recs = model.force_info["elements"]
+    state = ControlState(model, t, y[:nq].copy(), y[nq:2 * nq].copy(), run)
+    try:
+        out = controller(t, state)
+    except Exception as exc:
+        raise ControllerError(f"model {model.name!r}: the controller raised "
+                              f"{type(exc).__name__} at t = {t:.9g} s: {exc}", t, 0.0) from exc
+    if out is None:
+        return False
+    if not hasattr(out, "items"):
+        raise ControllerError(f"model {model.name!r}: the controller must return a mapping "
+                              f"{{motor or servo name: input}}, got {type(out).__name__} at "
+                              f"t = {t:.9g} s", t, 0.0)
+    changed = False
+    for name, value in out.items():
+        if not isinstance(name, str) or name not in names:
+            raise ControllerError(f"model {model.name!r}: the controller returned an input for "
+                                  f"{name!r} at t = {t:.9g} s; motors and servos: "
+                                  f"{', '.join(names) or 'none'}", t, 0.0)
+        try:
+            value = float(value)
+        except (TypeError, ValueError, OverflowError):
+            value = math.nan
+        if not math.isfinite(value):
+            raise ControllerError(f"model {model.name!r}: the controller's input for {name!r} "
+                                  f"at t = {t:.9g} s must be a finite number, got {out[name]!r}",
+                                  t, 0.0)
+        i = names.index(name)
+        target = modes[recs[name][0][0]] == INPUT_TARGET
+        if run.inputs[i] != value or run.active[i] != target:
+            changed = True
+        run.inputs[i] = value
+        run.active[i] = int(target)
+    return changed
+
+
 def output_times(t0: float, t_end: float, dt: float) -> np.ndarray:
     """t0, t0 + dt, ..., ending exactly at t_end (the last interval may be shorter)."""
     n = int(math.floor((t_end - t0) / dt * (1 + 1e-12)))
@@ -136,7 +294,8 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
              hold=None, h_init: float = 0.0, h_max: float = 0.0, max_order: int = 5,
              max_steps: int = 0, newton_tol: float = 0.0,
              project_output: bool = True,
-             proportional: bool = True) -> SimulationResult:
+             proportional: bool = True, controller=None,
+             control_period: float | None = None) -> SimulationResult:
     """Integrate ``model`` from ``t0`` to ``t_end`` (s).
 
     Parameters
@@ -175,6 +334,17 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         the global error falls in proportion to the tolerance. ``stats["local_rtol"]`` and
         ``stats["local_atol"]`` report what was used. False tests the local error against
         rtol and atol themselves.
+    controller : callable, optional
+        Feedback control written in Python: ``controller(t, state)`` is called at t0 and
+        every ``control_period`` seconds after (a :class:`ControlState` gives ``q``, ``v``
+        and measurements) and returns ``{name: input}`` for motors (an added torque or
+        force) and servos (a new target) of the model. The inputs are held until the next
+        sample (zero-order hold, as a digital controller does); the integrator runs compiled
+        between samples. When an input changes the forces jump, so the integrator restarts
+        at the sample from the current state (consistent accelerations, order 1: the BDF
+        history across a jump would be wrong); an unchanged input costs no restart.
+    control_period : float
+        Sample period (s) of the controller; required with it.
 
     Returns
     -------
@@ -232,35 +402,113 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
             raise ValueError(f"t_out must lie in [t0, t_end] = [{t0}, {t_end}], got "
                              f"[{times[0]}, {times[-1]}]")
 
+    if controller is not None:
+        if not callable(controller):
+            raise TypeError(f"controller must be callable as controller(t, state), got "
+                            f"{controller!r}")
+        if control_period is None:
+            raise ValueError("a controller needs control_period (the sample period, s)")
+        control_period = _positive("control_period", control_period)
+        if not model.force_info["inputs"]:
+            raise ValueError(f"model {model.name!r} has no motor or servo for a controller "
+                             "to drive")
+    elif control_period is not None:
+        raise ValueError("control_period was given without a controller")
+
     state = consistent_state(model, q=q0, v=v0, t=t0, hold=hold)
-    integ = BDFIntegrator(model.kernels, rtol, atol, h_init=h_init, h_max=h_max,
+    # Per-run state: reference angles start at the consistent state's angles on the branch
+    # of the guesses; the tracked coordinates start there too.
+    rec0, _ = model.kernels.force_values(state.q, state.v, t0)
+    run = model.kernels.run_state(rec0[:, 0])
+    info = model.force_info
+    z0 = np.concatenate([np.zeros(info["nrec"] + info["nload"]), rec0[:, 0]])
+    integ = BDFIntegrator(run, rtol, atol, h_init=h_init, h_max=h_max,
                           max_order=max_order, max_steps=max_steps, newton_tol=newton_tol,
                           project_output=project_output, proportional=proportional)
-    status = integ.init(t0, state.q, state.v)
     y = np.empty((times.size, integ.n))
     written = 0
+    ninput = model.kernels.ninput
+    samples, held, active = [], [], []
+    control_seconds, restarts = 0.0, 0
+
+    def sample(t, y_now):
+        nonlocal control_seconds
+        c0 = time.perf_counter()
+        changed = _apply_controller(model, controller, t, y_now, run)
+        control_seconds += time.perf_counter() - c0
+        samples.append(t)
+        held.append(run.inputs[:ninput].copy())
+        active.append(run.active[:ninput].copy())
+        return changed
+
     start = time.perf_counter()
-    if status == 0:
-        status, written = integ.integrate(t_end, times, y, 0)
-    elapsed = time.perf_counter() - start
-    stats = integ.stats()
-    stats["integration_seconds"] = elapsed
-    nq = model.nq
-    result = SimulationResult(model=model, t=times[:written].copy(), q=y[:written, :nq],
-                              v=y[:written, nq:2 * nq], lam=y[:written, 2 * nq:], stats=stats,
-                              status="interrupted" if status == 1 else "success")
+    try:
+        if controller is not None:
+            sample(t0, np.concatenate([state.q, state.v]))
+        status = integ.init(t0, state.q, state.v, z0)
+        if controller is None:
+            if status == 0:
+                status, written = integ.integrate(t_end, times, y, 0)
+        else:
+            k = 0
+            while status == 0:
+                t_next = t0 + (k + 1) * control_period
+                if t_next >= t_end - 1e-9 * control_period:
+                    status, written = integ.integrate(t_end, times, y, written)
+                    break
+                status, written = integ.integrate(t_next, times, y, written)
+                if status != 0:
+                    break
+                k += 1
+                if sample(t_next, integ.state()):
+                    restarts += 1
+                    status = integ.restart()
+    except ControllerError as exc:
+        exc.result = _result(model, times, y, written, integ, 0, samples, held, active,
+                             time.perf_counter() - start - control_seconds, control_seconds,
+                             restarts, True)
+        raise
+    elapsed = time.perf_counter() - start - control_seconds
+    result = _result(model, times, y, written, integ, status, samples, held, active, elapsed,
+                     control_seconds, restarts, controller is not None)
     if status == 1:
         warnings.warn(f"linkdyn: simulation interrupted at t = {integ.t:.6g} s; the result "
                       f"holds the {written} output rows computed so far", RuntimeWarning,
                       stacklevel=2)
     elif status != 0:
-        raise _failure(model, integ, status, result)
+        raise _failure(model, integ, status, result, run)
     return result
 
 
-def _failure(model: Model, integ: BDFIntegrator, status: int, result) -> SimulationError:
+def _result(model, times, y, written, integ, status, samples, held, active, elapsed,
+            control_seconds, restarts, controlled):
+    stats = integ.stats()
+    stats["integration_seconds"] = elapsed
+    if controlled:
+        stats.update(controller_samples=len(samples), controller_restarts=restarts,
+                     controller_seconds=control_seconds)
+    nq, nc = model.nq, model.nc
+    ninput = model.kernels.ninput
+    return SimulationResult(
+        model=model, t=times[:written].copy(), q=y[:written, :nq],
+        v=y[:written, nq:2 * nq], lam=y[:written, 2 * nq:2 * nq + nc],
+        z=y[:written, 2 * nq + nc:], stats=stats,
+        status="interrupted" if status == 1 else "success",
+        control_t=np.array(samples, dtype=float),
+        control_inputs=np.array(held, dtype=float).reshape(len(samples), ninput),
+        control_active=np.array(active, dtype=np.intc).reshape(len(samples), ninput))
+
+
+def _failure(model: Model, integ: BDFIntegrator, status: int, result, run) -> SimulationError:
     t, h, index = integ.failure()
     where = f"at t = {t:.9g} s with step h = {h:.3g} s"
+    if status == -8 and run.fail >= 0:
+        owner = next(name for name, (recs, _) in model.force_info["elements"].items()
+                     if run.fail in recs)
+        return ForceElementError(
+            f"model {model.name!r}: force element '{owner}' cannot be evaluated {where}: its "
+            "two points coincide, where the direction of its force is undefined", t, h,
+            result, owner)
     if status == -6:
         names = []
         if 0 <= index < model.nq:

@@ -1,0 +1,332 @@
+/*
+ * ld_forces.c -- force elements: see ld_forces.h for the model and the conventions.
+ *
+ * Each actuator record is evaluated on its local block of at most 8 coordinates (the two
+ * sides' x, y, ux, uy): the coordinate s, its gradient g = ds/dq and Hessian H, then
+ *   Q = f g,   Q_q = f H + g (df/dq)^T with df/dq = -k g - c H v,   Q_v = -c g g^T.
+ * These are the exact derivatives, so the integrator's iteration matrix stays exact and a
+ * stiff element costs no extra Newton iterations.
+ */
+#include "ld_forces.h"
+
+#include <math.h>
+
+#include "ld_system.h"
+
+#define TWO_PI 6.283185307179586476925286766559
+
+typedef struct {
+    int idx[8];         /* global coordinate of each local entry, -1 for none (ground) */
+    double s, sd;       /* coordinate and its rate */
+    double g[8];        /* ds/dq */
+    double H[64];       /* d2s/dq2, row-major */
+    double r, rd;       /* reference and its rate */
+    double f;           /* generalised force along s */
+} record_eval;
+
+/* Point of side `side` of record r: position and A = d point / d (x, y, ux, uy). */
+static void side_point(const ld_forces *F, int r, int side, const double *q, double *p,
+                       double *A)
+{
+    int b = F->body[2 * r + side];
+    double xi = F->geom[6 * r + 2 * side], eta = F->geom[6 * r + 2 * side + 1];
+    if (b < 0) {
+        p[0] = xi;
+        p[1] = eta;
+        A[0] = A[1] = A[2] = A[3] = A[4] = A[5] = A[6] = A[7] = 0.0;
+        return;
+    }
+    q += 4 * b;
+    p[0] = q[0] + xi * q[2] - eta * q[3];
+    p[1] = q[1] + xi * q[3] + eta * q[2];
+    A[0] = 1.0; A[1] = 0.0; A[2] = xi;  A[3] = -eta;
+    A[4] = 0.0; A[5] = 1.0; A[6] = eta; A[7] = xi;
+}
+
+/* Gradient and Hessian (4 x 4 block at ux, uy) of angle(u) = atan2(uy, ux). */
+static int angle_derivs(const double *u, double sign, double *g2, double *h3)
+{
+    double r2 = u[0] * u[0] + u[1] * u[1], r4;
+    if (!(r2 > 0.0)) return LD_ERR_DOMAIN;
+    r4 = r2 * r2;
+    g2[0] = -sign * u[1] / r2;
+    g2[1] = sign * u[0] / r2;
+    h3[0] = sign * 2.0 * u[0] * u[1] / r4;                 /* (ux, ux) */
+    h3[1] = sign * (u[1] * u[1] - u[0] * u[0]) / r4;       /* (ux, uy) = (uy, ux) */
+    h3[2] = -sign * 2.0 * u[0] * u[1] / r4;                /* (uy, uy) */
+    return LD_OK;
+}
+
+static int eval_coordinate(const ld_forces *F, const ld_forces_run *run, int r,
+                           const double *q, record_eval *e)
+{
+    int i, j, side;
+    double D[16], A[8], p1[2], p2[2];   /* D: 2 x 8, d(r2 - r1)/dq */
+    for (side = 0; side < 2; side++) {
+        int b = F->body[2 * r + side];
+        for (j = 0; j < 4; j++) e->idx[4 * side + j] = b < 0 ? -1 : 4 * b + j;
+    }
+    for (i = 0; i < 8; i++) e->g[i] = 0.0;
+    for (i = 0; i < 64; i++) e->H[i] = 0.0;
+
+    if (F->coord[r] == LD_COORD_ANGLE) {
+        double u1[2] = {1.0, 0.0}, u2[2] = {1.0, 0.0}, h[3], ref, principal;
+        if (F->body[2 * r] >= 0) { u1[0] = q[e->idx[2]]; u1[1] = q[e->idx[3]]; }
+        if (F->body[2 * r + 1] >= 0) { u2[0] = q[e->idx[6]]; u2[1] = q[e->idx[7]]; }
+        if (F->body[2 * r] >= 0) {
+            if (angle_derivs(u1, -1.0, e->g + 2, h) != LD_OK) return LD_ERR_DOMAIN;
+            e->H[2 * 8 + 2] = h[0]; e->H[2 * 8 + 3] = e->H[3 * 8 + 2] = h[1]; e->H[3 * 8 + 3] = h[2];
+        }
+        if (F->body[2 * r + 1] >= 0) {
+            if (angle_derivs(u2, 1.0, e->g + 6, h) != LD_OK) return LD_ERR_DOMAIN;
+            e->H[6 * 8 + 6] = h[0]; e->H[6 * 8 + 7] = e->H[7 * 8 + 6] = h[1]; e->H[7 * 8 + 7] = h[2];
+        }
+        principal = atan2(u1[0] * u2[1] - u1[1] * u2[0], u1[0] * u2[0] + u1[1] * u2[1]);
+        ref = run->angle_ref[r];
+        /* The branch nearest to the last accepted angle: continuous over turns. */
+        e->s = ref + remainder(principal - ref, TWO_PI);
+        return LD_OK;
+    }
+
+    side_point(F, r, 0, q, p1, A);
+    for (i = 0; i < 2; i++)
+        for (j = 0; j < 4; j++) D[8 * i + j] = -A[4 * i + j];
+    side_point(F, r, 1, q, p2, A);
+    for (i = 0; i < 2; i++)
+        for (j = 0; j < 4; j++) D[8 * i + 4 + j] = A[4 * i + j];
+
+    if (F->coord[r] == LD_COORD_DISTANCE) {
+        double d0 = p2[0] - p1[0], d1 = p2[1] - p1[1], L = hypot(d0, d1), ex, ey;
+        double scale = 1.0 + fabs(p1[0]) + fabs(p1[1]) + fabs(p2[0]) + fabs(p2[1]);
+        if (!(L > 1e-12 * scale)) return LD_ERR_DOMAIN;
+        ex = d0 / L;
+        ey = d1 / L;
+        e->s = L;
+        for (i = 0; i < 8; i++) e->g[i] = ex * D[i] + ey * D[8 + i];
+        /* H = D^T (I - e e^T) D / L */
+        for (i = 0; i < 8; i++) {
+            double pi0 = ((1.0 - ex * ex) * D[i] - ex * ey * D[8 + i]) / L;
+            double pi1 = (-ex * ey * D[i] + (1.0 - ey * ey) * D[8 + i]) / L;
+            for (j = 0; j < 8; j++) e->H[8 * i + j] = pi0 * D[j] + pi1 * D[8 + j];
+        }
+        return LD_OK;
+    } else {   /* LD_COORD_SLIDE: s = a . d, a = R u1 (ground: the fixed axis) */
+        double ca = F->geom[6 * r + 4], sa = F->geom[6 * r + 5], a[2], d[2], E[16];
+        for (i = 0; i < 16; i++) E[i] = 0.0;
+        if (F->body[2 * r] >= 0) {
+            double ux = q[e->idx[2]], uy = q[e->idx[3]];
+            a[0] = ca * ux - sa * uy;
+            a[1] = sa * ux + ca * uy;
+            E[2] = ca; E[3] = -sa; E[8 + 2] = sa; E[8 + 3] = ca;
+        } else {
+            a[0] = ca;
+            a[1] = sa;
+        }
+        d[0] = p2[0] - p1[0];
+        d[1] = p2[1] - p1[1];
+        e->s = a[0] * d[0] + a[1] * d[1];
+        for (i = 0; i < 8; i++)
+            e->g[i] = a[0] * D[i] + a[1] * D[8 + i] + d[0] * E[i] + d[1] * E[8 + i];
+        for (i = 0; i < 8; i++)
+            for (j = 0; j < 8; j++)
+                e->H[8 * i + j] = E[i] * D[j] + E[8 + i] * D[8 + j] + D[i] * E[j] +
+                                  D[8 + i] * E[8 + j];
+        return LD_OK;
+    }
+}
+
+/* Coordinate, rate, reference and force of record r. */
+static int eval_record(const ld_forces *F, const ld_forces_run *run, int r, double t,
+                       const double *q, const double *v, record_eval *e)
+{
+    int i, in = F->input[r];
+    double lf[3];
+    if (eval_coordinate(F, run, r, q, e) != LD_OK) {
+        if (run->fail_record) *run->fail_record = r;
+        return LD_ERR_DOMAIN;
+    }
+    e->sd = 0.0;
+    for (i = 0; i < 8; i++)
+        if (e->idx[i] >= 0) e->sd += e->g[i] * v[e->idx[i]];
+    if (F->input_mode[r] == LD_INPUT_TARGET && in >= 0 && run->input_active[in]) {
+        e->r = run->input[in];
+        e->rd = 0.0;
+    } else if (F->ref_law[r] >= 0) {
+        ld_law_eval(F->laws, F->ref_law[r], t, lf);
+        e->r = lf[0];
+        e->rd = lf[1];
+    } else {
+        e->r = F->ref_value[r];
+        e->rd = 0.0;
+    }
+    e->f = -F->stiffness[r] * (e->s - e->r) - F->damping[r] * (e->sd - e->rd);
+    if (F->load_law[r] >= 0) {
+        ld_law_eval(F->laws, F->load_law[r], t, lf);
+        e->f += lf[0];
+    }
+    if (F->input_mode[r] == LD_INPUT_ADD && in >= 0) e->f += run->input[in];
+    return LD_OK;
+}
+
+/* Load l: global force and the point's Jacobian block. */
+static void eval_load(const ld_forces *F, int l, double t, const double *q, double *Fg,
+                      double *Fl)
+{
+    const double *u = q + 4 * F->load_body[l] + 2;
+    double lf[3];
+    int c;
+    for (c = 0; c < 2; c++) {
+        Fl[c] = 0.0;
+        if (F->load_laws[2 * l + c] >= 0) {
+            ld_law_eval(F->laws, F->load_laws[2 * l + c], t, lf);
+            Fl[c] = lf[0];
+        }
+    }
+    if (F->load_frame[l]) {   /* body frame: F = Fxi u + Feta perp(u) */
+        Fg[0] = Fl[0] * u[0] - Fl[1] * u[1];
+        Fg[1] = Fl[0] * u[1] + Fl[1] * u[0];
+    } else {
+        Fg[0] = Fl[0];
+        Fg[1] = Fl[1];
+    }
+}
+
+int ld_forces_add(const ld_forces *F, const ld_forces_run *run, double t, const double *q,
+                  const double *v, double *out)
+{
+    int r, l, i;
+    record_eval e;
+    for (r = 0; r < F->nrec; r++) {
+        if (eval_record(F, run, r, t, q, v, &e) != LD_OK) return LD_ERR_DOMAIN;
+        for (i = 0; i < 8; i++)
+            if (e.idx[i] >= 0) out[e.idx[i]] += e.f * e.g[i];
+    }
+    for (l = 0; l < F->nload; l++) {
+        double Fg[2], Fl[2], xi = F->load_point[2 * l], eta = F->load_point[2 * l + 1];
+        double *o = out + 4 * F->load_body[l];
+        eval_load(F, l, t, q, Fg, Fl);
+        o[0] += Fg[0];
+        o[1] += Fg[1];
+        o[2] += xi * Fg[0] + eta * Fg[1];
+        o[3] += -eta * Fg[0] + xi * Fg[1];
+    }
+    return LD_OK;
+}
+
+int ld_forces_jacobians(const ld_forces *F, const ld_forces_run *run, double t,
+                        const double *q, const double *v, double *fq, double *fv)
+{
+    int r, l, i, j;
+    record_eval e;
+    for (r = 0; r < F->nrec; r++) {
+        const int *sq = F->slot_q + LD_REC_BLOCK * r, *sv = F->slot_v + LD_REC_BLOCK * r;
+        double k = F->stiffness[r], c = F->damping[r], dfdq[8], Hv[8];
+        if (eval_record(F, run, r, t, q, v, &e) != LD_OK) return LD_ERR_DOMAIN;
+        for (i = 0; i < 8; i++) {
+            Hv[i] = 0.0;
+            for (j = 0; j < 8; j++)
+                if (e.idx[j] >= 0) Hv[i] += e.H[8 * i + j] * v[e.idx[j]];
+        }
+        for (j = 0; j < 8; j++) dfdq[j] = -k * e.g[j] - c * Hv[j];
+        for (i = 0; i < 8; i++)
+            for (j = 0; j < 8; j++) {
+                int p = 8 * i + j;
+                if (fq && sq[p] >= 0) fq[sq[p]] += e.f * e.H[p] + e.g[i] * dfdq[j];
+                if (fv && sv[p] >= 0) fv[sv[p]] += -c * e.g[i] * e.g[j];
+            }
+    }
+    if (fq)
+        for (l = 0; l < F->nload; l++) {
+            /* Body-frame loads depend on u: Q = A^T F(u), dF/dux = (Fxi, Feta),
+             * dF/duy = (-Feta, Fxi). Global loads are constant in q (no entries). */
+            const int *sq = F->load_slot_q + LD_LOAD_BLOCK * l;
+            double Fg[2], Fl[2], A[8], dF[4];
+            double xi = F->load_point[2 * l], eta = F->load_point[2 * l + 1];
+            if (!F->load_frame[l]) continue;
+            eval_load(F, l, t, q, Fg, Fl);
+            A[0] = 1.0; A[1] = 0.0; A[2] = xi;  A[3] = -eta;
+            A[4] = 0.0; A[5] = 1.0; A[6] = eta; A[7] = xi;
+            dF[0] = Fl[0]; dF[1] = -Fl[1];   /* row x: d/dux, d/duy */
+            dF[2] = Fl[1]; dF[3] = Fl[0];    /* row y */
+            for (i = 0; i < 4; i++)
+                for (j = 2; j < 4; j++) {
+                    int p = 4 * i + j;
+                    if (sq[p] >= 0) fq[sq[p]] += A[i] * dF[j - 2] + A[4 + i] * dF[2 + j - 2];
+                }
+        }
+    return LD_OK;
+}
+
+double ld_forces_potential(const ld_forces *F, const ld_forces_run *run, double t,
+                           const double *q)
+{
+    int r;
+    double V = 0.0, lf[3];
+    record_eval e;
+    for (r = 0; r < F->nrec; r++) {
+        int in = F->input[r];
+        if (F->stiffness[r] == 0.0) continue;
+        if (eval_coordinate(F, run, r, q, &e) != LD_OK) return NAN;
+        if (F->input_mode[r] == LD_INPUT_TARGET && in >= 0 && run->input_active[in]) {
+            e.r = run->input[in];
+        } else if (F->ref_law[r] >= 0) {
+            ld_law_eval(F->laws, F->ref_law[r], t, lf);
+            e.r = lf[0];
+        } else {
+            e.r = F->ref_value[r];
+        }
+        V += 0.5 * F->stiffness[r] * (e.s - e.r) * (e.s - e.r);
+    }
+    return V;
+}
+
+int ld_forces_values(const ld_forces *F, const ld_forces_run *run, double t, const double *q,
+                     const double *v, double *out)
+{
+    int r, l;
+    record_eval e;
+    for (r = 0; r < F->nrec; r++) {
+        if (eval_record(F, run, r, t, q, v, &e) != LD_OK) return LD_ERR_DOMAIN;
+        out[3 * r] = e.s;
+        out[3 * r + 1] = e.sd;
+        out[3 * r + 2] = e.f;
+    }
+    for (l = 0; l < F->nload; l++) {
+        double Fl[2];
+        eval_load(F, l, t, q, out + 3 * F->nrec + 2 * l, Fl);
+    }
+    return LD_OK;
+}
+
+int ld_forces_rates(const ld_forces *F, const ld_forces_run *run, double t, const double *q,
+                    const double *v, double *z)
+{
+    int r, l;
+    record_eval e;
+    for (r = 0; r < F->nrec; r++) {
+        double load;
+        if (eval_record(F, run, r, t, q, v, &e) != LD_OK) return LD_ERR_DOMAIN;
+        /* Everything in f but the spring part is non-conservative; the moving reference
+         * adds -k (s - r) r'. */
+        load = e.f + F->stiffness[r] * (e.s - e.r);
+        z[r] = load * e.sd - F->stiffness[r] * (e.s - e.r) * e.rd;
+        z[F->nrec + F->nload + r] = e.sd;
+    }
+    for (l = 0; l < F->nload; l++) {
+        double Fg[2], Fl[2], xi = F->load_point[2 * l], eta = F->load_point[2 * l + 1];
+        const double *vb = v + 4 * F->load_body[l];
+        eval_load(F, l, t, q, Fg, Fl);
+        z[F->nrec + l] = Fg[0] * (vb[0] + xi * vb[2] - eta * vb[3]) +
+                         Fg[1] * (vb[1] + xi * vb[3] + eta * vb[2]);
+    }
+    return LD_OK;
+}
+
+void ld_forces_accept(const ld_forces *F, const ld_forces_run *run, const double *q)
+{
+    int r;
+    record_eval e;
+    for (r = 0; r < F->nrec; r++)
+        if (F->coord[r] == LD_COORD_ANGLE && eval_coordinate(F, run, r, q, &e) == LD_OK)
+            run->angle_ref[r] = e.s;
+}

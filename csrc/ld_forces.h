@@ -1,0 +1,109 @@
+/*
+ * ld_forces.h -- force elements of a planar model in fully Cartesian coordinates
+ * (q_i = x, y, ux, uy per body): generalised forces Q, their exact derivatives Q_q and Q_v,
+ * stored energy and the power of the non-conservative parts.
+ *
+ * Two families cover every element of linkdyn.forces:
+ *
+ * Actuator records act along one scalar coordinate s(q) of the mechanism
+ *   LD_COORD_DISTANCE  s = |r2 - r1|, the distance between two body (or ground) points
+ *   LD_COORD_ANGLE     s = angle(u2) - angle(u1), the relative angle of two bodies (ground:
+ *                      angle 0), continuous over any number of turns (see angle_ref below)
+ *   LD_COORD_SLIDE     s = a . (r2 - r1), a = u1 rotated by the axis angle (ground: the fixed
+ *                      axis): the displacement along a prismatic joint's axis
+ * with the generalised force Q = f grad s of
+ *   f = -k (s - r(t)) - c (s' - r'(t)) + g(t) + u
+ * (stiffness k, damping c, reference r(t) from a law or a constant, load g(t) from a law,
+ * input u from a controller). Springs, dampers, joint dampers, motors, servos and torques on
+ * bodies are such records. Their stored energy is k (s - r)^2 / 2 and the power they feed
+ * into the mechanical energy is
+ *   P = -c (s' - r') s' + (g + u) s' - k (s - r) r'
+ * so that d/dt (kinetic + potential energy) = sum of P over all elements, exactly.
+ *
+ * Load records apply a force F = (Fx, Fy) at a body point, with components from two laws,
+ * either in the global frame or in the body frame (then F = Fxi u + Feta perp(u), a follower
+ * force). Q = A^T F with A = d r_point / d q_body; P = F . v_point.
+ *
+ * Per-run state (ld_forces_run) holds what a run may change: controller inputs, which inputs
+ * replace a servo's target, and the reference angle of each angle record, moved to the
+ * record's current angle after each accepted step (ld_forces_accept), so that an angle is
+ * the branch nearest to its last accepted value.
+ */
+#ifndef LD_FORCES_H
+#define LD_FORCES_H
+
+#include "ld_laws.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { LD_COORD_DISTANCE = 0, LD_COORD_ANGLE = 1, LD_COORD_SLIDE = 2 };
+enum { LD_INPUT_NONE = 0, LD_INPUT_ADD = 1, LD_INPUT_TARGET = 2 };
+
+/* Entries of a record's local 8 x 8 block: side s (0, 1) coordinate j (x, y, ux, uy) is
+ * local index 4 s + j; slot arrays hold, row-major, the position of (i, j) in the model's
+ * CSC value array of Q_q (or Q_v), -1 where the pattern has no entry. */
+#define LD_REC_BLOCK 64
+#define LD_LOAD_BLOCK 16
+
+typedef struct ld_forces {
+    int nrec;
+    const int *coord;           /* [nrec] LD_COORD_* */
+    const int *body;            /* [nrec, 2] body of each side, -1 for the ground */
+    const double *geom;         /* [nrec, 6] (xi1, eta1, xi2, eta2, cos axis, sin axis):
+                                   local points (ground side: global x, y); axis of SLIDE */
+    const double *stiffness;    /* [nrec] k */
+    const double *damping;      /* [nrec] c */
+    const int *ref_law;         /* [nrec] law of r(t); -1: the constant ref_value */
+    const double *ref_value;    /* [nrec] */
+    const int *load_law;        /* [nrec] law of g(t); -1: none */
+    const int *input_mode;      /* [nrec] LD_INPUT_* */
+    const int *input;           /* [nrec] index into the run's inputs (-1: none) */
+    const int *slot_q;          /* [nrec, 64] */
+    const int *slot_v;          /* [nrec, 64] */
+
+    int nload;
+    const int *load_body;       /* [nload] */
+    const double *load_point;   /* [nload, 2] local (xi, eta) */
+    const int *load_frame;      /* [nload] 0 global, 1 body */
+    const int *load_laws;       /* [nload, 2] laws of the two components (-1: zero) */
+    const int *load_slot_q;     /* [nload, 16] block rows x, y, ux, uy; cols likewise */
+
+    const ld_laws *laws;
+} ld_forces;
+
+typedef struct ld_forces_run {
+    const double *input;        /* [ninput] controller inputs */
+    const int *input_active;    /* [ninput] non-zero: a TARGET input replaces r(t) */
+    double *angle_ref;          /* [nrec] reference angles (others unused) */
+    int *fail_record;           /* set to the record of an LD_ERR_DOMAIN return */
+} ld_forces_run;
+
+/* out[nq] += Q of all elements. Returns LD_OK, or LD_ERR_DOMAIN when a distance record's two
+ * points coincide (its direction is undefined; *run->fail_record names it). */
+int ld_forces_add(const ld_forces *F, const ld_forces_run *run, double t, const double *q,
+                  const double *v, double *out);
+/* Values of Q_q (fq) and Q_v (fv) in their patterns; either may be NULL. The arrays are
+ * accumulated into: the caller zeroes them first. */
+int ld_forces_jacobians(const ld_forces *F, const ld_forces_run *run, double t,
+                        const double *q, const double *v, double *fq, double *fv);
+/* Stored energy of all records (J). */
+double ld_forces_potential(const ld_forces *F, const ld_forces_run *run, double t,
+                           const double *q);
+/* Per record: out[3 r .. 3 r + 2] = (s, s', f); per load: out[3 nrec + 2 l ..] = global
+ * (Fx, Fy). */
+int ld_forces_values(const ld_forces *F, const ld_forces_run *run, double t, const double *q,
+                     const double *v, double *out);
+/* Quadratures integrated with the state: z[r] = power of record r, z[nrec + l] = power of
+ * load l, z[nrec + nload + r] = s' of record r (so that the integral tracks s over turns). */
+int ld_forces_rates(const ld_forces *F, const ld_forces_run *run, double t, const double *q,
+                    const double *v, double *z);
+/* After an accepted step: move each angle record's reference to its current angle. */
+void ld_forces_accept(const ld_forces *F, const ld_forces_run *run, const double *q);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LD_FORCES_H */

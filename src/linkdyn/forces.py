@@ -1,0 +1,570 @@
+"""Force elements: springs, dampers, applied loads, motors and servos.
+
+Everything about the family lives here: the records (immutable specs), the builder methods
+(:class:`ForceBuilder`, mixed into :class:`linkdyn.ModelBuilder`), the model-file entries
+(:data:`FILE_TYPES`, :func:`to_dict`) and the compile step to the flat arrays of the C
+kernels (:func:`compile_forces`; the kernels are ``csrc/ld_forces.c``).
+
+Every element but the point loads acts along one scalar coordinate ``s`` of the mechanism:
+
+=================================  ===========================================  ==========
+element                            coordinate s                                 f along s
+=================================  ===========================================  ==========
+``add_spring_damper``              distance between two points (m)              tension < 0
+``add_torsional_spring_damper``    relative angle of a revolute joint (rad)     torque
+``add_joint_damper``               relative angle or slide of a joint           torque/force
+``add_motor``                      relative angle or slide of a joint           torque/force
+``add_servo``                      relative angle or slide of a joint           torque/force
+``add_torque``                     absolute angle of a body (rad)               torque
+=================================  ===========================================  ==========
+
+with the generalised force along ``s``
+
+    f = -k (s - r(t)) - c (s' - r'(t)) + g(t) + u
+
+(stiffness k, damping c, reference r: free length, rest angle or servo target; load g: a
+motor's or a torque's law; u: a controller input). A positive f pushes s to grow: a spring
+stretched beyond its free length pulls its points together (f < 0), a positive motor torque
+turns the joint's second body counter-clockwise relative to its first. The relative angle of
+a revolute joint is the second body's angle minus the first's (the ground's is 0), as for angle
+drivers, and it is continuous over any number of turns. The slide of a prismatic joint is the
+displacement of its second point from its first along the axis, as for slide drivers.
+
+``add_force`` applies a force at a body point with components from two laws, in the global
+frame or in the body frame (a follower force that turns with the body).
+
+Energy: a spring stores ``k (s - r)^2 / 2``; everything else in f does work. The result of a
+simulation reports both (``energy`` includes the springs, ``work`` integrates the power of
+the rest), so that ``energy(t) - energy(0) = work(t)`` holds to the integrator's tolerance.
+
+Rotor inertia: ``add_motor(..., rotor_inertia=J_r, gear_ratio=n)`` adds the reflected
+inertia ``n^2 J_r`` to the rotational inertia of the joint's second body (the first when the
+second is the ground). That is exact when the joint's other body is the ground (the rotor then
+turns with the output at n times its rate about a fixed axis) and an approximation on a moving
+base: the rotor's kinetic energy ``n^2 J_r (w2 - w1)^2 / 2`` also depends on the base's rate
+w1, and that coupling is neglected. An exact rotor is a body of its own: pin a body of the
+rotor's inertia at the joint and put the motor between the base and it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import ModelError
+from .laws import Law, constant, law_from_dict
+
+__all__ = [
+    "SpringDamperSpec", "TorsionalSpringDamperSpec", "JointDamperSpec", "MotorSpec",
+    "ServoSpec", "TorqueSpec", "ForceSpec", "ForceBuilder",
+    "FILE_TYPES", "to_dict", "compile_forces",
+]
+
+PointRef = tuple[str, str]
+
+# Coordinate kinds and input modes of csrc/ld_forces.h.
+DISTANCE, ANGLE, SLIDE = 0, 1, 2
+INPUT_NONE, INPUT_ADD, INPUT_TARGET = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class SpringDamperSpec:
+    """Linear spring and viscous damper between points ``first`` and ``second``: tension
+    ``k (L - L0(t)) + c (L' - L0'(t))`` along the line between them. ``free_length`` is a
+    law (a constant, or a driving law: a linear actuator)."""
+
+    name: str
+    first: PointRef
+    second: PointRef
+    stiffness: float
+    damping: float
+    free_length: Law
+
+
+@dataclass(frozen=True)
+class TorsionalSpringDamperSpec:
+    """Torsional spring and damper on the relative angle of revolute ``joint``: torque
+    ``-k (theta - rest_angle) - c theta'`` on the joint's second body (the opposite on the
+    first)."""
+
+    name: str
+    joint: str
+    stiffness: float
+    damping: float
+    rest_angle: float
+
+
+@dataclass(frozen=True)
+class JointDamperSpec:
+    """Viscous damping on the relative rate of a revolute or prismatic ``joint``."""
+
+    name: str
+    joint: str
+    damping: float
+
+
+@dataclass(frozen=True)
+class MotorSpec:
+    """A torque (revolute) or force (prismatic) in ``joint`` from ``law``, plus the input of a
+    controller; ``rotor_inertia`` and ``gear_ratio`` add the reflected inertia
+    ``gear_ratio^2 rotor_inertia`` (revolute joints only; see the module notes)."""
+
+    name: str
+    joint: str
+    law: Law
+    rotor_inertia: float = 0.0
+    gear_ratio: float = 1.0
+
+
+@dataclass(frozen=True)
+class ServoSpec:
+    """A PD servo in ``joint``: ``kp (target - s) + kd (target' - s')``; a controller's input
+    replaces the target while it is held."""
+
+    name: str
+    joint: str
+    target: Law
+    kp: float
+    kd: float
+
+
+@dataclass(frozen=True)
+class TorqueSpec:
+    """A torque ``law(t)`` (N m, counter-clockwise) on ``body``."""
+
+    name: str
+    body: str
+    law: Law
+
+
+@dataclass(frozen=True)
+class ForceSpec:
+    """A force with components ``law_x``, ``law_y`` (N) at body point ``point``, in the
+    global frame or (``frame="body"``) along the body's u and perp(u)."""
+
+    name: str
+    point: PointRef
+    law_x: Law
+    law_y: Law
+    frame: str
+
+
+ForceElement = (SpringDamperSpec | TorsionalSpringDamperSpec | JointDamperSpec | MotorSpec
+                | ServoSpec | TorqueSpec | ForceSpec)
+
+
+# -- validation helpers ---------------------------------------------------------------------
+
+def _number(entry, what, value, *, positive=False, nonnegative=False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ModelError(f"{entry}: {what} must be a real number, got {value!r}")
+    try:
+        value = float(value)
+    except OverflowError:
+        raise ModelError(f"{entry}: {what} is too large for a float, got {value!r}") from None
+    if not math.isfinite(value):
+        raise ModelError(f"{entry}: {what} must be finite, got {value!r}")
+    if positive and value <= 0.0:
+        raise ModelError(f"{entry}: {what} must be positive, got {value!r}")
+    if nonnegative and value < 0.0:
+        raise ModelError(f"{entry}: {what} must be zero or positive, got {value!r}")
+    return value
+
+
+def _law(entry, what, value) -> Law:
+    """A law, its dict form, or a number (a constant law)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return constant(_number(entry, what, value))
+    try:
+        law = law_from_dict(value)
+    except ModelError as exc:
+        raise ModelError(f"{entry}: {what}: {exc}") from None
+    if law.is_function:
+        raise ModelError(f"{entry}: {what} is a Python function, which the compiled force "
+                         "kernels cannot call; use a constant, linear, polynomial, harmonic or "
+                         "tabulated law (or a controller, see simulate)")
+    return law
+
+
+def _law_value(law: Law):
+    """What a law-or-number field writes to a file: the number for a constant law."""
+    return law.params[0] if law.kind == "constant" else law.to_dict()
+
+
+class ForceBuilder:
+    """The force-element methods of :class:`linkdyn.ModelBuilder` (a mixin: it uses the
+    builder's tables and reference checks)."""
+
+    def _joint_of(self, entry, joint, kinds=("revolute", "prismatic")):
+        from .description import PrismaticSpec, RevoluteSpec
+
+        if not isinstance(joint, str):
+            raise ModelError(f"{entry}: joint must be a joint's name, got {joint!r}")
+        if joint not in self._joints:
+            raise ModelError(f"{entry}: unknown joint {joint!r} (joints: "
+                             f"{', '.join(self._joints) or 'none'})")
+        j = self._joints[joint]
+        kind = "revolute" if isinstance(j, RevoluteSpec) else "prismatic"
+        assert isinstance(j, (RevoluteSpec, PrismaticSpec))
+        if kind not in kinds:
+            raise ModelError(f"{entry}: joint '{joint}' is a {kind} joint; expected a "
+                             f"{' or '.join(kinds)} joint")
+        return j, kind
+
+    def _add_force(self, name, make):
+        from .description import _element
+
+        name = self._new_name("force element", name)
+        with _element(name):
+            self._forces[name] = make(f"force element '{name}'", name)
+
+    def add_spring_damper(self, name: str, first, second, stiffness, damping=0.0,
+                          free_length=None) -> None:
+        """A linear spring (``stiffness``, N/m) and viscous damper (``damping``, N s/m)
+        between points ``first`` and ``second`` ('body.point' or 'ground.point').
+        ``free_length`` (m) is a number or a law (a linear actuator); by default the
+        distance in the initial guesses. The tension is ``k (L - L0) + c (L' - L0')``.
+        The points must never coincide (the direction of the force is undefined there):
+        a simulation that brings them together stops with an error naming the element."""
+        def make(entry, name):
+            a, b = self._ref(entry, first), self._ref(entry, second)
+            if a == b:
+                raise ModelError(f"{entry}: the two points are the same point")
+            k = _number(entry, "stiffness", stiffness, nonnegative=True)
+            c = _number(entry, "damping", damping, nonnegative=True)
+            if free_length is None:
+                pa, pb = self._guess_point(a), self._guess_point(b)
+                length = math.hypot(pb[0] - pa[0], pb[1] - pa[1])
+                if length == 0.0:
+                    raise ModelError(f"{entry}: the two points coincide in the initial guesses; "
+                                     "give free_length")
+                law = constant(length)
+            else:
+                law = _law(entry, "free_length", free_length)
+            if law.kind == "constant" and law.params[0] < 0:
+                raise ModelError(f"{entry}: free_length must be zero or positive, got "
+                                 f"{law.params[0]!r}")
+            return SpringDamperSpec(name, a, b, k, c, law)
+        self._add_force(name, make)
+
+    def add_torsional_spring_damper(self, name: str, joint: str, stiffness, damping=0.0,
+                                    rest_angle=None) -> None:
+        """A torsional spring (``stiffness``, N m/rad) and damper (``damping``, N m s/rad)
+        on the relative angle of revolute ``joint`` (second body minus first, continuous
+        over turns). ``rest_angle`` (rad) defaults to the relative angle of the initial
+        guesses."""
+        def make(entry, name):
+            j, _ = self._joint_of(entry, joint, ("revolute",))
+            k = _number(entry, "stiffness", stiffness, nonnegative=True)
+            c = _number(entry, "damping", damping, nonnegative=True)
+            rest = (self._orientation(j.second[0]) - self._orientation(j.first[0])
+                    if rest_angle is None else _number(entry, "rest_angle", rest_angle))
+            return TorsionalSpringDamperSpec(name, joint, k, c, rest)
+        self._add_force(name, make)
+
+    def add_joint_damper(self, name: str, joint: str, damping) -> None:
+        """Viscous damping (N m s/rad or N s/m) on the relative rate of a revolute or
+        prismatic ``joint``."""
+        def make(entry, name):
+            self._joint_of(entry, joint)
+            return JointDamperSpec(name, joint, _number(entry, "damping", damping,
+                                                        positive=True))
+        self._add_force(name, make)
+
+    def add_motor(self, name: str, joint: str, law=0.0, rotor_inertia=0.0,
+                  gear_ratio=1.0) -> None:
+        """A motor in ``joint``: torque (revolute, N m) or force (prismatic, N) ``law``
+        (a number or a law; default 0, for a motor run by a controller), on the joint's
+        second body (the opposite on the first). A controller's input (see
+        :func:`linkdyn.simulate`) is added to it. ``rotor_inertia`` (kg m^2) with
+        ``gear_ratio`` adds the reflected inertia ``gear_ratio^2 rotor_inertia``
+        (revolute joints; exact on a fixed base, see the module notes)."""
+        def make(entry, name):
+            j, kind = self._joint_of(entry, joint)
+            ji = _number(entry, "rotor_inertia", rotor_inertia, nonnegative=True)
+            n = _number(entry, "gear_ratio", gear_ratio, positive=True)
+            if ji > 0 and kind != "revolute":
+                raise ModelError(f"{entry}: rotor_inertia needs a revolute joint; joint "
+                                 f"'{joint}' is prismatic")
+            return MotorSpec(name, joint, _law(entry, "law", law), ji, n)
+        self._add_force(name, make)
+
+    def add_servo(self, name: str, joint: str, target, kp, kd=0.0) -> None:
+        """A PD servo in ``joint`` tracking ``target`` (rad or m; a number or a law):
+        torque or force ``kp (target - s) + kd (target' - s')``. A controller's input
+        replaces the target (held, with zero rate) from the sample it is given at."""
+        def make(entry, name):
+            self._joint_of(entry, joint)
+            return ServoSpec(name, joint, _law(entry, "target", target),
+                             _number(entry, "kp", kp, positive=True),
+                             _number(entry, "kd", kd, nonnegative=True))
+        self._add_force(name, make)
+
+    def add_torque(self, name: str, body: str, law) -> None:
+        """A torque ``law`` (N m, counter-clockwise; a number or a law) on ``body``."""
+        def make(entry, name):
+            if not isinstance(body, str) or body not in self._bodies:
+                raise ModelError(f"{entry}: unknown body {body!r} (bodies: "
+                                 f"{', '.join(self._bodies) or 'none'})")
+            return TorqueSpec(name, body, _law(entry, "law", law))
+        self._add_force(name, make)
+
+    def add_force(self, name: str, point, law_x=0.0, law_y=0.0, frame: str = "global") -> None:
+        """A force (N) at body point ``point`` with components ``law_x``, ``law_y``
+        (numbers or laws): global x and y (``frame="global"``) or along the body's u and
+        perp(u) (``frame="body"``, a follower force)."""
+        def make(entry, name):
+            from .description import GROUND
+
+            ref = self._ref(entry, point)
+            if ref[0] == GROUND:
+                raise ModelError(f"{entry}: apply the force to a body point, not a ground point")
+            if frame not in ("global", "body"):
+                raise ModelError(f"{entry}: frame must be 'global' or 'body', got {frame!r}")
+            return ForceSpec(name, ref, _law(entry, "law_x", law_x),
+                             _law(entry, "law_y", law_y), frame)
+        self._add_force(name, make)
+
+    # -- guesses -------------------------------------------------------------------------
+    def _guess_point(self, ref):
+        from .description import GROUND
+
+        body, point = ref
+        if body == GROUND:
+            return self._ground[point]
+        b = self._bodies[body]
+        xi, eta = b.local_points()[point]
+        (x, y), (ux, uy) = b.position, b.u
+        n = math.hypot(ux, uy)
+        ux, uy = ux / n, uy / n
+        return (x + xi * ux - eta * uy, y + xi * uy + eta * ux)
+
+
+
+# -- model files ------------------------------------------------------------------------------
+
+#: Model-file entry types: type -> (builder method, required fields, optional fields).
+FILE_TYPES = {
+    "spring_damper": ("add_spring_damper", {"first", "second", "stiffness"},
+                      {"damping", "free_length"}),
+    "torsional_spring_damper": ("add_torsional_spring_damper", {"joint", "stiffness"},
+                                {"damping", "rest_angle"}),
+    "joint_damper": ("add_joint_damper", {"joint", "damping"}, set()),
+    "motor": ("add_motor", {"joint"}, {"law", "rotor_inertia", "gear_ratio"}),
+    "servo": ("add_servo", {"joint", "target", "kp"}, {"kd"}),
+    "torque": ("add_torque", {"body", "law"}, set()),
+    "force": ("add_force", {"point"}, {"law_x", "law_y", "frame"}),
+}
+
+
+def to_dict(spec) -> dict:
+    """The canonical model-file entry of a force element."""
+    if isinstance(spec, SpringDamperSpec):
+        return {"type": "spring_damper", "name": spec.name, "first": ".".join(spec.first),
+                "second": ".".join(spec.second), "stiffness": spec.stiffness,
+                "damping": spec.damping, "free_length": _law_value(spec.free_length)}
+    if isinstance(spec, TorsionalSpringDamperSpec):
+        return {"type": "torsional_spring_damper", "name": spec.name, "joint": spec.joint,
+                "stiffness": spec.stiffness, "damping": spec.damping,
+                "rest_angle": spec.rest_angle}
+    if isinstance(spec, JointDamperSpec):
+        return {"type": "joint_damper", "name": spec.name, "joint": spec.joint,
+                "damping": spec.damping}
+    if isinstance(spec, MotorSpec):
+        return {"type": "motor", "name": spec.name, "joint": spec.joint,
+                "law": _law_value(spec.law), "rotor_inertia": spec.rotor_inertia,
+                "gear_ratio": spec.gear_ratio}
+    if isinstance(spec, ServoSpec):
+        return {"type": "servo", "name": spec.name, "joint": spec.joint,
+                "target": _law_value(spec.target), "kp": spec.kp, "kd": spec.kd}
+    if isinstance(spec, TorqueSpec):
+        return {"type": "torque", "name": spec.name, "body": spec.body,
+                "law": _law_value(spec.law)}
+    assert isinstance(spec, ForceSpec)
+    return {"type": "force", "name": spec.name, "point": ".".join(spec.point),
+            "law_x": _law_value(spec.law_x), "law_y": _law_value(spec.law_y),
+            "frame": spec.frame}
+
+
+# -- compile ----------------------------------------------------------------------------------
+
+@dataclass
+class _Record:
+    owner: str
+    coord: int
+    bodies: tuple[int, int]
+    geom: tuple
+    k: float = 0.0
+    c: float = 0.0
+    ref: Law | float = 0.0
+    load: Law | None = None
+    input_mode: int = INPUT_NONE
+
+
+def _joint_coordinate(joint, body_index, local_of, ground):
+    """(coordinate kind, bodies, geometry) of a joint's relative angle or slide."""
+    from .description import GROUND, PrismaticSpec
+
+    def side(ref):
+        b, p = ref
+        if b == GROUND:
+            return -1, ground[p]
+        i = body_index[b]
+        return i, local_of(i, p)
+
+    (b1, p1), (b2, p2) = side(joint.first), side(joint.second)
+    if isinstance(joint, PrismaticSpec):
+        return SLIDE, (b1, b2), (*p1, *p2, math.cos(joint.axis), math.sin(joint.axis))
+    return ANGLE, (b1, b2), (0.0, 0.0, 0.0, 0.0, 1.0, 0.0)
+
+
+def _records(desc, body_index, local_of, ground):
+    """Records and loads of every element, in description order, with their owners."""
+    from .description import GROUND
+
+    joints = {j.name: j for j in desc.joints}
+    recs, loads = [], []
+    for f in desc.forces:
+        if isinstance(f, SpringDamperSpec):
+            sides = []
+            for b, p in (f.first, f.second):
+                sides.append((-1, ground[p]) if b == GROUND
+                             else (body_index[b], local_of(body_index[b], p)))
+            recs.append(_Record(f.name, DISTANCE, (sides[0][0], sides[1][0]),
+                                (*sides[0][1], *sides[1][1], 1.0, 0.0), f.stiffness,
+                                f.damping, f.free_length))
+        elif isinstance(f, (TorsionalSpringDamperSpec, JointDamperSpec, MotorSpec, ServoSpec)):
+            kind, bodies, geom = _joint_coordinate(joints[f.joint], body_index, local_of,
+                                                   ground)
+            rec = _Record(f.name, kind, bodies, geom)
+            if isinstance(f, TorsionalSpringDamperSpec):
+                rec.k, rec.c, rec.ref = f.stiffness, f.damping, f.rest_angle
+            elif isinstance(f, JointDamperSpec):
+                rec.c = f.damping
+            elif isinstance(f, MotorSpec):
+                rec.load, rec.input_mode = f.law, INPUT_ADD
+            else:
+                rec.k, rec.c, rec.ref, rec.input_mode = f.kp, f.kd, f.target, INPUT_TARGET
+            recs.append(rec)
+        elif isinstance(f, TorqueSpec):
+            recs.append(_Record(f.name, ANGLE, (-1, body_index[f.body]),
+                                (0.0, 0.0, 0.0, 0.0, 1.0, 0.0), load=f.law))
+        else:
+            assert isinstance(f, ForceSpec)
+            b = body_index[f.point[0]]
+            loads.append((f.name, b, local_of(b, f.point[1]), f.law_x, f.law_y,
+                          1 if f.frame == "body" else 0))
+    return recs, loads
+
+
+def _local_masks(rec: _Record):
+    """Structural non-zeros of the record's gradient (8,) and of Q_q, Q_v (8, 8)."""
+    g = np.zeros(8, dtype=bool)
+    for side, b in enumerate(rec.bodies):
+        if b >= 0:
+            g[4 * side + (2 if rec.coord == ANGLE else 0):4 * side + 4] = True
+    gg = np.outer(g, g)
+    if rec.coord == SLIDE:
+        u1 = np.zeros(8, dtype=bool)
+        if rec.bodies[0] >= 0:
+            u1[2:4] = True
+        hess = (np.outer(u1, g) | np.outer(g, u1))
+    else:
+        hess = gg
+    mask_q = hess | (gg if (rec.k or rec.c) else np.zeros_like(gg))
+    mask_v = gg if rec.c else np.zeros_like(gg)
+    return mask_q, mask_v
+
+
+def compile_forces(desc, body_index, local_of, ground, add_law):
+    """Flat arrays of csrc/ld_forces.h for the description's force elements.
+
+    ``local_of(body_index, point name)`` gives a body point's local coordinates and
+    ``add_law(law)`` the index of a law in the model's law table. Returns ``(arrays, info,
+    fq_entries, fv_entries)``: ``info`` describes the elements for the results
+    (``element -> (records, loads)``, input names, initial references), the entry lists give
+    each record's (row, col) pairs in local-block order for the Q_q and Q_v patterns
+    (``model.compile_model`` turns them into slots with :func:`assign_slots`)."""
+    recs, loads = _records(desc, body_index, local_of, ground)
+    nrec, nload = len(recs), len(loads)
+    inputs = [r.owner for r in recs if r.input_mode != INPUT_NONE]
+    a = dict(
+        rec_coord=np.array([r.coord for r in recs], dtype=np.intc),
+        rec_body=np.array([r.bodies for r in recs], dtype=np.intc).reshape(-1),
+        rec_geom=np.array([r.geom for r in recs], dtype=float).reshape(-1),
+        rec_k=np.array([r.k for r in recs], dtype=float),
+        rec_c=np.array([r.c for r in recs], dtype=float),
+        rec_ref_law=np.full(nrec, -1, dtype=np.intc),
+        rec_ref_value=np.zeros(nrec),
+        rec_load_law=np.full(nrec, -1, dtype=np.intc),
+        rec_input_mode=np.array([r.input_mode for r in recs], dtype=np.intc),
+        rec_input=np.full(nrec, -1, dtype=np.intc),
+        load_body=np.array([ld[1] for ld in loads], dtype=np.intc),
+        load_point=np.array([ld[2] for ld in loads], dtype=float).reshape(-1),
+        load_frame=np.array([ld[5] for ld in loads], dtype=np.intc),
+        load_laws=np.full(2 * nload, -1, dtype=np.intc),
+    )
+    for i, r in enumerate(recs):
+        if isinstance(r.ref, Law):
+            if r.ref.kind == "constant":
+                a["rec_ref_value"][i] = r.ref.params[0]
+            else:
+                a["rec_ref_law"][i] = add_law(r.ref)
+        else:
+            a["rec_ref_value"][i] = r.ref
+        if r.load is not None and not (r.load.kind == "constant" and r.load.params[0] == 0.0):
+            a["rec_load_law"][i] = add_law(r.load)
+        if r.input_mode != INPUT_NONE:
+            a["rec_input"][i] = inputs.index(r.owner)
+    for i, ld in enumerate(loads):
+        for c, law in enumerate((ld[3], ld[4])):
+            if not (law.kind == "constant" and law.params[0] == 0.0):
+                a["load_laws"][2 * i + c] = add_law(law)
+
+    def global_index(rec, local):
+        b = rec.bodies[local // 4]
+        return -1 if b < 0 else 4 * b + local % 4
+
+    fq_entries, fv_entries = [], []
+    for r in recs:
+        mq, mv = _local_masks(r)
+        for mask, out in ((mq, fq_entries), (mv, fv_entries)):
+            ent = []
+            for i in range(8):
+                for j in range(8):
+                    gi, gj = global_index(r, i), global_index(r, j)
+                    ent.append((gi, gj) if mask[i, j] and gi >= 0 and gj >= 0 else None)
+            out.append(ent)
+    load_fq = []
+    for ld in loads:
+        ent = [None] * 16
+        if ld[5]:
+            for i in range(4):
+                for j in (2, 3):
+                    ent[4 * i + j] = (4 * ld[1] + i, 4 * ld[1] + j)
+        load_fq.append(ent)
+
+    elements = {}
+    for i, r in enumerate(recs):
+        elements.setdefault(r.owner, ([], []))[0].append(i)
+    for i, ld in enumerate(loads):
+        elements.setdefault(ld[0], ([], []))[1].append(i)
+    info = dict(elements=elements, inputs=tuple(inputs), nrec=nrec, nload=nload,
+                coord=tuple(r.coord for r in recs))
+    return a, info, fq_entries + load_fq, fv_entries
+
+
+def reflected_inertia(desc, body_index):
+    """Per body, the rotor inertia added by motors (see the module notes)."""
+    from .description import GROUND
+
+    joints = {j.name: j for j in desc.joints}
+    extra = np.zeros(len(desc.bodies))
+    for f in desc.forces:
+        if isinstance(f, MotorSpec) and f.rotor_inertia > 0:
+            j = joints[f.joint]
+            body = j.second[0] if j.second[0] != GROUND else j.first[0]
+            extra[body_index[body]] += f.gear_ratio**2 * f.rotor_inertia
+    return extra
