@@ -672,9 +672,9 @@ cdef class Kernels:
         (state if state is not None else self._own).attach(&d)
         with nogil:
             st = ld_forces_values(&d.forces, &d.run, t, &qv[0], &vv[0], &o[0])
-        if st != LD_OK:
-            raise ValueError(f"force element record {state.fail if state else self._own.fail}: "
-                             "its points coincide")
+        if st != LD_OK:   # args: message, the failing record (see Model.force_info)
+            raise ValueError("a spring-damper's two points coincide",
+                             (state if state is not None else self._own).fail)
         return (out[:3 * self.nrec].reshape(-1, 3),
                 out[3 * self.nrec:3 * self.nrec + 2 * self.nload].reshape(-1, 2))
 

@@ -418,7 +418,14 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
     state = consistent_state(model, q=q0, v=v0, t=t0, hold=hold)
     # Per-run state: reference angles start at the consistent state's angles on the branch
     # of the guesses; the tracked coordinates start there too.
-    rec0, _ = model.kernels.force_values(state.q, state.v, t0)
+    try:
+        rec0, _ = model.kernels.force_values(state.q, state.v, t0)
+    except ValueError as exc:
+        owner = _owner(model, exc.args[1])
+        raise ForceElementError(f"model {model.name!r}: force element '{owner}' cannot be "
+                                f"evaluated at t = {t0:.9g} s: its two points coincide, where "
+                                "the direction of its force is undefined", t0, 0.0, None,
+                                owner) from None
     run = model.kernels.run_state(rec0[:, 0])
     info = model.force_info
     z0 = np.concatenate([np.zeros(info["nrec"] + info["nload"]), rec0[:, 0]])
@@ -499,12 +506,17 @@ def _result(model, times, y, written, integ, status, samples, held, active, elap
         control_active=np.array(active, dtype=np.intc).reshape(len(samples), ninput))
 
 
+def _owner(model: Model, record: int) -> str:
+    """The force element a kernel record belongs to."""
+    return next(name for name, (recs, _) in model.force_info["elements"].items()
+                if record in recs)
+
+
 def _failure(model: Model, integ: BDFIntegrator, status: int, result, run) -> SimulationError:
     t, h, index = integ.failure()
     where = f"at t = {t:.9g} s with step h = {h:.3g} s"
     if status == -8 and run.fail >= 0:
-        owner = next(name for name, (recs, _) in model.force_info["elements"].items()
-                     if run.fail in recs)
+        owner = _owner(model, run.fail)
         return ForceElementError(
             f"model {model.name!r}: force element '{owner}' cannot be evaluated {where}: its "
             "two points coincide, where the direction of its force is undefined", t, h,
