@@ -72,11 +72,14 @@ def load_model(name_or_path) -> Model:
 
 
 def chain(n_bars: int, length: float = 0.1, density: float = 1.0,
-          angle: float = -math.pi / 4) -> Model:
+          angle: float = -math.pi / 4, joint_stiffness: float = 0.0,
+          joint_damping: float = 0.0) -> Model:
     """A chain of ``n_bars`` equal bars hanging from the ground point ``O`` at the origin,
     pinned end to end, all at ``angle`` (rad) initially, at rest: n degrees of freedom.
+    With ``joint_stiffness`` (N m/rad) or ``joint_damping`` (N m s/rad), every joint gets a
+    torsional spring-damper ``S<i>``, at rest in the initial configuration.
     Markers: ``tip`` at the free end."""
-    if not isinstance(n_bars, int) or n_bars < 1:
+    if isinstance(n_bars, bool) or not isinstance(n_bars, int) or n_bars < 1:
         raise ModelError(f"chain: n_bars must be a positive integer, got {n_bars!r}")
     b = ModelBuilder(f"chain{n_bars}")
     b.add_ground_point("O", (0.0, 0.0))
@@ -86,5 +89,7 @@ def chain(n_bars: int, length: float = 0.1, density: float = 1.0,
         b.add_bar(f"B{i}", length=length, density=density, position=(s * ux, s * uy),
                   u=(ux, uy))
         b.add_revolute(f"R{i}", f"B{i}.a", "ground.O" if i == 0 else f"B{i - 1}.b")
+        if joint_stiffness or joint_damping:
+            b.add_torsional_spring_damper(f"S{i}", f"R{i}", joint_stiffness, joint_damping)
     b.add_marker("tip", f"B{n_bars - 1}.b")
     return b.build()
