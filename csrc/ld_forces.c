@@ -135,6 +135,25 @@ static int eval_coordinate(const ld_forces *F, const ld_forces_run *run, int r,
     }
 }
 
+/* Reference r(t) and its rate: a servo's held target input, a law, or a constant. */
+static void reference(const ld_forces *F, const ld_forces_run *run, int r, double t,
+                      double *ref, double *rate)
+{
+    int in = F->input[r];
+    double lf[3];
+    if (F->input_mode[r] == LD_INPUT_TARGET && in >= 0 && run->input_active[in]) {
+        *ref = run->input[in];
+        *rate = 0.0;
+    } else if (F->ref_law[r] >= 0) {
+        ld_law_eval(F->laws, F->ref_law[r], t, lf);
+        *ref = lf[0];
+        *rate = lf[1];
+    } else {
+        *ref = F->ref_value[r];
+        *rate = 0.0;
+    }
+}
+
 /* Coordinate, rate, reference and force of record r. */
 static int eval_record(const ld_forces *F, const ld_forces_run *run, int r, double t,
                        const double *q, const double *v, record_eval *e)
@@ -148,17 +167,7 @@ static int eval_record(const ld_forces *F, const ld_forces_run *run, int r, doub
     e->sd = 0.0;
     for (i = 0; i < 8; i++)
         if (e->idx[i] >= 0) e->sd += e->g[i] * v[e->idx[i]];
-    if (F->input_mode[r] == LD_INPUT_TARGET && in >= 0 && run->input_active[in]) {
-        e->r = run->input[in];
-        e->rd = 0.0;
-    } else if (F->ref_law[r] >= 0) {
-        ld_law_eval(F->laws, F->ref_law[r], t, lf);
-        e->r = lf[0];
-        e->rd = lf[1];
-    } else {
-        e->r = F->ref_value[r];
-        e->rd = 0.0;
-    }
+    reference(F, run, r, t, &e->r, &e->rd);
     e->f = -F->stiffness[r] * (e->s - e->r) - F->damping[r] * (e->sd - e->rd);
     if (F->load_law[r] >= 0) {
         ld_law_eval(F->laws, F->load_law[r], t, lf);
@@ -261,20 +270,12 @@ double ld_forces_potential(const ld_forces *F, const ld_forces_run *run, double 
                            const double *q)
 {
     int r;
-    double V = 0.0, lf[3];
+    double V = 0.0;
     record_eval e;
     for (r = 0; r < F->nrec; r++) {
-        int in = F->input[r];
         if (F->stiffness[r] == 0.0) continue;
         if (eval_coordinate(F, run, r, q, &e) != LD_OK) return NAN;
-        if (F->input_mode[r] == LD_INPUT_TARGET && in >= 0 && run->input_active[in]) {
-            e.r = run->input[in];
-        } else if (F->ref_law[r] >= 0) {
-            ld_law_eval(F->laws, F->ref_law[r], t, lf);
-            e.r = lf[0];
-        } else {
-            e.r = F->ref_value[r];
-        }
+        reference(F, run, r, t, &e.r, &e.rd);
         V += 0.5 * F->stiffness[r] * (e.s - e.r) * (e.s - e.r);
     }
     return V;
