@@ -29,7 +29,7 @@ def every_element():
     b.add_torsional_spring_damper("torsion", "pin", 2.0, 0.05, 0.1)
     b.add_joint_damper("slide_damper", "slide", 0.3)
     b.add_motor("motor", "pin", laws.harmonic(0.0, 0.4, 2.0), rotor_inertia=1e-4,
-                gear_ratio=10.0)
+                gear_ratio=10.0, rotor_mass=0.05)
     b.add_motor("linear_motor", "slide", 0.2)
     b.add_servo("servo", "slide", laws.linear(-0.1, 0.05), 30.0, 1.0)
     b.add_torque("torque", "slider", laws.polynomial(0.1, -0.2))
@@ -166,7 +166,7 @@ def test_motor_with_rotor_inertia_on_a_fixed_base():
     b.add_ground_point("O", (0.0, 0.0))
     b.add_bar("rod", length=1.0, mass=1.0, position=(0.5, 0.0))
     b.add_revolute("pin", "rod.a", "ground.O")
-    b.add_motor("motor", "pin", tau, rotor_inertia=jr, gear_ratio=n)
+    b.add_motor("motor", "pin", tau, rotor_inertia=jr, gear_ratio=n, rotor_mass=0.3)
     r = linkdyn.simulate(b.build(), 2.0, rtol=1e-10, atol=1e-10)
     theta = r.element_coordinate("motor")
     np.testing.assert_allclose(theta, tau * r.t**2 / (2 * (1.0 / 3.0 + n * n * jr)), atol=1e-8)
@@ -297,7 +297,15 @@ def test_coincident_spring_points_raise_naming_the_element():
     (lambda b: b.add_spring_damper("s", "ground.O", "ground.O", 1.0), "same point"),
     (lambda b: b.add_torsional_spring_damper("s", "nope", 1.0), "unknown joint 'nope'"),
     (lambda b: b.add_torsional_spring_damper("s", "slide", 1.0), "prismatic"),
-    (lambda b: b.add_motor("s", "slide", 1.0, rotor_inertia=1e-3), "rotor_inertia"),
+    (lambda b: b.add_motor("s", "slide", 1.0, rotor_inertia=1e-3, rotor_mass=1.0),
+     "rotor_inertia"),
+    (lambda b: b.add_motor("s", "pin", 1.0, rotor_inertia=1e-3), "rotor_mass"),
+    (lambda b: b.add_flexible_joint("s", "pin", 10.0, 0.1, 1e-3, 0.1), "second body"),
+    (lambda b: b.add_flexible_joint("s", "slide", 10.0, 0.1, 1e-3, 0.1), "prismatic"),
+    (lambda b: b.add_flexible_joint("s", "rev2", 10.0, 0.1, 1e-3, 0.1, form="jiminy"),
+     "flex_inertia"),
+    (lambda b: b.add_flexible_joint("s", "rev2", -10.0, 0.1, 1e-3, 0.1), "stiffness"),
+    (lambda b: b.add_flexible_joint("s", "rev2", 10.0, 0.1, 1e-3, 0.1, form="b"), "form"),
     (lambda b: b.add_motor("s", "pin", laws.function(lambda t: (0, 0, 0))), "function"),
     (lambda b: b.add_servo("s", "pin", 0.0, kp=0.0), "kp"),
     (lambda b: b.add_torque("s", "ghost", 1.0), "unknown body 'ghost'"),
@@ -312,6 +320,7 @@ def test_bad_force_elements_raise_naming_the_element(call, match):
     b.add_body("block", mass=1.0, inertia=0.1, position=(1.0, 0.0))
     b.add_revolute("pin", "rod.a", "ground.O")
     b.add_prismatic("slide", "rod.b", "block.cm")
+    b.add_revolute("rev2", "ground.O", "block.cm")
     with pytest.raises(ModelError, match=match) as info:
         call(b)
     assert info.value.entry in ("s", "rod")
@@ -333,3 +342,117 @@ def test_model_file_round_trip_and_errors(model, tmp_path):
     path.write_text(json.dumps(data))
     with pytest.raises(ModelFileError, match="spring_damper"):
         linkdyn.load_model(path)
+
+
+def test_armature_on_a_moving_base_matches_the_lagrangian():
+    # Double pendulum, motor with armature J at the elbow on a rotor of mass m_r riding
+    # there: T gains J (w2 - w1)^2 / 2 + m_r |v_elbow|^2 / 2. Reference: the equations in
+    # the two absolute angles, integrated by DOP853 at 1e-12.
+    from scipy.integrate import solve_ivp
+
+    g, L1, L2, m1, m2, jr, n, mr = 9.81, 0.8, 0.6, 1.2, 0.7, 2e-5, 25.0, 0.3
+    J = n * n * jr
+    tau = laws.harmonic(0.0, 1.5, 4.0)
+    phi1, phi2 = -1.2, -0.4
+    b = linkdyn.ModelBuilder("elbow", gravity=(0.0, -g))
+    b.add_ground_point("O", (0.0, 0.0))
+    e1, e2 = (math.cos(phi1), math.sin(phi1)), (math.cos(phi2), math.sin(phi2))
+    b.add_bar("upper", length=L1, mass=m1, position=(0.5 * L1 * e1[0], 0.5 * L1 * e1[1]),
+              angle=phi1)
+    b.add_bar("lower", length=L2, mass=m2, position=(L1 * e1[0] + 0.5 * L2 * e2[0],
+                                                     L1 * e1[1] + 0.5 * L2 * e2[1]), angle=phi2)
+    b.add_revolute("shoulder", "ground.O", "upper.a")
+    b.add_revolute("elbow", "upper.b", "lower.a")
+    b.add_motor("motor", "elbow", tau, rotor_inertia=jr, gear_ratio=n, rotor_mass=mr)
+    model = b.build()
+    assert "motor/rotor" in model.body_names
+    r = linkdyn.simulate(model, 2.0, rtol=1e-11, atol=1e-11, dt_out=0.01)
+
+    c1, c2 = L1 / 2, L2 / 2
+    I1, I2 = m1 * L1**2 / 12, m2 * L2**2 / 12
+
+    def rhs(t, y):
+        p1, p2, w1, w2 = y
+        d = p1 - p2
+        a = m2 * L1 * c2
+        M = np.array([[m1 * c1**2 + I1 + (m2 + mr) * L1**2 + J, a * math.cos(d) - J],
+                      [a * math.cos(d) - J, m2 * c2**2 + I2 + J]])
+        torque = tau(t)[0]
+        f = np.array([-a * math.sin(d) * w2**2 - g * (m1 * c1 + (m2 + mr) * L1) * math.cos(p1)
+                      - torque,
+                      a * math.sin(d) * w1**2 - g * m2 * c2 * math.cos(p2) + torque])
+        return [w1, w2, *np.linalg.solve(M, f)]
+
+    ref = solve_ivp(rhs, (0.0, 2.0), [phi1, phi2, 0.0, 0.0], method="DOP853", rtol=1e-12,
+                    atol=1e-12, t_eval=r.t)
+    angles = [np.unwrap(np.arctan2(r.q[:, 4 * model.body_names.index(name) + 3],
+                                   r.q[:, 4 * model.body_names.index(name) + 2]))
+              for name in ("upper", "lower")]
+    np.testing.assert_allclose(angles[0], ref.y[0], atol=1e-7)
+    np.testing.assert_allclose(angles[1], ref.y[1], atol=1e-7)
+    # The armature matters here: the same model without it moves measurably otherwise.
+    desc = b.description()
+    bare = linkdyn.ModelBuilder("bare", gravity=(0.0, -g))
+    bare.add_ground_point("O", (0.0, 0.0))
+    for body in desc.bodies:
+        bare.add_bar(body.name, length=body.length, mass=body.mass, position=body.position,
+                     u=body.u)
+    bare.add_revolute("shoulder", "ground.O", "upper.a")
+    bare.add_revolute("elbow", "upper.b", "lower.a")
+    bare.add_motor("motor", "elbow", tau)
+    r0 = linkdyn.simulate(bare.build(), 2.0, rtol=1e-11, atol=1e-11, dt_out=0.01)
+    lower0 = np.unwrap(np.arctan2(r0.q[:, 7], r0.q[:, 6]))
+    assert np.abs(lower0 - angles[1]).max() > 1e-2
+
+
+def flexible_arm(form, flex_fraction=None):
+    b = linkdyn.ModelBuilder(f"arm_{form}", gravity=(0.0, -9.81))
+    b.add_ground_point("O", (0.0, 0.0))
+    b.add_bar("arm", length=1.0, mass=1.0, position=(0.5, 0.0))
+    b.add_revolute("shoulder", "ground.O", "arm.a")
+    extra = {} if form == "series" else dict(flex_inertia=flex_fraction / 3.0)
+    b.add_flexible_joint("sea", "shoulder", stiffness=50.0, damping=0.5, rotor_inertia=0.05,
+                         rotor_mass=0.2, law=laws.harmonic(0.0, 4.0, 3.0), form=form, **extra)
+    return b.build()
+
+
+def arm_angle(r):
+    i = r.model.body_names.index("arm")
+    return np.unwrap(np.arctan2(r.q[:, 4 * i + 3], r.q[:, 4 * i + 2]))
+
+
+def test_flexible_joint_series_form_against_its_equations():
+    # Seed 003, equations (1) with a fixed base: rotor angle x2, deflection x1.
+    from scipy.integrate import solve_ivp
+
+    J, I, k, nu, m, g = 0.05, 1.0 / 3.0, 50.0, 0.5, 1.0, 9.81
+    law = laws.harmonic(0.0, 4.0, 3.0)
+    r = linkdyn.simulate(flexible_arm("series"), 2.0, rtol=1e-11, atol=1e-11, dt_out=0.01)
+
+    def rhs(t, y):
+        x1, x2, v1, v2 = y
+        a2 = (law(t)[0] + k * x1 + nu * v1) / J
+        grav = -m * g * 0.5 * math.cos(x1 + x2)
+        return [v1, v2, (-k * x1 - nu * v1 + grav) / I - a2, a2]
+
+    ref = solve_ivp(rhs, (0.0, 2.0), [0.0, 0.0, 0.0, 0.0], method="DOP853", rtol=1e-12,
+                    atol=1e-12, t_eval=r.t)
+    np.testing.assert_allclose(arm_angle(r), ref.y[0] + ref.y[1], atol=1e-7)
+    np.testing.assert_allclose(r.element_coordinate("sea/spring"), ref.y[0], atol=1e-7)
+    np.testing.assert_allclose(r.element_coordinate("sea"), ref.y[1], atol=1e-7)
+    np.testing.assert_allclose(r.element_force("sea"), [law(t)[0] for t in r.t], atol=1e-12)
+    assert np.abs(r.energy - r.energy[0] - r.work).max() < 1e-7
+
+
+def test_jiminy_form_converges_to_the_series_form_like_I_f():
+    series = linkdyn.simulate(flexible_arm("series"), 2.0, rtol=1e-12, atol=1e-12,
+                              dt_out=0.01)
+    fractions = np.array([1e-2, 1e-3, 1e-4, 1e-5, 1e-6])
+    diffs = []
+    for f in fractions:
+        r = linkdyn.simulate(flexible_arm("jiminy", f), 2.0, rtol=1e-12, atol=1e-12,
+                             dt_out=0.01)
+        diffs.append(np.abs(arm_angle(r) - arm_angle(series)).max())
+    slope = np.polyfit(np.log10(fractions), np.log10(diffs), 1)[0]
+    assert 0.9 < slope < 1.1, (diffs, slope)
+    assert diffs[-1] < 1e-5 * np.ptp(arm_angle(series))

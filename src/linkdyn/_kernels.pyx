@@ -76,9 +76,11 @@ cdef struct KernelData:
     int nc
     const double *mass          # [nq] diagonal mass matrix
     const double *q_applied     # [nq] constant generalised forces (uniform gravity)
-    const int *unit_row         # [nbody] row of each body's unit-vector constraint
-    const int *unit_slot        # [nbody, 2] slots of d/dux, d/duy
-    const int *unit_hslot       # [nbody, 2] slots of (ux, ux), (uy, uy) in the Hessian pattern
+    int nunit                   # bodies with a unit-vector row (all but armature rotors)
+    const int *unit_body        # [nunit] the body of each unit-vector row
+    const int *unit_row         # [nunit] its row
+    const int *unit_slot        # [nunit, 2] slots of d/dux, d/duy
+    const int *unit_hslot       # [nunit, 2] slots of (ux, ux), (uy, uy) in the Hessian pattern
     int nrev
     const int *rev_body         # [nrev, 2] body of each side, -1 for the ground
     const double *rev_local     # [nrev, 4] (xi, eta) of each side; ground side: global (x, y)
@@ -154,8 +156,8 @@ cdef int k_phi(void *user, double t, const double *q, double *out) noexcept nogi
     cdef int i, k, s, b, r
     cdef double sgn, xi, eta, px, py
     cdef const double *qb
-    for i in range(d.nbody):
-        qb = q + 4 * i
+    for i in range(d.nunit):
+        qb = q + 4 * d.unit_body[i]
         out[d.unit_row[i]] = qb[2] * qb[2] + qb[3] * qb[3] - 1.0
     for k in range(d.nrev):
         r = d.rev_row[k]
@@ -195,9 +197,11 @@ cdef int k_phi_q(void *user, double t, const double *q, double *val) noexcept no
     cdef int i, k, s
     cdef double sgn, xi, eta
     cdef const int *sl
-    for i in range(d.nbody):
-        val[d.unit_slot[2 * i]] = 2.0 * q[4 * i + 2]
-        val[d.unit_slot[2 * i + 1]] = 2.0 * q[4 * i + 3]
+    cdef int b
+    for i in range(d.nunit):
+        b = d.unit_body[i]
+        val[d.unit_slot[2 * i]] = 2.0 * q[4 * b + 2]
+        val[d.unit_slot[2 * i + 1]] = 2.0 * q[4 * b + 3]
     for k in range(d.nrev):
         for s in range(2):
             if d.rev_body[2 * k + s] < 0:
@@ -254,8 +258,10 @@ cdef int k_gamma(void *user, double t, const double *q, const double *v,
                  double *out) noexcept nogil:
     cdef KernelData *d = <KernelData *> user
     cdef int i, k
-    for i in range(d.nbody):
-        out[d.unit_row[i]] = -2.0 * (v[4 * i + 2] * v[4 * i + 2] + v[4 * i + 3] * v[4 * i + 3])
+    cdef int ub
+    for i in range(d.nunit):
+        ub = 4 * d.unit_body[i]
+        out[d.unit_row[i]] = -2.0 * (v[ub + 2] * v[ub + 2] + v[ub + 3] * v[ub + 3])
     # Revolute rows are linear in q with constant Jacobian: their gamma is zero.
     for k in range(d.nrev):
         out[d.rev_row[k]] = 0.0
@@ -291,7 +297,7 @@ cdef int k_phi_qq_lam(void *user, double t, const double *q, const double *lam,
     cdef double l, g[3]
     for i in range(d.hess_nnz):
         val[i] = 0.0
-    for i in range(d.nbody):
+    for i in range(d.nunit):
         l = lam[d.unit_row[i]]
         val[d.unit_hslot[2 * i]] += 2.0 * l
         val[d.unit_hslot[2 * i + 1]] += 2.0 * l
@@ -375,7 +381,7 @@ cdef class Kernels:
     cdef RunState _own
 
     def __init__(self, dict arrays):
-        need_int = ("unit_row", "unit_slot", "unit_hslot", "rev_body", "rev_row", "rev_slot",
+        need_int = ("unit_row", "unit_body", "unit_slot", "unit_hslot", "rev_body", "rev_row", "rev_slot",
                     "phiq_colptr", "phiq_rowind", "fq_colptr", "fq_rowind",
                     "fv_colptr", "fv_rowind", "hess_colptr", "hess_rowind",
                     "gen_row", "gen_slot", "term_row", "term_a", "term_b", "term_tf",
@@ -393,7 +399,7 @@ cdef class Kernels:
         for arr in a.values():
             arr.flags.writeable = False
         self.arrays = a
-        nbody = a["unit_row"].shape[0]
+        nbody = a["mass"].shape[0] // 4
         self.nq = a["mass"].shape[0]
         self.nc = int(arrays["nc"])
         if self.nq != 4 * nbody:
@@ -408,6 +414,8 @@ cdef class Kernels:
         self.data.nc = self.nc
         self.data.mass = _dp(a["mass"])
         self.data.q_applied = _dp(a["q_applied"])
+        self.data.nunit = a["unit_row"].shape[0]
+        self.data.unit_body = _ip(a["unit_body"])
         self.data.unit_row = _ip(a["unit_row"])
         self.data.unit_slot = _ip(a["unit_slot"])
         self.data.unit_hslot = _ip(a["unit_hslot"])

@@ -37,13 +37,21 @@ Energy: a spring stores ``k (s - r)^2 / 2``; everything else in f does work. The
 simulation reports both (``energy`` includes the springs, ``work`` integrates the power of
 the rest), so that ``energy(t) - energy(0) = work(t)`` holds to the integrator's tolerance.
 
-Rotor inertia: ``add_motor(..., rotor_inertia=J_r, gear_ratio=n)`` adds the reflected
-inertia ``n^2 J_r`` to the rotational inertia of the joint's second body (the first when the
-second is the ground). That is exact when the joint's other body is the ground (the rotor then
-turns with the output at n times its rate about a fixed axis) and an approximation on a moving
-base: the rotor's kinetic energy ``n^2 J_r (w2 - w1)^2 / 2`` also depends on the base's rate
-w1, and that coupling is neglected. An exact rotor is a body of its own: pin a body of the
-rotor's inertia at the joint and put the motor between the base and it.
+Rotor inertia (armature): ``add_motor(..., rotor_inertia=J_r, gear_ratio=n, rotor_mass=m)``
+adds the kinetic energy ``n^2 J_r (w2 - w1)^2 / 2`` of a rotor turning at the joint's
+relative rate (w1, w2: the angular velocities of the joint's bodies), the model of rigid-body
+codes that put the reflected inertia on the joint's diagonal (Jiminy, Pinocchio's armature,
+Featherstone). The compiler adds a body ``<motor>/rotor`` of mass m and inertia n^2 J_r
+pinned at the joint, whose orientation is held at u_rotor = u2 conj(u1) (complex product of
+the two bodies' unit vectors: two bilinear rows, which replace the rotor's unit-vector row),
+so the mass matrix stays constant and diagonal. On a fixed base this is the exact reflected
+inertia; on a moving base it neglects the rotor's own share of the base's rotation,
+``J_r (w1^2 / 2 + n w1 (w2 - w1))``, which is small for large gear ratios.
+
+Flexible joints (seed 003): ``add_flexible_joint`` builds the series-elastic actuator of
+the seed's Figure 1a (a rotor body between the motor and a torsional spring-damper to the
+output) or, with ``form="jiminy"``, its Figure 1b (the spring placed before the motor, on an
+extra body of small inertia I_f, with the rotor as an armature on the motor's joint).
 """
 
 from __future__ import annotations
@@ -116,6 +124,7 @@ class MotorSpec:
     law: Law
     rotor_inertia: float = 0.0
     gear_ratio: float = 1.0
+    rotor_mass: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -149,6 +158,48 @@ class ForceSpec:
     law_x: Law
     law_y: Law
     frame: str
+
+
+@dataclass(frozen=True)
+class FlexibleJointSpec:
+    """A series-elastic actuator on revolute ``joint`` (first body: the base carrying the
+    motor; second: the output); see :meth:`ForceBuilder.add_flexible_joint`."""
+
+    name: str
+    joint: str
+    stiffness: float
+    damping: float
+    rotor_inertia: float
+    rotor_mass: float
+    law: Law
+    form: str = "series"
+    flex_inertia: float = 0.0
+    flex_mass: float = 0.0
+
+
+@dataclass(frozen=True)
+class _AngleRecord:
+    """Compiler-made: an actuator record on the relative angle of two bodies."""
+
+    name: str
+    body1: str
+    body2: str
+    stiffness: float = 0.0
+    damping: float = 0.0
+    rest: float = 0.0
+    load: Law | None = None
+    input_mode: int = 0
+
+
+@dataclass(frozen=True)
+class Armature:
+    """Compiler-made: body ``rotor`` held at u_rotor = u2 conj(u1), u1, u2 the unit vectors of
+    ``body1`` and ``body2`` (the ground's is (1, 0)); ``owner`` is the element it serves."""
+
+    owner: str
+    rotor: str
+    body1: str
+    body2: str
 
 
 ForceElement = (SpringDamperSpec | TorsionalSpringDamperSpec | JointDamperSpec | MotorSpec
@@ -274,21 +325,76 @@ class ForceBuilder:
         self._add_force(name, make)
 
     def add_motor(self, name: str, joint: str, law=0.0, rotor_inertia=0.0,
-                  gear_ratio=1.0) -> None:
+                  gear_ratio=1.0, rotor_mass=0.0) -> None:
         """A motor in ``joint``: torque (revolute, N m) or force (prismatic, N) ``law``
         (a number or a law; default 0, for a motor run by a controller), on the joint's
         second body (the opposite on the first). A controller's input (see
         :func:`linkdyn.simulate`) is added to it. ``rotor_inertia`` (kg m^2) with
-        ``gear_ratio`` adds the reflected inertia ``gear_ratio^2 rotor_inertia``
-        (revolute joints; exact on a fixed base, see the module notes)."""
+        ``gear_ratio`` adds the armature ``gear_ratio^2 rotor_inertia`` on the joint's
+        relative rate, carried by a rotor body of ``rotor_mass`` (kg, > 0 with a rotor
+        inertia; it rides at the joint point) named ``<name>/rotor`` (revolute joints; see
+        the module notes for what is exact)."""
         def make(entry, name):
             j, kind = self._joint_of(entry, joint)
             ji = _number(entry, "rotor_inertia", rotor_inertia, nonnegative=True)
             n = _number(entry, "gear_ratio", gear_ratio, positive=True)
+            m = _number(entry, "rotor_mass", rotor_mass, nonnegative=True)
             if ji > 0 and kind != "revolute":
                 raise ModelError(f"{entry}: rotor_inertia needs a revolute joint; joint "
                                  f"'{joint}' is prismatic")
-            return MotorSpec(name, joint, _law(entry, "law", law), ji, n)
+            if ji > 0 and m == 0:
+                raise ModelError(f"{entry}: a rotor inertia needs the rotor's mass "
+                                 "(rotor_mass > 0, kg): the rotor is a body riding at the joint")
+            return MotorSpec(name, joint, _law(entry, "law", law), ji, n, m)
+        self._add_force(name, make)
+
+    def add_flexible_joint(self, name: str, joint: str, stiffness, damping, rotor_inertia,
+                           rotor_mass, law=0.0, form: str = "series", flex_inertia=None,
+                           flex_mass=None) -> None:
+        """A series-elastic actuator on revolute ``joint`` (seed 003): the motor sits on the
+        joint's first body (the base) and drives its second (the output) through a torsional
+        spring-damper (``stiffness`` N m/rad, ``damping`` N m s/rad).
+
+        ``form="series"`` (Figure 1a): a rotor body ``<name>/rotor`` of inertia
+        ``rotor_inertia`` (the reflected inertia, kg m^2) and mass ``rotor_mass`` (kg) is pinned
+        at the joint; the motor torque ``law`` (plus a controller's input) acts between the
+        base and the rotor, the spring between the rotor and the output.
+
+        ``form="jiminy"`` (Figure 1b, as Jiminy simulates it): the spring sits between the
+        base and an extra body ``<name>/flex`` of inertia ``flex_inertia`` (I_f, small) and
+        mass ``flex_mass`` (default ``rotor_mass``), pinned at the joint; the motor acts
+        between that body and the output, with the rotor as an armature on their relative
+        rate. As I_f -> 0 it tends to the series form (the seed's argument).
+
+        The element's name reports the motor (``element_force``: its torque;
+        ``element_coordinate``: the motor angle) and takes a controller's input;
+        ``<name>/spring`` reports the spring (its coordinate is the deflection)."""
+        def make(entry, name):
+            j, _ = self._joint_of(entry, joint, ("revolute",))
+            if form not in ("series", "jiminy"):
+                raise ModelError(f"{entry}: form must be 'series' or 'jiminy', got {form!r}")
+            from .description import GROUND
+
+            if j.second[0] == GROUND:
+                raise ModelError(f"{entry}: the joint's second body is the output; joint "
+                                 f"'{joint}' has the ground there (swap its points)")
+            k = _number(entry, "stiffness", stiffness, positive=True)
+            c = _number(entry, "damping", damping, nonnegative=True)
+            ji = _number(entry, "rotor_inertia", rotor_inertia, positive=True)
+            m = _number(entry, "rotor_mass", rotor_mass, positive=True)
+            if form == "jiminy":
+                if flex_inertia is None:
+                    raise ModelError(f"{entry}: form 'jiminy' needs flex_inertia (I_f, kg m^2)")
+                fi = _number(entry, "flex_inertia", flex_inertia, positive=True)
+                fm = m if flex_mass is None else _number(entry, "flex_mass", flex_mass,
+                                                          positive=True)
+            else:
+                if flex_inertia is not None or flex_mass is not None:
+                    raise ModelError(f"{entry}: flex_inertia and flex_mass belong to form "
+                                     "'jiminy'")
+                fi = fm = 0.0
+            return FlexibleJointSpec(name, joint, k, c, ji, m, _law(entry, "law", law), form,
+                                     fi, fm)
         self._add_force(name, make)
 
     def add_servo(self, name: str, joint: str, target, kp, kd=0.0) -> None:
@@ -329,17 +435,34 @@ class ForceBuilder:
 
     # -- guesses -------------------------------------------------------------------------
     def _guess_point(self, ref):
-        from .description import GROUND
+        return _guess_point(self._bodies, self._ground, ref)
 
-        body, point = ref
-        if body == GROUND:
-            return self._ground[point]
-        b = self._bodies[body]
-        xi, eta = b.local_points()[point]
-        (x, y), (ux, uy) = b.position, b.u
-        n = math.hypot(ux, uy)
-        ux, uy = ux / n, uy / n
-        return (x + xi * ux - eta * uy, y + xi * uy + eta * ux)
+
+def _guess_point(bodies, ground, ref):
+    """Global position of a point reference in the initial guesses."""
+    from .description import GROUND
+
+    body, point = ref
+    if body == GROUND:
+        return ground[point]
+    b = bodies[body]
+    xi, eta = b.local_points()[point]
+    (x, y), (ux, uy) = b.position, b.u
+    n = math.hypot(ux, uy)
+    ux, uy = ux / n, uy / n
+    return (x + xi * ux - eta * uy, y + xi * uy + eta * ux)
+
+
+def _guess_rotation(bodies, body):
+    """(unit vector, angular velocity) of a body in the guesses; the ground's (1, 0), 0."""
+    from .description import GROUND
+
+    if body == GROUND:
+        return (1.0, 0.0), 0.0
+    b = bodies[body]
+    n = math.hypot(*b.u)
+    u = (b.u[0] / n, b.u[1] / n)
+    return u, (u[0] * b.ud[1] - u[1] * b.ud[0]) / n
 
 
 
@@ -352,8 +475,11 @@ FILE_TYPES = {
     "torsional_spring_damper": ("add_torsional_spring_damper", {"joint", "stiffness"},
                                 {"damping", "rest_angle"}),
     "joint_damper": ("add_joint_damper", {"joint", "damping"}, set()),
-    "motor": ("add_motor", {"joint"}, {"law", "rotor_inertia", "gear_ratio"}),
+    "motor": ("add_motor", {"joint"}, {"law", "rotor_inertia", "gear_ratio", "rotor_mass"}),
     "servo": ("add_servo", {"joint", "target", "kp"}, {"kd"}),
+    "flexible_joint": ("add_flexible_joint",
+                       {"joint", "stiffness", "damping", "rotor_inertia", "rotor_mass"},
+                       {"law", "form", "flex_inertia", "flex_mass"}),
     "torque": ("add_torque", {"body", "law"}, set()),
     "force": ("add_force", {"point"}, {"law_x", "law_y", "frame"}),
 }
@@ -375,7 +501,15 @@ def to_dict(spec) -> dict:
     if isinstance(spec, MotorSpec):
         return {"type": "motor", "name": spec.name, "joint": spec.joint,
                 "law": _law_value(spec.law), "rotor_inertia": spec.rotor_inertia,
-                "gear_ratio": spec.gear_ratio}
+                "gear_ratio": spec.gear_ratio, "rotor_mass": spec.rotor_mass}
+    if isinstance(spec, FlexibleJointSpec):
+        d = {"type": "flexible_joint", "name": spec.name, "joint": spec.joint,
+             "stiffness": spec.stiffness, "damping": spec.damping,
+             "rotor_inertia": spec.rotor_inertia, "rotor_mass": spec.rotor_mass,
+             "law": _law_value(spec.law), "form": spec.form}
+        if spec.form == "jiminy":
+            d.update(flex_inertia=spec.flex_inertia, flex_mass=spec.flex_mass)
+        return d
     if isinstance(spec, ServoSpec):
         return {"type": "servo", "name": spec.name, "joint": spec.joint,
                 "target": _law_value(spec.target), "kp": spec.kp, "kd": spec.kd}
@@ -448,6 +582,11 @@ def _records(desc, body_index, local_of, ground):
             else:
                 rec.k, rec.c, rec.ref, rec.input_mode = f.kp, f.kd, f.target, INPUT_TARGET
             recs.append(rec)
+        elif isinstance(f, _AngleRecord):
+            b1 = -1 if f.body1 == GROUND else body_index[f.body1]
+            b2 = -1 if f.body2 == GROUND else body_index[f.body2]
+            recs.append(_Record(f.name, ANGLE, (b1, b2), (0.0, 0.0, 0.0, 0.0, 1.0, 0.0),
+                                f.stiffness, f.damping, f.rest, f.load, f.input_mode))
         elif isinstance(f, TorqueSpec):
             recs.append(_Record(f.name, ANGLE, (-1, body_index[f.body]),
                                 (0.0, 0.0, 0.0, 0.0, 1.0, 0.0), load=f.law))
@@ -556,15 +695,69 @@ def compile_forces(desc, body_index, local_of, ground, add_law):
     return a, info, fq_entries + load_fq, fv_entries
 
 
-def reflected_inertia(desc, body_index):
-    """Per body, the rotor inertia added by motors (see the module notes)."""
-    from .description import GROUND
+def expand(desc):
+    """The description the compiler numbers: the user's, plus the bodies, pins and records
+    that rotor inertias and flexible joints are made of (see the module notes). Returns
+    ``(expanded description, armatures)``."""
+    from dataclasses import replace
 
+    from .description import BodySpec, RevoluteSpec
+
+    bodies = {b.name: b for b in desc.bodies}
+    ground = dict(desc.ground)
     joints = {j.name: j for j in desc.joints}
-    extra = np.zeros(len(desc.bodies))
+    new_bodies, new_joints, new_forces, armatures = [], [], [], []
+    taken = set(bodies) | set(joints) | {f.name for f in desc.forces}
+
+    def body(name, owner, mass, inertia, at, u, omega):
+        if name in taken:
+            raise ModelError(f"force element '{owner}': the name '{name}' it needs for its "
+                             "rotor is already used", owner)
+        taken.add(name)
+        pos = _guess_point(bodies, ground, at)
+        spec = BodySpec(name=name, mass=mass, inertia=inertia, position=pos, u=u,
+                        ud=(-omega * u[1], omega * u[0]))
+        bodies[name] = spec
+        new_bodies.append(spec)
+        new_joints.append(RevoluteSpec(f"{name}.pin", (name, "cm"), at))
+
+    def product(u2, u1):   # u2 conj(u1)
+        return (u2[0] * u1[0] + u2[1] * u1[1], u2[1] * u1[0] - u2[0] * u1[1])
+
+    forces = []
     for f in desc.forces:
         if isinstance(f, MotorSpec) and f.rotor_inertia > 0:
             j = joints[f.joint]
-            body = j.second[0] if j.second[0] != GROUND else j.first[0]
-            extra[body_index[body]] += f.gear_ratio**2 * f.rotor_inertia
-    return extra
+            (u1, w1), (u2, w2) = (_guess_rotation(bodies, j.first[0]),
+                                  _guess_rotation(bodies, j.second[0]))
+            rotor = f"{f.name}/rotor"
+            body(rotor, f.name, f.rotor_mass, f.gear_ratio**2 * f.rotor_inertia, j.first,
+                 product(u2, u1), w2 - w1)
+            armatures.append(Armature(f.name, rotor, j.first[0], j.second[0]))
+            forces.append(f)
+        elif isinstance(f, FlexibleJointSpec):
+            j = joints[f.joint]
+            base, out = j.first[0], j.second[0]
+            (ub, wb), (uo, wo) = _guess_rotation(bodies, base), _guess_rotation(bodies, out)
+            if f.form == "series":
+                rotor = f"{f.name}/rotor"
+                body(rotor, f.name, f.rotor_mass, f.rotor_inertia, j.first, uo, wo)
+                forces.append(_AngleRecord(f.name, base, rotor, load=f.law,
+                                           input_mode=INPUT_ADD))
+                forces.append(_AngleRecord(f"{f.name}/spring", rotor, out, f.stiffness,
+                                           f.damping))
+            else:
+                flex, rotor = f"{f.name}/flex", f"{f.name}/rotor"
+                body(flex, f.name, f.flex_mass, f.flex_inertia, j.first, ub, wb)
+                body(rotor, f.name, f.rotor_mass, f.rotor_inertia, j.first, product(uo, ub),
+                     wo - wb)
+                armatures.append(Armature(f.name, rotor, flex, out))
+                forces.append(_AngleRecord(f"{f.name}/spring", base, flex, f.stiffness,
+                                           f.damping))
+                forces.append(_AngleRecord(f.name, flex, out, load=f.law,
+                                           input_mode=INPUT_ADD))
+        else:
+            forces.append(f)
+    expanded = replace(desc, bodies=desc.bodies + tuple(new_bodies),
+                       joints=desc.joints + tuple(new_joints), forces=tuple(forces))
+    return expanded, armatures

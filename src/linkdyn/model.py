@@ -257,8 +257,9 @@ def _dot(a, b):
     return t
 
 
-def _generic_rows(desc: Description, body_index, ground):
-    """Rows of prismatic joints and drivers: [(row name, owner, [(terms, tf, law)])], laws."""
+def _generic_rows(desc: Description, body_index, ground, armatures=()):
+    """Rows of prismatic joints, drivers and rotor armatures: [(row name, owner, [(terms, tf,
+    law)])], laws."""
     rows, laws = [], []
 
     def point(ref):
@@ -302,6 +303,16 @@ def _generic_rows(desc: Description, body_index, ground):
             lin = p[0] if drv.axis == "x" else p[1]
             terms = {((k, -1) if k >= 0 else (-1, -1)): v for k, v in lin.items()}
             rows.append((drv.name, drv.name, [(terms, 0, -1), ({(-1, -1): -1.0}, 3, law)]))
+    for arm in armatures:
+        # u_rotor = u2 conj(u1): x row uRx - u1.u2, y row uRy - u1 x u2 (bilinear).
+        r = body_index[arm.rotor]
+        u1 = _u_form(body_index.get(arm.body1, -1))
+        u2 = _u_form(body_index.get(arm.body2, -1))
+        for comp, form in ((2, _dot(u1, u2)), (3, _cross(u1, u2))):
+            terms = {k: -v for k, v in form.items()}
+            terms[(4 * r + comp, -1)] = terms.get((4 * r + comp, -1), 0.0) + 1.0
+            rows.append((f"{arm.rotor}.{'x' if comp == 2 else 'y'}_turn", arm.owner,
+                         [(terms, 0, -1)]))
     return rows, laws
 
 
@@ -322,6 +333,9 @@ def compile_model(desc: Description) -> Model:
     """Number coordinates and constraint rows, fix the sparsity pattern, build the kernels."""
     if not desc.bodies:
         raise ModelError(f"model {desc.name!r} has no bodies")
+    user_desc = desc
+    # Rotors of motors and flexible joints become bodies, pins and records of their own.
+    desc, armatures = _forces.expand(desc)
     body_index = {b.name: i for i, b in enumerate(desc.bodies)}
     nbody = len(desc.bodies)
     nq = 4 * nbody
@@ -333,9 +347,8 @@ def compile_model(desc: Description) -> Model:
     v0 = np.empty(nq)
     hold = np.zeros(nq, dtype=bool)
     coord_names, row_names, owners = [], [], []
-    rotor = _forces.reflected_inertia(desc, body_index)
     for i, b in enumerate(desc.bodies):
-        m, jz = b.resolved_mass(), b.resolved_inertia() + rotor[i]
+        m, jz = b.resolved_mass(), b.resolved_inertia()
         mass[4 * i:4 * i + 4] = (m, m, jz, jz)
         q_applied[4 * i:4 * i + 2] = (m * desc.gravity[0], m * desc.gravity[1])
         q0[4 * i:4 * i + 4] = (*b.position, *b.u)
@@ -344,14 +357,17 @@ def compile_model(desc: Description) -> Model:
         coord_names += [f"{b.name}.{c}" for c in COORDINATES]
 
     rows, cols = [], []
-    # Unit-vector rows: row i, entries d/dux, d/duy of body i.
-    unit_row = np.arange(nbody, dtype=np.intc)
-    for i, b in enumerate(desc.bodies):
-        row_names.append(f"{b.name}.unit")
-        owners.append(b.name)
-        rows += [i, i]
+    # Unit-vector rows: row k for the k-th body that has one (an armature's rotor has its
+    # two turn rows instead), entries d/dux, d/duy.
+    turned = {body_index[a.rotor] for a in armatures}
+    unit_body = np.array([i for i in range(nbody) if i not in turned], dtype=np.intc)
+    unit_row = np.arange(len(unit_body), dtype=np.intc)
+    for k, i in enumerate(unit_body):
+        row_names.append(f"{desc.bodies[i].name}.unit")
+        owners.append(desc.bodies[i].name)
+        rows += [k, k]
         cols += [4 * i + 2, 4 * i + 3]
-    nc = nbody
+    nc = len(unit_body)
 
     revolutes = [j for j in desc.joints if isinstance(j, RevoluteSpec)]
     nrev = len(revolutes)
@@ -379,7 +395,7 @@ def compile_model(desc: Description) -> Model:
         nc += 2
 
     # Generic rows (prismatic joints, drivers): terms and their Jacobian entries.
-    generic, laws = _generic_rows(desc, body_index, ground)
+    generic, laws = _generic_rows(desc, body_index, ground, armatures)
     gen_row, term = [], dict(row=[], a=[], b=[], tf=[], law=[], coef=[])
     entry_of = {}  # (row, col) -> index into rows/cols
     for rname, owner, parts in generic:
@@ -414,7 +430,7 @@ def compile_model(desc: Description) -> Model:
     gen_slot = np.array(sorted({slot[e] for e in entry_of.values()}), dtype=np.intc)
     # Pattern of d/dq (Phi_q^T lam): unit-vector (ux, ux), (uy, uy), and each quadratic term's
     # (a, b) and (b, a).
-    hdiag = np.stack([4 * np.arange(nbody) + 2, 4 * np.arange(nbody) + 3], axis=1).ravel()
+    hdiag = np.stack([4 * unit_body + 2, 4 * unit_body + 3], axis=1).ravel()
     hpairs = {(int(i), int(i)) for i in hdiag}
     for a, b in zip(term["a"], term["b"]):
         if a >= 0 and b >= 0:
@@ -459,7 +475,7 @@ def compile_model(desc: Description) -> Model:
         law_kind.append(kind)
         law_par += params
         law_start.append(len(law_par))
-    unit_slot = slot[: 2 * nbody].reshape(nbody, 2)
+    unit_slot = slot[: 2 * len(unit_body)].reshape(len(unit_body), 2)
     rev_slot = np.where(rev_entry >= 0, slot[np.maximum(rev_entry, 0)], -1).astype(np.intc)
 
     marker_body = np.array([body_index[m.body] for m in desc.markers], dtype=np.intp)
@@ -468,7 +484,8 @@ def compile_model(desc: Description) -> Model:
 
     arrays = dict(**farrays,
         nc=nc, mass=mass, q_applied=q_applied,
-        unit_row=unit_row, unit_slot=unit_slot.ravel(), unit_hslot=hess_slot,
+        unit_row=unit_row, unit_body=unit_body, unit_slot=unit_slot.ravel(),
+        unit_hslot=hess_slot,
         rev_body=rev_body.ravel(), rev_local=rev_local.ravel(), rev_row=rev_row,
         rev_slot=rev_slot.ravel(),
         phiq_colptr=colptr, phiq_rowind=rowind,
@@ -496,4 +513,4 @@ def compile_model(desc: Description) -> Model:
         constraints=tuple(row_names),
         owners=tuple(owners),
     )
-    return Model(desc, arrays, names)
+    return Model(user_desc, arrays, names)
