@@ -14,7 +14,8 @@ from .assembly import ConsistentState, consistent_state
 from .description import GROUND, Description, ModelBuilder
 from . import laws
 from . import forces
-from .errors import (AssemblyError, ControllerError, ConvergenceError, ForceElementError,
+from .errors import (AssemblyError, ControllerError, ConvergenceError, EquilibriumError,
+                     ForceElementError,
                      KinematicsError, LinkdynError, ModelError, ModelFileError, NonFiniteError,
                      RedundantConstraintsError, SimulationError, SingularConfigurationError,
                      SingularJacobianError, StepSizeError)
@@ -22,6 +23,7 @@ from .kinematics import KinematicsResult, Singularity, kinematics
 from .model import Model
 from .models import builtin_names, chain, load_model
 from .simulate import ControlState, SimulationResult, simulate
+from .statics import Equilibrium, Modes, equilibrium, modes
 
 __all__ = [
     "__version__",
@@ -31,12 +33,15 @@ __all__ = [
     "ControllerError",
     "ConvergenceError",
     "Description",
+    "Equilibrium",
+    "EquilibriumError",
     "ForceElementError",
     "GROUND",
     "KinematicsError",
     "KinematicsResult",
     "LinkdynError",
     "Model",
+    "Modes",
     "ModelBuilder",
     "ModelError",
     "ModelFileError",
@@ -51,9 +56,11 @@ __all__ = [
     "builtin_names",
     "chain",
     "consistent_state",
+    "equilibrium",
     "forces",
     "kinematics",
     "laws",
     "load_model",
+    "modes",
     "simulate",
 ]

@@ -10,6 +10,7 @@ offending entry (body, joint, marker, file field, constraint row or time) and wh
     │   └── RedundantConstraintsError
     │                            the constraint Jacobian loses rank (redundant or
     │                            conflicting constraints)
+    ├── EquilibriumError         no static equilibrium near the guess
     ├── KinematicsError          the position problem of a kinematic sweep has no solution
     │   └── SingularConfigurationError
     │                            the Jacobian of a driven mechanism became singular
@@ -25,6 +26,8 @@ offending entry (body, joint, marker, file field, constraint row or time) and wh
 
 from __future__ import annotations
 
+import math
+
 __all__ = [
     "LinkdynError",
     "ModelError",
@@ -32,6 +35,7 @@ __all__ = [
     "AssemblyError",
     "RedundantConstraintsError",
     "KinematicsError",
+    "EquilibriumError",
     "SingularConfigurationError",
     "SimulationError",
     "StepSizeError",
@@ -149,6 +153,16 @@ class ForceElementError(SimulationError):
 class ControllerError(SimulationError):
     """The controller raised (the exception is chained as ``__cause__``) or returned
     something other than finite inputs of the model's motors and servos."""
+
+
+class EquilibriumError(LinkdynError):
+    """Newton's method for the static equilibrium did not converge. ``q`` is the last
+    iterate and ``residual`` its max-norm residual."""
+
+    def __init__(self, message: str, q=None, residual: float = math.nan):
+        super().__init__(message)
+        self.q = q
+        self.residual = residual
 
 
 class KinematicsError(LinkdynError):

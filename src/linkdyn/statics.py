@@ -1,0 +1,271 @@
+"""Static equilibrium and small vibrations about a state.
+
+``equilibrium(model)`` solves the statics of a model at rest,
+
+    Phi_q(q)^T lam = Q(q, 0, t),    Phi(q, t) = 0,
+
+by Newton's method on these equations with their exact Jacobian
+
+    [ H(q, lam) - Q_q    Phi_q^T ] [dq  ]     [ Phi_q^T lam - Q ]
+    [ Phi_q              0       ] [dlam] = - [ Phi             ]
+
+(H = d/dq (Phi_q^T lam); each step is Newton on the reduced equations Z^T (Phi_q^T lam - Q) = 0
+expressed in the full coordinates), with a backtracking line search on the residual. Gravity,
+springs, constant loads and motor torques at time ``t`` count; dampers do not (v = 0).
+
+``modes(model, ...)`` linearises the equations of motion about a state in independent
+coordinates: with Z an orthonormal basis of the null space of Phi_q (q = q0 + Z eta),
+
+    Z^T M Z eta'' - Z^T Q_v Z eta' + Z^T (H - Q_q) Z eta = 0,
+
+and returns the natural frequencies, damping ratios and mode shapes (dq = Z eta, in linkdyn's
+coordinates). About an equilibrium this is the exact linearisation. About a moving state it is
+the frozen-coefficient one: Q_q, Q_v and H at that state, without the terms of the
+constraints' own motion.
+
+The null space is computed densely (SciPy's SVD): fine up to a few thousand coordinates.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as la
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from .assembly import consistent_state
+from .errors import EquilibriumError
+from .model import Model
+
+__all__ = ["equilibrium", "Equilibrium", "modes", "Modes"]
+
+
+@dataclass(frozen=True)
+class Equilibrium:
+    """A static equilibrium.
+
+    Attributes
+    ----------
+    q : ndarray (nq,)
+        The configuration.
+    lam : ndarray (nc,)
+        Multipliers: the constraint forces that hold the loads (``joint_force``).
+    t : float
+        The time at which the loads were evaluated.
+    stable : bool or None
+        True when the reduced stiffness Z^T (H - Q_q) Z is positive definite (a minimum of the
+        potential energy for conservative loads), False when it has a negative eigenvalue,
+        None when its smallest eigenvalue is zero to round-off (neutral: a mechanism with a
+        free motion, or a bifurcation).
+    stiffness_eigenvalues : ndarray
+        Eigenvalues of the (symmetric part of the) reduced stiffness, ascending.
+    iterations : int
+    residual : float
+        Final max-norm of (Phi_q^T lam - Q, Phi).
+    """
+
+    model: Model
+    q: np.ndarray
+    lam: np.ndarray
+    t: float
+    stable: bool | None
+    stiffness_eigenvalues: np.ndarray
+    iterations: int
+    residual: float
+
+    def joint_force(self, joint: str) -> np.ndarray:
+        """Force (2,) in N that revolute ``joint`` exerts on its first body (the second
+        receives the opposite)."""
+        m = self.model
+        if joint not in m.joint_names or f"{joint}.x" not in m.constraint_names:
+            raise KeyError(f"model {m.name!r} has no revolute joint {joint!r} (joints: "
+                           f"{', '.join(m.joint_names) or 'none'})")
+        row = m.constraint_names.index(f"{joint}.x")
+        return -self.lam[row:row + 2]
+
+    def driver_effort(self, driver: str) -> float:
+        """The torque or force driver ``driver`` applies to hold the equilibrium."""
+        m = self.model
+        if driver not in m.driver_names:
+            raise KeyError(f"model {m.name!r} has no driver {driver!r} (drivers: "
+                           f"{', '.join(m.driver_names) or 'none'})")
+        return float(-self.lam[m.constraint_names.index(driver)])
+
+
+@dataclass(frozen=True)
+class Modes:
+    """Small vibrations about a state.
+
+    Attributes
+    ----------
+    frequencies : ndarray (k,)
+        Undamped natural frequencies |s| (rad/s), ascending; one per mode (conjugate pairs
+        counted once).
+    damping_ratios : ndarray (k,)
+        -Re(s) / |s| (0: undamped, 1: critical; > 1 overdamped, negative: unstable).
+    eigenvalues : ndarray (k,) complex
+        s, with Im(s) >= 0.
+    shapes : ndarray (nq, k)
+        Mode shapes dq in linkdyn's coordinates (real for undamped symmetric problems,
+        complex otherwise), each normalised to unit mass: shape^H M shape = 1.
+    q : ndarray (nq,)
+        The state linearised about.
+    """
+
+    model: Model
+    q: np.ndarray
+    frequencies: np.ndarray
+    damping_ratios: np.ndarray
+    eigenvalues: np.ndarray
+    shapes: np.ndarray
+
+    @property
+    def frequencies_hz(self) -> np.ndarray:
+        return self.frequencies / (2 * math.pi)
+
+
+def _kkt_residual(model, q, lam, t, zero):
+    return np.concatenate([model.phi_q(q, t).T @ lam - model.force(q, zero, t),
+                           model.phi(q, t)])
+
+
+def _null_space(model, q, t):
+    J = model.phi_q(q, t).toarray()
+    return la.null_space(J, rcond=1e-10 * max(1.0, float(np.abs(J).max())))
+
+
+def _reduced_stiffness(model, q, lam, t, v, Z):
+    K = (model.constraint_hessian(q, lam, t) - model.force_q(q, v, t)).toarray()
+    return Z.T @ K @ Z
+
+
+def equilibrium(model: Model, q=None, t: float = 0.0, tol: float = 1e-10,
+                max_iterations: int = 50) -> Equilibrium:
+    """The static equilibrium nearest to ``q`` (default: the model's guesses, made
+    consistent) under the loads at time ``t``.
+
+    ``tol`` bounds the max-norm of the residual (N, N m, m), scaled by max(1, largest load).
+
+    Raises
+    ------
+    EquilibriumError
+        Newton's method did not converge (no equilibrium near the guess: a mechanism whose
+        loads keep it moving, such as a slider pushed along its free direction) or met a
+        singular Jacobian; the exception carries the last iterate and its residual.
+    """
+    if not isinstance(model, Model):
+        raise TypeError(f"model must be a linkdyn.Model, got {type(model).__name__}")
+    t = float(t)
+    if not math.isfinite(t):
+        raise ValueError(f"t must be finite, got {t!r}")
+    if not (isinstance(tol, (int, float)) and math.isfinite(tol) and tol > 0):
+        raise ValueError(f"tol must be a positive number, got {tol!r}")
+    if isinstance(max_iterations, bool) or not isinstance(max_iterations, int) or \
+            max_iterations < 1:
+        raise ValueError(f"max_iterations must be a positive integer, got {max_iterations!r}")
+    nq, nc = model.nq, model.nc
+    zero = np.zeros(nq)
+    q = consistent_state(model, q=q, v=zero, t=t).q.copy()
+    # Multipliers of the starting point: least squares of Phi_q^T lam = Q.
+    J = model.phi_q(q, t)
+    lam = spla.lsqr(J.T, model.force(q, zero, t), atol=1e-14, btol=1e-14)[0]
+    scale = max(1.0, float(np.abs(model.force(q, zero, t)).max()))
+    res = _kkt_residual(model, q, lam, t, zero)
+    norm = float(np.abs(res).max())
+    it = 0
+    while norm > tol * scale:
+        if it >= max_iterations:
+            raise EquilibriumError(
+                f"model {model.name!r}: no static equilibrium found near the guess after "
+                f"{it} Newton iterations (residual {norm:.3g}); the loads may keep the "
+                "mechanism moving", q, norm)
+        J = model.phi_q(q, t)
+        K = model.constraint_hessian(q, lam, t) - model.force_q(q, zero, t)
+        A = sp.bmat([[K, J.T], [J, None]], format="csc")
+        try:
+            with np.errstate(all="ignore"):
+                step = spla.splu(A).solve(-res)
+        except RuntimeError:
+            raise EquilibriumError(
+                f"model {model.name!r}: singular equilibrium equations at iteration {it} "
+                "(no stiffness against some motion: a free mechanism under loads that "
+                "do not hold it, or redundant constraints)", q, norm) from None
+        if not np.all(np.isfinite(step)):
+            raise EquilibriumError(f"model {model.name!r}: the Newton step is not finite at "
+                                   f"iteration {it}", q, norm)
+        alpha = 1.0
+        while True:   # backtracking: accept the first step that lowers the residual
+            q_new, lam_new = q + alpha * step[:nq], lam + alpha * step[nq:]
+            res_new = _kkt_residual(model, q_new, lam_new, t, zero)
+            norm_new = float(np.abs(res_new).max())
+            if norm_new < norm or alpha < 1e-4:
+                break
+            alpha *= 0.5
+        q, lam, res, norm = q_new, lam_new, res_new, norm_new
+        it += 1
+    Z = _null_space(model, q, t)
+    if Z.shape[1] == 0:
+        eig = np.zeros(0)
+        stable = True
+    else:
+        Kr = _reduced_stiffness(model, q, lam, t, zero, Z)
+        eig = np.linalg.eigvalsh(0.5 * (Kr + Kr.T))
+        tiny = 1e-9 * max(1.0, float(np.abs(eig).max()))
+        stable = None if abs(eig[0]) <= tiny else bool(eig[0] > 0)
+    return Equilibrium(model, q, lam, t, stable, eig, it, norm)
+
+
+def modes(model: Model, state=None, t: float | None = None) -> Modes:
+    """Natural frequencies, damping ratios and mode shapes about ``state``: an
+    :class:`Equilibrium` (default: ``equilibrium(model)``), or a pair ``(q, v)`` at time
+    ``t`` (default 0), whose multipliers are taken from the index-1 equations."""
+    if not isinstance(model, Model):
+        raise TypeError(f"model must be a linkdyn.Model, got {type(model).__name__}")
+    nq = model.nq
+    if state is None:
+        state = equilibrium(model, t=0.0 if t is None else t)
+    if isinstance(state, Equilibrium):
+        q, v, lam, t = state.q, np.zeros(nq), state.lam, state.t
+    else:
+        try:
+            q, v = (np.asarray(x, dtype=float).reshape(nq) for x in state)
+        except (TypeError, ValueError):
+            raise ValueError(f"state must be an Equilibrium or a pair (q, v) of arrays of "
+                             f"length {nq}") from None
+        t = 0.0 if t is None else float(t)
+        J = model.phi_q(q, t)
+        M = sp.diags(model.mass)
+        K = sp.bmat([[M, J.T], [J, None]], format="csc")
+        rhs = np.concatenate([model.force(q, v, t), model.gamma(q, v, t)])
+        lam = spla.splu(K).solve(rhs)[nq:]
+    Z = _null_space(model, q, t)
+    if Z.shape[1] == 0:
+        empty = np.zeros(0)
+        return Modes(model, q, empty, empty, empty.astype(complex), np.zeros((nq, 0)))
+    Mr = Z.T @ (model.mass[:, None] * Z)
+    Kr = _reduced_stiffness(model, q, lam, t, v, Z)
+    Cr = -Z.T @ model.force_v(q, v, t).toarray() @ Z
+    if not np.any(Cr) and np.allclose(Kr, Kr.T, rtol=1e-12, atol=1e-12 * np.abs(Kr).max()):
+        w2, eta = la.eigh(0.5 * (Kr + Kr.T), Mr)   # mass-normalised
+        # s = i w; an unstable direction (w2 < 0) gives a real positive s.
+        s = np.where(w2 >= 0, 1j * np.sqrt(np.abs(w2)), np.sqrt(np.abs(w2)))
+        shapes = Z @ eta
+    else:
+        n = Z.shape[1]
+        Minv = np.linalg.inv(Mr)
+        A = np.block([[np.zeros((n, n)), np.eye(n)], [-Minv @ Kr, -Minv @ Cr]])
+        s_all, vecs = la.eig(A)
+        keep = np.flatnonzero(s_all.imag >= -1e-12 * np.maximum(1.0, np.abs(s_all)))
+        # A conjugate pair is one mode; a real pair (overdamped) is kept as two entries.
+        s, eta = s_all[keep], vecs[:n, keep]
+        norms = np.sqrt(np.einsum("ik,ij,jk->k", eta.conj(), Mr, eta).real)
+        eta = eta / np.where(norms > 0, norms, 1.0)
+        shapes = Z @ eta
+    omega = np.abs(s)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        zeta = np.where(omega > 0, -s.real / np.where(omega > 0, omega, 1.0), 0.0)
+    order = np.argsort(omega, kind="stable")
+    return Modes(model, q, omega[order], zeta[order], s[order], shapes[:, order])

@@ -1,0 +1,132 @@
+"""Static equilibrium and vibration modes (linkdyn.statics) against closed forms."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import brentq
+
+import linkdyn
+from linkdyn import laws
+from linkdyn.errors import EquilibriumError
+
+
+def spring_chain(n, k=100.0, m=0.5, gravity=(0.0, -9.81)):
+    """n masses on a horizontal rail, springs ground-m1-m2-...-mn (fixed-free)."""
+    b = linkdyn.ModelBuilder(f"spring_chain{n}", gravity=gravity)
+    b.add_ground_point("O", (0.0, 0.0))
+    for i in range(n):
+        b.add_body(f"m{i}", mass=m, inertia=0.01, position=(1.0 + i + 0.05 * i, 0.0))
+        b.add_prismatic(f"rail{i}", "ground.O", f"m{i}.cm")
+        b.add_spring_damper(f"k{i}", "ground.O" if i == 0 else f"m{i - 1}.cm", f"m{i}.cm",
+                            k, 0.0, 1.0)
+    return b.build()
+
+
+def test_spring_chain_equilibrium_and_frequencies():
+    n, k, m = 5, 100.0, 0.5
+    model = spring_chain(n, k, m)
+    eq = linkdyn.equilibrium(model)
+    x = eq.q[0::4]
+    np.testing.assert_allclose(x, 1.0 + np.arange(n), atol=1e-10)   # every spring relaxed
+    assert eq.stable is True
+    md = linkdyn.modes(model, eq)
+    exact = 2 * math.sqrt(k / m) * np.sin((2 * np.arange(1, n + 1) - 1) * math.pi
+                                          / (2 * (2 * n + 1)))
+    np.testing.assert_allclose(md.frequencies, exact, rtol=1e-10)
+    np.testing.assert_allclose(md.damping_ratios, 0.0, atol=1e-12)
+    # Mode shapes: mass-normalised, on the rail (only x moves), satisfying Phi_q dq = 0.
+    J = model.phi_q(eq.q).toarray()
+    assert np.abs(J @ md.shapes).max() < 1e-10
+    np.testing.assert_allclose(np.einsum("ik,i,ik->k", md.shapes, model.mass, md.shapes), 1.0)
+    first = md.shapes[0::4, 0]
+    assert np.all(np.sign(first) == np.sign(first[0]))   # the fundamental: all in phase
+
+
+def test_damped_chain_damping_ratio():
+    k, c, m = 100.0, 2.0, 0.5
+    b = linkdyn.ModelBuilder("damped", gravity=(0.0, 0.0))
+    b.add_ground_point("O", (0.0, 0.0))
+    b.add_body("m", mass=m, inertia=0.01, position=(1.0, 0.0))
+    b.add_prismatic("rail", "ground.O", "m.cm")
+    b.add_spring_damper("k", "ground.O", "m.cm", k, c, 1.0)
+    md = linkdyn.modes(b.build())
+    np.testing.assert_allclose(md.frequencies, [math.sqrt(k / m)], rtol=1e-12)
+    np.testing.assert_allclose(md.damping_ratios, [c / (2 * math.sqrt(k * m))], rtol=1e-12)
+
+
+def torsion_pendulum(k, rest=0.0, angle=-0.3):
+    b = linkdyn.ModelBuilder("torsion", gravity=(0.0, -9.81))
+    b.add_ground_point("O", (0.0, 0.0))
+    b.add_bar("rod", length=1.0, mass=2.0, position=(0.5 * math.cos(angle),
+                                                      0.5 * math.sin(angle)), angle=angle)
+    b.add_revolute("pin", "ground.O", "rod.a")
+    b.add_torsional_spring_damper("spring", "pin", k, 0.0, rest)
+    return b.build()
+
+
+def test_pendulum_with_torsional_spring():
+    # Torque -k theta - m g c cos theta = 0 at equilibrium; stiffness k - m g c sin theta.
+    k, m, g, c, L = 20.0, 2.0, 9.81, 0.5, 1.0
+    model = torsion_pendulum(k)
+    eq = linkdyn.equilibrium(model)
+    theta = brentq(lambda th: -k * th - m * g * c * math.cos(th), -math.pi / 2, 0.0)
+    assert abs(math.atan2(eq.q[3], eq.q[2]) - theta) < 1e-12
+    np.testing.assert_allclose(eq.joint_force("pin"), [0.0, -m * g], atol=1e-9)  # on ground
+    assert eq.stable is True
+    md = linkdyn.modes(model, eq)
+    omega = math.sqrt((k - m * g * c * math.sin(theta)) / (m * L * L / 3))
+    np.testing.assert_allclose(md.frequencies, [omega], rtol=1e-10)
+
+
+def test_inverted_pendulum_is_unstable():
+    # Upright, held by a spring too weak for gravity: an equilibrium, but unstable.
+    model = torsion_pendulum(5.0, rest=math.pi / 2, angle=math.pi / 2 - 0.01)
+    eq = linkdyn.equilibrium(model)
+    assert abs(math.atan2(eq.q[3], eq.q[2]) - math.pi / 2) < 1e-10
+    assert eq.stable is False and eq.stiffness_eigenvalues[0] < 0
+    md = linkdyn.modes(model, eq)
+    assert md.damping_ratios[0] == pytest.approx(-1.0)   # a real positive root: divergence
+    np.testing.assert_allclose(md.eigenvalues[0].real,
+                               math.sqrt((2 * 9.81 * 0.5 - 5.0) / (2.0 / 3.0)), rtol=1e-10)
+
+
+def test_no_equilibrium_raises():
+    # A block on a horizontal rail pushed along it: nothing holds it.
+    b = linkdyn.ModelBuilder("pushed", gravity=(0.0, -9.81))
+    b.add_ground_point("O", (0.0, 0.0))
+    b.add_body("block", mass=1.0, inertia=0.1, position=(0.5, 0.0))
+    b.add_prismatic("rail", "ground.O", "block.cm")
+    b.add_force("push", "block.cm", 1.0, 0.0)
+    with pytest.raises(EquilibriumError, match="pushed"):
+        linkdyn.equilibrium(b.build())
+
+
+def test_equilibrium_is_where_a_damped_simulation_settles():
+    b = linkdyn.ModelBuilder("hanging", gravity=(0.0, -9.81))
+    b.add_ground_point("O", (0.0, 0.0))
+    b.add_bar("upper", length=1.0, mass=1.0, position=(0.5, 0.0))
+    b.add_bar("lower", length=1.0, mass=1.0, position=(1.5, 0.0))
+    b.add_revolute("shoulder", "ground.O", "upper.a")
+    b.add_revolute("elbow", "upper.b", "lower.a")
+    b.add_torsional_spring_damper("s1", "shoulder", 30.0, 2.0, 0.0)
+    b.add_torsional_spring_damper("s2", "elbow", 15.0, 1.0, 0.0)
+    b.add_torque("tq", "lower", laws.constant(1.0))
+    model = b.build()
+    eq = linkdyn.equilibrium(model)
+    md = linkdyn.modes(model, eq)
+    assert np.all(md.damping_ratios > 0) and len(md.frequencies) == 2
+    # Long enough for the slowest mode to decay by e^-25.
+    slowest = float(np.min(-md.eigenvalues.real))
+    r = linkdyn.simulate(model, 25.0 / slowest, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(r.q[-1], eq.q, atol=1e-8)
+
+
+def test_modes_about_a_moving_state_with_velocity():
+    model = torsion_pendulum(20.0)
+    eq = linkdyn.equilibrium(model)
+    md = linkdyn.modes(model, (eq.q, np.zeros(model.nq)))
+    np.testing.assert_allclose(md.frequencies, linkdyn.modes(model, eq).frequencies,
+                               rtol=1e-9)
+    with pytest.raises(ValueError, match="pair"):
+        linkdyn.modes(model, "upright")
