@@ -1,5 +1,6 @@
-"""The C integrator on its own: csrc/tests/test_bdf.c (a pendulum written directly against
-ld_system) compiled as strict C99 and run, plainly and under valgrind."""
+"""The C core on its own, compiled as strict C99 and run plainly and under valgrind:
+csrc/tests/test_bdf.c (the integrator on a pendulum written directly against ld_system) and
+csrc/tests/test_forces.c (the force elements against finite differences and energy)."""
 
 import os
 import shutil
@@ -23,30 +24,34 @@ def suitesparse_include():
     return dirs
 
 
-@pytest.fixture(scope="module")
-def binary(tmp_path_factory):
+PROGRAMS = {"test_bdf": ("csrc/tests/test_bdf.c", "csrc/ld_bdf.c"),
+            "test_forces": ("csrc/tests/test_forces.c", "csrc/ld_forces.c")}
+
+
+@pytest.fixture(scope="module", params=sorted(PROGRAMS))
+def binary(tmp_path_factory, request):
     cc = shutil.which(os.environ.get("CC", "cc"))
     if cc is None:
         pytest.skip("no C compiler")
-    out = tmp_path_factory.mktemp("c") / "test_bdf"
+    out = tmp_path_factory.mktemp("c") / request.param
     env = os.environ
     lib = [f"-L{env['SUITESPARSE_LIBRARY_DIR']}"] if "SUITESPARSE_LIBRARY_DIR" in env else []
     cmd = [cc, "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-O1", "-g",
-           str(ROOT / "csrc/tests/test_bdf.c"), str(ROOT / "csrc/ld_bdf.c"),
+           *[str(ROOT / p) for p in PROGRAMS[request.param]],
            f"-I{ROOT / 'csrc'}", *[f"-I{d}" for d in suitesparse_include()], *lib,
            "-lklu", "-lm", "-o", str(out)]
     subprocess.run(cmd, check=True, capture_output=True, text=True)
     return out
 
 
-def test_c_integrator(binary):
+def test_c_core(binary):
     run = subprocess.run([str(binary)], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "0 failed" in run.stdout and "FAIL" not in run.stdout
 
 
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
-def test_c_integrator_under_valgrind(binary):
+def test_c_core_under_valgrind(binary):
     run = subprocess.run(["valgrind", "-q", "--error-exitcode=3", "--leak-check=full",
                           "--errors-for-leak-kinds=definite,indirect", str(binary)],
                          capture_output=True, text=True, timeout=600)
