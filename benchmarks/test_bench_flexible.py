@@ -9,13 +9,24 @@ the mass matrix [[I + I_f, I], [I, I + J]] keeps the determinant I J + I_f (I + 
 I_f -> 0, so the spring's mode tends to sqrt(k (I + J) / (I J)), the series form's: small I_f
 does not make this system stiff. (It does when the motor joint carries no inertia, J = 0.)
 
+Jiminy itself (jiminy-py pins an older numpy, so it runs in an interpreter of its own:
+LINKDYN_JIMINY_PYTHON=/path/to/python with jiminy-py installed; see jiminy_arm.py) simulates
+the same arm in sweep 1 with its default explicit Runge-Kutta (Dormand-Prince) at the same
+tolerances; the output angles are compared with linkdyn's and the timings written to
+benchmarks/results/jiminy_flexible.json. Jiminy refuses I_f below 1e-5 kg m^2.
+
 Sweep 2, the series form (Figure 1a, equations (1)), a stiffer transmission k = 5e1 ... 5e5
 N m/rad, critically damped (nu = 2 sqrt(k J)): a fast decaying mode at sqrt(k / J). linkdyn's
 step count stays flat; DOP853's grows with the stiffness.
 """
 
+import json
 import math
+import os
+import subprocess
+from pathlib import Path
 
+import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
@@ -103,3 +114,29 @@ def test_series_stiff_linkdyn(benchmark, k):
 def test_series_stiff_dop853(benchmark, k):
     benchmark.group = f"flexible joint, series form, k = {k:g}"
     _dop853(benchmark, series_equations(k, 2.0 * math.sqrt(k * J)))
+
+
+JIMINY = os.environ.get("LINKDYN_JIMINY_PYTHON")
+
+
+@pytest.mark.skipif(not JIMINY, reason="set LINKDYN_JIMINY_PYTHON to an interpreter with "
+                                       "jiminy-py (see jiminy_arm.py)")
+def test_jiminy_form_against_jiminy():
+    script = Path(__file__).with_name("jiminy_arm.py")
+    run = subprocess.run([JIMINY, str(script), *map(str, FRACTIONS)], capture_output=True,
+                         text=True, timeout=600, check=True)
+    rows = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+    for row in rows:
+        r = linkdyn.simulate(arm("jiminy", 50.0, 0.5, row["fraction"]), 2.0, rtol=TOL,
+                             atol=TOL, dt_out=0.01)
+        i = r.model.body_names.index("arm")
+        angle = np.unwrap(np.arctan2(r.q[:, 4 * i + 3], r.q[:, 4 * i + 2]))[-1]
+        row.update(linkdyn_angle=float(angle), linkdyn_steps=r.stats["steps"],
+                   linkdyn_integration_seconds=r.stats["integration_seconds"])
+        if "error" not in row:
+            assert abs(row["angle"] - angle) < 1e-6, row
+    results = Path(__file__).parent / "results"
+    results.mkdir(exist_ok=True)
+    (results / "jiminy_flexible.json").write_text(json.dumps(rows, indent=2) + "\n")
+    for row in rows:
+        print(row)
