@@ -114,3 +114,28 @@ def test_closed_pipe_is_not_a_crash():
     proc.wait(timeout=60)
     assert first.startswith(b"model jansen")
     assert "Traceback" not in err
+
+
+def test_simulate_model_with_force_elements(tmp_path, capsys):
+    import numpy as np
+
+    b = linkdyn.ModelBuilder("damped", gravity=(0.0, -9.81))
+    b.add_ground_point("O", (0.0, 0.0))
+    b.add_bar("rod", length=1.0, mass=1.0, position=(0.5, 0.0))
+    b.add_revolute("pin", "ground.O", "rod.a")
+    b.add_torsional_spring_damper("spring", "pin", 5.0, 0.3, 0.0)
+    b.add_marker("tip", "rod.b")
+    path = tmp_path / "damped.json"
+    b.build().save(path)
+    out = tmp_path / "traj.txt"
+    assert main(["simulate", str(path), "--t-end", "2", "--rtol", "1e-9", "--atol", "1e-9",
+                 "--dt-out", "0.1", "--output", str(out), "--plot", str(tmp_path)]) == 0
+    text = capsys.readouterr().out
+    assert "force elements 1: work" in text and "energy balance" in text
+    header = out.read_text().splitlines()[0].split()[1:]
+    assert header[-1] == "work"
+    data = np.loadtxt(out)
+    energy, work = data[:, header.index("energy")], data[:, header.index("work")]
+    assert work[-1] < -1.0                       # the damper took energy out
+    assert np.abs(energy - energy[0] - work).max() < 1e-6
+    assert (tmp_path / "invariants.png").exists()

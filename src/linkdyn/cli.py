@@ -67,8 +67,12 @@ def write_trajectory(result, path) -> None:
     model = result.model
     cols = ["t"] + [f"{m}.{c}" for m in model.marker_names for c in ("x", "y")] + [
         "energy", "phi_norm", "phid_norm"]
-    data = np.column_stack([result.t, model.marker_positions(result.q).reshape(len(result.t), -1),
-                            result.energy, result.phi_norm, result.phid_norm])
+    columns = [result.t, model.marker_positions(result.q).reshape(len(result.t), -1),
+               result.energy, result.phi_norm, result.phid_norm]
+    if model.force_names:   # the work of the force elements, for the energy balance
+        cols.append("work")
+        columns.append(result.work)
+    data = np.column_stack(columns)
     np.savetxt(path, data, fmt="%.15e", header=" ".join(cols), comments="# ")
 
 
@@ -94,6 +98,11 @@ def _cmd_simulate(args) -> int:
               f"published Python run ({PUBLISHED_SECONDS} s)")
     print(f"  energy variation {np.ptp(energy):.3e} J, max |Phi| {result.phi_norm.max():.3e}, "
           f"max |Phi_q v + Phi_t| {result.phid_norm.max():.3e}")
+    if model.force_names:
+        work = result.work
+        print(f"  force elements {len(model.force_names)}: work {work[-1]:.6e} J at "
+              f"t = {result.t[-1]:g} s, energy balance max |E - E(0) - W| "
+              f"{np.abs(energy - energy[0] - work).max():.3e} J")
     for name in model.marker_names:
         p = result.marker(name)[-1]
         print(f"  marker {name} at t = {result.t[-1]:g} s: ({p[0]:.9f}, {p[1]:.9f}) m")

@@ -40,7 +40,10 @@ def plot_simulation(result, directory) -> list[Path]:
         plt.close(fig)
     fig, axes = plt.subplots(3, 1, sharex=True, figsize=(8, 8))
     energy = result.energy
-    axes[0].plot(result.t, energy - energy[0])
+    axes[0].plot(result.t, energy - energy[0], label="E - E(0)")
+    if model.force_names:   # the balance E - E(0) = W of the force elements
+        axes[0].plot(result.t, result.work, "--", label="work W of the force elements")
+        axes[0].legend()
     axes[0].set_ylabel("E - E(0) [J]")
     tiny = np.finfo(float).tiny
     axes[1].semilogy(result.t, np.maximum(result.phi_norm, tiny))
