@@ -456,3 +456,18 @@ def test_jiminy_form_converges_to_the_series_form_like_I_f():
     slope = np.polyfit(np.log10(fractions), np.log10(diffs), 1)[0]
     assert 0.9 < slope < 1.1, (diffs, slope)
     assert diffs[-1] < 1e-5 * np.ptp(arm_angle(series))
+
+
+def test_controller_arguments_are_checked():
+    model = servo_bar(10.0, 1.0, 0.0)
+    with pytest.raises(ValueError, match="control_period"):
+        linkdyn.simulate(model, 1.0, controller=lambda t, s: None)
+    with pytest.raises(ValueError, match="without a controller"):
+        linkdyn.simulate(model, 1.0, control_period=0.1)
+    with pytest.raises(ValueError, match="control_period"):
+        linkdyn.simulate(model, 1.0, controller=lambda t, s: None, control_period=-1.0)
+    with pytest.raises(TypeError, match="callable"):
+        linkdyn.simulate(model, 1.0, controller=3.0, control_period=0.1)
+    with pytest.raises(ValueError, match="no motor or servo"):
+        linkdyn.simulate(spinning_bar(0.1, 1.0), 1.0, controller=lambda t, s: None,
+                         control_period=0.1)
