@@ -83,6 +83,15 @@
  * (mass-weighted) and the multipliers are solved from the index-1 equations
  * K (a, lam) = (Q, gamma). The largest velocity violation before projection is kept in the
  * statistics.
+ *
+ * Events. After each accepted step the event functions are evaluated at the new state; a
+ * change of sign from the last accepted state (in a direction the function asks for) is
+ * located on the step's interpolant by the Illinois variant of regula falsi (as IDA does),
+ * to event_tol, on the earliest crossing of all functions. The located time is the right end
+ * of the final bracket, so the functions that fired have already changed sign there and do
+ * not fire again at the restart. Output rows up to the event are written; the state is moved
+ * to the event (the interpolant's (q, v, lam) there) and the integration restarts from it at
+ * the next call (order 1, consistent accelerations), since the model's mode may change.
  */
 #include "ld_bdf.h"
 
@@ -135,6 +144,12 @@ struct ld_bdf {
     klu_symbolic *sym;
     klu_numeric *num;
     klu_numeric *num_out;       /* [M Phi_q^T; Phi_q 0] at the last output */
+    int nev;                    /* events */
+    double *g_old, *g_new, *g_mid;   /* [nev] at the last accepted state, the new, a trial */
+    double *y_ev;               /* [n] state at a trial time of the event search */
+    int *fired;                 /* [nev] directions of the events that fired */
+    double t_event;
+    int restart_pending;        /* the state was moved to an event: restart before stepping */
     int newton_iters;           /* iterations of the last Newton solve */
     int refresh_next;           /* refresh the iteration matrix before the next step */
 
@@ -162,6 +177,7 @@ void ld_bdf_default_options(ld_bdf_options *o)
     o->project_output = 1;
     o->proportional = 1;
     o->interrupt = NULL;
+    o->event_tol = 0.0;
 }
 
 typedef struct { int col, row, src; } entry;
@@ -255,7 +271,8 @@ int ld_bdf_create(const ld_system *sys, const ld_bdf_options *opt, ld_bdf **out)
     if (!sys || !opt || sys->nq <= 0 || sys->nc < 0 || sys->nz < 0 ||
         (sys->nz > 0 && !sys->aux_rate) || !(opt->rtol > 0) || !(opt->atol > 0) ||
         opt->max_order < 1 || opt->max_order > LD_BDF_MAX_ORDER || opt->newton_max_iter < 1 ||
-        opt->h_init < 0 || opt->h_min < 0 || opt->h_max < 0 || opt->newton_tol < 0)
+        opt->h_init < 0 || opt->h_min < 0 || opt->h_max < 0 || opt->newton_tol < 0 ||
+        !(opt->event_tol >= 0) || sys->nev < 0 || (sys->nev > 0 && !sys->events))
         return LD_BDF_BAD_INPUT;
     w = (ld_bdf *)calloc(1, sizeof(ld_bdf));
     if (!w) return LD_BDF_NO_MEMORY;
@@ -283,8 +300,15 @@ int ld_bdf_create(const ld_system *sys, const ld_bdf_options *opt, ld_bdf **out)
     w->fv = (double *)calloc((size_t)(sys->fv_nnz > 0 ? sys->fv_nnz : 1), sizeof(double));
     w->hess = (double *)calloc((size_t)(sys->hess_nnz > 0 ? sys->hess_nnz : 1), sizeof(double));
     w->force = (double *)calloc((size_t)w->nq, sizeof(double));
+    w->nev = sys->nev;
+    w->g_old = (double *)calloc((size_t)(3 * w->nev + 1), sizeof(double));
+    w->g_new = w->g_old + w->nev;
+    w->g_mid = w->g_new + w->nev;
+    w->y_ev = (double *)calloc(n, sizeof(double));
+    w->fired = (int *)calloc((size_t)(w->nev + 1), sizeof(int));
     if (!w->D || !w->Dtmp || !w->y_pred || !w->psi || !w->d || !w->y || !w->scale || !w->res ||
-        !w->phi || !w->lam_scaled || !w->phiq || !w->fq || !w->fv || !w->hess || !w->force) {
+        !w->phi || !w->lam_scaled || !w->phiq || !w->fq || !w->fv || !w->hess || !w->force ||
+        !w->g_old || !w->y_ev || !w->fired) {
         ld_bdf_free(w);
         return LD_BDF_NO_MEMORY;
     }
@@ -313,6 +337,7 @@ void ld_bdf_free(ld_bdf *w)
     free(w->D); free(w->Dtmp); free(w->y_pred); free(w->psi); free(w->d); free(w->y);
     free(w->scale); free(w->res); free(w->phi); free(w->lam_scaled); free(w->phiq);
     free(w->fq); free(w->fv); free(w->hess); free(w->force);
+    free(w->g_old); free(w->y_ev); free(w->fired);
     free(w->Gp); free(w->Gi); free(w->Gx); free(w->map_M);
     free(w);
 }
@@ -327,6 +352,11 @@ void ld_bdf_get_state(const ld_bdf *w, double *y)
 void ld_bdf_get_failure(const ld_bdf *w, double *t, double *h, int *index)
 {
     *t = w->fail_t; *h = w->fail_h; *index = w->fail_index;
+}
+double ld_bdf_get_event(const ld_bdf *w, int *fired)
+{
+    if (fired) memcpy(fired, w->fired, (size_t)w->nev * sizeof(int));
+    return w->t_event;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -573,6 +603,9 @@ static int start(ld_bdf *w, double t0, const double *q0, const double *v0, const
         for (i = 0; i < w->nz; i++) zr[i] *= w->h;
     }
     if (s->accept && s->accept(s->user, t0, q0, v0) != LD_OK) return LD_BDF_CALLBACK;
+    if (w->nev && s->events(s->user, t0, q0, v0, w->D + 2 * nq, w->g_old) != LD_OK)
+        return LD_BDF_CALLBACK;
+    w->restart_pending = 0;
     w->initialised = 1;
     return LD_BDF_SUCCESS;
 }
@@ -595,6 +628,7 @@ int ld_bdf_restart(ld_bdf *w)
     int nq = w->nq;
     if (!w->initialised) return LD_BDF_BAD_INPUT;
     w->initialised = 0;
+    w->stats.restarts++;
     memcpy(w->y, w->D, (size_t)w->n * sizeof(double));
     return start(w, w->t, w->y, w->y + nq, w->y + w->zoff);
 }
@@ -746,6 +780,79 @@ static int refresh_at_predictor(ld_bdf *w, double t_new, double c)
     return st;
 }
 
+/* Sign change of event k from a to b that the function asks for: +1 rising, -1 falling. */
+static int crossing(const ld_bdf *w, int k, double a, double b)
+{
+    int dir = w->sys->event_direction ? w->sys->event_direction[k] : 0;
+    if (a < 0 && b > 0 && dir >= 0) return 1;
+    if (a > 0 && b < 0 && dir <= 0) return -1;
+    return 0;
+}
+
+static int events_at(ld_bdf *w, double t, const double *y, double *g)
+{
+    const ld_system *s = w->sys;
+    return s->events(s->user, t, y, y + w->nq, y + 2 * w->nq, g) == LD_OK ? LD_BDF_SUCCESS
+                                                                           : LD_BDF_CALLBACK;
+}
+
+/* Locate the earliest crossing in (t_lo, t_hi] (g_old at t_lo, g_new at t_hi, the current
+ * step's interpolant in between): Illinois regula falsi on the leading event, bisection when
+ * it stalls. Sets t_event, fired[], and returns 1 when an event fired. */
+static int locate_event(ld_bdf *w, double t_lo, int *status)
+{
+    int k, lead = -1, side = 0, it;
+    double t_hi = w->t, frac_best = 2.0, tol;
+    double *g_lo = w->g_old, *g_hi = w->g_new;
+    *status = LD_BDF_SUCCESS;
+    for (k = 0; k < w->nev; k++)
+        if (crossing(w, k, g_lo[k], g_hi[k])) {
+            double frac = g_lo[k] / (g_lo[k] - g_hi[k]);   /* linear estimate in (0, 1) */
+            if (frac < frac_best) { frac_best = frac; lead = k; }
+        }
+    if (lead < 0) return 0;
+    tol = w->opt.event_tol > 0 ? w->opt.event_tol : 1e-12 * fmax(1.0, fabs(w->t));
+    /* g_lo and g_hi live in g_old and g_new; g_mid is the trial. Keep copies of the ends. */
+    for (it = 0; t_hi - t_lo > tol && it < 200; it++) {
+        double a = g_lo[lead], b = g_hi[lead], tm;
+        /* Illinois: the end that stayed in the last iteration counts half, which keeps
+         * regula falsi from creeping up on the root from one side. */
+        if (side == 1) a *= 0.5;
+        if (side == -1) b *= 0.5;
+        tm = t_hi - (t_hi - t_lo) * b / (b - a);
+        /* Keep the trial well inside the bracket (bisect if regula falsi crawls). */
+        if (!(tm > t_lo + 0.1 * tol && tm < t_hi - 0.1 * tol) || it % 4 == 3)
+            tm = 0.5 * (t_lo + t_hi);
+        dense_output(w, tm, w->y_ev);
+        if ((*status = events_at(w, tm, w->y_ev, w->g_mid)) != LD_BDF_SUCCESS) return 0;
+        /* A crossing in (t_lo, tm]: of any event, the earliest wins. */
+        {
+            int found = -1;
+            double best = 2.0;
+            for (k = 0; k < w->nev; k++)
+                if (crossing(w, k, g_lo[k], w->g_mid[k])) {
+                    double frac = g_lo[k] / (g_lo[k] - w->g_mid[k]);
+                    if (frac < best) { best = frac; found = k; }
+                }
+            if (found >= 0) {
+                memcpy(g_hi, w->g_mid, (size_t)w->nev * sizeof(double));
+                t_hi = tm;
+                lead = found;
+                side = 1;
+            } else {
+                memcpy(g_lo, w->g_mid, (size_t)w->nev * sizeof(double));
+                t_lo = tm;
+                side = -1;
+            }
+        }
+    }
+    /* g_old moved along with t_lo: the functions that fired are those that change sign
+     * between the final bracket's ends. */
+    w->t_event = t_hi;
+    for (k = 0; k < w->nev; k++) w->fired[k] = crossing(w, k, g_lo[k], g_hi[k]);
+    return 1;
+}
+
 int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out, double *y_out,
                      int *n_written)
 {
@@ -753,13 +860,15 @@ int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out, do
     long steps_here = 0;
     if (!w->initialised || !(t_end >= w->t) || n_out < 0 || *n_written < 0 || *n_written > n_out)
         return LD_BDF_BAD_INPUT;
+    if (w->restart_pending && (st = ld_bdf_restart(w)) != LD_BDF_SUCCESS)
+        return fail(w, st, w->t, w->h);
     /* Outputs at the current time. */
     while (*n_written < n_out && t_out[*n_written] <= w->t) {
         memcpy(y_out + (size_t)(*n_written) * n, w->D, (size_t)n * sizeof(double));
         (*n_written)++;
     }
     while (w->t < t_end) {
-        double t_new, c, err, h_min, safety;
+        double t_new, c, err, h_min, safety, t_prev = w->t;
         int converged, refreshed;
         if (w->opt.interrupt && *w->opt.interrupt) return LD_BDF_INTERRUPTED;
         if (w->opt.max_steps > 0 && steps_here >= w->opt.max_steps)
@@ -877,13 +986,34 @@ int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out, do
         if (w->sys->accept && w->sys->accept(w->sys->user, w->t, w->D, w->D + nq) != LD_OK)
             return fail(w, LD_BDF_CALLBACK, w->t, w->h);
 
-        while (*n_written < n_out && t_out[*n_written] <= w->t) {
-            double *row = y_out + (size_t)(*n_written) * n;
-            dense_output(w, t_out[*n_written], row);
-            if (w->opt.project_output &&
-                (st = consistent_output(w, t_out[*n_written], row)) != LD_BDF_SUCCESS)
-                return fail(w, st, w->t, w->h);
-            (*n_written)++;
+        {
+            int event = 0;
+            double t_stop = w->t;
+            if (w->nev) {
+                if (events_at(w, w->t, w->D, w->g_new) != LD_BDF_SUCCESS)
+                    return fail(w, LD_BDF_CALLBACK, w->t, w->h);
+                event = locate_event(w, t_prev, &st);
+                if (st != LD_BDF_SUCCESS) return fail(w, st, w->t, w->h);
+                if (event) t_stop = w->t_event;
+                else memcpy(w->g_old, w->g_new, (size_t)w->nev * sizeof(double));
+            }
+            while (*n_written < n_out && t_out[*n_written] <= t_stop) {
+                double *row = y_out + (size_t)(*n_written) * n;
+                dense_output(w, t_out[*n_written], row);
+                if (w->opt.project_output &&
+                    (st = consistent_output(w, t_out[*n_written], row)) != LD_BDF_SUCCESS)
+                    return fail(w, st, w->t, w->h);
+                (*n_written)++;
+            }
+            if (event) {
+                /* Move the state to the event; the next call restarts there. */
+                dense_output(w, w->t_event, w->y_ev);
+                memcpy(w->D, w->y_ev, (size_t)n * sizeof(double));
+                w->t = w->t_event;
+                w->restart_pending = 1;
+                w->stats.events++;
+                return LD_BDF_EVENT;
+            }
         }
 
         /* Order and step size for the next step. */

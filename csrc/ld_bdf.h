@@ -10,6 +10,8 @@
  * ld_bdf_init (consistent accelerations and multipliers at t0) -> ld_bdf_integrate (as
  * often as wanted, each to a later t_end; allocates nothing except KLU's own memory in the
  * rare full factorisations) -> ld_bdf_free. All state lives in the ld_bdf object: no globals.
+ * Events (ld_system.h) stop ld_bdf_integrate at the located event time with LD_BDF_EVENT;
+ * calling it again restarts the integration there (the caller may change modes between).
  *
  * The state vector y has n = 2 nq + nc + nz entries: y = (q, v, lam, z), z the system's
  * quadratures (ld_system.h).
@@ -41,6 +43,7 @@ typedef struct ld_bdf_options {
                                2e-6 so that the global error scales with rtol (1, see
                                ld_bdf.c); 0: the local error is tested against rtol, atol */
     volatile int *interrupt;/* polled once per step; non-zero stops the run (may be NULL) */
+    double event_tol;       /* events are located to this time (s); 0: 1e-12 max(1, |t|) */
 } ld_bdf_options;
 
 typedef struct ld_bdf_stats {
@@ -56,11 +59,16 @@ typedef struct ld_bdf_stats {
     double local_rtol, local_atol;          /* the tolerances the error test uses */
     double max_output_velocity_violation;   /* largest |Phi_q v + Phi_t| of an output row
                                                before its projection */
+    long events;                /* events located */
+    long restarts;              /* restarts (after events, or asked for) */
 } ld_bdf_stats;
 
 enum ld_bdf_status {
     LD_BDF_SUCCESS = 0,
     LD_BDF_INTERRUPTED = 1,       /* *interrupt became non-zero; the state is consistent */
+    LD_BDF_EVENT = 2,             /* an event function changed sign: the state is at the
+                                     event (ld_bdf_get_event); the next ld_bdf_integrate
+                                     restarts there (after the caller changed modes) */
     LD_BDF_BAD_INPUT = -1,        /* invalid options or sizes */
     LD_BDF_NO_MEMORY = -2,
     LD_BDF_TOO_MUCH_WORK = -3,    /* max_steps reached */
@@ -97,6 +105,9 @@ void ld_bdf_get_state(const ld_bdf *w, double *y);  /* current (q, v, lam, z) */
  * column of the iteration matrix with a zero pivot (< nq: a coordinate; >= nq: the multiplier
  * of constraint row index - nq), else -1. */
 void ld_bdf_get_failure(const ld_bdf *w, double *t, double *h, int *index);
+/* After LD_BDF_EVENT: the event time and, per event function, +1 / -1 for the ones that
+ * changed sign there (rising / falling; within the time tolerance of the first), else 0. */
+double ld_bdf_get_event(const ld_bdf *w, int *fired);
 
 #ifdef __cplusplus
 }

@@ -323,6 +323,13 @@ int ld_forces_rates(const ld_forces *F, const ld_forces_run *run, double t, cons
     return LD_OK;
 }
 
+double ld_forces_coordinate(const ld_forces *F, const ld_forces_run *run, int r,
+                            const double *q)
+{
+    record_eval e;
+    return eval_coordinate(F, run, r, q, &e) == LD_OK ? e.s : NAN;
+}
+
 void ld_forces_accept(const ld_forces *F, const ld_forces_run *run, const double *q)
 {
     int r;

@@ -99,6 +99,9 @@ int ld_forces_values(const ld_forces *F, const ld_forces_run *run, double t, con
  * load l, z[nrec + nload + r] = s' of record r (so that the integral tracks s over turns). */
 int ld_forces_rates(const ld_forces *F, const ld_forces_run *run, double t, const double *q,
                     const double *v, double *z);
+/* Coordinate s of record r at q (on the run's branch); NAN where it is undefined. */
+double ld_forces_coordinate(const ld_forces *F, const ld_forces_run *run, int r,
+                            const double *q);
 /* After an accepted step: move each angle record's reference to its current angle. */
 void ld_forces_accept(const ld_forces *F, const ld_forces_run *run, const double *q);
 

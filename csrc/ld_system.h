@@ -20,6 +20,9 @@
  *   z [nz] quadratures integrated along with the state, z' = aux_rate(q, v, t) (work of
  *   force elements, angles tracked over turns); they never enter the equations of motion and
  *   the step size is not controlled on them. nz may be zero (then aux_rate may be NULL).
+ *   Events: nev functions g(t, q, v, lam) [nev] whose sign changes the integrator locates
+ *   (event_direction[k] = +1: only - to +, -1: only + to -, 0: both; NULL: both). A zero
+ *   value has no sign: a crossing is a change between a negative and a positive value.
  *   accept (may be NULL) is called with every accepted state (after the initial state, each
  *   accepted step and each restart), so that elements can update per-run state that selects
  *   a branch (the turn of an angle); it must not change the equations' values at that state.
@@ -75,6 +78,11 @@ typedef struct ld_system {
     int nz;                     /* number of quadratures */
     ld_eval_qv aux_rate;        /* z'(q, v, t)          -> out[nz] */
     int (*accept)(void *user, double t, const double *q, const double *v);
+
+    int nev;                    /* number of event functions (0: none) */
+    const int *event_direction; /* [nev] +1, -1 or 0 (NULL: 0 for all) */
+    int (*events)(void *user, double t, const double *q, const double *v, const double *lam,
+                  double *g);   /* g[nev] */
 } ld_system;
 
 #ifdef __cplusplus

@@ -110,6 +110,15 @@ static int gravity_power(void *user, double t, const double *q, const double *v,
     return LD_OK;
 }
 
+/* Event: the bar's centre crosses x = 0 (the bottom of the swing). */
+static int bottom(void *user, double t, const double *q, const double *v, const double *lam,
+                  double *g)
+{
+    (void)user; (void)t; (void)v; (void)lam;
+    g[0] = q[0];
+    return LD_OK;
+}
+
 static int count_accepted(void *user, double t, const double *q, const double *v)
 {
     (void)t; (void)q; (void)v;
@@ -317,6 +326,43 @@ int main(void)
         check(st == LD_BDF_SUCCESS && fabs(atan2(yrow[2], -yrow[3]) - theta0) < 1e-7 &&
                   fabs(yrow[11] - z0 + p4.mass * p4.g * (yrow[1] - y0)) < 1e-7,
               "after the restart: back at theta0 after T, quadrature still exact");
+        ld_bdf_free(w);
+    }
+
+    /* 8. Events: the swing passes the bottom at T/4 (falling x) and 3T/4 (rising); each
+     * stops the integration at the located time, output rows up to it are written, and the
+     * next call restarts there. */
+    {
+        pendulum p5 = p;
+        ld_system s5;
+        ld_bdf_options o;
+        int fired[1], nw5 = 0, st5;
+        double rows[4 * 11], times[4], te1, te2;
+        s5 = make_system(&p5);
+        s5.nev = 1;
+        s5.events = bottom;
+        ld_bdf_default_options(&o);
+        o.rtol = o.atol = 1e-10;
+        ld_bdf_create(&s5, &o, &w);
+        initial_state(&p5, theta0, q, v);
+        ld_bdf_init(w, 0.0, q, v, NULL);
+        times[0] = 0.1 * period; times[1] = 0.3 * period; times[2] = 0.6 * period;
+        times[3] = period;
+        st5 = ld_bdf_integrate(w, period, 4, times, rows, &nw5);
+        te1 = ld_bdf_get_event(w, fired);
+        check(st5 == LD_BDF_EVENT && fabs(te1 - 0.25 * period) < 1e-8 && fired[0] == -1,
+              "event at T/4, falling");
+        check(nw5 == 1 && ld_bdf_get_time(w) == te1, "rows up to the event, state at it");
+        st5 = ld_bdf_integrate(w, period, 4, times, rows, &nw5);
+        te2 = ld_bdf_get_event(w, fired);
+        check(st5 == LD_BDF_EVENT && fabs(te2 - 0.75 * period) < 1e-8 && fired[0] == 1 &&
+                  nw5 == 3, "event at 3T/4, rising, after a restart");
+        st5 = ld_bdf_integrate(w, period, 4, times, rows, &nw5);
+        check(st5 == LD_BDF_SUCCESS && nw5 == 4 && fabs(atan2(rows[33 + 2], -rows[33 + 3]) -
+                                                       theta0) < 1e-7,
+              "on to T after two events: back at theta0");
+        check(ld_bdf_get_stats(w)->events == 2 && ld_bdf_get_stats(w)->restarts == 2,
+              "event and restart counters");
         ld_bdf_free(w);
     }
 

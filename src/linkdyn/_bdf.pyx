@@ -26,6 +26,7 @@ cdef extern from "ld_bdf.h":
         int project_output
         int proportional
         volatile int *interrupt
+        double event_tol
     ctypedef struct ld_bdf_stats:
         long steps
         long rejected_error
@@ -39,6 +40,8 @@ cdef extern from "ld_bdf.h":
         double local_rtol
         double local_atol
         double max_output_velocity_violation
+        long events
+        long restarts
     ctypedef struct ld_bdf:
         pass
     void ld_bdf_default_options(ld_bdf_options *opt)
@@ -54,9 +57,10 @@ cdef extern from "ld_bdf.h":
     int ld_bdf_get_size(const ld_bdf *w)
     void ld_bdf_get_state(const ld_bdf *w, double *y)
     void ld_bdf_get_failure(const ld_bdf *w, double *t, double *h, int *index)
+    double ld_bdf_get_event(const ld_bdf *w, int *fired)
 
 #: Status codes of ld_bdf_integrate, by name.
-STATUS = {0: "success", 1: "interrupted", -1: "bad input", -2: "out of memory",
+STATUS = {0: "success", 1: "interrupted", 2: "event", -1: "bad input", -2: "out of memory",
           -3: "too much work", -4: "step size too small", -5: "Newton iteration failed",
           -6: "singular iteration matrix", -7: "non-finite values", -8: "model callback failed",
           -9: "linear solver failed"}
@@ -68,12 +72,12 @@ cdef class BDFIntegrator:
 
     cdef ld_bdf *w
     cdef object run
-    cdef readonly int n, nq, nc, nz
+    cdef readonly int n, nq, nc, nz, nev
 
     def __cinit__(self, run, double rtol, double atol, double h_init=0.0,
                   double h_min=0.0, double h_max=0.0, int max_order=5, long max_steps=0,
                   int newton_max_iter=4, double newton_tol=0.0, bint project_output=True,
-                  bint proportional=True):
+                  bint proportional=True, double event_tol=0.0):
         cdef ld_bdf_options opt
         cdef const ld_system *sys = <const ld_system *> PyCapsule_GetPointer(
             run.system_capsule(), b"linkdyn.ld_system")
@@ -90,6 +94,7 @@ cdef class BDFIntegrator:
         opt.newton_tol = newton_tol
         opt.project_output = project_output
         opt.proportional = proportional
+        opt.event_tol = event_tol
         opt.interrupt = &linkdyn_sigint_flag
         status = ld_bdf_create(sys, &opt, &self.w)
         if status == -2:
@@ -99,6 +104,7 @@ cdef class BDFIntegrator:
         self.nq = sys.nq
         self.nc = sys.nc
         self.nz = sys.nz
+        self.nev = sys.nev
         self.n = ld_bdf_get_size(self.w)
 
     def __dealloc__(self):
@@ -160,6 +166,14 @@ cdef class BDFIntegrator:
         ld_bdf_get_failure(self.w, &t, &h, &index)
         return t, h, index
 
+    def event(self):
+        """(t, fired) of the last event: fired[k] = +1 / -1 for the functions that changed
+        sign there (rising / falling), else 0."""
+        fired = np.zeros(max(1, self.nev), dtype=np.intc)
+        cdef int[::1] f = fired
+        t = ld_bdf_get_event(self.w, &f[0])
+        return t, fired[:self.nev]
+
     def stats(self):
         cdef const ld_bdf_stats *s = ld_bdf_get_stats(self.w)
         return dict(steps=s.steps, rejected_steps=s.rejected_error + s.rejected_newton,
@@ -172,4 +186,5 @@ cdef class BDFIntegrator:
                     full_factorizations=s.full_factorizations,
                     steps_per_order=[s.order_steps[k] for k in range(1, 6)],
                     max_output_velocity_violation=s.max_output_velocity_violation,
+                    events=s.events, restarts=s.restarts,
                     local_rtol=s.local_rtol, local_atol=s.local_atol)

@@ -68,6 +68,8 @@ cdef extern from "ld_forces.h":
                         const double *q, const double *v, double *z) noexcept nogil
     void ld_forces_accept(const ld_forces *F, const ld_forces_run *run,
                           const double *q) noexcept nogil
+    double ld_forces_coordinate(const ld_forces *F, const ld_forces_run *run, int r,
+                                const double *q) noexcept nogil
 
 
 cdef struct KernelData:
@@ -111,6 +113,14 @@ cdef struct KernelData:
                                 #   Run's copy
     int fq_nnz
     int fv_nnz
+    # Events of a run (linkdyn.events): 0 marker coordinate c . q_body + c0, 1 a force
+    # record's coordinate + c0.
+    int nev
+    const int *ev_kind          # [nev]
+    const int *ev_body          # [nev]
+    const double *ev_coef       # [nev, 4]
+    const double *ev_const      # [nev]
+    const int *ev_record        # [nev]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -343,6 +353,24 @@ cdef int k_aux_rate(void *user, double t, const double *q, const double *v,
                     double *out) noexcept nogil:
     cdef KernelData *d = <KernelData *> user
     return ld_forces_rates(&d.forces, &d.run, t, q, v, out)
+
+
+cdef int k_events(void *user, double t, const double *q, const double *v, const double *lam,
+                  double *g) noexcept nogil:
+    cdef KernelData *d = <KernelData *> user
+    cdef int i, j
+    cdef const double *qb
+    for i in range(d.nev):
+        if d.ev_kind[i] == 0:
+            qb = q + 4 * d.ev_body[i]
+            g[i] = d.ev_const[i]
+            for j in range(4):
+                g[i] += d.ev_coef[4 * i + j] * qb[j]
+        else:
+            g[i] = ld_forces_coordinate(&d.forces, &d.run, d.ev_record[i], q) + d.ev_const[i]
+            if g[i] != g[i]:
+                return LD_ERR_DOMAIN
+    return LD_OK
 
 
 cdef int k_accept(void *user, double t, const double *q, const double *v) noexcept nogil:
@@ -704,6 +732,7 @@ cdef class RunState:
     cdef ld_system system
     cdef readonly Kernels kernels
     cdef readonly object inputs, active, angle_ref
+    cdef object _events
     cdef int _fail
 
     def __init__(self, Kernels kernels, angle_ref):
@@ -731,6 +760,32 @@ cdef class RunState:
         d.run.angle_ref = &r[0]
         d.run.fail_record = &self._fail
         d.forces.laws = &d.laws
+
+    def set_events(self, dict ev):
+        """Install the run's events (arrays from :func:`linkdyn.events.compile_events`)."""
+        if self.kernels._own is None or self is self.kernels._own:
+            raise ValueError("events belong to a run, not to the model")
+        a = dict(kind=np.ascontiguousarray(ev["kind"], dtype=np.intc),
+                 direction=np.ascontiguousarray(ev["direction"], dtype=np.intc),
+                 body=np.ascontiguousarray(ev["body"], dtype=np.intc),
+                 coef=np.ascontiguousarray(ev["coef"], dtype=np.float64).reshape(-1),
+                 const=np.ascontiguousarray(ev["const"], dtype=np.float64),
+                 record=np.ascontiguousarray(ev["record"], dtype=np.intc))
+        n = a["kind"].shape[0]
+        if any(x.shape[0] != n * (4 if k == "coef" else 1) for k, x in a.items()):
+            raise ValueError("event arrays of inconsistent lengths")
+        self._events = a   # keeps the arrays alive
+        self.data.nev = n
+        self.data.ev_kind = _ip(a["kind"])
+        self.data.ev_body = _ip(a["body"])
+        self.data.ev_coef = _dp(a["coef"])
+        self.data.ev_const = _dp(a["const"])
+        self.data.ev_record = _ip(a["record"])
+        self.system.nev = n
+        self.system.event_direction = _ip(a["direction"])
+        self.system.events = NULL
+        if n > 0:
+            self.system.events = k_events
 
     @property
     def fail(self):

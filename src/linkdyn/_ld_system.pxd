@@ -32,6 +32,10 @@ cdef extern from "ld_system.h":
         int nz
         ld_eval_qv aux_rate
         int (*accept)(void *user, double t, const double *q, const double *v) noexcept nogil
+        int nev
+        const int *event_direction
+        int (*events)(void *user, double t, const double *q, const double *v,
+                      const double *lam, double *g) noexcept nogil
     int LD_OK
     int LD_ERR_NONFINITE
     int LD_ERR_DOMAIN

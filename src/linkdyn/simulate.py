@@ -19,6 +19,7 @@ from ._bdf import STATUS, BDFIntegrator
 from .assembly import consistent_state
 from .errors import (ControllerError, ConvergenceError, ForceElementError, ModelError,
                      NonFiniteError, SimulationError, SingularJacobianError, StepSizeError)
+from .events import EventRecord, compile_events
 from .forces import INPUT_TARGET
 from .model import Model
 
@@ -46,7 +47,11 @@ class SimulationResult:
         also ``controller_samples``, ``controller_restarts`` and ``controller_seconds``
         (time spent in the controller function).
     status : str
-        ``"success"`` or ``"interrupted"`` (Ctrl-C: the arrays hold what was computed).
+        ``"success"``, ``"event"`` (a terminal event stopped the run: the last row is the
+        state at the event) or ``"interrupted"`` (Ctrl-C: the arrays hold what was
+        computed).
+    events : tuple of linkdyn.events.EventRecord
+        The events that happened, in time order (time, name, direction).
     z : ndarray (n, nz)
         Quadratures integrated with the state: the work of each force record and load, then
         each record's coordinate tracked over turns (use ``work``, ``element_work``,
@@ -63,6 +68,7 @@ class SimulationResult:
     lam: np.ndarray
     stats: dict
     status: str = "success"
+    events: tuple = ()
     z: np.ndarray | None = None
     control_t: np.ndarray | None = None
     control_inputs: np.ndarray | None = None
@@ -295,7 +301,8 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
              max_steps: int = 0, newton_tol: float = 0.0,
              project_output: bool = True,
              proportional: bool = True, controller=None,
-             control_period: float | None = None) -> SimulationResult:
+             control_period: float | None = None, events=None,
+             event_tol: float = 0.0) -> SimulationResult:
     """Integrate ``model`` from ``t0`` to ``t_end`` (s).
 
     Parameters
@@ -345,6 +352,12 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         history across a jump would be wrong); an unchanged input costs no restart.
     control_period : float
         Sample period (s) of the controller; required with it.
+    events : sequence of linkdyn.events.Event, optional
+        Conditions located in time while the integrator runs (see :mod:`linkdyn.events`):
+        terminal ones stop the run at the event, the others are recorded in
+        ``result.events`` and the integration restarts there.
+    event_tol : float
+        Time tolerance (s) of the event location (0: 1e-12 max(1, |t|)).
 
     Returns
     -------
@@ -382,7 +395,8 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         raise ValueError(f"max_order must be an integer from 1 to 5, got {max_order!r}")
     if not isinstance(max_steps, int) or max_steps < 0:
         raise ValueError(f"max_steps must be a non-negative integer, got {max_steps!r}")
-    for name, value in (("h_init", h_init), ("h_max", h_max), ("newton_tol", newton_tol)):
+    for name, value in (("h_init", h_init), ("h_max", h_max), ("newton_tol", newton_tol),
+                        ("event_tol", event_tol)):
         if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
             raise ValueError(f"{name} must be a non-negative finite number, got {value!r}")
     if t_out is None:
@@ -429,9 +443,12 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
     run = model.kernels.run_state(rec0[:, 0])
     info = model.force_info
     z0 = np.concatenate([np.zeros(info["nrec"] + info["nload"]), rec0[:, 0]])
+    ev = compile_events(model, events)
+    run.set_events(ev)
     integ = BDFIntegrator(run, rtol, atol, h_init=h_init, h_max=h_max,
                           max_order=max_order, max_steps=max_steps, newton_tol=newton_tol,
-                          project_output=project_output, proportional=proportional)
+                          project_output=project_output, proportional=proportional,
+                          event_tol=event_tol)
     y = np.empty((times.size, integ.n))
     written = 0
     ninput = model.kernels.ninput
@@ -448,47 +465,67 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         active.append(run.active[:ninput].copy())
         return changed
 
+    records, final = [], None
+
+    def advance(target):
+        """Integrate to target through the non-terminal events; 2 after a terminal one."""
+        nonlocal written
+        while True:
+            status, written = integ.integrate(target, times, y, written)
+            if status != 2:
+                return status
+            t_ev, fired = integ.event()
+            stop = False
+            for k in np.flatnonzero(fired):
+                records.append(EventRecord(float(t_ev), ev["events"][k].name, int(fired[k])))
+                stop = stop or ev["events"][k].terminal
+            if stop:
+                return 2
+
     start = time.perf_counter()
     try:
         if controller is not None:
             sample(t0, np.concatenate([state.q, state.v]))
         status = integ.init(t0, state.q, state.v, z0)
-        if controller is None:
-            if status == 0:
-                status, written = integ.integrate(t_end, times, y, 0)
-        else:
-            k = 0
-            while status == 0:
+        k = 0
+        while status == 0:
+            target = t_end
+            if controller is not None:
                 t_next = t0 + (k + 1) * control_period
-                if t_next >= t_end - 1e-9 * control_period:
-                    status, written = integ.integrate(t_end, times, y, written)
-                    break
-                status, written = integ.integrate(t_next, times, y, written)
-                if status != 0:
-                    break
-                k += 1
-                if sample(t_next, integ.state()):
-                    restarts += 1
-                    status = integ.restart()
+                if t_next < t_end - 1e-9 * control_period:
+                    target = t_next
+            status = advance(target)
+            if status != 0 or target == t_end:
+                break
+            k += 1
+            if sample(target, integ.state()):
+                restarts += 1
+                status = integ.restart()
+        if status == 2:
+            # Stopped at a terminal event: the last row is the event state, made consistent
+            # (multipliers from the index-1 equations) by a restart there.
+            status = integ.restart()
+            final = (integ.t, integ.state())
+            status = 2 if status == 0 else status
     except ControllerError as exc:
         exc.result = _result(model, times, y, written, integ, 0, samples, held, active,
                              time.perf_counter() - start - control_seconds, control_seconds,
-                             restarts, True)
+                             restarts, True, records, None)
         raise
     elapsed = time.perf_counter() - start - control_seconds
     result = _result(model, times, y, written, integ, status, samples, held, active, elapsed,
-                     control_seconds, restarts, controller is not None)
+                     control_seconds, restarts, controller is not None, records, final)
     if status == 1:
         warnings.warn(f"linkdyn: simulation interrupted at t = {integ.t:.6g} s; the result "
                       f"holds the {written} output rows computed so far", RuntimeWarning,
                       stacklevel=2)
-    elif status != 0:
+    elif status not in (0, 2):
         raise _failure(model, integ, status, result, run)
     return result
 
 
 def _result(model, times, y, written, integ, status, samples, held, active, elapsed,
-            control_seconds, restarts, controlled):
+            control_seconds, restarts, controlled, records, final):
     stats = integ.stats()
     stats["integration_seconds"] = elapsed
     if controlled:
@@ -496,11 +533,13 @@ def _result(model, times, y, written, integ, status, samples, held, active, elap
                      controller_seconds=control_seconds)
     nq, nc = model.nq, model.nc
     ninput = model.kernels.ninput
+    t, rows = times[:written].copy(), y[:written]
+    if final is not None and (written == 0 or final[0] > t[-1]):
+        t, rows = np.append(t, final[0]), np.vstack([rows, final[1]])
     return SimulationResult(
-        model=model, t=times[:written].copy(), q=y[:written, :nq],
-        v=y[:written, nq:2 * nq], lam=y[:written, 2 * nq:2 * nq + nc],
-        z=y[:written, 2 * nq + nc:], stats=stats,
-        status="interrupted" if status == 1 else "success",
+        model=model, t=t, q=rows[:, :nq], v=rows[:, nq:2 * nq],
+        lam=rows[:, 2 * nq:2 * nq + nc], z=rows[:, 2 * nq + nc:], stats=stats,
+        status={1: "interrupted", 2: "event"}.get(status, "success"), events=tuple(records),
         control_t=np.array(samples, dtype=float),
         control_inputs=np.array(held, dtype=float).reshape(len(samples), ninput),
         control_active=np.array(active, dtype=np.intc).reshape(len(samples), ninput))

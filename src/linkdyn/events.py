@@ -1,0 +1,127 @@
+"""Events: conditions the integrator locates in time while it runs (compiled: no Python in
+the step loop).
+
+An event is a function g(t, q, v) whose change of sign the integrator finds on its dense
+output, to ``event_tol`` seconds (``simulate``'s option; default 1e-12 max(1, |t|)):
+
+    marker_crosses("foot", "y", 0.0, direction=-1)      g = y of marker foot - 0.0
+    coordinate_crosses("motor", 2 * pi, direction=+1)   g = s of force element motor - 2 pi
+
+``direction`` +1 counts only crossings from below (g rising), -1 only from above, 0 both.
+A ``terminal`` event stops the simulation there (``result.status == "event"``); the others
+are recorded in ``result.events`` and the integration restarts from the event state (order 1,
+consistent accelerations), as it must after a discontinuity. Events are given per run
+(``simulate(..., events=[...])``), not stored in the model.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Event", "EventRecord", "marker_crosses", "coordinate_crosses", "compile_events"]
+
+MARKER, COORDINATE = 0, 1
+
+
+@dataclass(frozen=True)
+class Event:
+    """A located condition; build it with :func:`marker_crosses` or
+    :func:`coordinate_crosses`."""
+
+    name: str
+    kind: int
+    target: str
+    axis: str | None
+    value: float
+    direction: int
+    terminal: bool
+
+
+@dataclass(frozen=True)
+class EventRecord:
+    """An event that happened: its time (s), its name and the direction of the crossing
+    (+1: g rose through zero, -1: it fell)."""
+
+    t: float
+    name: str
+    direction: int
+
+
+def _common(name, default, value, direction, terminal):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"event {name or default!r}: value must be a finite number, got "
+                         f"{value!r}")
+    if direction not in (-1, 0, 1) or isinstance(direction, bool):
+        raise ValueError(f"event {name or default!r}: direction must be -1, 0 or +1, got "
+                         f"{direction!r}")
+    if not isinstance(terminal, bool):
+        raise ValueError(f"event {name or default!r}: terminal must be True or False, got "
+                         f"{terminal!r}")
+    if name is not None and (not isinstance(name, str) or not name):
+        raise ValueError(f"event name must be a non-empty string, got {name!r}")
+    return name or default
+
+
+def marker_crosses(marker: str, axis: str, value: float, direction: int = 0,
+                   terminal: bool = True, name: str | None = None) -> Event:
+    """The global ``axis`` ("x" or "y") coordinate of ``marker`` passes ``value`` (m)."""
+    if not isinstance(marker, str):
+        raise ValueError(f"marker_crosses: marker must be a marker's name, got {marker!r}")
+    if axis not in ("x", "y"):
+        raise ValueError(f"marker_crosses: axis must be 'x' or 'y', got {axis!r}")
+    name = _common(name, f"{marker}.{axis}", value, direction, terminal)
+    return Event(name, MARKER, marker, axis, float(value), direction, terminal)
+
+
+def coordinate_crosses(element: str, value: float, direction: int = 0,
+                       terminal: bool = True, name: str | None = None) -> Event:
+    """The coordinate of force element ``element`` (a spring's length, a joint's relative
+    angle over turns or slide, a body's angle: see :mod:`linkdyn.forces`) passes ``value``."""
+    if not isinstance(element, str):
+        raise ValueError(f"coordinate_crosses: element must be a force element's name, got "
+                         f"{element!r}")
+    name = _common(name, element, value, direction, terminal)
+    return Event(name, COORDINATE, element, None, float(value), direction, terminal)
+
+
+def compile_events(model, events) -> dict:
+    """Arrays of the run's event kernel (see ``_kernels.RunState.set_events``): per event its
+    kind, direction, the body and the coefficients of a marker coordinate (g = c . q_body +
+    c0) or the force record of a coordinate event."""
+    if events is None:
+        events = ()
+    if isinstance(events, Event):
+        events = (events,)
+    events = tuple(events)
+    names = set()
+    n = len(events)
+    out = dict(kind=np.zeros(n, dtype=np.intc), direction=np.zeros(n, dtype=np.intc),
+               body=np.full(n, -1, dtype=np.intc), coef=np.zeros((n, 4)),
+               const=np.zeros(n), record=np.full(n, -1, dtype=np.intc), events=events)
+    for i, ev in enumerate(events):
+        if not isinstance(ev, Event):
+            raise TypeError(f"events[{i}] must be a linkdyn.events.Event (from marker_crosses "
+                            f"or coordinate_crosses), got {type(ev).__name__}")
+        if ev.name in names:
+            raise ValueError(f"events[{i}]: the name {ev.name!r} is used twice")
+        names.add(ev.name)
+        out["kind"][i], out["direction"][i] = ev.kind, ev.direction
+        if ev.kind == MARKER:
+            k = model.marker_index(ev.target)     # KeyError listing the markers
+            b = int(model.marker_body[k])
+            xi, eta = model.marker_local[k]
+            out["body"][i] = b
+            out["coef"][i] = (1, 0, xi, -eta) if ev.axis == "x" else (0, 1, eta, xi)
+            out["const"][i] = -ev.value
+        else:
+            elements = model.force_info["elements"]
+            if ev.target not in elements or not elements[ev.target][0]:
+                raise KeyError(f"event {ev.name!r}: model {model.name!r} has no force element "
+                               f"{ev.target!r} with a coordinate (force elements: "
+                               f"{', '.join(model.force_names) or 'none'})")
+            out["record"][i] = elements[ev.target][0][0]
+            out["const"][i] = -ev.value
+    return out
