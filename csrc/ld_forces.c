@@ -22,6 +22,10 @@ typedef struct {
     double H[64];       /* d2s/dq2, row-major */
     double r, rd;       /* reference and its rate */
     double f;           /* generalised force along s */
+    double fs, fsd;     /* df/ds, df/ds' */
+    double f_el;        /* the conservative part of f */
+    double V;           /* stored energy */
+    double dVdt;        /* its explicit time derivative (a moving reference) */
 } record_eval;
 
 /* Point of side `side` of record r: position and A = d point / d (x, y, ux, uy). */
@@ -154,6 +158,44 @@ static void reference(const ld_forces *F, const ld_forces_run *run, int r, doubl
     }
 }
 
+/* The force along s and its partial derivatives: linear, or a one-sided contact law. */
+static void force_law(const ld_forces *F, const ld_forces_run *run, int r, record_eval *e)
+{
+    int law = F->law ? F->law[r] : LD_FORCE_LINEAR;
+    if (law == LD_FORCE_LINEAR) {
+        double k = F->stiffness[r], c = F->damping[r];
+        e->f = -k * (e->s - e->r) - c * (e->sd - e->rd);
+        e->fs = -k;
+        e->fsd = -c;
+        e->f_el = -k * (e->s - e->r);
+        e->V = 0.5 * k * (e->s - e->r) * (e->s - e->r);
+        e->dVdt = -k * (e->s - e->r) * e->rd;
+    } else {
+        const double *p = F->law_par + 4 * r;
+        double K = p[0], n = p[1], delta = p[3] - e->s, rate = -e->sd, c, base, damp;
+        e->f = e->fs = e->fsd = e->f_el = e->V = e->dVdt = 0.0;
+        if (!(delta > 0.0)) return;
+        if (law == LD_FORCE_HERTZ) {
+            c = p[2];
+        } else {
+            double v0 = run->impact ? run->impact[r] : 0.0;
+            c = v0 > 0.0 ? 0.75 * (1.0 - p[2] * p[2]) / v0 : 0.0;
+        }
+        base = K * pow(delta, n);
+        damp = 1.0 + c * rate;
+        e->V = base * delta / (n + 1.0);
+        if (damp <= 0.0) {   /* clamped: the contact would pull */
+            e->f_el = base;
+            return;
+        }
+        e->f = base * damp;
+        e->f_el = base;
+        /* d/ds = -d/d delta, d/ds' = -d/d delta'. */
+        e->fs = -K * n * pow(delta, n - 1.0) * damp;
+        e->fsd = -base * c;
+    }
+}
+
 /* Coordinate, rate, reference and force of record r. */
 static int eval_record(const ld_forces *F, const ld_forces_run *run, int r, double t,
                        const double *q, const double *v, record_eval *e)
@@ -168,7 +210,7 @@ static int eval_record(const ld_forces *F, const ld_forces_run *run, int r, doub
     for (i = 0; i < 8; i++)
         if (e->idx[i] >= 0) e->sd += e->g[i] * v[e->idx[i]];
     reference(F, run, r, t, &e->r, &e->rd);
-    e->f = -F->stiffness[r] * (e->s - e->r) - F->damping[r] * (e->sd - e->rd);
+    force_law(F, run, r, e);
     if (F->load_law[r] >= 0) {
         ld_law_eval(F->laws, F->load_law[r], t, lf);
         e->f += lf[0];
@@ -229,19 +271,19 @@ int ld_forces_jacobians(const ld_forces *F, const ld_forces_run *run, double t,
     record_eval e;
     for (r = 0; r < F->nrec; r++) {
         const int *sq = F->slot_q + LD_REC_BLOCK * r, *sv = F->slot_v + LD_REC_BLOCK * r;
-        double k = F->stiffness[r], c = F->damping[r], dfdq[8], Hv[8];
+        double dfdq[8], Hv[8];
         if (eval_record(F, run, r, t, q, v, &e) != LD_OK) return LD_ERR_DOMAIN;
         for (i = 0; i < 8; i++) {
             Hv[i] = 0.0;
             for (j = 0; j < 8; j++)
                 if (e.idx[j] >= 0) Hv[i] += e.H[8 * i + j] * v[e.idx[j]];
         }
-        for (j = 0; j < 8; j++) dfdq[j] = -k * e.g[j] - c * Hv[j];
+        for (j = 0; j < 8; j++) dfdq[j] = e.fs * e.g[j] + e.fsd * Hv[j];
         for (i = 0; i < 8; i++)
             for (j = 0; j < 8; j++) {
                 int p = 8 * i + j;
                 if (fq && sq[p] >= 0) fq[sq[p]] += e.f * e.H[p] + e.g[i] * dfdq[j];
-                if (fv && sv[p] >= 0) fv[sv[p]] += -c * e.g[i] * e.g[j];
+                if (fv && sv[p] >= 0) fv[sv[p]] += e.fsd * e.g[i] * e.g[j];
             }
     }
     if (fq)
@@ -273,10 +315,12 @@ double ld_forces_potential(const ld_forces *F, const ld_forces_run *run, double 
     double V = 0.0;
     record_eval e;
     for (r = 0; r < F->nrec; r++) {
-        if (F->stiffness[r] == 0.0) continue;
+        if (F->stiffness[r] == 0.0 && (!F->law || F->law[r] == LD_FORCE_LINEAR)) continue;
         if (eval_coordinate(F, run, r, q, &e) != LD_OK) return NAN;
         reference(F, run, r, t, &e.r, &e.rd);
-        V += 0.5 * F->stiffness[r] * (e.s - e.r) * (e.s - e.r);
+        e.sd = 0.0;   /* the stored energy does not depend on the rate */
+        force_law(F, run, r, &e);
+        V += e.V;
     }
     return V;
 }
@@ -305,12 +349,10 @@ int ld_forces_rates(const ld_forces *F, const ld_forces_run *run, double t, cons
     int r, l;
     record_eval e;
     for (r = 0; r < F->nrec; r++) {
-        double load;
         if (eval_record(F, run, r, t, q, v, &e) != LD_OK) return LD_ERR_DOMAIN;
-        /* Everything in f but the spring part is non-conservative; the moving reference
-         * adds -k (s - r) r'. */
-        load = e.f + F->stiffness[r] * (e.s - e.r);
-        z[r] = load * e.sd - F->stiffness[r] * (e.s - e.r) * e.rd;
+        /* Everything in f but its conservative part does work; a moving reference adds the
+         * explicit time derivative of the stored energy. */
+        z[r] = (e.f - e.f_el) * e.sd + e.dVdt;
         z[F->nrec + F->nload + r] = e.sd;
     }
     for (l = 0; l < F->nload; l++) {

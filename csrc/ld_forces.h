@@ -20,6 +20,14 @@
  *   P = -c (s' - r') s' + (g + u) s' - k (s - r) r'
  * so that d/dt (kinetic + potential energy) = sum of P over all elements, exactly.
  *
+ * A record's force may instead follow a one-sided contact law on the penetration
+ * delta = gap - s (law[r], parameters law_par[r] = K, n, c or e, gap):
+ *   LD_FORCE_HERTZ       f = K delta^n (1 + c delta')             (Hunt-Crossley damping)
+ *   LD_FORCE_LANKARANI   f = K delta^n (1 + 3 (1 - e^2) delta' / (4 v0))
+ *                        (Lankarani-Nikravesh; v0 the impact speed, per run: impact[r])
+ * for delta > 0, clamped at zero (a contact pushes, never pulls); zero when apart. The
+ * stored energy is K delta^(n+1) / (n + 1); the rest is damping.
+ *
  * Load records apply a force F = (Fx, Fy) at a body point, with components from two laws,
  * either in the global frame or in the body frame (then F = Fxi u + Feta perp(u), a follower
  * force). Q = A^T F with A = d r_point / d q_body; P = F . v_point.
@@ -40,6 +48,7 @@ extern "C" {
 
 enum { LD_COORD_DISTANCE = 0, LD_COORD_ANGLE = 1, LD_COORD_SLIDE = 2 };
 enum { LD_INPUT_NONE = 0, LD_INPUT_ADD = 1, LD_INPUT_TARGET = 2 };
+enum { LD_FORCE_LINEAR = 0, LD_FORCE_HERTZ = 1, LD_FORCE_LANKARANI = 2 };
 
 /* Entries of a record's local 8 x 8 block: side s (0, 1) coordinate j (x, y, ux, uy) is
  * local index 4 s + j; slot arrays hold, row-major, the position of (i, j) in the model's
@@ -62,6 +71,8 @@ typedef struct ld_forces {
     const int *input;           /* [nrec] index into the run's inputs (-1: none) */
     const int *slot_q;          /* [nrec, 64] */
     const int *slot_v;          /* [nrec, 64] */
+    const int *law;             /* [nrec] LD_FORCE_* (NULL: all linear) */
+    const double *law_par;      /* [nrec, 4] contact laws: K, n, c or e, gap */
 
     int nload;
     const int *load_body;       /* [nload] */
@@ -78,6 +89,8 @@ typedef struct ld_forces_run {
     const int *input_active;    /* [ninput] non-zero: a TARGET input replaces r(t) */
     double *angle_ref;          /* [nrec] reference angles (others unused) */
     int *fail_record;           /* set to the record of an LD_ERR_DOMAIN return */
+    const double *impact;       /* [nrec] impact speeds of Lankarani-Nikravesh contacts
+                                   (NULL or <= 0: no damping yet) */
 } ld_forces_run;
 
 /* out[nq] += Q of all elements. Returns LD_OK, or LD_ERR_DOMAIN when a distance record's two

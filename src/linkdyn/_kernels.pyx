@@ -43,6 +43,8 @@ cdef extern from "ld_forces.h":
         const int *input
         const int *slot_q
         const int *slot_v
+        const int *law
+        const double *law_par
         int nload
         const int *load_body
         const double *load_point
@@ -55,6 +57,7 @@ cdef extern from "ld_forces.h":
         const int *input_active
         double *angle_ref
         int *fail_record
+        const double *impact
     int ld_forces_add(const ld_forces *F, const ld_forces_run *run, double t, const double *q,
                       const double *v, double *out) noexcept nogil
     int ld_forces_jacobians(const ld_forces *F, const ld_forces_run *run, double t,
@@ -114,7 +117,7 @@ cdef struct KernelData:
     int fq_nnz
     int fv_nnz
     # Events of a run (linkdyn.events): 0 marker coordinate c . q_body + c0, 1 a force
-    # record's coordinate + c0.
+    # record's coordinate + c0, 2 a contact record's penetration (gap - s).
     int nev
     const int *ev_kind          # [nev]
     const int *ev_body          # [nev]
@@ -367,7 +370,11 @@ cdef int k_events(void *user, double t, const double *q, const double *v, const 
             for j in range(4):
                 g[i] += d.ev_coef[4 * i + j] * qb[j]
         else:
-            g[i] = ld_forces_coordinate(&d.forces, &d.run, d.ev_record[i], q) + d.ev_const[i]
+            g[i] = ld_forces_coordinate(&d.forces, &d.run, d.ev_record[i], q)
+            if d.ev_kind[i] == 2:
+                g[i] = d.forces.law_par[4 * d.ev_record[i] + 3] - g[i]
+            else:
+                g[i] += d.ev_const[i]
             if g[i] != g[i]:
                 return LD_ERR_DOMAIN
     return LD_OK
@@ -416,9 +423,10 @@ cdef class Kernels:
                     "term_law", "term_slot", "term_hslot", "law_kind", "law_start",
                     "rec_coord", "rec_body", "rec_ref_law", "rec_load_law", "rec_input_mode",
                     "rec_input", "rec_slot_q", "rec_slot_v", "load_body", "load_frame",
-                    "load_laws", "load_slot_q")
+                    "load_laws", "load_slot_q", "rec_law")
         need_dbl = ("mass", "q_applied", "rev_local", "term_coef", "law_par", "rec_geom",
-                    "rec_k", "rec_c", "rec_ref_value", "load_point", "angle_ref0")
+                    "rec_k", "rec_c", "rec_ref_value", "load_point", "angle_ref0",
+                    "rec_law_par")
         a = {}
         for name in need_int:
             a[name] = np.ascontiguousarray(arrays[name], dtype=np.intc)
@@ -489,6 +497,8 @@ cdef class Kernels:
         F.input = _ip(a["rec_input"])
         F.slot_q = _ip(a["rec_slot_q"])
         F.slot_v = _ip(a["rec_slot_v"])
+        F.law = _ip(a["rec_law"])
+        F.law_par = _dp(a["rec_law_par"])
         F.nload = a["load_body"].shape[0]
         F.load_body = _ip(a["load_body"])
         F.load_point = _dp(a["load_point"])
@@ -731,7 +741,7 @@ cdef class RunState:
     cdef KernelData data
     cdef ld_system system
     cdef readonly Kernels kernels
-    cdef readonly object inputs, active, angle_ref
+    cdef readonly object inputs, active, angle_ref, impact
     cdef object _events
     cdef int _fail
 
@@ -743,6 +753,7 @@ cdef class RunState:
         if ref.shape[0] != kernels.nrec:
             raise ValueError(f"angle_ref must have {kernels.nrec} entries")
         self.angle_ref = np.concatenate([ref, [0.0]])
+        self.impact = np.zeros(kernels.nrec + 1)
         self._fail = -1
         if kernels._own is not None:
             self.data = kernels.data
@@ -755,6 +766,8 @@ cdef class RunState:
         cdef double[::1] i = self.inputs
         cdef int[::1] a = self.active
         cdef double[::1] r = self.angle_ref
+        cdef double[::1] im = self.impact
+        d.run.impact = &im[0]
         d.run.input = &i[0]
         d.run.input_active = &a[0]
         d.run.angle_ref = &r[0]

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from .errors import ModelError
+from .contacts import ContactBuilder
 from .forces import ForceBuilder
 from .laws import Law, law_from_dict
 
@@ -182,6 +183,7 @@ class Description:
     markers: tuple[MarkerSpec, ...]
     drivers: tuple[AngleDriverSpec | SlideDriverSpec | CoordinateDriverSpec, ...] = ()
     forces: tuple = ()   # force elements, see linkdyn.forces
+    contacts: tuple = ()  # contacts, see linkdyn.contacts
 
 
 @contextmanager
@@ -221,11 +223,12 @@ def _vec2(entry: str, what: str, value) -> Vec2:
     return (_finite(entry, what, items[0]), _finite(entry, what, items[1]))
 
 
-class ModelBuilder(ForceBuilder):
+class ModelBuilder(ForceBuilder, ContactBuilder):
     """Builds a validated model description, element by element.
 
     Force elements (springs, dampers, loads, motors, servos) are added with the methods of
-    :class:`linkdyn.forces.ForceBuilder`.
+    :class:`linkdyn.forces.ForceBuilder`, contacts with
+    :meth:`linkdyn.contacts.ContactBuilder.add_contact`.
 
     Every ``add_*`` method checks its arguments at once and raises :class:`ModelError`
     naming the element and what was expected. References (``"bar1.a"`` or ``("bar1", "a")``)
@@ -249,6 +252,7 @@ class ModelBuilder(ForceBuilder):
         self._markers: dict[str, MarkerSpec] = {}
         self._drivers: dict = {}
         self._forces: dict = {}
+        self._contacts: dict = {}
 
     # -- names -----------------------------------------------------------------------------
     def _new_name(self, kind: str, name) -> str:
@@ -262,7 +266,8 @@ class ModelBuilder(ForceBuilder):
             raise ModelError(f"{kind} '{name}': the name '{GROUND}' is reserved", name)
         for other_kind, table in (("body", self._bodies), ("joint", self._joints),
                                   ("marker", self._markers), ("driver", self._drivers),
-                                  ("force element", self._forces)):
+                                  ("force element", self._forces),
+                                  ("contact", self._contacts)):
             if name in table:
                 raise ModelError(f"{kind} '{name}': the name is already used by a {other_kind}",
                                  name)
@@ -505,6 +510,7 @@ class ModelBuilder(ForceBuilder):
             markers=tuple(self._markers.values()),
             drivers=tuple(self._drivers.values()),
             forces=tuple(self._forces.values()),
+            contacts=tuple(self._contacts.values()),
         )
 
     def build(self):

@@ -23,7 +23,7 @@ import numpy as np
 
 __all__ = ["Event", "EventRecord", "marker_crosses", "coordinate_crosses", "compile_events"]
 
-MARKER, COORDINATE = 0, 1
+MARKER, COORDINATE, CONTACT = 0, 1, 2
 
 
 @dataclass(frozen=True)
@@ -96,17 +96,22 @@ def compile_events(model, events) -> dict:
     if isinstance(events, Event):
         events = (events,)
     events = tuple(events)
-    names = set()
+    # Every contact's onset (+1) and separation (-1), recorded under its name.
+    contact_events = tuple(Event(name, CONTACT, name, None, 0.0, 0, False)
+                           for _, name, _ in model.force_info["contacts"])
+    records = {name: r for r, name, _ in model.force_info["contacts"]}
+    names = {e.name for e in contact_events}
     n = len(events)
     out = dict(kind=np.zeros(n, dtype=np.intc), direction=np.zeros(n, dtype=np.intc),
                body=np.full(n, -1, dtype=np.intc), coef=np.zeros((n, 4)),
                const=np.zeros(n), record=np.full(n, -1, dtype=np.intc), events=events)
     for i, ev in enumerate(events):
-        if not isinstance(ev, Event):
+        if not isinstance(ev, Event) or ev.kind == CONTACT:
             raise TypeError(f"events[{i}] must be a linkdyn.events.Event (from marker_crosses "
                             f"or coordinate_crosses), got {type(ev).__name__}")
         if ev.name in names:
-            raise ValueError(f"events[{i}]: the name {ev.name!r} is used twice")
+            raise ValueError(f"events[{i}]: the name {ev.name!r} is used twice (contacts "
+                             "report their events under their own names)")
         names.add(ev.name)
         out["kind"][i], out["direction"][i] = ev.kind, ev.direction
         if ev.kind == MARKER:
@@ -124,4 +129,13 @@ def compile_events(model, events) -> dict:
                                f"{', '.join(model.force_names) or 'none'})")
             out["record"][i] = elements[ev.target][0][0]
             out["const"][i] = -ev.value
+    for key, values in (("kind", [CONTACT] * len(contact_events)),
+                        ("direction", [0] * len(contact_events)),
+                        ("body", [-1] * len(contact_events)),
+                        ("coef", np.zeros((len(contact_events), 4))),
+                        ("const", [0.0] * len(contact_events)),
+                        ("record", [records[e.name] for e in contact_events])):
+        out[key] = np.concatenate([out[key], np.asarray(values, dtype=out[key].dtype)
+                                   .reshape((-1,) + out[key].shape[1:])])
+    out["events"] = events + contact_events
     return out

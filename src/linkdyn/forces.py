@@ -535,6 +535,8 @@ class _Record:
     ref: Law | float = 0.0
     load: Law | None = None
     input_mode: int = INPUT_NONE
+    law: int = 0                       # LD_FORCE_*: 0 linear, else a contact law
+    law_par: tuple = (0.0, 0.0, 0.0, 0.0)
 
 
 def _joint_coordinate(joint, body_index, local_of, ground):
@@ -612,8 +614,8 @@ def _local_masks(rec: _Record):
         hess = (np.outer(u1, g) | np.outer(g, u1))
     else:
         hess = gg
-    mask_q = hess | (gg if (rec.k or rec.c) else np.zeros_like(gg))
-    mask_v = gg if rec.c else np.zeros_like(gg)
+    mask_q = hess | (gg if (rec.k or rec.c or rec.law) else np.zeros_like(gg))
+    mask_v = gg if (rec.c or rec.law) else np.zeros_like(gg)
     return mask_q, mask_v
 
 
@@ -626,7 +628,11 @@ def compile_forces(desc, body_index, local_of, ground, add_law):
     (``element -> (records, loads)``, input names, initial references), the entry lists give
     each record's (row, col) pairs in local-block order for the Q_q and Q_v patterns
     (``model.compile_model`` turns them into slots with :func:`assign_slots`)."""
+    from .contacts import contact_records
+
     recs, loads = _records(desc, body_index, local_of, ground)
+    contacts_from = len(recs)
+    recs += contact_records(desc, body_index, local_of, ground)
     nrec, nload = len(recs), len(loads)
     inputs = [r.owner for r in recs if r.input_mode != INPUT_NONE]
     a = dict(
@@ -640,6 +646,8 @@ def compile_forces(desc, body_index, local_of, ground, add_law):
         rec_load_law=np.full(nrec, -1, dtype=np.intc),
         rec_input_mode=np.array([r.input_mode for r in recs], dtype=np.intc),
         rec_input=np.full(nrec, -1, dtype=np.intc),
+        rec_law=np.array([r.law for r in recs], dtype=np.intc),
+        rec_law_par=np.array([r.law_par for r in recs], dtype=float).reshape(-1),
         load_body=np.array([ld[1] for ld in loads], dtype=np.intc),
         load_point=np.array([ld[2] for ld in loads], dtype=float).reshape(-1),
         load_frame=np.array([ld[5] for ld in loads], dtype=np.intc),
@@ -691,7 +699,9 @@ def compile_forces(desc, body_index, local_of, ground, add_law):
     for i, ld in enumerate(loads):
         elements.setdefault(ld[0], ([], []))[1].append(i)
     info = dict(elements=elements, inputs=tuple(inputs), nrec=nrec, nload=nload,
-                coord=tuple(r.coord for r in recs))
+                coord=tuple(r.coord for r in recs),
+                contacts=tuple((i, recs[i].owner, recs[i].law)
+                               for i in range(contacts_from, nrec)))
     return a, info, fq_entries + load_fq, fv_entries
 
 

@@ -42,6 +42,9 @@ Format (version 1)::
     }
 
 Fields that take a law (free_length, law, target, law_x, law_y) also take a plain number.
+Contacts go in a ``"contacts"`` list: ``{"name", "point", "line_point", "line_angle",
+"radius", "model", "stiffness", "exponent", "damping" | "restitution"}`` (see
+:mod:`linkdyn.contacts`).
 
 Every field is checked: a missing required field, an unknown field, a value of the wrong type
 or outside its range raises :class:`ModelFileError` naming the file, the field
@@ -57,7 +60,7 @@ from pathlib import Path
 
 from .description import (AngleDriverSpec, BarSpec, BodySpec, CoordinateDriverSpec,
                           Description, ModelBuilder, PrismaticSpec, SlideDriverSpec)
-from . import forces
+from . import contacts, forces
 from .errors import ModelError, ModelFileError
 
 __all__ = ["FORMAT_VERSION", "load", "loads", "save", "dumps", "to_dict", "from_dict"]
@@ -76,7 +79,7 @@ _DRIVER_FIELDS = {"angle": ({"type", "name", "joint", "law"}, set()),
                   "coordinate": ({"type", "name", "point", "axis", "law"}, set())}
 _MARKER_FIELDS = ({"name", "point"}, set())
 _TOP_FIELDS = ({"linkdyn_model", "name", "bodies"},
-               {"gravity", "ground", "joints", "markers", "drivers", "forces"})
+               {"gravity", "ground", "joints", "markers", "drivers", "forces", "contacts"})
 
 
 def _check_fields(entry: dict, where: str, required: set, optional: set, path):
@@ -165,6 +168,15 @@ def from_dict(data, path=None) -> Description:
         kwargs = {k: v for k, v in entry.items() if k not in ("type", "name")}
         call(where, getattr(builder, method), entry["name"], **kwargs)
 
+    items = data.get("contacts", [])
+    if not isinstance(items, list):
+        raise ModelFileError("expected a list of objects", path, "contacts")
+    for n, entry in enumerate(items):
+        where = f"contacts[{n}]"
+        _check_fields(entry, where, *contacts.FILE_FIELDS, path)
+        kwargs = {k: v for k, v in entry.items() if k != "name"}
+        call(where, builder.add_contact, entry["name"], **kwargs)
+
     markers = data.get("markers", [])
     if not isinstance(markers, list):
         raise ModelFileError("expected a list of objects", path, "markers")
@@ -202,6 +214,7 @@ def to_dict(desc: Description) -> dict:
         "joints": [_joint_dict(j) for j in desc.joints],
         "drivers": [_driver_dict(d) for d in desc.drivers],
         "forces": [forces.to_dict(f) for f in desc.forces],
+        "contacts": [contacts.to_dict(c) for c in desc.contacts],
         "markers": [{"name": m.name, "point": f"{m.body}.{m.point}"} for m in desc.markers],
     }
 

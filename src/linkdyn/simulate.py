@@ -19,7 +19,7 @@ from ._bdf import STATUS, BDFIntegrator
 from .assembly import consistent_state
 from .errors import (ControllerError, ConvergenceError, ForceElementError, ModelError,
                      NonFiniteError, SimulationError, SingularJacobianError, StepSizeError)
-from .events import EventRecord, compile_events
+from .events import CONTACT, EventRecord, compile_events
 from .forces import INPUT_TARGET
 from .model import Model
 
@@ -479,6 +479,13 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
             for k in np.flatnonzero(fired):
                 records.append(EventRecord(float(t_ev), ev["events"][k].name, int(fired[k])))
                 stop = stop or ev["events"][k].terminal
+                if ev["kind"][k] == CONTACT and fired[k] > 0:
+                    # Onset: the approach speed sets Lankarani-Nikravesh damping (per run).
+                    s_now = integ.state()
+                    rec, _ = model.kernels.force_values(s_now[:model.nq],
+                                                        s_now[model.nq:2 * model.nq], t_ev,
+                                                        run)
+                    run.impact[ev["record"][k]] = -rec[ev["record"][k], 1]
             if stop:
                 return 2
 

@@ -149,12 +149,15 @@ def equilibrium(model: Model, q=None, t: float = 0.0, tol: float = 1e-10,
 
     ``tol`` bounds the max-norm of the residual (N, N m, m), scaled by max(1, largest load).
 
+    Motions without stiffness (a body free to slide or roll where nothing loads it) are left
+    where they are: the Newton step is then the minimum-norm one, and ``stable`` is None.
+
     Raises
     ------
     EquilibriumError
         Newton's method did not converge (no equilibrium near the guess: a mechanism whose
-        loads keep it moving, such as a slider pushed along its free direction) or met a
-        singular Jacobian; the exception carries the last iterate and its residual.
+        loads keep it moving, such as a slider pushed along its free direction); the
+        exception carries the last iterate and its residual.
     """
     if not isinstance(model, Model):
         raise TypeError(f"model must be a linkdyn.Model, got {type(model).__name__}")
@@ -189,10 +192,16 @@ def equilibrium(model: Model, q=None, t: float = 0.0, tol: float = 1e-10,
             with np.errstate(all="ignore"):
                 step = spla.splu(A).solve(-res)
         except RuntimeError:
-            raise EquilibriumError(
-                f"model {model.name!r}: singular equilibrium equations at iteration {it} "
-                "(no stiffness against some motion: a free mechanism under loads that "
-                "do not hold it, or redundant constraints)", q, norm) from None
+            # Singular: a motion without stiffness (a disk free to roll on a frictionless
+            # floor, a neutral mechanism). The minimum-norm step leaves such motions alone;
+            # where the loads push along them there is no equilibrium and the residual
+            # stops falling.
+            if A.shape[0] > 4000:
+                raise EquilibriumError(
+                    f"model {model.name!r}: singular equilibrium equations at iteration {it} "
+                    "(no stiffness against some motion) and too large for the dense "
+                    "minimum-norm step", q, norm) from None
+            step = np.linalg.lstsq(A.toarray(), -res, rcond=None)[0]
         if not np.all(np.isfinite(step)):
             raise EquilibriumError(f"model {model.name!r}: the Newton step is not finite at "
                                    f"iteration {it}", q, norm)

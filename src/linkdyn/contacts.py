@@ -1,0 +1,157 @@
+"""Contacts: compliant normal contact between a circle (or a point) on a body and a line on
+the ground or on another body.
+
+The family's records, builder method (:class:`ContactBuilder`, mixed into
+:class:`linkdyn.ModelBuilder`), model-file entries and compile step live here; the contact
+force laws are evaluated by the force kernels (``csrc/ld_forces.c``), and onset and
+separation are events located by the integrator.
+
+Geometry. The line passes through ``line_point`` (a ground point, or a point of a body) with
+the direction at ``line_angle`` rad from that body's u (for the ground: from the global x
+axis); its normal n is that direction turned by +90 degrees: the contact keeps the circle on
+the side n points to. The circle of ``radius`` r (0: a point) is centred at ``point``. The
+penetration is
+
+    delta = r - n . (centre - line point),
+
+a quadratic form in linkdyn's coordinates (linear when the line is on the ground), so its
+derivatives are exact.
+
+Normal force, for delta > 0 (zero otherwise), pushing the circle out along n and the line's
+body the other way, never pulling (clamped at zero):
+
+    model="hertz"                 F = K delta^n (1 + c delta')        (Hunt and Crossley)
+    model="lankarani_nikravesh"   F = K delta^n (1 + 3 (1 - e^2) delta' / (4 v0))
+
+with K the contact stiffness (N/m^n), n the exponent (1.5 for Hertz's sphere or cylinder
+end), c a damping coefficient (s/m) and e the coefficient of restitution, v0 the normal
+approach speed at the onset of the contact (recorded at the onset event of each run; a
+contact that starts closed has no damping until it reopens and closes). The stored energy
+is K delta^(n+1) / (n + 1); ``result.element_work(name)`` is the energy the damping took.
+
+Every onset (penetration starting, direction +1) and separation (-1) is an event located by
+the integrator and reported in ``result.events`` under the contact's name.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .errors import ModelError
+from .forces import SLIDE, _number, _Record
+
+__all__ = ["ContactSpec", "ContactBuilder", "FILE_FIELDS", "to_dict", "contact_records",
+           "HERTZ", "LANKARANI"]
+
+PointRef = tuple[str, str]
+
+# Force laws of csrc/ld_forces.h.
+HERTZ, LANKARANI = 1, 2
+MODELS = {"hertz": HERTZ, "lankarani_nikravesh": LANKARANI}
+
+
+@dataclass(frozen=True)
+class ContactSpec:
+    """A compliant contact between a circle (radius 0: a point) and a line (module notes)."""
+
+    name: str
+    point: PointRef
+    radius: float
+    line_point: PointRef
+    line_angle: float
+    model: str
+    stiffness: float
+    exponent: float
+    damping: float = 0.0
+    restitution: float = 1.0
+
+
+class ContactBuilder:
+    """The contact method of :class:`linkdyn.ModelBuilder` (a mixin)."""
+
+    def add_contact(self, name: str, point, line_point, line_angle=0.0, radius=0.0, *,
+                    stiffness, exponent=1.5, model: str = "hertz", damping=0.0,
+                    restitution=None) -> None:
+        """A compliant contact of the circle of ``radius`` (m; 0 for a point) centred at
+        body point ``point`` with the line through ``line_point`` at ``line_angle`` (rad):
+        normal force ``K delta^n (1 + c delta')`` (``model="hertz"``, ``damping`` c in s/m)
+        or Lankarani-Nikravesh with ``restitution`` e (``model="lankarani_nikravesh"``);
+        ``stiffness`` K in N/m^n, ``exponent`` n >= 1. See :mod:`linkdyn.contacts`."""
+        from .description import GROUND, _element
+
+        name = self._new_name("contact", name)
+        entry = f"contact '{name}'"
+        with _element(name):
+            p = self._ref(entry, point)
+            lp = self._ref(entry, line_point)
+            if p[0] == GROUND:
+                raise ModelError(f"{entry}: the circle (point) must be on a body, not the "
+                                 "ground")
+            if p[0] == lp[0]:
+                raise ModelError(f"{entry}: the circle and the line are on the same body "
+                                 f"'{p[0]}'")
+            if model not in MODELS:
+                raise ModelError(f"{entry}: model must be one of {', '.join(MODELS)}, got "
+                                 f"{model!r}")
+            k = _number(entry, "stiffness", stiffness, positive=True)
+            n = _number(entry, "exponent", exponent, positive=True)
+            if n < 1.0:
+                raise ModelError(f"{entry}: exponent must be at least 1 (the force must have "
+                                 f"a continuous derivative at onset), got {n!r}")
+            r = _number(entry, "radius", radius, nonnegative=True)
+            angle = _number(entry, "line_angle", line_angle)
+            c = _number(entry, "damping", damping, nonnegative=True)
+            if model == "hertz":
+                if restitution is not None:
+                    raise ModelError(f"{entry}: restitution belongs to model "
+                                     "'lankarani_nikravesh'; the Hertz model takes damping")
+                e = 1.0
+            else:
+                if restitution is None:
+                    raise ModelError(f"{entry}: model 'lankarani_nikravesh' needs "
+                                     "restitution (0 < e <= 1)")
+                if c != 0.0:
+                    raise ModelError(f"{entry}: model 'lankarani_nikravesh' takes restitution, "
+                                     "not damping")
+                e = _number(entry, "restitution", restitution, positive=True)
+                if e > 1.0:
+                    raise ModelError(f"{entry}: restitution must be at most 1, got {e!r}")
+            self._contacts[name] = ContactSpec(name, p, r, lp, angle, model, k, n, c, e)
+
+
+#: Model-file entry fields: required, optional.
+FILE_FIELDS = ({"name", "point", "line_point", "stiffness"},
+               {"line_angle", "radius", "exponent", "model", "damping", "restitution"})
+
+
+def to_dict(spec: ContactSpec) -> dict:
+    d = {"name": spec.name, "point": ".".join(spec.point), "radius": spec.radius,
+         "line_point": ".".join(spec.line_point), "line_angle": spec.line_angle,
+         "model": spec.model, "stiffness": spec.stiffness, "exponent": spec.exponent}
+    if spec.model == "hertz":
+        d["damping"] = spec.damping
+    else:
+        d["restitution"] = spec.restitution
+    return d
+
+
+def contact_records(desc, body_index, local_of, ground):
+    """One record per contact, on the slide coordinate s = n . (centre - line point) with a
+    contact law on the penetration r - s."""
+    from .description import GROUND
+
+    recs = []
+    for c in desc.contacts:
+        b1, p1 = ((-1, ground[c.line_point[1]]) if c.line_point[0] == GROUND else
+                  (body_index[c.line_point[0]], local_of(body_index[c.line_point[0]],
+                                                         c.line_point[1])))
+        b2 = body_index[c.point[0]]
+        p2 = local_of(b2, c.point[1])
+        normal = c.line_angle + 0.5 * math.pi
+        rec = _Record(c.name, SLIDE, (b1, b2), (*p1, *p2, math.cos(normal), math.sin(normal)))
+        rec.law = MODELS[c.model]
+        rec.law_par = (c.stiffness, c.exponent,
+                       c.damping if c.model == "hertz" else c.restitution, c.radius)
+        recs.append(rec)
+    return recs
