@@ -126,6 +126,16 @@ def test_lankarani_nikravesh_restitution():
     sep = [x for x in res.events if x.direction == -1][0]
     v_sep, _ = one_dof(K, n, lambda d, dv: K * d**n * (1 + 0.75 * (1 - e * e) * dv / v0), v0)
     assert abs(speed_at(res, sep.t) - v_sep) < 1e-6 * v0
+    # The reported normal force carries the damping set at the onset: rebuilt from the
+    # contact law with the recorded approach speed.
+    (t_imp, _, speed), = res.impacts
+    assert abs(speed - v0) < 1e-6
+    delta = r - res.q[:, 1]
+    rate = -res.v[:, 1]
+    inside = (res.t > t_imp) & (delta > 0)
+    law = K * delta[inside]**n * (1 + 0.75 * (1 - e * e) * rate[inside] / speed)
+    np.testing.assert_allclose(res.element_force("floor")[inside], np.maximum(law, 0.0),
+                               rtol=1e-9, atol=1e-9)
     # The model is built for a restitution near e: within 10 % at e = 0.8.
     assert abs(v_sep / v0 - e) < 0.1 * e
     assert abs(res.energy[-1] - res.energy[0] - res.work[-1]) < 1e-5 * abs(res.work[-1])

@@ -59,6 +59,9 @@ class SimulationResult:
     control_t, control_inputs, control_active : ndarray
         Sample times (m,) of the controller and the inputs held from each (m, ninput), with
         the flags of inputs replacing a servo's target (empty without a controller).
+    impacts : tuple of (t, record, speed)
+        Approach speeds recorded at the onsets of Lankarani-Nikravesh contacts (they set the
+        contact's damping from then on).
     """
 
     model: Model
@@ -73,6 +76,7 @@ class SimulationResult:
     control_t: np.ndarray | None = None
     control_inputs: np.ndarray | None = None
     control_active: np.ndarray | None = None
+    impacts: tuple = ()
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def marker(self, name: str) -> np.ndarray:
@@ -156,7 +160,14 @@ class SimulationResult:
             tracked = z[:, nrec + nload:] if z.shape[1] else None
             sample = (np.searchsorted(self.control_t, self.t, side="left") - 1
                       if self.control_t is not None and len(self.control_t) else None)
+            impacts, next_impact = sorted(self.impacts), 0
             for i in range(n):
+                # Impact speeds recorded at onsets before this row (a row at the event time
+                # was written before the event was handled).
+                while next_impact < len(impacts) and impacts[next_impact][0] < self.t[i]:
+                    _, r, speed = impacts[next_impact]
+                    state.impact[r] = speed
+                    next_impact += 1
                 if tracked is not None:
                     state.angle_ref[:nrec] = tracked[i]
                 if sample is not None and sample[i] >= 0:
@@ -465,7 +476,7 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         active.append(run.active[:ninput].copy())
         return changed
 
-    records, final = [], None
+    records, final, impacts = [], None, []
 
     def advance(target):
         """Integrate to target through the non-terminal events; 2 after a terminal one."""
@@ -486,6 +497,8 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
                                                         s_now[model.nq:2 * model.nq], t_ev,
                                                         run)
                     run.impact[ev["record"][k]] = -rec[ev["record"][k], 1]
+                    impacts.append((float(t_ev), int(ev["record"][k]),
+                                    float(run.impact[ev["record"][k]])))
             if stop:
                 return 2
 
@@ -517,11 +530,12 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
     except ControllerError as exc:
         exc.result = _result(model, times, y, written, integ, 0, samples, held, active,
                              time.perf_counter() - start - control_seconds, control_seconds,
-                             restarts, True, records, None)
+                             restarts, True, records, None, impacts)
         raise
     elapsed = time.perf_counter() - start - control_seconds
     result = _result(model, times, y, written, integ, status, samples, held, active, elapsed,
-                     control_seconds, restarts, controller is not None, records, final)
+                     control_seconds, restarts, controller is not None, records, final,
+                     impacts)
     if status == 1:
         warnings.warn(f"linkdyn: simulation interrupted at t = {integ.t:.6g} s; the result "
                       f"holds the {written} output rows computed so far", RuntimeWarning,
@@ -532,7 +546,7 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
 
 
 def _result(model, times, y, written, integ, status, samples, held, active, elapsed,
-            control_seconds, restarts, controlled, records, final):
+            control_seconds, restarts, controlled, records, final, impacts):
     stats = integ.stats()
     stats["integration_seconds"] = elapsed
     if controlled:
@@ -547,6 +561,7 @@ def _result(model, times, y, written, integ, status, samples, held, active, elap
         model=model, t=t, q=rows[:, :nq], v=rows[:, nq:2 * nq],
         lam=rows[:, 2 * nq:2 * nq + nc], z=rows[:, 2 * nq + nc:], stats=stats,
         status={1: "interrupted", 2: "event"}.get(status, "success"), events=tuple(records),
+        impacts=tuple(impacts),
         control_t=np.array(samples, dtype=float),
         control_inputs=np.array(held, dtype=float).reshape(len(samples), ninput),
         control_active=np.array(active, dtype=np.intc).reshape(len(samples), ninput))
