@@ -10,7 +10,7 @@ Every element but the point loads acts along one scalar coordinate ``s`` of the 
 =================================  ===========================================  ==========
 element                            coordinate s                                 f along s
 =================================  ===========================================  ==========
-``add_spring_damper``              distance between two points (m)              tension < 0
+``add_spring_damper``              distance between two points (m)              -tension
 ``add_torsional_spring_damper``    relative angle of a revolute joint (rad)     torque
 ``add_joint_damper``               relative angle or slide of a joint           torque/force
 ``add_motor``                      relative angle or slide of a joint           torque/force
@@ -44,9 +44,10 @@ codes that put the reflected inertia on the joint's diagonal (Jiminy, Pinocchio'
 Featherstone). The compiler adds a body ``<motor>/rotor`` of mass m and inertia n^2 J_r
 pinned at the joint, whose orientation is held at u_rotor = u2 conj(u1) (complex product of
 the two bodies' unit vectors: two bilinear rows, which replace the rotor's unit-vector row),
-so the mass matrix stays constant and diagonal. On a fixed base this is the exact reflected
-inertia; on a moving base it neglects the rotor's own share of the base's rotation,
-``J_r (w1^2 / 2 + n w1 (w2 - w1))``, which is small for large gear ratios.
+so the mass matrix stays constant and diagonal; the rotor's mass m rides at the joint point.
+On a fixed base this is the exact reflected inertia; on a moving base it neglects the
+rotor's own share of the base's rotation, ``J_r (w1^2 / 2 + n w1 (w2 - w1))`` in the kinetic
+energy, which is small for large gear ratios.
 
 Flexible joints (seed 003): ``add_flexible_joint`` builds the series-elastic actuator of
 the seed's Figure 1a (a rotor body between the motor and a torsional spring-damper to the
@@ -66,8 +67,8 @@ from .laws import Law, constant, law_from_dict
 
 __all__ = [
     "SpringDamperSpec", "TorsionalSpringDamperSpec", "JointDamperSpec", "MotorSpec",
-    "ServoSpec", "TorqueSpec", "ForceSpec", "ForceBuilder",
-    "FILE_TYPES", "to_dict", "compile_forces",
+    "ServoSpec", "TorqueSpec", "ForceSpec", "FlexibleJointSpec", "ForceBuilder",
+    "FILE_TYPES", "to_dict", "compile_forces", "expand",
 ]
 
 PointRef = tuple[str, str]
