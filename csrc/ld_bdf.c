@@ -146,6 +146,7 @@ struct ld_bdf {
     klu_numeric *num_out;       /* [M Phi_q^T; Phi_q 0] at the last output */
     int nev;                    /* events */
     double *g_old, *g_new, *g_mid;   /* [nev] at the last accepted state, the new, a trial */
+    double *g_end;              /* [nev] the new state's values, kept through the search */
     double *y_ev;               /* [n] state at a trial time of the event search */
     int *fired;                 /* [nev] directions of the events that fired */
     double t_event;
@@ -301,9 +302,10 @@ int ld_bdf_create(const ld_system *sys, const ld_bdf_options *opt, ld_bdf **out)
     w->hess = (double *)calloc((size_t)(sys->hess_nnz > 0 ? sys->hess_nnz : 1), sizeof(double));
     w->force = (double *)calloc((size_t)w->nq, sizeof(double));
     w->nev = sys->nev;
-    w->g_old = (double *)calloc((size_t)(3 * w->nev + 1), sizeof(double));
+    w->g_old = (double *)calloc((size_t)(4 * w->nev + 1), sizeof(double));
     w->g_new = w->g_old + w->nev;
     w->g_mid = w->g_new + w->nev;
+    w->g_end = w->g_mid + w->nev;
     w->y_ev = (double *)calloc(n, sizeof(double));
     w->fired = (int *)calloc((size_t)(w->nev + 1), sizeof(int));
     if (!w->D || !w->Dtmp || !w->y_pred || !w->psi || !w->d || !w->y || !w->scale || !w->res ||
@@ -811,6 +813,7 @@ static int locate_event(ld_bdf *w, double t_lo, int *status)
             if (frac < frac_best) { frac_best = frac; lead = k; }
         }
     if (lead < 0) return 0;
+    memcpy(w->g_end, g_hi, (size_t)w->nev * sizeof(double));
     tol = w->opt.event_tol > 0 ? w->opt.event_tol : 1e-12 * fmax(1.0, fabs(w->t));
     /* g_lo and g_hi live in g_old and g_new; g_mid is the trial. Keep copies of the ends. */
     for (it = 0; t_hi - t_lo > tol && it < 200; it++) {
@@ -825,12 +828,13 @@ static int locate_event(ld_bdf *w, double t_lo, int *status)
             tm = 0.5 * (t_lo + t_hi);
         dense_output(w, tm, w->y_ev);
         if ((*status = events_at(w, tm, w->y_ev, w->g_mid)) != LD_BDF_SUCCESS) return 0;
-        /* A crossing in (t_lo, tm]: of any event, the earliest wins. */
+        /* A crossing in (t_lo, tm] (the trial value zero or past the sign of t_lo) of an
+         * event that crosses over the step: of all, the earliest wins. */
         {
             int found = -1;
             double best = 2.0;
             for (k = 0; k < w->nev; k++)
-                if (crossing(w, k, g_lo[k], w->g_mid[k])) {
+                if (crossing(w, k, g_lo[k], w->g_end[k]) && w->g_mid[k] * g_lo[k] <= 0.0) {
                     double frac = g_lo[k] / (g_lo[k] - w->g_mid[k]);
                     if (frac < best) { best = frac; found = k; }
                 }
@@ -846,10 +850,11 @@ static int locate_event(ld_bdf *w, double t_lo, int *status)
             }
         }
     }
-    /* g_old moved along with t_lo: the functions that fired are those that change sign
-     * between the final bracket's ends. */
+    /* g_old moved along with t_lo: the functions that fired are those that cross over the
+     * step and have changed sign (or reached zero) within the final bracket. */
     w->t_event = t_hi;
-    for (k = 0; k < w->nev; k++) w->fired[k] = crossing(w, k, g_lo[k], g_hi[k]);
+    for (k = 0; k < w->nev; k++)
+        w->fired[k] = g_hi[k] * g_lo[k] <= 0.0 ? crossing(w, k, g_lo[k], w->g_end[k]) : 0;
     return 1;
 }
 

@@ -119,6 +119,15 @@ static int bottom(void *user, double t, const double *q, const double *v, const 
     return LD_OK;
 }
 
+/* Event at a set time: regula falsi lands on it exactly (a zero trial value). */
+static int at_time(void *user, double t, const double *q, const double *v, const double *lam,
+                   double *g)
+{
+    (void)user; (void)q; (void)v; (void)lam;
+    g[0] = t - 0.3;
+    return LD_OK;
+}
+
 static int count_accepted(void *user, double t, const double *q, const double *v)
 {
     (void)t; (void)q; (void)v;
@@ -363,6 +372,28 @@ int main(void)
               "on to T after two events: back at theta0");
         check(ld_bdf_get_stats(w)->events == 2 && ld_bdf_get_stats(w)->restarts == 2,
               "event and restart counters");
+        ld_bdf_free(w);
+    }
+
+    /* 9. An event function that reaches exactly zero at a trial point still fires, once. */
+    {
+        pendulum p6 = p;
+        ld_system s6;
+        ld_bdf_options o;
+        int fired[1] = {0}, nw6 = 0, st6;
+        s6 = make_system(&p6);
+        s6.nev = 1;
+        s6.events = at_time;
+        ld_bdf_default_options(&o);
+        o.rtol = o.atol = 1e-8;
+        ld_bdf_create(&s6, &o, &w);
+        initial_state(&p6, 0.5, q, v);
+        ld_bdf_init(w, 0.0, q, v, NULL);
+        st6 = ld_bdf_integrate(w, 1.0, 0, NULL, NULL, &nw6);
+        check(st6 == LD_BDF_EVENT && fabs(ld_bdf_get_event(w, fired) - 0.3) < 1e-12 &&
+                  fired[0] == 1, "an exact zero at a trial fires the event");
+        st6 = ld_bdf_integrate(w, 1.0, 0, NULL, NULL, &nw6);
+        check(st6 == LD_BDF_SUCCESS && ld_bdf_get_stats(w)->events == 1, "and only once");
         ld_bdf_free(w);
     }
 
