@@ -41,6 +41,12 @@ extensions = [
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     ),
     Extension(
+        "linkdyn._lcp",
+        sources=["src/linkdyn/_lcp.pyx", "csrc/ld_lcp.c"],
+        include_dirs=["csrc", numpy.get_include()],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+    ),
+    Extension(
         "linkdyn._kinematics",
         sources=["src/linkdyn/_kinematics.pyx"],
         include_dirs=["csrc", "src/linkdyn", numpy.get_include()] + ss_include,

@@ -1,6 +1,7 @@
 """The C core on its own, compiled as strict C99 and run plainly and under valgrind:
 csrc/tests/test_bdf.c (the integrator on a pendulum written directly against ld_system) and
-csrc/tests/test_forces.c (the force elements against finite differences and energy)."""
+csrc/tests/test_forces.c (the force elements against finite differences and energy) and
+csrc/tests/test_lcp.c (Lemke's method)."""
 
 import os
 import shutil
@@ -25,7 +26,8 @@ def suitesparse_include():
 
 
 PROGRAMS = {"test_bdf": ("csrc/tests/test_bdf.c", "csrc/ld_bdf.c"),
-            "test_forces": ("csrc/tests/test_forces.c", "csrc/ld_forces.c")}
+            "test_forces": ("csrc/tests/test_forces.c", "csrc/ld_forces.c"),
+            "test_lcp": ("csrc/tests/test_lcp.c", "csrc/ld_lcp.c")}
 
 
 @pytest.fixture(scope="module", params=sorted(PROGRAMS))

@@ -13,7 +13,7 @@ from ._version import __version__
 from .assembly import ConsistentState, consistent_state
 from .description import GROUND, Description, ModelBuilder
 from . import laws
-from . import forces
+from . import contacts, events, forces, lcp
 from .errors import (AssemblyError, ControllerError, ConvergenceError, EquilibriumError,
                      ForceElementError,
                      KinematicsError, LinkdynError, ModelError, ModelFileError, NonFiniteError,
@@ -56,10 +56,13 @@ __all__ = [
     "builtin_names",
     "chain",
     "consistent_state",
+    "contacts",
     "equilibrium",
+    "events",
     "forces",
     "kinematics",
     "laws",
+    "lcp",
     "load_model",
     "modes",
     "simulate",
