@@ -328,3 +328,27 @@ def test_tightest_tolerance_completes():
     r = simulate(linkdyn.load_model("jansen"), 1.0, rtol=1e-13, atol=1e-13, dt_out=0.01)
     assert r.status == "success" and r.t[-1] == 1.0
     assert r.phi_norm.max() <= 1e-12
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(rtol=1.5), "rtol < 1"),
+    (dict(max_order=True), "max_order"),
+    (dict(max_steps=2**70), "max_steps"),
+    (dict(max_steps=True), "max_steps"),
+])
+def test_integer_and_tolerance_options_are_checked(kwargs, match):
+    model = linkdyn.load_model("jansen")
+    with pytest.raises(ValueError, match=match):
+        linkdyn.simulate(model, 0.1, **kwargs)
+
+
+def test_model_file_version_must_be_the_integer_one(tmp_path):
+    import json
+
+    path = tmp_path / "m.json"
+    linkdyn.load_model("jansen").save(path)
+    data = json.loads(path.read_text())
+    data["linkdyn_model"] = True
+    path.write_text(json.dumps(data))
+    with pytest.raises(linkdyn.ModelFileError, match="version"):
+        linkdyn.load_model(path)

@@ -399,13 +399,17 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         raise ValueError(f"t_end must be a finite time after t0 = {t0}, got {t_end!r}")
     t_end = float(t_end)
     rtol, atol = _positive("rtol", rtol), _positive("atol", atol)
+    if rtol >= 1.0:
+        raise ValueError(f"rtol = {rtol:g} is not a relative tolerance (use rtol < 1)")
     if rtol < 1e-14:
         raise ValueError(f"rtol = {rtol:g} is below what double precision can deliver "
                          "(use rtol >= 1e-14)")
-    if not isinstance(max_order, int) or not 1 <= max_order <= 5:
+    if isinstance(max_order, bool) or not isinstance(max_order, int) or not 1 <= max_order <= 5:
         raise ValueError(f"max_order must be an integer from 1 to 5, got {max_order!r}")
-    if not isinstance(max_steps, int) or max_steps < 0:
-        raise ValueError(f"max_steps must be a non-negative integer, got {max_steps!r}")
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or \
+            not 0 <= max_steps < 2**63:
+        raise ValueError(f"max_steps must be a non-negative integer below 2**63, got "
+                         f"{max_steps!r}")
     for name, value in (("h_init", h_init), ("h_max", h_max), ("newton_tol", newton_tol),
                         ("event_tol", event_tol)):
         if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
