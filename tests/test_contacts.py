@@ -184,3 +184,30 @@ def test_contact_model_file_round_trip(tmp_path):
     path.write_text(text)
     with pytest.raises(ModelFileError, match=r"contacts\[0\].*at most 1"):
         linkdyn.load_model(path)
+
+
+def test_frictionless_block_slides_down_an_incline():
+    # Two corner points on a line inclined at alpha, contacts damped: after the contact
+    # settles the block slides with a = g sin(alpha) exactly (no friction yet).
+    alpha, m, K = 0.3, 2.0, 1e6
+    ca, sa = math.cos(alpha), math.sin(alpha)
+    b = linkdyn.ModelBuilder("incline", gravity=(0.0, -G))
+    b.add_ground_point("O", (0.0, 0.0))
+    # Block 0.2 x 0.1 resting on the line (its bottom corners on it), turned by alpha.
+    cx, cy = 1.0 * ca - 0.05 * sa, 1.0 * sa + 0.05 * ca
+    b.add_body("block", mass=m, inertia=m * (0.2**2 + 0.1**2) / 12,
+               points={"left": (-0.1, -0.05), "right": (0.1, -0.05)},
+               position=(cx, cy), angle=alpha)
+    for corner in ("left", "right"):
+        # Hunt-Crossley damping is proportional to the (tiny) penetration: a large c.
+        b.add_contact(corner, f"block.{corner}", "ground.O", alpha, stiffness=K, exponent=1.0,
+                      damping=500.0)
+    model = b.build()
+    r = linkdyn.simulate(model, 1.0, rtol=1e-10, atol=1e-10, dt_out=0.01)
+    along = r.q[:, 0] * ca + r.q[:, 1] * sa
+    late = r.t > 0.3   # the normal vibration has died out by then
+    acc = np.polyfit(r.t[late], along[late], 2)[0] * 2
+    assert abs(acc + G * sa) < 1e-6 * G
+    # Each corner carries half the normal load m g cos(alpha).
+    np.testing.assert_allclose(r.element_force("left")[late], 0.5 * m * G * ca, rtol=1e-6)
+    np.testing.assert_allclose(r.element_force("right")[late], 0.5 * m * G * ca, rtol=1e-6)
