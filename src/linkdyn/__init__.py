@@ -24,6 +24,7 @@ from .model import Model
 from .models import builtin_names, chain, load_model
 from .simulate import ControlState, SimulationResult, simulate
 from .statics import Equilibrium, Modes, equilibrium, modes
+from .sweep import sweep
 
 __all__ = [
     "__version__",
@@ -66,4 +67,5 @@ __all__ = [
     "load_model",
     "modes",
     "simulate",
+    "sweep",
 ]

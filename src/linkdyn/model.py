@@ -108,6 +108,11 @@ class Model:
 
     __hash__ = None
 
+    def __reduce__(self):
+        # A model travels as its description and is compiled again where it is unpickled
+        # (the compiled kernels hold pointers that cannot cross processes).
+        return (compile_model, (self.description,))
+
     def __repr__(self):
         return (f"<linkdyn.Model {self.name!r}: {self.nbody} bodies, {len(self.joint_names)} "
                 f"joints, {self.nq} coordinates, {self.nc} constraints>")

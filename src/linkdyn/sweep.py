@@ -1,0 +1,376 @@
+"""Parameter sweeps: many runs of one model with varied parameters, serially, on a local
+process pool or on a Dask cluster.
+
+    table = linkdyn.sweep("jansen", {"bodies.L1.length": [0.14, 0.15],
+                                     "bodies.L1.omega": [-6.0, -7.0]},
+                          run="simulate", run_options={"t_end": 2.0, "rtol": 1e-8},
+                          outputs=lambda r: {"foot_min_y": r.marker("P3")[:, 1].min()})
+
+Parameters. A parameter is either an option of the run (``t_end``, ``rtol``, ``atol``, ...:
+any keyword of the run function) or a path into the model's file form
+(:mod:`linkdyn.modelfile`): ``gravity``, ``bodies.<name>.<field>``, ``joints.<name>.<field>``,
+``drivers.<name>.law.<field>``, ``forces.<name>.<field>``, ``contacts.<name>.<field>``, each
+validated as a model file is. ``parameters`` is a grid (a mapping name -> values: every
+combination, the last name varying fastest) or a list of cases (mappings name -> value).
+Instead of a model, a factory ``factory(case) -> Model`` may build each case's model from the
+case's model parameters (the names that are not run options).
+
+What runs. ``run`` is ``"simulate"``, ``"kinematics"`` (times from run options ``t_end``
+and ``dt``), ``"equilibrium"``, or a callable ``run(model, **options)``; ``outputs(result)``
+returns a mapping of named values (or one value: column ``output``) and runs where the case
+runs, so only what is kept crosses between processes.
+
+Executors. ``"serial"``; ``"process"`` (a local process pool, the default when more than one
+core is present); ``"dask"`` (a ``dask.distributed.LocalCluster`` started for the sweep) or a
+``dask.distributed.Client``. Models travel as their descriptions (a ``Model`` pickles as its
+description and is compiled again where it is unpickled); each worker keeps the models it
+compiled, so cases that change only run options reuse them. The same case gives bit-for-bit
+the same numbers in every executor.
+
+Failures. A case that raises is recorded (``status`` "error", ``error_type``,
+``error_message`` and, for simulation errors, ``error_t``), and the sweep goes on. Ctrl-C
+cancels the pending cases and returns the table of what finished (``status`` "cancelled"
+for the others).
+
+The result is a pandas DataFrame, one row per case in case order: the parameters, the
+outputs, the run's main statistics (``steps``, ``integration_seconds``, ... when the result
+has them), ``status`` and ``seconds`` (wall time of the case where it ran).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import sys
+import time
+from collections.abc import Mapping
+
+from .errors import LinkdynError, ModelError
+
+__all__ = ["sweep", "expand_cases", "apply_parameters"]
+
+RUNS = ("simulate", "kinematics", "equilibrium")
+MODEL_SECTIONS = ("bodies", "joints", "drivers", "forces", "contacts")
+STAT_KEYS = ("steps", "rejected_steps", "newton_iterations", "factorizations",
+             "integration_seconds", "sweep_seconds", "events")
+
+
+def expand_cases(parameters) -> list[dict]:
+    """A grid (mapping name -> sequence of values) or a list of cases, as a list of cases."""
+    if isinstance(parameters, Mapping):
+        names = list(parameters)
+        values = []
+        for name in names:
+            v = parameters[name]
+            if isinstance(v, (str, bytes)) or not hasattr(v, "__iter__"):
+                raise ValueError(f"sweep: the grid values of {name!r} must be a sequence, got "
+                                 f"{v!r}")
+            values.append(list(v))
+            if not values[-1]:
+                raise ValueError(f"sweep: the grid of {name!r} is empty")
+        return [dict(zip(names, combo)) for combo in itertools.product(*values)]
+    cases = []
+    for i, case in enumerate(parameters):
+        if not isinstance(case, Mapping):
+            raise ValueError(f"sweep: case {i} must be a mapping name -> value, got {case!r}")
+        cases.append(dict(case))
+    if not cases:
+        raise ValueError("sweep: no cases")
+    return cases
+
+
+def _is_model_parameter(name: str) -> bool:
+    return name == "gravity" or name.split(".", 1)[0] in MODEL_SECTIONS
+
+
+def apply_parameters(data: dict, case: Mapping) -> dict:
+    """A copy of a model-file dict with the case's model parameters set (see module notes);
+    raises :class:`ModelError` naming an unknown path."""
+    import copy
+
+    data = copy.deepcopy(data)
+    for name, value in case.items():
+        if not _is_model_parameter(name):
+            continue
+        if name == "gravity":
+            data["gravity"] = value
+            continue
+        section, _, rest = name.partition(".")
+        entry_name, _, field = rest.partition(".")
+        if not entry_name or not field:
+            raise ModelError(f"sweep parameter {name!r}: expected '{section}.<name>.<field>'")
+        entries = [e for e in data.get(section, []) if e.get("name") == entry_name]
+        if not entries:
+            known = ", ".join(e.get("name", "?") for e in data.get(section, [])) or "none"
+            singular = {"bodies": "body", "forces": "force element"}.get(section, section[:-1])
+            raise ModelError(f"sweep parameter {name!r}: no {singular} named "
+                             f"{entry_name!r} (known: {known})")
+        target, keys = entries[0], field.split(".")
+        for key in keys[:-1]:
+            if not isinstance(target.get(key), dict):
+                raise ModelError(f"sweep parameter {name!r}: {key!r} is not an object in "
+                                 f"{section[:-1]} {entry_name!r}")
+            target = target[key]
+        if keys[-1] in ("angle", "omega") and section == "bodies":
+            # The canonical file form stores u and ud; an angle replaces them.
+            target.pop("u" if keys[-1] == "angle" else "ud", None)
+        target[keys[-1]] = value
+    return data
+
+
+# -- what runs in a worker ------------------------------------------------------------------
+
+_COMPILED: dict = {}   # per process: model-file text -> Model, reused across cases
+
+
+def _model_for(base, factory, case):
+    from . import modelfile
+    from .model import compile_model
+
+    if factory is not None:
+        return factory({k: v for k, v in case.items() if _is_model_parameter(k)})
+    if not any(_is_model_parameter(k) for k in case):
+        key = ("base", base)
+        if key not in _COMPILED:
+            _COMPILED[key] = compile_model(base)
+        return _COMPILED[key]
+    data = apply_parameters(modelfile.to_dict(base), case)
+    key = repr(sorted(data.items(), key=lambda kv: kv[0]))
+    if key not in _COMPILED:
+        if len(_COMPILED) > 256:
+            _COMPILED.clear()
+        _COMPILED[key] = compile_model(modelfile.from_dict(data, path="<sweep case>"))
+    return _COMPILED[key]
+
+
+def _call_run(run, model, options):
+    import numpy as np
+
+    from .kinematics import kinematics
+    from .simulate import simulate
+    from .statics import equilibrium
+
+    options = dict(options)
+    if run == "simulate":
+        t_end = options.pop("t_end", None)
+        if t_end is None:
+            raise ValueError("sweep: run 'simulate' needs the run option t_end")
+        return simulate(model, t_end, **options)
+    if run == "kinematics":
+        t_end, dt = options.pop("t_end", None), options.pop("dt", None)
+        if t_end is None or dt is None:
+            raise ValueError("sweep: run 'kinematics' needs the run options t_end and dt")
+        return kinematics(model, np.arange(0.0, t_end + 0.5 * dt, dt), **options)
+    if run == "equilibrium":
+        return equilibrium(model, **options)
+    return run(model, **options)
+
+
+def _outputs(outputs, result) -> dict:
+    if outputs is None:
+        return {}
+    value = outputs(result)
+    if isinstance(value, Mapping):
+        return dict(value)
+    return {"output": value}
+
+
+def _stats(result) -> dict:
+    stats = getattr(result, "stats", None)
+    if not isinstance(stats, dict):
+        return {}
+    return {k: stats[k] for k in STAT_KEYS if k in stats}
+
+
+def _dumps(obj) -> bytes:
+    """Pickle with cloudpickle where it is installed (it comes with dask), so that lambdas
+    and local functions can be outputs and factories in a process pool."""
+    try:
+        import cloudpickle
+    except ImportError:
+        import pickle
+
+        return pickle.dumps(obj)
+    return cloudpickle.dumps(obj)
+
+
+def run_blob(blob: bytes, case) -> dict:
+    import pickle
+
+    return run_case(*pickle.loads(blob), case)
+
+
+def run_case(base, factory, run, run_options, outputs, case) -> dict:
+    """One case, where it runs (a worker process, a Dask worker or here): the row of the
+    table, with the error recorded instead of raised."""
+    start = time.perf_counter()
+    row = {}
+    try:
+        model = _model_for(base, factory, case)
+        options = {**run_options, **{k: v for k, v in case.items()
+                                     if not _is_model_parameter(k)}}
+        result = _call_run(run, model, options)
+        row.update(_stats(result))
+        row.update(_outputs(outputs, result))
+        row["status"] = "ok"
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:   # recorded, and the sweep goes on
+        row.update(status="error", error_type=type(exc).__name__, error_message=str(exc))
+        if getattr(exc, "t", None) is not None:
+            row["error_t"] = exc.t
+    row["seconds"] = time.perf_counter() - start
+    return row
+
+
+# -- the sweep -------------------------------------------------------------------------------
+
+def _progress(total, progress):
+    if progress is None:
+        progress = sys.stderr.isatty()
+    if not progress:
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, unit="case", desc="linkdyn sweep")
+
+
+def sweep(model, parameters, *, run="simulate", run_options=None, outputs=None,
+          executor=None, workers: int | None = None, progress: bool | None = None):
+    """Run ``model`` (a Model, a built-in name or model-file path, or a factory
+    ``factory(case) -> Model``) for every case of ``parameters``; returns a pandas DataFrame
+    (see :mod:`linkdyn.sweep` for parameters, runs, outputs, executors and failures).
+
+    ``workers`` is the number of processes (process pool or LocalCluster; default: the
+    machine's cores). ``progress`` shows a tqdm bar (default: when stderr is a terminal).
+    """
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ImportError("linkdyn.sweep needs pandas (pip install 'linkdyn[sweep]')") from None
+    from .model import Model
+    from .models import load_model
+
+    factory = None
+    if isinstance(model, Model):
+        base = model.description
+    elif isinstance(model, (str, os.PathLike)):
+        base = load_model(model).description
+    elif callable(model):
+        factory, base = model, None
+    else:
+        raise TypeError(f"sweep: model must be a Model, a model name or path, or a factory, "
+                        f"got {type(model).__name__}")
+    if not (run in RUNS or callable(run)):
+        raise ValueError(f"sweep: run must be one of {', '.join(RUNS)} or a callable, got "
+                         f"{run!r}")
+    run_options = dict(run_options or {})
+    if outputs is not None and not callable(outputs):
+        raise TypeError("sweep: outputs must be a callable outputs(result) -> mapping")
+    cases = expand_cases(parameters)
+    if base is not None:   # validate every model path up front, in this process
+        from . import modelfile
+
+        data = modelfile.to_dict(base)
+        for case in cases:
+            apply_parameters(data, case)
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
+                                or workers < 1):
+        raise ValueError(f"sweep: workers must be a positive integer, got {workers!r}")
+
+    if executor is None:
+        executor = "process" if (os.cpu_count() or 1) > 1 and len(cases) > 1 else "serial"
+    args = (base, factory, run, run_options, outputs)
+    rows: list = [None] * len(cases)
+    bar = _progress(len(cases), progress)
+    try:
+        if executor == "serial":
+            _serial(args, cases, rows, bar)
+        elif executor == "process":
+            _process(args, cases, rows, bar, workers)
+        elif executor == "dask" or _is_dask_client(executor):
+            _dask(args, cases, rows, bar, workers, None if executor == "dask" else executor)
+        else:
+            raise ValueError(f"sweep: executor must be 'serial', 'process', 'dask' or a "
+                             f"dask.distributed.Client, got {executor!r}")
+    finally:
+        if bar is not None:
+            bar.close()
+    table = []
+    for case, row in zip(cases, rows):
+        table.append({**case, **(row if row is not None else {"status": "cancelled"})})
+    return pd.DataFrame(table)
+
+
+def _serial(args, cases, rows, bar):
+    try:
+        for i, case in enumerate(cases):
+            rows[i] = run_case(*args, case)
+            if bar is not None:
+                bar.update()
+    except KeyboardInterrupt:
+        pass   # the rows done are kept; the rest are "cancelled"
+
+
+def _process(args, cases, rows, bar, workers):
+    import concurrent.futures as cf
+    import multiprocessing
+
+    # forkserver/spawn keep the workers free of the parent's threads and handlers.
+    context = multiprocessing.get_context("spawn" if sys.platform != "linux" else "forkserver")
+    pool = cf.ProcessPoolExecutor(max_workers=workers or os.cpu_count(), mp_context=context)
+    futures = {}
+    blob = _dumps(args)
+    try:
+        futures = {pool.submit(run_blob, blob, case): i for i, case in enumerate(cases)}
+        for future in cf.as_completed(futures):
+            rows[futures[future]] = future.result()
+            if bar is not None:
+                bar.update()
+        pool.shutdown(wait=True)
+    except KeyboardInterrupt:
+        for future in futures:
+            future.cancel()
+        for future, i in futures.items():   # keep what finished
+            if future.done() and not future.cancelled() and future.exception() is None:
+                rows[i] = future.result()
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _is_dask_client(obj) -> bool:
+    return type(obj).__name__ == "Client" and hasattr(obj, "submit")
+
+
+def _dask(args, cases, rows, bar, workers, client):
+    try:
+        from dask.distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise ImportError("sweep: executor 'dask' needs dask.distributed "
+                          "(pip install 'linkdyn[sweep]')") from None
+    own = client is None
+    if own:
+        cluster = LocalCluster(n_workers=workers or os.cpu_count(), threads_per_worker=1,
+                               processes=True, dashboard_address=None)
+        client = Client(cluster)
+    futures = {}
+    try:
+        base, factory, run, run_options, outputs = args
+        shared = client.scatter([base, factory, run, run_options, outputs], broadcast=True)
+        futures = {client.submit(run_case, *shared, case, pure=False): i
+                   for i, case in enumerate(cases)}
+        for future in as_completed(list(futures)):
+            rows[futures[future]] = future.result()
+            if bar is not None:
+                bar.update()
+    except KeyboardInterrupt:
+        for future, i in futures.items():
+            if future.status == "finished":
+                rows[i] = future.result()
+        client.cancel(list(futures))
+    finally:
+        if own:
+            client.close()
+            cluster.close()

@@ -1,0 +1,112 @@
+"""Parameter sweeps (linkdyn.sweep): the same numbers in every executor, failures kept,
+models and results that pickle."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+import linkdyn
+from linkdyn.errors import ModelError
+from linkdyn.sweep import apply_parameters, expand_cases
+
+pd = pytest.importorskip("pandas")
+
+
+def foot_outputs(result):
+    foot = result.marker("P3")
+    return {"foot_min_y": float(foot[:, 1].min()), "foot_final_x": float(foot[-1, 0])}
+
+
+GRID = {"gravity": [[0.0, -9.81], [0.0, -5.0]], "bodies.L5.length": [0.61, 0.63]}
+OPTIONS = {"t_end": 0.2, "rtol": 1e-8, "atol": 1e-8, "dt_out": 0.01}
+
+
+def test_cases_from_a_grid_and_a_list():
+    cases = expand_cases({"a": [1, 2], "b": [3, 4, 5]})
+    assert len(cases) == 6 and cases[0] == {"a": 1, "b": 3} and cases[1] == {"a": 1, "b": 4}
+    assert expand_cases([{"a": 1}, {"a": 2}]) == [{"a": 1}, {"a": 2}]
+    with pytest.raises(ValueError, match="empty"):
+        expand_cases({"a": []})
+
+
+def test_model_paths_are_validated():
+    data = linkdyn.modelfile.to_dict(linkdyn.load_model("jansen").description)
+    changed = apply_parameters(data, {"bodies.L5.length": 0.6, "gravity": [0.0, -1.0]})
+    assert [b for b in changed["bodies"] if b["name"] == "L5"][0]["length"] == 0.6
+    assert data["gravity"] != changed["gravity"]   # the input is not modified
+    with pytest.raises(ModelError, match="no body named 'L99'"):
+        apply_parameters(data, {"bodies.L99.length": 1.0})
+    with pytest.raises(ModelError, match="no body named 'L99'"):
+        linkdyn.sweep("jansen", {"bodies.L99.length": [1.0]}, run_options=OPTIONS,
+                      executor="serial")
+
+
+def test_serial_and_process_pool_give_identical_numbers():
+    serial = linkdyn.sweep("jansen", GRID, run_options=OPTIONS, outputs=foot_outputs,
+                           executor="serial")
+    pool = linkdyn.sweep("jansen", GRID, run_options=OPTIONS, outputs=foot_outputs,
+                         executor="process", workers=2)
+    assert list(serial["status"]) == ["ok"] * 4
+    for column in ("foot_min_y", "foot_final_x", "steps", "newton_iterations"):
+        assert list(serial[column]) == list(pool[column])   # bit for bit
+    # The parameters matter: different cases, different feet.
+    assert serial["foot_final_x"].nunique() == 4
+    # A case equals the same model simulated directly.
+    model = linkdyn.load_model("jansen")
+    data = apply_parameters(linkdyn.modelfile.to_dict(model.description),
+                            {"gravity": [0.0, -5.0], "bodies.L5.length": 0.63})
+    direct = linkdyn.simulate(linkdyn.model.compile_model(linkdyn.modelfile.from_dict(data)),
+                              **{k: v for k, v in OPTIONS.items()})
+    row = serial.iloc[3]   # the last case of the grid: gravity -5, length 0.63
+    assert row["foot_final_x"] == foot_outputs(direct)["foot_final_x"]
+
+
+def test_dask_local_cluster_gives_identical_numbers():
+    pytest.importorskip("dask.distributed")
+    serial = linkdyn.sweep("jansen", GRID, run_options=OPTIONS, outputs=foot_outputs,
+                           executor="serial")
+    dask = linkdyn.sweep("jansen", GRID, run_options=OPTIONS, outputs=foot_outputs,
+                         executor="dask", workers=2)
+    for column in ("foot_min_y", "foot_final_x", "steps"):
+        assert list(serial[column]) == list(dask[column])
+
+
+def test_a_failing_case_is_recorded_and_the_others_kept():
+    table = linkdyn.sweep("jansen", [{"rtol": 1e-8}, {"rtol": -1.0}, {"t_end": 0.1}],
+                          run_options={"t_end": 0.1, "atol": 1e-8}, outputs=foot_outputs,
+                          executor="serial")
+    assert list(table["status"]) == ["ok", "error", "ok"]
+    assert table["error_type"][1] == "ValueError" and "rtol" in table["error_message"][1]
+    assert np.isfinite(table["foot_min_y"][0]) and np.isfinite(table["foot_min_y"][2])
+
+
+def test_factory_and_other_runs():
+    def pendulum(case):
+        b = linkdyn.ModelBuilder("pendulum", gravity=(0.0, -9.81))
+        b.add_ground_point("O", (0.0, 0.0))
+        b.add_bar("rod", length=1.0, mass=1.0, position=(0.5, 0.0))
+        b.add_revolute("pin", "ground.O", "rod.a")
+        b.add_torsional_spring_damper("spring", "pin", case["forces.spring.stiffness"],
+                                      0.0, 0.0)
+        return b.build()
+
+    table = linkdyn.sweep(pendulum, {"forces.spring.stiffness": [10.0, 20.0]},
+                          run="equilibrium", executor="process", workers=2,
+                          outputs=lambda eq: float(np.arctan2(eq.q[3], eq.q[2])))
+    angles = table["output"].to_numpy()
+    assert angles[0] < angles[1] < 0.0    # a stiffer spring holds the rod higher
+    for k, angle in zip((10.0, 20.0), angles):
+        assert abs(-k * angle - 9.81 * 0.5 * np.cos(angle)) < 1e-9
+
+
+def test_models_and_results_pickle():
+    model = linkdyn.load_model("jansen")
+    again = pickle.loads(pickle.dumps(model))
+    assert again == model and again.nq == model.nq
+    result = linkdyn.simulate(model, 0.05, rtol=1e-8, atol=1e-8)
+    copy = pickle.loads(pickle.dumps(result))
+    np.testing.assert_array_equal(copy.q, result.q)
+    np.testing.assert_array_equal(copy.energy, result.energy)
+    kin = linkdyn.kinematics(linkdyn.load_model("jansen_driven"), np.linspace(0, 0.1, 11))
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(kin)).q, kin.q)
