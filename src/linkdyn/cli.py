@@ -151,6 +151,32 @@ def _cmd_kinematics(args) -> int:
     return 0
 
 
+def _cmd_sweep(args) -> int:
+    from .sweep import load_sweep_file, sweep
+
+    kwargs = load_sweep_file(args.file)
+    out = args.output
+    if out and not out.endswith((".csv", ".parquet")):
+        raise ValueError(f"--output {out}: the file name must end in .csv or .parquet")
+    if args.executor:
+        kwargs["executor"] = args.executor
+    if args.workers:
+        kwargs["workers"] = args.workers
+    table = sweep(kwargs.pop("model"), kwargs.pop("parameters"), progress=None, **kwargs)
+    ok = int((table["status"] == "ok").sum())
+    print(f"sweep {args.file}: {len(table)} cases, {ok} ok, {len(table) - ok} not; "
+          f"{table['seconds'].sum():.2f} s of case time")
+    if out:
+        if out.endswith(".csv"):
+            table.to_csv(out, index=False)
+        else:
+            table.to_parquet(out, index=False)
+        print(f"  wrote {out}")
+    else:
+        print(table.to_string(index=False))
+    return 0 if ok == len(table) else 1
+
+
 def _positive_float(text):
     value = float(text)
     if not (np.isfinite(value) and value > 0):
@@ -199,6 +225,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write marker positions, velocities, accelerations as text")
     p.add_argument("--plot", metavar="DIR", help="write PNG plots into DIR")
     p.set_defaults(func=_cmd_kinematics)
+    p = sub.add_parser("sweep", help="run a parameter sweep described in a sweep file",
+                       description="Run the cases of a sweep file (JSON: model, parameters, "
+                       "run, run_options, outputs, executor, workers; see linkdyn.sweep) and "
+                       "write the table.")
+    p.add_argument("file", help="sweep file (JSON)")
+    p.add_argument("--output", metavar="FILE", help="write the table as .csv or .parquet")
+    p.add_argument("--executor", choices=("serial", "process", "dask"),
+                   help="where the cases run (default: the file's, else a process pool)")
+    p.add_argument("--workers", type=int, help="number of worker processes")
+    p.set_defaults(func=_cmd_sweep)
     return parser
 
 

@@ -374,3 +374,108 @@ def _dask(args, cases, rows, bar, workers, client):
         if own:
             client.close()
             cluster.close()
+
+
+# -- sweep files (the command) ----------------------------------------------------------------
+
+SWEEP_FILE_FIELDS = ({"model", "parameters"},
+                     {"run", "run_options", "outputs", "executor", "workers"})
+REDUCTIONS = {"min": "min", "max": "max", "mean": "mean", "final": None, "initial": None,
+              "ptp": "ptp"}
+
+
+class Outputs:
+    """Outputs named in a sweep file, applied to a result where the case runs:
+
+    ``{"name": "foot_min_y", "marker": "P3", "axis": "y", "reduce": "min"}``,
+    ``{"name": "drift", "quantity": "energy", "reduce": "ptp"}`` (``energy``, ``work``,
+    ``phi_norm``, ``phid_norm``, ``t``), ``{"name": "torque", "element": "M",
+    "value": "force", "reduce": "max"}`` (``force`` or ``coordinate``),
+    ``{"name": "steps", "stat": "steps"}``; ``reduce`` is one of min, max, mean, ptp,
+    initial, final (default final)."""
+
+    def __init__(self, specs):
+        if not isinstance(specs, list) or not specs:
+            raise ValueError("sweep file: outputs must be a non-empty list of objects")
+        self.specs = []
+        for i, spec in enumerate(specs):
+            where = f"outputs[{i}]"
+            if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+                raise ValueError(f"sweep file: {where} must be an object with a 'name'")
+            kinds = [k for k in ("marker", "quantity", "element", "stat") if k in spec]
+            if len(kinds) != 1:
+                raise ValueError(f"sweep file: {where} needs exactly one of marker, quantity, "
+                                 "element, stat")
+            allowed = {"name", kinds[0], "reduce"} | {"marker": {"axis"},
+                                                      "element": {"value"}}.get(kinds[0],
+                                                                                set())
+            extra = sorted(set(spec) - allowed)
+            if extra:
+                raise ValueError(f"sweep file: {where} has unknown field(s) {', '.join(extra)}")
+            if spec.get("reduce", "final") not in REDUCTIONS:
+                raise ValueError(f"sweep file: {where}.reduce must be one of "
+                                 f"{', '.join(REDUCTIONS)}")
+            if kinds[0] == "marker" and spec.get("axis") not in ("x", "y"):
+                raise ValueError(f"sweep file: {where}.axis must be 'x' or 'y'")
+            if kinds[0] == "element" and spec.get("value", "force") not in ("force",
+                                                                             "coordinate"):
+                raise ValueError(f"sweep file: {where}.value must be 'force' or 'coordinate'")
+            self.specs.append((spec["name"], kinds[0], spec))
+
+    def __call__(self, result) -> dict:
+        import numpy as np
+
+        out = {}
+        for name, kind, spec in self.specs:
+            if kind == "stat":
+                out[name] = result.stats[spec["stat"]]
+                continue
+            if kind == "marker":
+                series = result.marker(spec["marker"])[:, 0 if spec["axis"] == "x" else 1]
+            elif kind == "element":
+                series = (result.element_force(spec["element"])
+                          if spec.get("value", "force") == "force"
+                          else result.element_coordinate(spec["element"]))
+            else:
+                series = np.asarray(getattr(result, spec["quantity"]))
+            how = spec.get("reduce", "final")
+            series = np.asarray(series, dtype=float)
+            out[name] = float({"min": np.min, "max": np.max, "mean": np.mean,
+                               "ptp": np.ptp}[how](series) if how in ("min", "max", "mean",
+                                                                      "ptp")
+                              else series[0] if how == "initial" else series[-1])
+        return out
+
+
+def load_sweep_file(path) -> dict:
+    """Read and check a sweep file (JSON): model, parameters, run, run_options, outputs,
+    executor, workers; returns the keyword arguments of :func:`sweep` plus ``model``."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except OSError as exc:
+        raise ValueError(f"cannot read the sweep file {path}: {exc.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"sweep file {path}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"sweep file {path}: expected an object")
+    required, optional = SWEEP_FILE_FIELDS
+    missing = sorted(required - data.keys())
+    unknown = sorted(data.keys() - required - optional)
+    if missing or unknown:
+        raise ValueError(f"sweep file {path}: "
+                         + (f"missing field(s) {', '.join(missing)}" if missing else "")
+                         + ("; " if missing and unknown else "")
+                         + (f"unknown field(s) {', '.join(unknown)}" if unknown else ""))
+    kwargs = dict(model=data["model"], parameters=data["parameters"],
+                  run=data.get("run", "simulate"), run_options=data.get("run_options", {}),
+                  executor=data.get("executor"), workers=data.get("workers"))
+    if kwargs["run"] not in RUNS:
+        raise ValueError(f"sweep file {path}: run must be one of {', '.join(RUNS)}")
+    if not isinstance(kwargs["run_options"], dict):
+        raise ValueError(f"sweep file {path}: run_options must be an object")
+    if "outputs" in data:
+        kwargs["outputs"] = Outputs(data["outputs"])
+    return kwargs
