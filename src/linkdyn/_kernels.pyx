@@ -109,7 +109,7 @@ cdef struct KernelData:
     const int *term_hslot       # [nterm, 2] Hessian slots of (a, b), (b, a) (-1 if none)
     int hess_nnz
     ld_laws laws                # driving laws (csrc/ld_laws.h); values of kind-2 laws in
-                                #   the writeable law_values array of Kernels
+                                #   the law_values array of a RunState (per run)
     ld_forces forces            # force elements (csrc/ld_forces.h)
     ld_forces_run run           # per-run state of the force elements: the model's own
                                 #   (inputs zero, reference angles from the guesses), or a
@@ -514,6 +514,10 @@ cdef class Kernels:
         # written (the model's ld_system has no accept hook).
         self._own = RunState(self, a["angle_ref0"])
         self._own.attach(&self.data)
+        # The model's own law values are never written: caller-evaluated laws (Python
+        # functions) get their values in a run's RunState (thread safety).
+        self._own.law_values.flags.writeable = False
+        self.law_values = self._own.law_values
         self.data.fq_nnz = self.fq_nnz
         self.data.fv_nnz = self.fv_nnz
 
@@ -565,41 +569,51 @@ cdef class Kernels:
             raise ValueError(f"{what} must be a writeable contiguous float64 array of length {n}")
         return out
 
-    def phi(self, q, double t=0.0, out=None):
-        """Constraint residuals Phi(q, t), shape (nc,)."""
+    def phi(self, q, double t=0.0, out=None, RunState state=None):
+        """Constraint residuals Phi(q, t), shape (nc,). These evaluations use the per-run
+        state ``state`` (the values of caller-evaluated laws, the branches of angles) or,
+        by default, the model's own, which no run writes."""
+        cdef KernelData d = self.data
+        (state if state is not None else self._own).attach(&d)
         cdef const double[::1] qv = self._vec(q, self.nq, "q")
         res = self._out(out, self.nc, "out")
         cdef double[::1] o = res
         with nogil:
-            k_phi(&self.data, t, &qv[0], &o[0])
+            k_phi(&d, t, &qv[0], &o[0])
         return res
 
-    def phi_q_values(self, q, double t=0.0, out=None):
+    def phi_q_values(self, q, double t=0.0, out=None, RunState state=None):
         """Values of Phi_q in the fixed CSC pattern, shape (phiq_nnz,)."""
+        cdef KernelData d = self.data
+        (state if state is not None else self._own).attach(&d)
         cdef const double[::1] qv = self._vec(q, self.nq, "q")
         res = self._out(out, self.phiq_nnz, "out")
         cdef double[::1] o = res
         with nogil:
-            k_phi_q(&self.data, t, &qv[0], &o[0])
+            k_phi_q(&d, t, &qv[0], &o[0])
         return res
 
-    def phi_t(self, q, double t=0.0, out=None):
+    def phi_t(self, q, double t=0.0, out=None, RunState state=None):
         """Partial time derivative of Phi, shape (nc,)."""
+        cdef KernelData d = self.data
+        (state if state is not None else self._own).attach(&d)
         cdef const double[::1] qv = self._vec(q, self.nq, "q")
         res = self._out(out, self.nc, "out")
         cdef double[::1] o = res
         with nogil:
-            k_phi_t(&self.data, t, &qv[0], &o[0])
+            k_phi_t(&d, t, &qv[0], &o[0])
         return res
 
-    def gamma(self, q, v, double t=0.0, out=None):
+    def gamma(self, q, v, double t=0.0, out=None, RunState state=None):
         """Right-hand side of Phi_q qdd = gamma, shape (nc,)."""
+        cdef KernelData d = self.data
+        (state if state is not None else self._own).attach(&d)
         cdef const double[::1] qv = self._vec(q, self.nq, "q")
         cdef const double[::1] vv = self._vec(v, self.nq, "v")
         res = self._out(out, self.nc, "out")
         cdef double[::1] o = res
         with nogil:
-            k_gamma(&self.data, t, &qv[0], &vv[0], &o[0])
+            k_gamma(&d, t, &qv[0], &vv[0], &o[0])
         return res
 
     def force(self, q, v, double t=0.0, out=None):
@@ -654,8 +668,10 @@ cdef class Kernels:
             k_phi_q(&self.data, t, &qv[0], &phiq_values[0])
             k_gamma(&self.data, t, &qv[0], &vv[0], &gamma[0])
 
-    def constraint_norms(self, q, v, double t=0.0):
+    def constraint_norms(self, q, v, double t=0.0, RunState state=None):
         """(|Phi(q, t)|, |Phi_q v + Phi_t|), Euclidean norms, computed without the GIL."""
+        cdef KernelData d = self.data
+        (state if state is not None else self._own).attach(&d)
         cdef const double[::1] qv = self._vec(q, self.nq, "q")
         cdef const double[::1] vv = self._vec(v, self.nq, "v")
         cdef double *buf = <double *> malloc((2 * self.nc + self.phiq_nnz + 1) * sizeof(double))
@@ -668,9 +684,9 @@ cdef class Kernels:
             raise MemoryError()
         phi, phid, vals = buf, buf + self.nc, buf + 2 * self.nc
         with nogil:
-            k_phi(&self.data, t, &qv[0], phi)
-            k_phi_t(&self.data, t, &qv[0], phid)
-            k_phi_q(&self.data, t, &qv[0], vals)
+            k_phi(&d, t, &qv[0], phi)
+            k_phi_t(&d, t, &qv[0], phid)
+            k_phi_q(&d, t, &qv[0], vals)
             for j in range(self.nq):
                 for p in range(self.system.phiq_colptr[j], self.system.phiq_colptr[j + 1]):
                     phid[self.system.phiq_rowind[p]] += vals[p] * vv[j]
@@ -741,7 +757,7 @@ cdef class RunState:
     cdef KernelData data
     cdef ld_system system
     cdef readonly Kernels kernels
-    cdef readonly object inputs, active, angle_ref, impact
+    cdef readonly object inputs, active, angle_ref, impact, law_values
     cdef object _events
     cdef int _fail
 
@@ -754,6 +770,7 @@ cdef class RunState:
             raise ValueError(f"angle_ref must have {kernels.nrec} entries")
         self.angle_ref = np.concatenate([ref, [0.0]])
         self.impact = np.zeros(kernels.nrec + 1)
+        self.law_values = np.zeros(kernels.law_values.shape[0])
         self._fail = -1
         if kernels._own is not None:
             self.data = kernels.data
@@ -767,7 +784,9 @@ cdef class RunState:
         cdef int[::1] a = self.active
         cdef double[::1] r = self.angle_ref
         cdef double[::1] im = self.impact
+        cdef const double[::1] lv = self.law_values
         d.run.impact = &im[0]
+        d.laws.values = &lv[0]
         d.run.input = &i[0]
         d.run.input_active = &a[0]
         d.run.angle_ref = &r[0]

@@ -153,9 +153,10 @@ def _vector(model: Model, x, default, what: str) -> np.ndarray:
 class _Projector:
     """Mass-weighted least-norm corrections for the rows that touch free coordinates."""
 
-    def __init__(self, model: Model, free: np.ndarray, t: float):
+    def __init__(self, model: Model, free: np.ndarray, t: float, state=None):
         self.model = model
         self.t = t
+        self.state = state
         self.free = np.flatnonzero(free)
         self.scale = 1.0 / np.sqrt(model.mass[self.free])
         # Rows with a structural entry in a free column (the pattern, not the values).
@@ -167,7 +168,7 @@ class _Projector:
         self.spd = _CholmodAAt() if spd_backend() == "cholmod" else _SuperluAAt()
 
     def scaled_jacobian(self, q) -> sp.csc_matrix:
-        J = self.model.phi_q(q, self.t)[self.active][:, self.free]
+        J = self.model.phi_q(q, self.t, self.state)[self.active][:, self.free]
         return (J @ sp.diags(self.scale)).tocsc()
 
     def factorize(self, A: sp.csc_matrix) -> None:
@@ -200,7 +201,8 @@ class _Projector:
 
 
 def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
-                     tol: float = 1e-13, max_iterations: int = 30) -> ConsistentState:
+                     tol: float = 1e-13, max_iterations: int = 30,
+                     state=None) -> ConsistentState:
     """Project guesses of q and v onto the position and velocity constraints.
 
     Parameters
@@ -219,6 +221,9 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
         refined linear solve.
     max_iterations : int
         Newton iterations allowed for the positions.
+    state : linkdyn._kernels.RunState, optional
+        A run's state, for models whose laws are Python functions (their values at t);
+        default the model's own.
 
     Raises
     ------
@@ -231,7 +236,7 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
     q = _vector(model, q, model.q0, "q")
     v = _vector(model, v, model.v0, "v")
     held = hold_mask(model, hold)
-    proj = _Projector(model, ~held, t)
+    proj = _Projector(model, ~held, t, state)
     names = model.constraint_names
 
     def worst(res, rows, count=5):
@@ -239,7 +244,7 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
         return [names[r] for r in order], ", ".join(f"{names[r]} ({res[r]:.3g})" for r in order)
 
     # Rows on held coordinates only cannot be corrected: they must already hold.
-    phi = model.phi(q, t)
+    phi = model.phi(q, t, state)
     bad = proj.fixed_rows[np.abs(phi[proj.fixed_rows]) > tol]
     if bad.size:
         rows, text = worst(phi, bad)
@@ -271,11 +276,11 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
         proj.factorize(A)
         q[proj.free] -= proj.correction(A, phi[proj.active])
         iterations += 1
-        phi = model.phi(q, t)
+        phi = model.phi(q, t, state)
 
     # Velocities: project onto Phi_q v + Phi_t = 0, with one refinement solve.
-    J = model.phi_q(q, t)
-    phit = model.phi_t(q, t)
+    J = model.phi_q(q, t, state)
+    phit = model.phi_t(q, t, state)
     A = proj.scaled_jacobian(q)
     proj.factorize(A)
     for _ in range(2):
@@ -287,6 +292,6 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
         rows, text = worst(r, bad)
         raise AssemblyError(f"model {model.name!r}: velocity constraints involving only held "
                             f"coordinates are violated: {text}", rows)
-    phi_norm, vel_norm = model.constraint_norms(q, v, t)
+    phi_norm, vel_norm = model.constraint_norms(q, v, t, state)
     return ConsistentState(t=float(t), q=q, v=v, iterations=iterations, phi_norm=phi_norm,
                            velocity_norm=vel_norm)

@@ -100,9 +100,9 @@ class KinematicsResult:
         return self.model.marker_velocities(self.a)[:, self.model.marker_index(name)]
 
 
-def _left_null_rows(model: Model, q, t, count=None):
+def _left_null_rows(model: Model, q, t, run, count=None):
     """Constraint rows in the left null space of Phi_q (dense SVD, diagnosis only)."""
-    J = model.phi_q(q, t).toarray()
+    J = model.phi_q(q, t, _state_at(model, run, t)).toarray()
     u, s, _ = np.linalg.svd(J)
     w = np.abs(u[:, -1])
     order = np.argsort(-w)
@@ -126,10 +126,18 @@ def _law_table(model: Model, times):
     return table
 
 
-def _sweep(model, times, q_start, tol, max_iterations):
+def _state_at(model: Model, run, t):
+    """The run's state with the values of Python-function laws at time t."""
+    table = _law_table(model, np.array([t]))
+    if table is not None:
+        run.law_values[:table.shape[1]] = table[0]
+    return run
+
+
+def _sweep(model, times, q_start, tol, max_iterations, run):
     n = model.nq
     out = tuple(np.empty((len(times), n)) for _ in range(3)) + (np.empty(len(times)),)
-    sweep = KinematicSweep(model.kernels)
+    sweep = KinematicSweep(run)
     status, done = sweep.sweep(times, q_start, *out, tol, max_iterations,
                                _law_table(model, times))
     return status, done, out, sweep
@@ -182,12 +190,13 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
         raise ValueError(f"times must increase: times[{i + 1}] = {t[i + 1]} <= times[{i}] = "
                          f"{t[i]}")
 
-    table = _law_table(model, t[:1])
-    if table is not None:   # consistent_state evaluates the kernels at t[0]
-        model.kernels.law_values[:table.shape[1]] = table[0]
-    start = consistent_state(model, q=q0, t=float(t[0]), hold=())
+    # Per-run state: the values of laws given as Python functions live in the run, never in
+    # the model, so that runs of one model in several threads do not interfere.
+    run = model.kernels.run_state()
+    start = consistent_state(model, q=q0, t=float(t[0]), hold=(),
+                             state=_state_at(model, run, float(t[0])))
     tic = _time.perf_counter()
-    status, done, (Q, V, A, rc), sweep = _sweep(model, t, start.q, tol, max_iterations)
+    status, done, (Q, V, A, rc), sweep = _sweep(model, t, start.q, tol, max_iterations, run)
     elapsed = _time.perf_counter() - tic
     stats = dict(factorizations=sweep.factorizations, newton_iterations=sweep.iterations,
                  sweep_seconds=elapsed)
@@ -196,7 +205,7 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
     below = np.flatnonzero(rc[:done] < singular_rcond)
     for k in below:   # report each local minimum of the estimate under the threshold
         if (k == 0 or rc[k] <= rc[k - 1]) and (k == done - 1 or rc[k] <= rc[k + 1]):
-            singular.append(Singularity(float(t[k]), _left_null_rows(model, Q[k], t[k]),
+            singular.append(Singularity(float(t[k]), _left_null_rows(model, Q[k], t[k], run),
                                         float(rc[k])))
     stop = None
     interrupted = STATUS[status] == "interrupted"
@@ -214,7 +223,7 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
                     break
                 mid = 0.5 * (lo + hi)
                 st, _, (Qm, _, _, _), _ = _sweep(model, np.array([lo, mid]), q_lo, tol,
-                                                 max_iterations)
+                                                 max_iterations, run)
                 if st == 0:
                     lo, q_lo = mid, Qm[1]
                 else:
@@ -230,7 +239,7 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
             raise KinematicsError(f"model {model.name!r}: the constraints evaluate to NaN or "
                                   f"Inf at t = {t[done]:.9g} s (last solved t = {t_stop:.9g} "
                                   "s); check the drivers' laws", float(t[done]), (), result)
-        rows = _left_null_rows(model, q_stop, t_stop)
+        rows = _left_null_rows(model, q_stop, t_stop, run)
         raise SingularConfigurationError(
             f"model {model.name!r}: the positions stop existing at t = {t_stop:.9g} s "
             f"({STATUS[status]} at t = {t[done]:.9g} s): the Jacobian becomes singular there "

@@ -123,18 +123,20 @@ class Model:
         return self.nq - self.nc
 
     # -- evaluation (Python edge of the kernels) -----------------------------------------
-    def phi(self, q, t: float = 0.0) -> np.ndarray:
-        """Constraint residuals Phi(q, t), shape (nc,)."""
-        return self.kernels.phi(q, t)
+    def phi(self, q, t: float = 0.0, state=None) -> np.ndarray:
+        """Constraint residuals Phi(q, t), shape (nc,). ``state``: a run's
+        :class:`linkdyn._kernels.RunState` (values of laws given as Python functions), by
+        default the model's own."""
+        return self.kernels.phi(q, t, state=state)
 
-    def phi_q(self, q, t: float = 0.0) -> sp.csc_matrix:
+    def phi_q(self, q, t: float = 0.0, state=None) -> sp.csc_matrix:
         """The constraint Jacobian as a SciPy CSC matrix (nc x nq) in the fixed pattern."""
-        vals = self.kernels.phi_q_values(q, t)
+        vals = self.kernels.phi_q_values(q, t, state=state)
         return sp.csc_matrix((vals, self.phiq_rowind, self.phiq_colptr),
                              shape=(self.nc, self.nq))
 
-    def phi_t(self, q, t: float = 0.0) -> np.ndarray:
-        return self.kernels.phi_t(q, t)
+    def phi_t(self, q, t: float = 0.0, state=None) -> np.ndarray:
+        return self.kernels.phi_t(q, t, state=state)
 
     def gamma(self, q, v, t: float = 0.0) -> np.ndarray:
         """gamma = Phi_q qdd: -(Phi_q v)_q v - 2 Phi_qt v - Phi_tt, shape (nc,)."""
@@ -168,10 +170,10 @@ class Model:
         guesses' relative angles)."""
         return self.kernels.kinetic_energy(v), self.kernels.potential_energy(q, t)
 
-    def constraint_norms(self, q, v, t: float = 0.0) -> tuple[float, float]:
+    def constraint_norms(self, q, v, t: float = 0.0, state=None) -> tuple[float, float]:
         """Euclidean norms of the position and velocity constraint violations:
         ``|Phi(q, t)|`` and ``|Phi_q v + Phi_t|``."""
-        return self.kernels.constraint_norms(q, v, t)
+        return self.kernels.constraint_norms(q, v, t, state=state)
 
     def marker_index(self, name: str) -> int:
         try:
