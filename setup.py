@@ -29,7 +29,7 @@ extensions = [
     Extension(
         "linkdyn._kernels",
         sources=["src/linkdyn/_kernels.pyx", "csrc/ld_forces.c"],
-        include_dirs=["csrc", numpy.get_include()],
+        include_dirs=["csrc", "src/linkdyn", numpy.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     ),
     Extension(

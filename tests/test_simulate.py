@@ -352,3 +352,28 @@ def test_model_file_version_must_be_the_integer_one(tmp_path):
     path.write_text(json.dumps(data))
     with pytest.raises(linkdyn.ModelFileError, match="version"):
         linkdyn.load_model(path)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
+def test_overlapping_runs_in_threads_restore_ctrl_c():
+    # Two simulations (and a kinematic sweep) overlapping in threads: afterwards Ctrl-C
+    # raises KeyboardInterrupt again (each compiled loop installs its SIGINT handler; the
+    # last one out must restore Python's).
+    import time
+
+    model = linkdyn.load_model("jansen")
+    driven = linkdyn.load_model("jansen_driven")
+    for _ in range(5):
+        threads = [threading.Thread(target=simulate, args=(model, 10.0),
+                                    kwargs=dict(rtol=1e-10, atol=1e-10)),
+                   threading.Thread(target=simulate, args=(model, 8.0),
+                                    kwargs=dict(rtol=1e-10, atol=1e-10)),
+                   threading.Thread(target=linkdyn.kinematics,
+                                    args=(driven, np.linspace(0, 20, 20001)))]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    with pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(1.0)

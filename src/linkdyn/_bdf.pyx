@@ -3,12 +3,11 @@
 ``ld_system`` capsule of its kernels; the step loop runs in C without the GIL. Ctrl-C sets a
 flag that the C loop polls once per step, so a long run stops cleanly with what it computed."""
 
-from cpython.pycapsule cimport PyCapsule_GetPointer
+from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_Import
 
 import numpy as np
 
-from linkdyn._interrupt cimport (linkdyn_install_sigint, linkdyn_restore_sigint,
-                                 linkdyn_sighandler, linkdyn_sigint_flag)
+from linkdyn._interrupt cimport linkdyn_interrupt
 from linkdyn._ld_system cimport ld_system
 
 cdef extern from "ld_bdf.h":
@@ -59,6 +58,9 @@ cdef extern from "ld_bdf.h":
     void ld_bdf_get_failure(const ld_bdf *w, double *t, double *h, int *index)
     double ld_bdf_get_event(const ld_bdf *w, int *fired)
 
+cdef linkdyn_interrupt *ctrl_c = <linkdyn_interrupt *> PyCapsule_Import(
+    b"linkdyn._kernels.interrupt_api", 0)
+
 #: Status codes of ld_bdf_integrate, by name.
 STATUS = {0: "success", 1: "interrupted", 2: "event", -1: "bad input", -2: "out of memory",
           -3: "too much work", -4: "step size too small", -5: "Newton iteration failed",
@@ -95,7 +97,7 @@ cdef class BDFIntegrator:
         opt.project_output = project_output
         opt.proportional = proportional
         opt.event_tol = event_tol
-        opt.interrupt = &linkdyn_sigint_flag
+        opt.interrupt = ctrl_c.flag
         status = ld_bdf_create(sys, &opt, &self.w)
         if status == -2:
             raise MemoryError("linkdyn: cannot allocate the integrator's workspace")
@@ -138,15 +140,16 @@ cdef class BDFIntegrator:
         cdef int nw = n_written
         cdef int n_out = t_out.shape[0]
         cdef int status
-        cdef linkdyn_sighandler old
         if y_out.shape[0] != n_out or y_out.shape[1] != self.n:
             raise ValueError("y_out has the wrong shape")
         cdef const double *tp = &t_out[0] if n_out > 0 else NULL
         cdef double *yp = &y_out[0, 0] if n_out > 0 else NULL
-        with nogil:
-            old = linkdyn_install_sigint()
-            status = ld_bdf_integrate(self.w, t_end, n_out, tp, yp, &nw)
-            linkdyn_restore_sigint(old)
+        ctrl_c.enter()
+        try:
+            with nogil:
+                status = ld_bdf_integrate(self.w, t_end, n_out, tp, yp, &nw)
+        finally:
+            ctrl_c.leave()
         return status, nw
 
     @property

@@ -1,26 +1,49 @@
 /*
  * _interrupt.h -- Ctrl-C for the compiled loops of the Cython bindings (not the C core,
- * which sees only an `int *interrupt` it polls). A SIGINT handler is process-wide by nature;
- * each binding module that includes this gets its own flag.
+ * which sees only an `int *interrupt` it polls).
+ *
+ * A SIGINT handler is process-wide by nature, so there is one, in linkdyn._kernels, shared
+ * by every binding through the capsule "linkdyn._kernels.interrupt_api": enter() before a
+ * compiled loop installs the handler when no loop is running (and clears the flag), leave()
+ * after it restores the previous handler when the last running loop ends. Both are called
+ * with the GIL held, which serialises them; overlapping runs in several threads therefore
+ * share one handler and leave Python's in place at the end. Ctrl-C stops every running loop.
  */
 #ifndef LINKDYN_INTERRUPT_H
 #define LINKDYN_INTERRUPT_H
 #include <signal.h>
 
-typedef void (*linkdyn_sighandler)(int);
+typedef struct linkdyn_interrupt {
+    volatile int *flag;     /* non-zero after Ctrl-C: the loops poll it */
+    void (*enter)(void);    /* with the GIL held */
+    void (*leave)(void);    /* with the GIL held */
+} linkdyn_interrupt;
+#endif /* LINKDYN_INTERRUPT_H */
+
+/* The implementation, in linkdyn._kernels only (it may include this header twice). */
+#if defined(LINKDYN_INTERRUPT_IMPLEMENTATION) && !defined(LINKDYN_INTERRUPT_IMPLEMENTED)
+#define LINKDYN_INTERRUPT_IMPLEMENTED
 static volatile int linkdyn_sigint_flag = 0;
+static int linkdyn_sigint_depth = 0;
+static void (*linkdyn_sigint_previous)(int) = SIG_DFL;
 
 static void linkdyn_on_sigint(int sig) { (void)sig; linkdyn_sigint_flag = 1; }
 
-/* Install the handler for the duration of a loop; returns the previous one. */
-static linkdyn_sighandler linkdyn_install_sigint(void)
+static void linkdyn_sigint_enter(void)
 {
-    linkdyn_sigint_flag = 0;
-    return signal(SIGINT, linkdyn_on_sigint);
+    if (linkdyn_sigint_depth++ == 0) {
+        linkdyn_sigint_flag = 0;
+        linkdyn_sigint_previous = signal(SIGINT, linkdyn_on_sigint);
+    }
 }
 
-static void linkdyn_restore_sigint(linkdyn_sighandler old)
+static void linkdyn_sigint_leave(void)
 {
-    if (old != SIG_ERR) signal(SIGINT, old);
+    if (linkdyn_sigint_depth > 0 && --linkdyn_sigint_depth == 0 &&
+        linkdyn_sigint_previous != SIG_ERR)
+        signal(SIGINT, linkdyn_sigint_previous);
 }
+
+static linkdyn_interrupt linkdyn_interrupt_api = {&linkdyn_sigint_flag, linkdyn_sigint_enter,
+                                                  linkdyn_sigint_leave};
 #endif

@@ -1,7 +1,8 @@
-# Cython declarations of _interrupt.h (Ctrl-C for compiled loops).
+# Cython declarations of _interrupt.h (Ctrl-C for compiled loops): the shared handler's API,
+# reached through the capsule "linkdyn._kernels.interrupt_api".
 
 cdef extern from "_interrupt.h":
-    volatile int linkdyn_sigint_flag
-    ctypedef void (*linkdyn_sighandler)(int)
-    linkdyn_sighandler linkdyn_install_sigint() nogil
-    void linkdyn_restore_sigint(linkdyn_sighandler old) nogil
+    ctypedef struct linkdyn_interrupt:
+        volatile int *flag
+        void (*enter)()
+        void (*leave)()

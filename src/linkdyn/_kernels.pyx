@@ -16,6 +16,19 @@ from libc.stdlib cimport free, malloc
 import numpy as np
 
 from linkdyn._ld_system cimport LD_ERR_DOMAIN, LD_OK, ld_eval_q, ld_eval_qv, ld_system
+from linkdyn._interrupt cimport linkdyn_interrupt
+
+
+cdef extern from *:
+    """
+    #define LINKDYN_INTERRUPT_IMPLEMENTATION
+    #include "_interrupt.h"
+    """
+    linkdyn_interrupt linkdyn_interrupt_api
+
+#: The process-wide Ctrl-C handler of the compiled loops (see _interrupt.h).
+interrupt_api = PyCapsule_New(<void *> &linkdyn_interrupt_api,
+                              b"linkdyn._kernels.interrupt_api", NULL)
 
 
 cdef extern from "ld_laws.h":

@@ -12,14 +12,13 @@ singular one. (The pivot ratio alone is not enough: after refactorisations with 
 was measured at 3e-8 on the Jansen linkage where the true singular-value ratio is 0.018.)
 """
 
-from cpython.pycapsule cimport PyCapsule_GetPointer
+from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_Import
 from libc.math cimport fabs, isfinite
 from libc.stdlib cimport free, malloc
 
 import numpy as np
 
-from linkdyn._interrupt cimport (linkdyn_install_sigint, linkdyn_restore_sigint,
-                                 linkdyn_sighandler, linkdyn_sigint_flag)
+from linkdyn._interrupt cimport linkdyn_interrupt
 from linkdyn._ld_system cimport ld_system
 
 cdef extern from "klu.h":
@@ -55,6 +54,10 @@ cdef enum:
 
 STATUS = {OK: "ok", NO_CONVERGENCE: "no convergence", SINGULAR: "singular",
           NONFINITE: "non-finite", INTERRUPTED: "interrupted"}
+
+
+cdef linkdyn_interrupt *ctrl_c = <linkdyn_interrupt *> PyCapsule_Import(
+    b"linkdyn._kernels.interrupt_api", 0)
 
 
 cdef class KinematicSweep:
@@ -174,16 +177,15 @@ cdef class KinematicSweep:
         cdef double *vals = self.buf + 6 * n
         cdef double t, dt, rn, rn_prev, scale
         cdef int factored
-        cdef linkdyn_sighandler old
         if qs.shape[0] != n or Q.shape[0] < nt or Q.shape[1] != n:
             raise ValueError("sweep: array sizes do not match the model")
         self.fail_index = -1
+        ctrl_c.enter()   # nothing in the compiled loop below raises: leave() always runs
         with nogil:
-            old = linkdyn_install_sigint()
             for i in range(n):
                 q[i] = qs[i]
             for k in range(nt):
-                if linkdyn_sigint_flag:
+                if ctrl_c.flag[0]:
                     status = INTERRUPTED
                     break
                 t = times[k]
@@ -243,5 +245,5 @@ cdef class KinematicSweep:
                     Q[k, i] = q[i]
                     V[k, i] = v[i]
                     A[k, i] = a[i]
-            linkdyn_restore_sigint(old)
+        ctrl_c.leave()
         return status, (k if status != OK else nt)
