@@ -139,3 +139,29 @@ def test_simulate_model_with_force_elements(tmp_path, capsys):
     assert work[-1] < -1.0                       # the damper took energy out
     assert np.abs(energy - energy[0] - work).max() < 1e-6
     assert (tmp_path / "invariants.png").exists()
+
+
+def test_interrupted_commands_say_so(capsys):
+    import os
+    import signal
+    import threading
+    import warnings
+
+    if os.name != "posix":
+        return
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        code = main(["kinematics", "--t-end", "100", "--dt", "0.0005"])
+    timer.join()
+    assert code == 130
+    assert "interrupted:" in capsys.readouterr().out
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        code = main(["simulate", "--t-end", "1000", "--dt-out", "1"])
+    timer.join()
+    out = capsys.readouterr().out
+    assert code == 130 and "(interrupted)" in out and "faster than the published" not in out

@@ -93,7 +93,7 @@ def _cmd_simulate(args) -> int:
     print(f"  integration {st['integration_seconds'] * 1e3:.1f} ms: {st['steps']} steps, "
           f"{st['rejected_steps']} rejected, {st['newton_iterations']} Newton iterations, "
           f"{st['factorizations']} factorisations")
-    if model.name == "jansen":
+    if model.name == "jansen" and result.status == "success":
         print(f"  {PUBLISHED_SECONDS / st['integration_seconds']:.0f}x faster than the "
               f"published Python run ({PUBLISHED_SECONDS} s)")
     print(f"  energy variation {np.ptp(energy):.3e} J, max |Phi| {result.phi_norm.max():.3e}, "
@@ -128,7 +128,9 @@ def _cmd_kinematics(args) -> int:
                         else "raise")
     st = result.stats
     print(f"model {model.name}: {model.nq} coordinates, {len(model.driver_names)} drivers; "
-          f"{len(result.t)} positions, t = 0 .. {result.t[-1]:g} s")
+          f"{len(result.t)} positions, t = 0 .. {result.t[-1] if len(result.t) else 0.0:g} s"
+          + ("" if result.status == "success" else
+             f" (interrupted: {len(result.t)} of {len(times)} positions solved)"))
     print(f"  sweep {st['sweep_seconds'] * 1e3:.2f} ms: {st['newton_iterations']} Newton "
           f"iterations, {st['factorizations']} factorisations; smallest reciprocal condition "
           f"estimate {result.rcond.min():.2e}")
@@ -148,7 +150,7 @@ def _cmd_kinematics(args) -> int:
 
         paths = plot_kinematics(result, args.plot)
         print(f"  wrote {len(paths)} plots into {args.plot}")
-    return 0
+    return 0 if result.status == "success" else 130
 
 
 def _cmd_sweep(args) -> int:
