@@ -104,3 +104,46 @@ def test_readme_example_file_loads(tmp_path):
     assert model.body_names == ("rod", "bob")
     state = linkdyn.consistent_state(model)
     assert state.phi_norm <= 1e-13
+
+
+@pytest.mark.parametrize("text, match", [
+    ('{"linkdyn_model": 1, "name": "x", "bodies": ' + "[" * 100000 + "]" * 100000 + "}",
+     "nested too deeply"),
+    ('{"linkdyn_model": 1, "name": "x", "bodies": [{"type": "bar", "name": "b", "length": 1'
+     + "0" * 400 + ', "density": 1}]}', "too large"),
+    ('{"linkdyn_model": 1, "name": "x", "bodies": [{"type": ["bar"], "name": "b"}]}',
+     "field 'type' must be one of"),
+    ('{"linkdyn_model": 1, "name": "x", "bodies": [{"type": "bar", "name": "b", "length": 1,'
+     ' "density": 1}], "joints": [], "drivers": [{"type": "angle", "name": "d", "joint": {},'
+     ' "law": {"law": "constant", "value": 0}}]}', "unknown joint"),
+    ('{"linkdyn_model": 1, "name": "x", "bodies": [{"type": "bar", "name": "b", "length": 1,'
+     ' "density": 1}], "joints": [{"type": "revolute", "name": "J", "first": "b.a",'
+     ' "second": "ground.O"}]}', "unknown ground point"),
+])
+def test_hostile_model_files_raise_model_file_errors(text, match):
+    with pytest.raises(linkdyn.ModelFileError, match=match):
+        linkdyn.modelfile.loads(text)
+
+
+def test_non_utf8_and_huge_integer_files(tmp_path):
+    path = tmp_path / "latin1.json"
+    path.write_bytes(b'{"name": "\xe9"}')
+    with pytest.raises(linkdyn.ModelFileError, match="UTF-8"):
+        linkdyn.load_model(path)
+    with pytest.raises(linkdyn.ModelFileError, match="not a model file"):
+        linkdyn.modelfile.loads('{"x": ' + "9" * 5000 + "}")
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda b: b.add_bar("b", length=1e200, density=1.0), "out of the range"),
+    (lambda b: b.add_bar("b", length=1e-320, density=1.0), "out of the range"),
+    (lambda b: b.add_body("b", mass=1e-320, inertia=1.0), "too small"),
+    (lambda b: b.add_bar("b", length=10**400, density=1.0), "too large"),
+    (lambda b: b.add_angle_driver("d", ["J1"], linkdyn.laws.constant(0.0)), "unknown joint"),
+    (lambda b: linkdyn.laws.constant(10**400), "too large"),
+    (lambda b: linkdyn.laws.law_from_dict({"law": ["linear"]}), "law must be"),
+])
+def test_hostile_builder_values_raise_model_errors(call, match):
+    b = linkdyn.ModelBuilder("hostile")
+    with pytest.raises(linkdyn.ModelError, match=match):
+        call(b)

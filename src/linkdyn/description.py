@@ -200,7 +200,11 @@ def _element(name):
 def _finite(entry: str, what: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ModelError(f"{entry}: {what} must be a real number, got {value!r}")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:
+        raise ModelError(f"{entry}: {what} is too large for a float (an integer of "
+                         f"{len(str(abs(value)))} digits)") from None
     if not math.isfinite(value):
         raise ModelError(f"{entry}: {what} must be finite, got {value!r}")
     return value
@@ -367,6 +371,10 @@ class ModelBuilder(ForceBuilder, ContactBuilder):
 
     def _body_spec(self, entry, name, mass, inertia, points, position, angle, u, velocity,
                    omega, ud, hold):
+        for what, value in (("mass", mass), ("inertia", inertia)):
+            if _positive(entry, what, value) < 1e-300:
+                raise ModelError(f"{entry}: {what} {value!r} is too small for double "
+                                 "precision; use units that keep it above 1e-300")
         return BodySpec(
             name=name,
             mass=_positive(entry, "mass", mass),
@@ -393,6 +401,23 @@ class ModelBuilder(ForceBuilder, ContactBuilder):
                   u, velocity, omega, ud, hold):
         if (density is None) == (mass is None):
             raise ModelError(f"{entry}: give exactly one of density (kg/m) and mass (kg)")
+        spec = self._bar_record(entry, name, length, density, mass, inertia, points, position,
+                                angle, u, velocity, omega, ud, hold)
+        # The derived mass and inertia must be usable numbers too (1e200 m squared
+        # overflows, 1e-320 m squared underflows to zero).
+        try:
+            m, jz = spec.resolved_mass(), spec.resolved_inertia()
+        except OverflowError:
+            m = jz = math.inf
+        for what, value in (("mass", m), ("inertia", jz)):
+            if not (math.isfinite(value) and value > 1e-300):
+                raise ModelError(f"{entry}: its {what} ({value!r}, from length {spec.length!r}) "
+                                 "is out of the range of double precision; use units that keep "
+                                 "it between 1e-300 and 1e300")
+        return spec
+
+    def _bar_record(self, entry, name, length, density, mass, inertia, points, position,
+                    angle, u, velocity, omega, ud, hold):
         return BarSpec(
             name=name,
             length=_positive(entry, "length", length),
@@ -469,7 +494,7 @@ class ModelBuilder(ForceBuilder, ContactBuilder):
         name = self._new_name("driver", name)
         entry = f"driver '{name}'"
         with _element(name):
-            if joint not in self._joints:
+            if not isinstance(joint, str) or joint not in self._joints:
                 raise ModelError(f"{entry}: unknown joint {joint!r} (joints: "
                                  f"{', '.join(self._joints) or 'none'})")
             if not isinstance(self._joints[joint], joint_type):

@@ -118,9 +118,15 @@ class Law:
 
 
 def _num(what, x):
-    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
         raise ModelError(f"law: {what} must be a finite number, got {x!r}")
-    return float(x)
+    try:
+        x = float(x)
+    except OverflowError:
+        raise ModelError(f"law: {what} is too large for a float") from None
+    if not math.isfinite(x):
+        raise ModelError(f"law: {what} must be a finite number, got {x!r}")
+    return x
 
 
 def constant(value) -> Law:
@@ -178,7 +184,7 @@ def law_from_dict(d) -> Law:
     """Inverse of Law.to_dict, validated."""
     if isinstance(d, Law):
         return d
-    if not isinstance(d, dict) or d.get("law") not in _FIELDS:
+    if not isinstance(d, dict) or not isinstance(d.get("law"), str) or d["law"] not in _FIELDS:
         raise ModelError(f"law must be an object with 'law' one of {', '.join(_FIELDS)}, "
                          f"got {d!r}")
     kind = d["law"]

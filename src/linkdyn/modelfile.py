@@ -133,7 +133,7 @@ def from_dict(data, path=None) -> Description:
                 raise ModelFileError(f"expected an object, got {type(entry).__name__}", path,
                                      where)
             kind = entry.get("type")
-            if kind not in table:
+            if not isinstance(kind, str) or kind not in table:
                 raise ModelFileError(f"field 'type' must be one of {', '.join(sorted(table))}, "
                                      f"got {kind!r}", path, where)
             _check_fields(entry, where, *table[kind], path)
@@ -244,6 +244,10 @@ def loads(text: str, path=None) -> Description:
     except json.JSONDecodeError as exc:
         raise ModelFileError(f"not valid JSON: {exc.msg} at line {exc.lineno} column "
                              f"{exc.colno}", path) from None
+    except RecursionError:
+        raise ModelFileError("not a model file: nested too deeply", path) from None
+    except ValueError as exc:   # e.g. an integer beyond Python's digit limit
+        raise ModelFileError(f"not a model file: {exc}", path) from None
     return from_dict(data, path)
 
 
@@ -258,6 +262,9 @@ def load(path) -> Description:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ModelFileError(f"cannot read the model file: {exc.strerror}", path) from None
+    except UnicodeDecodeError as exc:
+        raise ModelFileError(f"not a model file: not UTF-8 text (byte {exc.start})",
+                             path) from None
     return loads(text, path)
 
 
