@@ -377,3 +377,25 @@ def test_overlapping_runs_in_threads_restore_ctrl_c():
     with pytest.raises(KeyboardInterrupt):
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(1.0)
+
+
+def test_spans_outputs_and_step_budgets_are_checked(monkeypatch):
+    model = linkdyn.load_model("jansen")
+    with pytest.raises(ValueError, match="time resolution"):
+        simulate(model, 5e-324)
+    with pytest.raises(ValueError, match="time resolution"):
+        simulate(model, 1e-300)
+    with pytest.raises(ValueError, match="GiB"):
+        simulate(model, 10.0, dt_out=1e-12)
+    # On a machine of 1 GiB (half of it allowed), a million kinematic positions of 133
+    # values (1.06 GB) are refused up front.
+    sizes = {"SC_PAGE_SIZE": 4096, "SC_PHYS_PAGES": 2**30 // 4096}
+    monkeypatch.setattr(linkdyn.model.os, "sysconf", lambda name: sizes[name])
+    with pytest.raises(ValueError, match="GiB"):
+        linkdyn.kinematics(linkdyn.load_model("jansen_driven"), np.linspace(0.0, 1.0, 10**6))
+    monkeypatch.undo()
+    # A step budget stops a run that cannot finish within it, with a clear error.
+    with pytest.raises(linkdyn.SimulationError, match="too much work"):
+        simulate(model, 10.0, max_steps=100)
+    from linkdyn.simulate import DEFAULT_MAX_STEPS
+    assert DEFAULT_MAX_STEPS == 5_000_000

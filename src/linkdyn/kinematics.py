@@ -21,7 +21,7 @@ import numpy as np
 from ._kinematics import STATUS, KinematicSweep
 from .assembly import consistent_state
 from .errors import KinematicsError, ModelError, SingularConfigurationError
-from .model import Model
+from .model import Model, check_output_size
 
 __all__ = ["kinematics", "KinematicsResult", "Singularity"]
 
@@ -136,6 +136,7 @@ def _state_at(model: Model, run, t):
 
 def _sweep(model, times, q_start, tol, max_iterations, run):
     n = model.nq
+    check_output_size(len(times), 3 * n + 1, f"kinematics of model {model.name!r}")
     out = tuple(np.empty((len(times), n)) for _ in range(3)) + (np.empty(len(times)),)
     sweep = KinematicSweep(run)
     status, done = sweep.sweep(times, q_start, *out, tol, max_iterations,

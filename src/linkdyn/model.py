@@ -11,10 +11,11 @@ Nothing after this point looks anything up by name.
 
 from __future__ import annotations
 
+import math
+import os
+
 import numpy as np
 import scipy.sparse as sp
-
-import math
 
 from . import forces as _forces
 from ._kernels import Kernels
@@ -321,6 +322,20 @@ def _generic_rows(desc: Description, body_index, ground, armatures=()):
             rows.append((f"{arm.rotor}.{'x' if comp == 2 else 'y'}_turn", arm.owner,
                          [(terms, 0, -1)]))
     return rows, laws
+
+
+def check_output_size(rows: int, row_values: int, what: str) -> None:
+    """Refuse an output that would not fit: more than half the machine's memory (or 8 GiB
+    where that is unknown), with the estimate and what to change."""
+    size = 8.0 * rows * row_values
+    try:
+        limit = 0.5 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        limit = 8.0 * 2**30
+    if size > limit:
+        raise ValueError(f"{what}: {rows} output rows of {row_values} values need "
+                         f"{size / 2**30:.3g} GiB, more than the {limit / 2**30:.3g} GiB allowed "
+                         "(half of this machine's memory); ask for fewer output times")
 
 
 def assign_slots(blocks, n: int):

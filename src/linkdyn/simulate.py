@@ -21,9 +21,12 @@ from .errors import (ControllerError, ConvergenceError, ForceElementError, Model
                      NonFiniteError, SimulationError, SingularJacobianError, StepSizeError)
 from .events import CONTACT, EventRecord, compile_events
 from .forces import INPUT_TARGET
-from .model import Model
+from .model import Model, check_output_size
 
-__all__ = ["simulate", "SimulationResult", "ControlState", "output_times"]
+__all__ = ["simulate", "SimulationResult", "ControlState", "output_times", "DEFAULT_MAX_STEPS"]
+
+#: Default step budget of simulate (documented there).
+DEFAULT_MAX_STEPS = 5_000_000
 
 
 @dataclass(frozen=True)
@@ -288,7 +291,11 @@ def _apply_controller(model, controller, t, y, run):
 
 def output_times(t0: float, t_end: float, dt: float) -> np.ndarray:
     """t0, t0 + dt, ..., ending exactly at t_end (the last interval may be shorter)."""
-    n = int(math.floor((t_end - t0) / dt * (1 + 1e-12)))
+    count = (t_end - t0) / dt
+    if not count < 1e12:
+        raise ValueError(f"output_times: {count:.3g} output times from {t0} to {t_end} every "
+                         f"{dt} s are too many")
+    n = int(math.floor(count * (1 + 1e-12)))
     t = t0 + dt * np.arange(n + 1)
     # k dt carries round-off (3 * 0.3 = 0.8999999999999999): round to 15 digits of the span
     # so that decimal output times come out as written.
@@ -309,7 +316,7 @@ def _positive(name, value):
 def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e-8,
              t_out=None, dt_out: float | None = None, t0: float = 0.0, q0=None, v0=None,
              hold=None, h_init: float = 0.0, h_max: float = 0.0, max_order: int = 5,
-             max_steps: int = 0, newton_tol: float = 0.0,
+             max_steps: int | None = None, newton_tol: float = 0.0,
              project_output: bool = True,
              proportional: bool = True, controller=None,
              control_period: float | None = None, events=None,
@@ -333,8 +340,10 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         First and largest step (0: automatic, no limit).
     max_order : int
         Highest BDF order, 1 to 5.
-    max_steps : int
-        Step budget (0: none); exceeding it raises :class:`SimulationError`.
+    max_steps : int, optional
+        Step budget (default 5,000,000; 0: none); exceeding it raises
+        :class:`SimulationError`, so that a run that cannot progress (a step size driven to
+        round-off by an unreasonable model) stops with a message instead of grinding on.
     newton_tol : float
         Newton convergence threshold as a fraction of the (local) position tolerance (0:
         the default 1e-3); never below the round-off floor 10 eps / local_rtol, which a
@@ -398,6 +407,10 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
             math.isfinite(t_end) and t_end > t0):
         raise ValueError(f"t_end must be a finite time after t0 = {t0}, got {t_end!r}")
     t_end = float(t_end)
+    if t_end - t0 < 1e-13 * max(1.0, abs(t0), abs(t_end)):
+        raise ValueError(f"t_end - t0 = {t_end - t0:.3g} s is below the time resolution of "
+                         f"double precision at t = {t0:g} s (the span must be at least "
+                         "1e-13 max(1, |t|))")
     rtol, atol = _positive("rtol", rtol), _positive("atol", atol)
     if rtol >= 1.0:
         raise ValueError(f"rtol = {rtol:g} is not a relative tolerance (use rtol < 1)")
@@ -406,6 +419,8 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
                          "(use rtol >= 1e-14)")
     if isinstance(max_order, bool) or not isinstance(max_order, int) or not 1 <= max_order <= 5:
         raise ValueError(f"max_order must be an integer from 1 to 5, got {max_order!r}")
+    if max_steps is None:
+        max_steps = DEFAULT_MAX_STEPS
     if isinstance(max_steps, bool) or not isinstance(max_steps, int) or \
             not 0 <= max_steps < 2**63:
         raise ValueError(f"max_steps must be a non-negative integer below 2**63, got "
@@ -416,6 +431,8 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
             raise ValueError(f"{name} must be a non-negative finite number, got {value!r}")
     if t_out is None:
         dt = (t_end - t0) / 1000 if dt_out is None else _positive("dt_out", dt_out)
+        check_output_size(int(min((t_end - t0) / dt, 1e18)) + 2,
+                          2 * model.nq + model.nc + model.kernels.nz, f"model {model.name!r}")
         times = output_times(t0, t_end, dt)
     else:
         if dt_out is not None:
@@ -464,6 +481,7 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
                           max_order=max_order, max_steps=max_steps, newton_tol=newton_tol,
                           project_output=project_output, proportional=proportional,
                           event_tol=event_tol)
+    check_output_size(times.size, integ.n, f"model {model.name!r}")
     y = np.empty((times.size, integ.n))
     written = 0
     ninput = model.kernels.ninput
