@@ -86,7 +86,7 @@ def test_kinematics_command(tmp_path, capsys):
     assert main(["kinematics", "--t-end", "0.5", "--dt", "0.01", "--output", str(out),
                  "--plot", str(plots)]) == 0
     text = capsys.readouterr().out
-    assert "model jansen_driven: 44 coordinates, 1 drivers; 51 positions" in text
+    assert "model jansen_driven: 44 coordinates, 1 driver; 51 positions" in text
     header = out.read_text().splitlines()[0]
     assert header.startswith("# t P3.x P3.y P3.vx P3.vy P3.ax P3.ay foot.x")
     data = np.loadtxt(out)
@@ -101,7 +101,7 @@ def test_kinematics_command(tmp_path, capsys):
 
 def test_kinematics_command_rejects_undriven_model(capsys):
     assert main(["kinematics", "jansen"]) == 2
-    assert "under-driven: 1 degrees of freedom and 0 drivers" in capsys.readouterr().err
+    assert "under-driven: 1 degree of freedom and 0 drivers" in capsys.readouterr().err
 
 
 def test_closed_pipe_is_not_a_crash():
@@ -165,3 +165,24 @@ def test_interrupted_commands_say_so(capsys):
     timer.join()
     out = capsys.readouterr().out
     assert code == 130 and "(interrupted)" in out and "faster than the published" not in out
+
+
+def test_command_checks_arguments_and_paths_up_front(tmp_path, capsys):
+    import pytest
+
+    # A negative tolerance is named as such (not "expected one argument").
+    with pytest.raises(SystemExit):
+        main(["simulate", "--rtol", "-1e-6"])
+    err = capsys.readouterr().err
+    assert "expected a positive number, got '-1e-6'" in err and "_positive_float" not in err
+    # A bad output path fails before the run, not after it.
+    assert main(["simulate", "--output", str(tmp_path / "no" / "x.txt")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert main(["kinematics", "--plot", str(tmp_path / "no" / "plots")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    # chain:N reaches the generator; counts read as words.
+    assert main(["assemble", "chain:1"]) == 0
+    out = capsys.readouterr().out
+    assert "1 body, 1 joint, 1 marker" in out
+    assert main(["models"]) == 0
+    assert "chain:N" in capsys.readouterr().out

@@ -206,12 +206,12 @@ def test_fourbar_driven_into_dead_centre():
 
 
 def test_mobility_is_checked_up_front(fourbar):
-    with pytest.raises(ModelError, match="under-driven: 1 degrees of freedom and 0 drivers"):
+    with pytest.raises(ModelError, match="under-driven: 1 degree of freedom and 0 drivers"):
         kinematics(fourbar, [0.0, 1.0])
     b = fourbar_builder()
     b.add_angle_driver("m1", "O_crank", laws.constant(-1.0))
     b.add_angle_driver("m2", "C_rocker", laws.constant(2.0))
-    with pytest.raises(ModelError, match="over-driven: 1 degrees of freedom and 2 drivers"):
+    with pytest.raises(ModelError, match="over-driven: 1 degree of freedom and 2 drivers"):
         kinematics(b.build(), [0.0, 1.0])
 
 

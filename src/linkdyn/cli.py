@@ -5,6 +5,9 @@
                                    and print its consistent initial state
     linkdyn simulate [MODEL]       integrate the dynamics (see --help)
     linkdyn kinematics [MODEL]     kinematic analysis of a fully driven model (see --help)
+    linkdyn sweep FILE             a parameter sweep (see --help)
+
+MODEL is a built-in model's name, ``chain:N`` (the generator chain(N)), or a model file.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 
@@ -20,7 +24,8 @@ import numpy as np
 from . import __version__
 from .assembly import consistent_state
 from .errors import LinkdynError
-from .models import builtin_names, load_model
+from .models import builtin_names, chain
+from .models import load_model as _load_model
 from .kinematics import kinematics
 from .simulate import output_times, simulate
 
@@ -28,12 +33,50 @@ from .simulate import output_times, simulate
 PUBLISHED_SECONDS = 76.17
 
 
+def load_model(text: str):
+    """A built-in model, ``chain:N`` (the chain generator) or a model file."""
+    match = re.fullmatch(r"chain:(\d+)", text)
+    if match:
+        return chain(int(match.group(1)))
+    return _load_model(text)
+
+
+def _count(n: int, word: str, plural: str | None = None) -> str:
+    """'1 joint', '2 joints', '1 body', '2 bodies'."""
+    return f"{n} {word}" if n == 1 else f"{n} {plural or word + 's'}"
+
+
 def _cmd_models(args) -> int:
-    for name in builtin_names():
+    names = builtin_names()
+    width = max(len(n) for n in names + ["chain:N"]) + 2
+    for name in names:
         model = load_model(name)
-        print(f"{name:12s} {model.nbody} bodies, {len(model.joint_names)} joints, "
-              f"{model.nq} coordinates, {model.nc} constraints")
+        print(f"{name:{width}s}{_count(model.nbody, 'body', 'bodies'):>11s}, "
+              f"{_count(len(model.joint_names), 'joint'):>10s}, "
+              f"{_count(model.nq, 'coordinate'):>15s}, "
+              f"{_count(model.nc, 'constraint'):>15s}")
+    print(f"{'chain:N':{width}s}a hanging chain of N bars (the generator linkdyn.chain)")
     return 0
+
+
+def _writable(path, what):
+    """Check up front that a file can be written there (before a long run)."""
+    if path is None:
+        return
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise ValueError(f"{what} {path}: the directory {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise ValueError(f"{what} {path}: the directory {parent} is not writable")
+
+
+def _plot_dir(path):
+    if path is None:
+        return
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise ValueError(f"--plot {path}: exists and is not a directory")
+    _writable(os.path.join(path, "x"), "--plot") if os.path.isdir(path) else \
+        _writable(path, "--plot")
 
 
 def _cmd_assemble(args) -> int:
@@ -44,8 +87,9 @@ def _cmd_assemble(args) -> int:
     t2 = time.perf_counter()
     kinetic, potential = model.energy(state.q, state.v)
     rank = np.linalg.matrix_rank(model.phi_q(state.q).toarray()) if model.nq <= 2000 else None
-    print(f"model {model.name}: {model.nbody} bodies, {len(model.joint_names)} joints, "
-          f"{len(model.marker_names)} markers")
+    print(f"model {model.name}: {_count(model.nbody, 'body', 'bodies')}, "
+          f"{_count(len(model.joint_names), 'joint')}, "
+          f"{_count(len(model.marker_names), 'marker')}")
     print(f"  coordinates {model.nq}, constraints {model.nc}, nonzeros in Phi_q "
           f"{model.kernels.phiq_nnz}" + (f", rank {rank}, degrees of freedom {model.nq - rank}"
                                           if rank is not None else ""))
@@ -81,6 +125,9 @@ STATS_KEYS = ("integration_seconds", "steps", "rejected_steps", "newton_iteratio
 
 
 def _cmd_simulate(args) -> int:
+    _writable(args.output, "--output")
+    _writable(args.stats_json, "--stats-json")
+    _plot_dir(args.plot)
     model = load_model(args.model)
     result = simulate(model, args.t_end, rtol=args.rtol, atol=args.atol, dt_out=args.dt_out,
                       proportional=not args.per_step_tolerance)
@@ -122,12 +169,15 @@ def _cmd_simulate(args) -> int:
 
 
 def _cmd_kinematics(args) -> int:
+    _writable(args.output, "--output")
+    _plot_dir(args.plot)
     model = load_model(args.model)
     times = output_times(0.0, args.t_end, args.dt)
     result = kinematics(model, times, on_singular="continue" if args.continue_singular
                         else "raise")
     st = result.stats
-    print(f"model {model.name}: {model.nq} coordinates, {len(model.driver_names)} drivers; "
+    print(f"model {model.name}: {model.nq} coordinates, "
+          f"{_count(len(model.driver_names), 'driver')}; "
           f"{len(result.t)} positions, t = 0 .. {result.t[-1] if len(result.t) else 0.0:g} s"
           + ("" if result.status == "success" else
              f" (interrupted: {len(result.t)} of {len(times)} positions solved)"))
@@ -180,17 +230,40 @@ def _cmd_sweep(args) -> int:
 
 
 def _positive_float(text):
-    value = float(text)
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
     if not (np.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
     return value
 
 
+_positive_float.__name__ = "positive number"   # argparse names the type in its messages
+
+
+def _accept_negative_numbers(parser):
+    """Let values such as -1e-6 reach the type check (which then says what is expected)
+    instead of being taken for options; argparse only recognises plain negative decimals."""
+    parser._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+    parser._has_negative_number_optionals = []
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="linkdyn", description="Kinematics and dynamics of "
-                                     "planar mechanisms in fully Cartesian coordinates.")
+                                     "planar mechanisms in fully Cartesian coordinates. MODEL "
+                                     "is a built-in model's name, chain:N or a model file.")
+    _accept_negative_numbers(parser)
     parser.add_argument("--version", action="version", version=f"linkdyn {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+    _add_parser = sub.add_parser
+
+    def add_parser(*args, **kwargs):
+        p = _add_parser(*args, **kwargs)
+        _accept_negative_numbers(p)
+        return p
+
+    sub.add_parser = add_parser
     p = sub.add_parser("models", help="list the built-in models")
     p.set_defaults(func=_cmd_models)
     p = sub.add_parser("assemble", help="compile a model and print its consistent initial state")
@@ -203,8 +276,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model", nargs="?", default="jansen",
                    help="built-in model name or model file (default: jansen)")
     p.add_argument("--t-end", type=_positive_float, default=10.0, help="end time in s (10)")
-    p.add_argument("--rtol", type=_positive_float, default=1e-10, help="relative tolerance")
-    p.add_argument("--atol", type=_positive_float, default=1e-10, help="absolute tolerance")
+    p.add_argument("--rtol", type=_positive_float, default=1e-10,
+                   help="relative tolerance (1e-10; the Python API's default is 1e-8)")
+    p.add_argument("--atol", type=_positive_float, default=1e-10,
+                   help="absolute tolerance (1e-10; the Python API's default is 1e-8)")
     p.add_argument("--dt-out", type=_positive_float, default=0.01,
                    help="output interval in s (0.01)")
     p.add_argument("--per-step-tolerance", action="store_true",

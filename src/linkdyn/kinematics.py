@@ -176,8 +176,10 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
     dof = model.nq - (model.nc - ndrv)
     if model.nc != model.nq:
         kind = "under-driven" if model.nc < model.nq else "over-driven"
-        raise ModelError(f"model {model.name!r} is {kind}: {dof} degrees of freedom and {ndrv} "
-                         f"drivers; kinematic analysis needs one driver per degree of freedom")
+        dofs = f"{dof} degree{'' if dof == 1 else 's'} of freedom"
+        drivers = f"{ndrv} driver{'' if ndrv == 1 else 's'}"
+        raise ModelError(f"model {model.name!r} is {kind}: {dofs} and {drivers}; kinematic "
+                         "analysis needs one driver per degree of freedom")
     if on_singular not in ("raise", "continue"):
         raise ValueError(f"on_singular must be 'raise' or 'continue', got {on_singular!r}")
     for name, value in (("tol", tol), ("singular_rcond", singular_rcond)):
