@@ -147,3 +147,23 @@ def test_hostile_builder_values_raise_model_errors(call, match):
     b = linkdyn.ModelBuilder("hostile")
     with pytest.raises(linkdyn.ModelError, match=match):
         call(b)
+
+
+def test_saved_files_have_no_negative_zero(tmp_path):
+    b = linkdyn.ModelBuilder("signs")
+    b.add_ground_point("O", (-0.0, 0.0))
+    b.add_bar("rod", length=1.0, density=1.0, position=(0.5, -0.0), angle=-0.0)
+    b.add_revolute("pin", "ground.O", "rod.a")
+    path = tmp_path / "m.json"
+    b.build().save(path)
+    assert "-0.0" not in path.read_text()
+    assert linkdyn.load_model(path) == b.build()
+
+
+def test_huge_velocity_guesses_raise_an_assembly_error():
+    b = linkdyn.ModelBuilder("fast")
+    b.add_ground_point("O", (0.0, 0.0))
+    b.add_bar("rod", length=1.0, density=1.0, position=(0.5, 0.0), ud=(1e308, 1e308))
+    b.add_revolute("pin", "ground.O", "rod.a")
+    with pytest.raises(linkdyn.AssemblyError, match="not finite.*'rod'"):
+        linkdyn.consistent_state(b.build())

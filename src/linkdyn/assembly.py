@@ -292,6 +292,14 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
         rows, text = worst(r, bad)
         raise AssemblyError(f"model {model.name!r}: velocity constraints involving only held "
                             f"coordinates are violated: {text}", rows)
+    if not (np.all(np.isfinite(v)) and np.all(np.isfinite(q))):
+        # Guesses near the largest floats overflow in the projection.
+        worst_body = model.body_names[int(np.nanargmax(
+            np.nan_to_num(np.abs(_vector(model, None, model.v0, "v")), nan=np.inf)
+            .reshape(-1, 4).max(axis=1)))]
+        raise AssemblyError(f"model {model.name!r}: the projected state is not finite (NaN or "
+                            "Inf): the initial guesses are too large for double precision "
+                            f"(the largest velocities are those of body '{worst_body}')")
     phi_norm, vel_norm = model.constraint_norms(q, v, t, state)
     return ConsistentState(t=float(t), q=q, v=v, iterations=iterations, phi_norm=phi_norm,
                            velocity_norm=vel_norm)

@@ -251,8 +251,19 @@ def loads(text: str, path=None) -> Description:
     return from_dict(data, path)
 
 
+def _no_negative_zero(x):
+    """-0.0 written as 0.0 (a sign of zero carries no meaning in a model file)."""
+    if isinstance(x, float):
+        return x + 0.0
+    if isinstance(x, dict):
+        return {k: _no_negative_zero(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_no_negative_zero(v) for v in x]
+    return x
+
+
 def dumps(desc: Description) -> str:
-    return json.dumps(to_dict(desc), indent=2) + "\n"
+    return json.dumps(_no_negative_zero(to_dict(desc)), indent=2) + "\n"
 
 
 def load(path) -> Description:
