@@ -149,3 +149,15 @@ def test_large_model_assembles_to_round_off():
     eps = np.finfo(float).eps
     assert s.phi_norm <= 4 * eps * np.sqrt(model.nc) * np.abs(s.q).max()
     assert s.iterations <= 6
+
+
+def test_rank_test_does_not_depend_on_the_size_of_masses():
+    # A pendulum of 1e11 kg and 1e8 kg m^2 is not redundant (it was reported "rank 6 of 6").
+    for mass, inertia in ((1e11, 1e8), (1e-9, 1e-12), (1e11, 1e-3), (1e-3, 1e11), (1e15, 1.0)):
+        b = linkdyn.ModelBuilder("heavy")
+        b.add_ground_point("O", (0.0, 0.0))
+        b.add_body("bob", mass=mass, inertia=inertia, points={"top": (0.0, 0.5)},
+                   position=(0.0, -0.5))
+        b.add_revolute("pin", "bob.top", "ground.O")
+        state = linkdyn.consistent_state(b.build())
+        assert state.phi_norm < 1e-14

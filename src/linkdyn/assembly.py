@@ -1,7 +1,9 @@
 """Consistent initial states: project guessed positions and velocities onto the constraints.
 
 Positions: Newton iterations on Phi(q, t) = 0, each taking the smallest correction in the
-mass-weighted norm,
+mass-weighted norm (masses and inertias; where they span more than WEIGHT_SPREAD = 1e4, the
+lightest weights are raised to 1e-4 of the heaviest, so that extreme units do not make a
+full-rank Jacobian look rank-deficient),
 
     min 1/2 dq^T M dq   subject to   Phi + Phi_q dq = 0   (held coordinates fixed),
 
@@ -89,6 +91,8 @@ class _SuperluAAt:
 # largest, and the projection would amplify residuals a millionfold: treat it as rank loss.
 # (Measured: exact redundancy gives ~1e-14, the Jansen linkage 5e-4.)
 _RANK_RTOL = 1e-12
+#: Largest ratio of the weights of two coordinates in the projections.
+WEIGHT_SPREAD = 1e4
 # Singular values of M^-1/2-scaled Phi_q below this fraction of the largest count as zero when
 # diagnosing which constraints are redundant.
 _SVD_RTOL = 1e-9
@@ -158,7 +162,13 @@ class _Projector:
         self.t = t
         self.state = state
         self.free = np.flatnonzero(free)
-        self.scale = 1.0 / np.sqrt(model.mass[self.free])
+        # The metric: the masses and inertias, their spread limited to WEIGHT_SPREAD (a
+        # body of 1e15 kg next to an inertia of 1 kg m^2 would make the weighted Jacobian
+        # look rank-deficient to working precision although Phi_q is not).
+        w = model.mass[self.free]
+        if w.size:
+            w = np.maximum(w, w.max() / WEIGHT_SPREAD)
+        self.scale = 1.0 / np.sqrt(w)
         # Rows with a structural entry in a free column (the pattern, not the values).
         col_of_entry = np.repeat(np.arange(model.nq), np.diff(model.phiq_colptr))
         touched = np.zeros(model.nc, dtype=bool)
@@ -172,12 +182,18 @@ class _Projector:
         return (J @ sp.diags(self.scale)).tocsc()
 
     def factorize(self, A: sp.csc_matrix) -> None:
+        # Rows scaled to unit norm: the rank test must not depend on the units of the
+        # constraints or on the sizes of masses and inertias (a pendulum of 1e11 kg was
+        # reported redundant without it); the scaling does not change the projection.
+        norms = np.sqrt(np.asarray(A.multiply(A).sum(axis=1)).ravel())
+        self.row_scale = 1.0 / np.where(norms > 0, norms, 1.0)
+        B = (sp.diags(self.row_scale) @ A).tocsc()
         try:
-            d = self.spd.factorize(A)
+            d = self.spd.factorize(B)
         except _RankLoss:
-            self._raise_rank(A)
+            self._raise_rank(B)
         if d.size and d.min() <= _RANK_RTOL * d.max():
-            self._raise_rank(A)
+            self._raise_rank(B)
 
     def _raise_rank(self, A: sp.csc_matrix):
         dense = A.toarray()
@@ -196,7 +212,7 @@ class _Projector:
 
     def correction(self, A: sp.csc_matrix, rhs: np.ndarray) -> np.ndarray:
         """The free-coordinate correction dz minimising dz^T M dz with J dz = rhs."""
-        y = self.spd.solve(rhs)
+        y = self.row_scale * self.spd.solve(self.row_scale * rhs)
         return self.scale * (A.T @ y)
 
 
