@@ -224,7 +224,7 @@ def test_body_frame_force_turns_with_the_body():
 
 
 def test_controller_zero_order_hold_and_restarts():
-    j, kp, kd, period = 1.0 / 3.0, 20.0, 2.0, 0.01
+    kp, kd, period = 20.0, 2.0, 0.01
     b = linkdyn.ModelBuilder("pd", gravity=(0.0, 0.0))
     b.add_ground_point("O", (0.0, 0.0))
     b.add_bar("rod", length=1.0, mass=1.0, position=(0.5, 0.0))

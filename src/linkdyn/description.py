@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
+from ._checks import real
 from .errors import ModelError
 from .contacts import ContactBuilder
 from .forces import ForceBuilder
@@ -198,23 +199,11 @@ def _element(name):
 
 
 def _finite(entry: str, what: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ModelError(f"{entry}: {what} must be a real number, got {value!r}")
-    try:
-        value = float(value)
-    except OverflowError:
-        raise ModelError(f"{entry}: {what} is too large for a float (an integer of "
-                         f"{len(str(abs(value)))} digits)") from None
-    if not math.isfinite(value):
-        raise ModelError(f"{entry}: {what} must be finite, got {value!r}")
-    return value
+    return real(entry, what, value)
 
 
 def _positive(entry: str, what: str, value) -> float:
-    value = _finite(entry, what, value)
-    if value <= 0.0:
-        raise ModelError(f"{entry}: {what} must be positive, got {value!r}")
-    return value
+    return real(entry, what, value, positive=True)
 
 
 def _vec2(entry: str, what: str, value) -> Vec2:

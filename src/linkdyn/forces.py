@@ -62,6 +62,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._checks import real
 from .errors import ModelError
 from .laws import Law, constant, law_from_dict
 
@@ -209,20 +210,7 @@ ForceElement = (SpringDamperSpec | TorsionalSpringDamperSpec | JointDamperSpec |
 
 # -- validation helpers ---------------------------------------------------------------------
 
-def _number(entry, what, value, *, positive=False, nonnegative=False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ModelError(f"{entry}: {what} must be a real number, got {value!r}")
-    try:
-        value = float(value)
-    except OverflowError:
-        raise ModelError(f"{entry}: {what} is too large for a float, got {value!r}") from None
-    if not math.isfinite(value):
-        raise ModelError(f"{entry}: {what} must be finite, got {value!r}")
-    if positive and value <= 0.0:
-        raise ModelError(f"{entry}: {what} must be positive, got {value!r}")
-    if nonnegative and value < 0.0:
-        raise ModelError(f"{entry}: {what} must be zero or positive, got {value!r}")
-    return value
+_number = real   # the shared check (linkdyn._checks)
 
 
 def _law(entry, what, value) -> Law:
@@ -717,7 +705,7 @@ def expand(desc):
     bodies = {b.name: b for b in desc.bodies}
     ground = dict(desc.ground)
     joints = {j.name: j for j in desc.joints}
-    new_bodies, new_joints, new_forces, armatures = [], [], [], []
+    new_bodies, new_joints, armatures = [], [], []
     taken = set(bodies) | set(joints) | {f.name for f in desc.forces}
 
     def body(name, owner, mass, inertia, at, u, omega):

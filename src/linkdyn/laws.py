@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._checks import real
 from .errors import ModelError
 
 __all__ = ["Law", "constant", "linear", "polynomial", "harmonic", "tabulated", "function",
@@ -118,15 +119,7 @@ class Law:
 
 
 def _num(what, x):
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        raise ModelError(f"law: {what} must be a finite number, got {x!r}")
-    try:
-        x = float(x)
-    except OverflowError:
-        raise ModelError(f"law: {what} is too large for a float") from None
-    if not math.isfinite(x):
-        raise ModelError(f"law: {what} must be a finite number, got {x!r}")
-    return x
+    return real("law", what, x)
 
 
 def constant(value) -> Law:

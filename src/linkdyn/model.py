@@ -474,7 +474,7 @@ def compile_model(desc: Description) -> Model:
     local_of = lambda i, p: desc.bodies[i].local_points()[p]  # noqa: E731
     farrays, finfo, fq_blocks, fv_blocks = _forces.compile_forces(desc, body_index, local_of,
                                                                  ground, add_law)
-    nrec, nload = finfo["nrec"], finfo["nload"]
+    nrec = finfo["nrec"]
     fq_colptr, fq_rowind, fq_slots = assign_slots(fq_blocks, nq)
     fv_colptr, fv_rowind, fv_slots = assign_slots(fv_blocks, nq)
     farrays["rec_slot_q"] = fq_slots[:64 * nrec]

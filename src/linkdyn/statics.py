@@ -169,7 +169,7 @@ def equilibrium(model: Model, q=None, t: float = 0.0, tol: float = 1e-10,
     if isinstance(max_iterations, bool) or not isinstance(max_iterations, int) or \
             max_iterations < 1:
         raise ValueError(f"max_iterations must be a positive integer, got {max_iterations!r}")
-    nq, nc = model.nq, model.nc
+    nq = model.nq
     zero = np.zeros(nq)
     q = consistent_state(model, q=q, v=zero, t=t).q.copy()
     # Multipliers of the starting point: least squares of Phi_q^T lam = Q.

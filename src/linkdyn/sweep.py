@@ -40,13 +40,12 @@ has them), ``status`` and ``seconds`` (wall time of the case where it ran).
 from __future__ import annotations
 
 import itertools
-import math
 import os
 import sys
 import time
 from collections.abc import Mapping
 
-from .errors import LinkdynError, ModelError
+from .errors import ModelError
 
 __all__ = ["sweep", "expand_cases", "apply_parameters"]
 

@@ -1,0 +1,29 @@
+"""Checks of user-given numbers shared by the description, the laws and the element
+families: one place that says what a real number of a model is."""
+
+from __future__ import annotations
+
+import math
+
+from .errors import ModelError
+
+
+def real(entry: str, what: str, value, *, positive: bool = False,
+         nonnegative: bool = False) -> float:
+    """``value`` as a finite float, or :class:`ModelError` naming ``entry`` and ``what``:
+    not a number (booleans are not numbers), too large for a float, not finite, and, when
+    asked, not positive or negative."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ModelError(f"{entry}: {what} must be a real number, got {value!r}")
+    try:
+        value = float(value)
+    except OverflowError:
+        raise ModelError(f"{entry}: {what} is too large for a float (an integer of "
+                         f"{len(str(abs(value)))} digits)") from None
+    if not math.isfinite(value):
+        raise ModelError(f"{entry}: {what} must be finite, got {value!r}")
+    if positive and value <= 0.0:
+        raise ModelError(f"{entry}: {what} must be positive, got {value!r}")
+    if nonnegative and value < 0.0:
+        raise ModelError(f"{entry}: {what} must be zero or positive, got {value!r}")
+    return value
