@@ -399,3 +399,33 @@ def test_spans_outputs_and_step_budgets_are_checked(monkeypatch):
         simulate(model, 10.0, max_steps=100)
     from linkdyn.simulate import DEFAULT_MAX_STEPS
     assert DEFAULT_MAX_STEPS == 5_000_000
+
+
+def test_simulation_results_report_bodies_accelerations_and_tables():
+    # Large-amplitude pendulum: the accelerations from the equations of motion match the
+    # derivative of the velocities, and the tangential acceleration of the tip is
+    # -(3 g / 2L) sin(theta) L for a uniform bar about its end.
+    b = linkdyn.ModelBuilder("pendulum", gravity=(0.0, -9.81))
+    b.add_ground_point("O", (0.0, 0.0))
+    b.add_bar("rod", length=1.0, mass=1.0, position=(0.5 * math.sin(2.0),
+                                                      -0.5 * math.cos(2.0)),
+              angle=2.0 - math.pi / 2)
+    b.add_revolute("pin", "ground.O", "rod.a")
+    b.add_marker("tip", "rod.b")
+    r = simulate(b.build(), 1.0, rtol=1e-10, atol=1e-10, dt_out=0.001)
+    theta = r.body_angle("rod") + math.pi / 2
+    alpha = r.body_angular_acceleration("rod")
+    np.testing.assert_allclose(alpha, -1.5 * 9.81 * np.sin(theta), atol=1e-7)
+    # The tip turns about the fixed pin: a = alpha perp(p) - omega^2 p.
+    p, w = r.marker("tip"), r.body_angular_velocity("rod")
+    expected = alpha[:, None] * np.stack([-p[:, 1], p[:, 0]], axis=1) - (w**2)[:, None] * p
+    np.testing.assert_allclose(r.marker_acceleration("tip"), expected, atol=1e-7)
+    with pytest.raises(KeyError, match="bodies: rod"):
+        r.body_angle("stick")
+    with pytest.raises(KeyError, match="revolute joints: pin"):
+        r.joint_force("pinn")
+    pd = pytest.importorskip("pandas")
+    table = r.to_dataframe(bodies=["rod"])
+    assert list(table.columns[:6]) == ["tip.x", "tip.y", "tip.vx", "tip.vy", "tip.ax", "tip.ay"]
+    assert table.index.name == "t" and len(table) == len(r.t)
+    np.testing.assert_array_equal(table["rod.angle"], r.body_angle("rod"))

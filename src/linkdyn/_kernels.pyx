@@ -629,14 +629,19 @@ cdef class Kernels:
             k_gamma(&d, t, &qv[0], &vv[0], &o[0])
         return res
 
-    def force(self, q, v, double t=0.0, out=None):
+    def force(self, q, v, double t=0.0, out=None, RunState state=None):
         """Generalised applied forces Q(q, v, t), shape (nq,)."""
+        cdef KernelData d = self.data
+        (state if state is not None else self._own).attach(&d)
         cdef const double[::1] qv = self._vec(q, self.nq, "q")
         cdef const double[::1] vv = self._vec(v, self.nq, "v")
         res = self._out(out, self.nq, "out")
         cdef double[::1] o = res
+        cdef int st
         with nogil:
-            k_force(&self.data, t, &qv[0], &vv[0], &o[0])
+            st = k_force(&d, t, &qv[0], &vv[0], &o[0])
+        if st != LD_OK:
+            raise ValueError("a spring-damper's two points coincide", d.run.fail_record[0])
         return res
 
     cdef _force_deriv(self, ld_eval_qv fn, int nnz, q, v, double t, out):

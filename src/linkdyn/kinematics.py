@@ -22,6 +22,7 @@ from ._kinematics import STATUS, KinematicSweep
 from .assembly import consistent_state
 from .errors import KinematicsError, ModelError, SingularConfigurationError
 from .model import Model, check_output_size
+from .results import TrajectoryAccessors
 
 __all__ = ["kinematics", "KinematicsResult", "Singularity"]
 
@@ -38,7 +39,7 @@ class Singularity:
 
 
 @dataclass(frozen=True)
-class KinematicsResult:
+class KinematicsResult(TrajectoryAccessors):
     """Positions, velocities and accelerations at the solved times (all requested times
     unless the sweep was interrupted with Ctrl-C: then ``status == "interrupted"``).
 
@@ -57,47 +58,6 @@ class KinematicsResult:
     stats: dict = field(default_factory=dict)
     status: str = "success"
 
-    def _body(self, name):
-        if name not in self.model.body_names:
-            raise KeyError(f"model {self.model.name!r} has no body {name!r}")
-        return 4 * self.model.body_names.index(name)
-
-    def body_position(self, name) -> np.ndarray:
-        """Centre of mass (n, 2), m."""
-        i = self._body(name)
-        return self.q[:, i:i + 2]
-
-    def body_angle(self, name) -> np.ndarray:
-        """Angle of the body's u (n,), rad, counter-clockwise, continuous (unwrapped)."""
-        i = self._body(name)
-        return np.unwrap(np.arctan2(self.q[:, i + 3], self.q[:, i + 2]))
-
-    def body_velocity(self, name) -> np.ndarray:
-        i = self._body(name)
-        return self.v[:, i:i + 2]
-
-    def body_angular_velocity(self, name) -> np.ndarray:
-        """omega = u x u' (n,), rad/s."""
-        i = self._body(name)
-        return self.q[:, i + 2] * self.v[:, i + 3] - self.q[:, i + 3] * self.v[:, i + 2]
-
-    def body_acceleration(self, name) -> np.ndarray:
-        i = self._body(name)
-        return self.a[:, i:i + 2]
-
-    def body_angular_acceleration(self, name) -> np.ndarray:
-        """alpha = u x u'' (n,), rad/s^2 (u'' = alpha perp(u) - omega^2 u)."""
-        i = self._body(name)
-        return self.q[:, i + 2] * self.a[:, i + 3] - self.q[:, i + 3] * self.a[:, i + 2]
-
-    def marker(self, name) -> np.ndarray:
-        return self.model.marker_positions(self.q)[:, self.model.marker_index(name)]
-
-    def marker_velocity(self, name) -> np.ndarray:
-        return self.model.marker_velocities(self.v)[:, self.model.marker_index(name)]
-
-    def marker_acceleration(self, name) -> np.ndarray:
-        return self.model.marker_velocities(self.a)[:, self.model.marker_index(name)]
 
 
 def _left_null_rows(model: Model, q, t, run, count=None):

@@ -22,6 +22,7 @@ from .errors import (ControllerError, ConvergenceError, ForceElementError, Model
 from .events import CONTACT, EventRecord, compile_events
 from .forces import INPUT_TARGET
 from .model import Model, check_output_size
+from .results import TrajectoryAccessors
 
 __all__ = ["simulate", "SimulationResult", "ControlState", "output_times", "DEFAULT_MAX_STEPS"]
 
@@ -30,7 +31,7 @@ DEFAULT_MAX_STEPS = 5_000_000
 
 
 @dataclass(frozen=True)
-class SimulationResult:
+class SimulationResult(TrajectoryAccessors):
     """Trajectories at the output times.
 
     Attributes
@@ -82,13 +83,12 @@ class SimulationResult:
     impacts: tuple = ()
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
-    def marker(self, name: str) -> np.ndarray:
-        """Positions (n, 2) of the named marker."""
-        return self.model.marker_positions(self.q)[:, self.model.marker_index(name)]
-
-    def marker_velocity(self, name: str) -> np.ndarray:
-        """Velocities (n, 2) of the named marker."""
-        return self.model.marker_velocities(self.v)[:, self.model.marker_index(name)]
+    @property
+    def a(self) -> np.ndarray:
+        """Accelerations (n, nq) of the output rows from the equations of motion,
+        M a = Q(q, v, t) - Phi_q^T lam, with the forces the run applied at each row."""
+        self._elements()
+        return self._cache["a"]
 
     @property
     def kinetic_energy(self) -> np.ndarray:
@@ -157,8 +157,14 @@ class SimulationResult:
         rec = np.zeros((n, nrec, 3))
         load = np.zeros((n, nload, 2))
         spring = np.zeros(n)
-        if nrec + nload:
-            state = k.run_state()
+        accel = np.empty_like(self.v)
+        state = k.run_state()
+        if not nrec + nload:
+            for i in range(n):
+                accel[i] = ((k.force(self.q[i], self.v[i], self.t[i])
+                             - self.model.phi_q(self.q[i], self.t[i]).T @ self.lam[i])
+                            / self.model.mass)
+        else:
             z = self._z()
             tracked = z[:, nrec + nload:] if z.shape[1] else None
             sample = (np.searchsorted(self.control_t, self.t, side="left") - 1
@@ -179,6 +185,10 @@ class SimulationResult:
                 rec[i], load[i] = k.force_values(self.q[i], self.v[i], self.t[i], state)
                 spring[i] = (k.potential_energy(self.q[i], self.t[i], state)
                              + self.q[i] @ k.arrays["q_applied"])
+                accel[i] = ((k.force(self.q[i], self.v[i], self.t[i], state=state)
+                             - self.model.phi_q(self.q[i], self.t[i]).T @ self.lam[i])
+                            / self.model.mass)
+        self._cache["a"] = accel
         self._cache["elements"] = (rec, load, spring)
         return self._cache["elements"]
 
@@ -205,14 +215,18 @@ class SimulationResult:
         (N) along the axis on the second body, for a coordinate driver the force (N) along
         its axis on the body: ``-lam`` of the driver's row."""
         if driver not in self.model.driver_names:
-            raise KeyError(f"model {self.model.name!r} has no driver {driver!r}")
+            raise KeyError(f"model {self.model.name!r} has no driver {driver!r} (drivers: "
+                           f"{', '.join(self.model.driver_names) or 'none'})")
         return -self.lam[:, self.model.constraint_names.index(driver)]
 
     def joint_force(self, joint: str) -> np.ndarray:
         """Force (n, 2) in N that revolute ``joint`` exerts on its first body at the joint
         point (the second body receives the opposite): ``-lam`` of the joint's x and y rows."""
         if joint not in self.model.joint_names or f"{joint}.x" not in self.model.constraint_names:
-            raise KeyError(f"model {self.model.name!r} has no revolute joint {joint!r}")
+            revolute = [j for j in self.model.joint_names
+                        if f"{j}.x" in self.model.constraint_names]
+            raise KeyError(f"model {self.model.name!r} has no revolute joint {joint!r} "
+                           f"(revolute joints: {', '.join(revolute) or 'none'})")
         row = self.model.constraint_names.index(f"{joint}.x")
         return -self.lam[:, row:row + 2]
 
