@@ -424,7 +424,7 @@ def test_simulation_results_report_bodies_accelerations_and_tables():
         r.body_angle("stick")
     with pytest.raises(KeyError, match="revolute joints: pin"):
         r.joint_force("pinn")
-    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pandas")
     table = r.to_dataframe(bodies=["rod"])
     assert list(table.columns[:6]) == ["tip.x", "tip.y", "tip.vx", "tip.vy", "tip.ax", "tip.ay"]
     assert table.index.name == "t" and len(table) == len(r.t)
