@@ -87,7 +87,13 @@ class SimulationResult(TrajectoryAccessors):
     def a(self) -> np.ndarray:
         """Accelerations (n, nq) of the output rows from the equations of motion,
         M a = Q(q, v, t) - Phi_q^T lam, with the forces the run applied at each row."""
-        self._elements()
+        if "a" not in self._cache:
+            m, k = self.model, self.model.kernels
+            a = np.empty_like(self.v)
+            for i, state in self._row_states():
+                q, v, t = self.q[i], self.v[i], self.t[i]
+                a[i] = (k.force(q, v, t, state=state) - m.phi_q(q, t).T @ self.lam[i]) / m.mass
+            self._cache["a"] = a
         return self._cache["a"]
 
     @property
@@ -146,6 +152,33 @@ class SimulationResult(TrajectoryAccessors):
             raise KeyError(f"force element {name!r} is a point load: it has no coordinate")
         return self._elements()[0][:, recs[0], 0]
 
+    def _row_states(self):
+        """(row, state) for each output row: a run state with the force elements' branches
+        (tracked angles), the controller inputs held and the contact impact speeds recorded
+        at that row, as the run had them."""
+        k = self.model.kernels
+        info = self.model.force_info
+        nrec, nload = info["nrec"], info["nload"]
+        state = k.run_state()
+        z = self._z()
+        tracked = z[:, nrec + nload:] if z.shape[1] else None
+        sample = (np.searchsorted(self.control_t, self.t, side="left") - 1
+                  if self.control_t is not None and len(self.control_t) else None)
+        impacts, next_impact = sorted(self.impacts), 0
+        for i in range(self.t.shape[0]):
+            # Impact speeds recorded at onsets before this row (a row at the event time was
+            # written before the event was handled).
+            while next_impact < len(impacts) and impacts[next_impact][0] < self.t[i]:
+                _, r, speed = impacts[next_impact]
+                state.impact[r] = speed
+                next_impact += 1
+            if tracked is not None:
+                state.angle_ref[:nrec] = tracked[i]
+            if sample is not None and sample[i] >= 0:
+                state.inputs[:k.ninput] = self.control_inputs[sample[i]]
+                state.active[:k.ninput] = self.control_active[sample[i]]
+            yield i, state
+
     def _elements(self):
         """Per row: records (n, nrec, 3) of (s, s', f), loads (n, nload, 2), spring energy
         (n,), each evaluated on the branch the run tracked and with the inputs held then."""
@@ -157,38 +190,11 @@ class SimulationResult(TrajectoryAccessors):
         rec = np.zeros((n, nrec, 3))
         load = np.zeros((n, nload, 2))
         spring = np.zeros(n)
-        accel = np.empty_like(self.v)
-        state = k.run_state()
-        if not nrec + nload:
-            for i in range(n):
-                accel[i] = ((k.force(self.q[i], self.v[i], self.t[i])
-                             - self.model.phi_q(self.q[i], self.t[i]).T @ self.lam[i])
-                            / self.model.mass)
-        else:
-            z = self._z()
-            tracked = z[:, nrec + nload:] if z.shape[1] else None
-            sample = (np.searchsorted(self.control_t, self.t, side="left") - 1
-                      if self.control_t is not None and len(self.control_t) else None)
-            impacts, next_impact = sorted(self.impacts), 0
-            for i in range(n):
-                # Impact speeds recorded at onsets before this row (a row at the event time
-                # was written before the event was handled).
-                while next_impact < len(impacts) and impacts[next_impact][0] < self.t[i]:
-                    _, r, speed = impacts[next_impact]
-                    state.impact[r] = speed
-                    next_impact += 1
-                if tracked is not None:
-                    state.angle_ref[:nrec] = tracked[i]
-                if sample is not None and sample[i] >= 0:
-                    state.inputs[:k.ninput] = self.control_inputs[sample[i]]
-                    state.active[:k.ninput] = self.control_active[sample[i]]
+        if nrec + nload:
+            for i, state in self._row_states():
                 rec[i], load[i] = k.force_values(self.q[i], self.v[i], self.t[i], state)
                 spring[i] = (k.potential_energy(self.q[i], self.t[i], state)
                              + self.q[i] @ k.arrays["q_applied"])
-                accel[i] = ((k.force(self.q[i], self.v[i], self.t[i], state=state)
-                             - self.model.phi_q(self.q[i], self.t[i]).T @ self.lam[i])
-                            / self.model.mass)
-        self._cache["a"] = accel
         self._cache["elements"] = (rec, load, spring)
         return self._cache["elements"]
 
