@@ -347,22 +347,26 @@ cdef int k_force(void *user, double t, const double *q, const double *v,
 
 
 # Uniform gravity is constant: only the force elements have Q_q and Q_v entries.
+cdef inline int force_jacobian(KernelData *d, double t, const double *q, const double *v,
+                               double *out, int nnz, bint wrt_v) noexcept nogil:
+    cdef int j
+    for j in range(nnz):
+        out[j] = 0.0
+    if wrt_v:
+        return ld_forces_jacobians(&d.forces, &d.run, t, q, v, NULL, out)
+    return ld_forces_jacobians(&d.forces, &d.run, t, q, v, out, NULL)
+
+
 cdef int k_force_q(void *user, double t, const double *q, const double *v,
                    double *out) noexcept nogil:
     cdef KernelData *d = <KernelData *> user
-    cdef int j
-    for j in range(d.fq_nnz):
-        out[j] = 0.0
-    return ld_forces_jacobians(&d.forces, &d.run, t, q, v, out, NULL)
+    return force_jacobian(d, t, q, v, out, d.fq_nnz, False)
 
 
 cdef int k_force_v(void *user, double t, const double *q, const double *v,
                    double *out) noexcept nogil:
     cdef KernelData *d = <KernelData *> user
-    cdef int j
-    for j in range(d.fv_nnz):
-        out[j] = 0.0
-    return ld_forces_jacobians(&d.forces, &d.run, t, q, v, NULL, out)
+    return force_jacobian(d, t, q, v, out, d.fv_nnz, True)
 
 
 cdef int k_aux_rate(void *user, double t, const double *q, const double *v,
