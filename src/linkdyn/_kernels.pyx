@@ -495,10 +495,7 @@ cdef class Kernels:
         self.data.laws.kind = _ip(a["law_kind"])
         self.data.laws.start = _ip(a["law_start"])
         self.data.laws.par = _dp(a["law_par"])
-        # Values of caller-evaluated (kind 2) laws: the one writeable array here.
-        self.law_values = np.zeros(3 * max(1, a["law_kind"].shape[0]))
-        cdef double[::1] lv = self.law_values
-        self.data.laws.values = &lv[0]
+        # Values of caller-evaluated (kind 2) laws live in a RunState (attached below).
 
         cdef ld_forces *F = &self.data.forces
         F.nrec = a["rec_coord"].shape[0]
@@ -527,8 +524,8 @@ cdef class Kernels:
         self.nload = F.nload
         self.ninput = int(np.max(a["rec_input"], initial=-1)) + 1
         self.nz = 2 * F.nrec + F.nload
-        # The model's own per-run state: no inputs, reference angles of the guesses; never
-        # written (the model's ld_system has no accept hook).
+        # The model's own per-run state: no inputs, reference angles of the guesses, law
+        # values zero; runs never write it (the model's ld_system has no accept hook).
         self._own = RunState(self, a["angle_ref0"])
         self._own.attach(&self.data)
         # The model's own law values are never written: caller-evaluated laws (Python
@@ -792,7 +789,7 @@ cdef class RunState:
             raise ValueError(f"angle_ref must have {kernels.nrec} entries")
         self.angle_ref = np.concatenate([ref, [0.0]])
         self.impact = np.zeros(kernels.nrec + 1)
-        self.law_values = np.zeros(kernels.law_values.shape[0])
+        self.law_values = np.zeros(3 * max(1, kernels.data.laws.nlaw))
         self._fail = -1
         if kernels._own is not None:
             self.data = kernels.data

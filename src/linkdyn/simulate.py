@@ -449,10 +449,12 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
                         ("event_tol", event_tol)):
         if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
             raise ValueError(f"{name} must be a non-negative finite number, got {value!r}")
+    row_values = 2 * model.nq + model.nc + model.kernels.nz   # (q, v, lam, z) per row
     if t_out is None:
         dt = (t_end - t0) / 1000 if dt_out is None else _positive("dt_out", dt_out)
-        check_output_size(int(min((t_end - t0) / dt, 1e18)) + 2,
-                          2 * model.nq + model.nc + model.kernels.nz, f"model {model.name!r}")
+        # Before the times exist: their number alone may not fit.
+        check_output_size(int(min((t_end - t0) / dt, 1e18)) + 2, row_values,
+                          f"model {model.name!r}")
         times = output_times(t0, t_end, dt)
     else:
         if dt_out is not None:
@@ -467,6 +469,7 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         if times[0] < t0 or times[-1] > t_end:
             raise ValueError(f"t_out must lie in [t0, t_end] = [{t0}, {t_end}], got "
                              f"[{times[0]}, {times[-1]}]")
+        check_output_size(times.size, row_values, f"model {model.name!r}")
 
     if controller is not None:
         if not callable(controller):
@@ -501,7 +504,6 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
                           max_order=max_order, max_steps=max_steps, newton_tol=newton_tol,
                           project_output=project_output, proportional=proportional,
                           event_tol=event_tol)
-    check_output_size(times.size, integ.n, f"model {model.name!r}")
     y = np.empty((times.size, integ.n))
     written = 0
     ninput = model.kernels.ninput
