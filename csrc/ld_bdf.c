@@ -899,7 +899,8 @@ int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out, do
         order = w->order;
         /* Predictor y_pred = sum D[0..k]; psi = sum_{j>=1} gamma_j D[j] / gamma_k (q, v). */
         memcpy(w->y_pred, w->D, (size_t)n * sizeof(double));
-        memset(w->psi, 0, (size_t)n * sizeof(double));
+        memset(w->psi, 0, (size_t)(2 * nq) * sizeof(double));       /* q, v and z only: */
+        if (w->nz) memset(w->psi + w->zoff, 0, (size_t)w->nz * sizeof(double));  /* no lam */
         for (k = 1; k <= order; k++) {
             const double *Dk = w->D + (size_t)k * n;
             const double gk = w->gamma[k] / w->gamma[order];

@@ -694,6 +694,19 @@ def compile_forces(desc, body_index, local_of, ground, add_law):
     return a, info, fq_entries + load_fq, fv_entries
 
 
+def reference_angles(arrays, q0) -> np.ndarray:
+    """The branch of the stateless evaluation (Model.force, Model.energy): each angle
+    record's relative angle in the guesses q0, in (-pi, pi] (other records: 0)."""
+    body = arrays["rec_body"].reshape(-1, 2)
+    out = np.zeros(len(body))
+    for r in np.flatnonzero(arrays["rec_coord"] == ANGLE):
+        b1, b2 = body[r]
+        a1 = 0.0 if b1 < 0 else math.atan2(q0[4 * b1 + 3], q0[4 * b1 + 2])
+        a2 = 0.0 if b2 < 0 else math.atan2(q0[4 * b2 + 3], q0[4 * b2 + 2])
+        out[r] = math.remainder(a2 - a1, 2 * math.pi)
+    return out
+
+
 def expand(desc):
     """The description the compiler numbers: the user's, plus the bodies, pins and records
     that rotor inertias and flexible joints are made of (see the module notes). Returns

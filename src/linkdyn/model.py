@@ -480,16 +480,7 @@ def compile_model(desc: Description) -> Model:
     farrays["rec_slot_q"] = fq_slots[:64 * nrec]
     farrays["load_slot_q"] = fq_slots[64 * nrec:]
     farrays["rec_slot_v"] = fv_slots
-    # Reference angles of the stateless evaluation (Model.force, Model.energy): the angle
-    # records' relative angles in the guesses, in (-pi, pi].
-    angle0 = np.zeros(nrec)
-    for r in range(nrec):
-        if finfo["coord"][r] == _forces.ANGLE:
-            b1, b2 = farrays["rec_body"][2 * r:2 * r + 2]
-            a1 = 0.0 if b1 < 0 else math.atan2(q0[4 * b1 + 3], q0[4 * b1 + 2])
-            a2 = 0.0 if b2 < 0 else math.atan2(q0[4 * b2 + 3], q0[4 * b2 + 2])
-            angle0[r] = math.remainder(a2 - a1, 2 * math.pi)
-    farrays["angle_ref0"] = angle0
+    farrays["angle_ref0"] = _forces.reference_angles(farrays, q0)
 
     law_kind, law_start, law_par = [], [0], []
     for law in laws:
