@@ -71,12 +71,12 @@ def _writable(path, what):
 
 
 def _plot_dir(path):
+    """--plot DIR: an existing directory, or one that can be made where it is named."""
     if path is None:
         return
     if os.path.exists(path) and not os.path.isdir(path):
         raise ValueError(f"--plot {path}: exists and is not a directory")
-    _writable(os.path.join(path, "x"), "--plot") if os.path.isdir(path) else \
-        _writable(path, "--plot")
+    _writable(os.path.join(path, "x") if os.path.isdir(path) else path, "--plot")
 
 
 def _cmd_assemble(args) -> int:
