@@ -139,6 +139,7 @@ struct ld_bdf {
     int *Gp, *Gi;
     double *Gx;
     int *map_M, *map_fq, *map_fv, *map_h, *map_J, *map_JT;
+    int *map_D;                 /* [nc] diagonal slots of switchable rows (NULL: none) */
 
     klu_common common;
     klu_symbolic *sym;
@@ -195,7 +196,8 @@ static int entry_cmp(const void *a, const void *b)
 static int build_pattern(ld_bdf *w)
 {
     const ld_system *s = w->sys;
-    int nq = w->nq, total = nq + s->fq_nnz + s->fv_nnz + s->hess_nnz + 2 * s->phiq_nnz;
+    int nq = w->nq, total = nq + s->fq_nnz + s->fv_nnz + s->hess_nnz + 2 * s->phiq_nnz +
+                            (s->row_active ? w->nc : 0);
     entry *e = (entry *)malloc((size_t)(total > 0 ? total : 1) * sizeof(entry));
     int *slot_of = (int *)malloc((size_t)(total > 0 ? total : 1) * sizeof(int));
     int k = 0, j, p, i;
@@ -215,6 +217,11 @@ static int build_pattern(ld_bdf *w)
     for (j = 0; j < nq; j++)
         for (p = s->phiq_colptr[j]; p < s->phiq_colptr[j + 1]; p++) {
             e[k].col = nq + s->phiq_rowind[p]; e[k].row = j; e[k].src = k; k++;
+        }
+    /* Switchable rows: a diagonal entry that replaces an inactive row by lam_i = 0. */
+    if (s->row_active)
+        for (i = 0; i < w->nc; i++) {
+            e[k].col = nq + i; e[k].row = nq + i; e[k].src = k; k++;
         }
     qsort(e, (size_t)total, sizeof(entry), entry_cmp);
 
@@ -238,6 +245,7 @@ static int build_pattern(ld_bdf *w)
     w->map_h = w->map_fv + s->fv_nnz;
     w->map_J = w->map_h + s->hess_nnz;
     w->map_JT = w->map_J + s->phiq_nnz;
+    w->map_D = s->row_active ? w->map_JT + s->phiq_nnz : NULL;
     free(e);
     return w->Gx ? LD_BDF_SUCCESS : LD_BDF_NO_MEMORY;
 }
@@ -384,6 +392,28 @@ static void assemble_K(ld_bdf *w)
         w->Gx[w->map_J[i]] += w->phiq[i];
         w->Gx[w->map_JT[i]] += w->phiq[i];
     }
+    if (w->map_D)
+        for (i = 0; i < w->nc; i++) w->Gx[w->map_D[i]] = s->row_active[i] ? 0.0 : 1.0;
+}
+
+/* Phi_q values at q into w->phiq, the entries of inactive rows zeroed. */
+static int eval_phi_q(ld_bdf *w, double t, const double *q)
+{
+    const ld_system *s = w->sys;
+    int p, st = s->phi_q(s->user, t, q, w->phiq);
+    if (st == LD_OK && s->row_active)
+        for (p = 0; p < s->phiq_nnz; p++)
+            if (!s->row_active[s->phiq_rowind[p]]) w->phiq[p] = 0.0;
+    return st;
+}
+
+/* Right-hand sides of inactive rows: zero (their multipliers are zero). */
+static void zero_inactive(const ld_bdf *w, double *rows)
+{
+    int i;
+    if (w->sys->row_active)
+        for (i = 0; i < w->nc; i++)
+            if (!w->sys->row_active[i]) rows[i] = 0.0;
 }
 
 /* Gx <- G: K plus the force and constraint-curvature terms at step constant c. */
@@ -527,9 +557,12 @@ static int residual(ld_bdf *w, double t, double c)
     double *q = w->y, *v = w->y + nq, *lam = w->y + 2 * nq;
     finish_corrector(w, c);
     w->stats.residual_evaluations++;
-    if ((st = s->phi_q(s->user, t, q, w->phiq)) != LD_OK) return st;
+    if ((st = eval_phi_q(w, t, q)) != LD_OK) return st;
     if ((st = s->force(s->user, t, q, v, w->force)) != LD_OK) return st;
     if ((st = s->phi(s->user, t, q, w->res + nq)) != LD_OK) return st;
+    if (s->row_active)   /* inactive row i: mu_i = c^2 lam_i = 0 */
+        for (i = 0; i < w->nc; i++)
+            if (!s->row_active[i]) w->res[nq + i] = c * c * lam[i];
     phiq_transpose_times(w, lam, w->res);
     for (i = 0; i < nq; i++)
         w->res[i] = c * s->mass[i] * (w->psi[nq + i] + w->d[nq + i]) +
@@ -574,10 +607,11 @@ static int start(ld_bdf *w, double t0, const double *q0, const double *v0, const
     w->fail_h = 0.0;
 
     /* Consistent accelerations and multipliers: [M Phi_q^T; Phi_q 0] [a; lam] = [Q; gamma]. */
-    if (s->phi_q(s->user, t0, q0, w->phiq) != LD_OK ||
+    if (eval_phi_q(w, t0, q0) != LD_OK ||
         s->force(s->user, t0, q0, v0, rhs) != LD_OK ||
         s->gamma(s->user, t0, q0, v0, rhs + nq) != LD_OK)
         return LD_BDF_CALLBACK;
+    zero_inactive(w, rhs + nq);
     assemble_K(w);
     if (!all_finite(w->Gx, w->g_nnz) || !all_finite(rhs, w->ng)) return LD_BDF_NONFINITE;
     w->stats.jacobian_evaluations++;
@@ -627,11 +661,19 @@ int ld_bdf_init(ld_bdf *w, double t0, const double *q0, const double *v0, const 
 
 int ld_bdf_restart(ld_bdf *w)
 {
+    return ld_bdf_restart_at(w, NULL, NULL);
+}
+
+int ld_bdf_restart_at(ld_bdf *w, const double *q, const double *v)
+{
     int nq = w->nq;
     if (!w->initialised) return LD_BDF_BAD_INPUT;
+    if ((q && !all_finite(q, nq)) || (v && !all_finite(v, nq))) return LD_BDF_BAD_INPUT;
     w->initialised = 0;
     w->stats.restarts++;
     memcpy(w->y, w->D, (size_t)w->n * sizeof(double));
+    if (q) memcpy(w->y, q, (size_t)nq * sizeof(double));
+    if (v) memcpy(w->y + nq, v, (size_t)nq * sizeof(double));
     return start(w, w->t, w->y, w->y + nq, w->y + w->zoff);
 }
 
@@ -715,8 +757,9 @@ static int consistent_output(ld_bdf *w, double t, double *y)
     const ld_system *s = w->sys;
     int i, j, p, nq = w->nq, nc = w->nc;
     double *q = y, *v = y + nq, *rhs = w->res, rn = 0.0;
-    if (s->phi_q(s->user, t, q, w->phiq) != LD_OK || s->phi_t(s->user, t, q, w->phi) != LD_OK)
+    if (eval_phi_q(w, t, q) != LD_OK || s->phi_t(s->user, t, q, w->phi) != LD_OK)
         return LD_BDF_CALLBACK;
+    zero_inactive(w, w->phi);
     assemble_K(w);
     if (!all_finite(w->Gx, w->g_nnz)) return LD_BDF_NONFINITE;
     if (!(w->num_out && klu_refactor(w->Gp, w->Gi, w->Gx, w->sym, w->num_out, &w->common) &&
@@ -742,6 +785,7 @@ static int consistent_output(ld_bdf *w, double t, double *y)
     /* Multipliers: K (a, lam) = (Q, gamma). */
     if (s->force(s->user, t, q, v, rhs) != LD_OK || s->gamma(s->user, t, q, v, rhs + nq) != LD_OK)
         return LD_BDF_CALLBACK;
+    zero_inactive(w, rhs + nq);
     if (!klu_solve(w->sym, w->num_out, w->ng, 1, rhs, &w->common)) return LD_BDF_LINEAR_SOLVER;
     memcpy(y + 2 * nq, rhs + nq, (size_t)nc * sizeof(double));
     return all_finite(y, w->n) ? LD_BDF_SUCCESS : LD_BDF_NONFINITE;
@@ -775,7 +819,7 @@ static int refresh_at_predictor(ld_bdf *w, double t_new, double c)
         w->y[i] = w->y_pred[i];
         w->y[nq + i] = w->psi[i] / c;
     }
-    if (w->sys->phi_q(w->sys->user, t_new, w->y, w->phiq) != LD_OK) return LD_BDF_CALLBACK;
+    if (eval_phi_q(w, t_new, w->y) != LD_OK) return LD_BDF_CALLBACK;
     st = refresh_G(w, t_new, c);
     /* The Newton iteration starts from the predictor again. */
     memset(w->d, 0, (size_t)w->n * sizeof(double));

@@ -90,6 +90,9 @@ int ld_bdf_init(ld_bdf *w, double t0, const double *q0, const double *v0, const 
  * new inputs): consistent accelerations and multipliers anew, order 1, a new first step.
  * Counters and tolerances are kept. */
 int ld_bdf_restart(ld_bdf *w);
+/* The same from a changed state (q, v) at the current time (NULL: keep the current one),
+ * e.g. velocities projected onto constraints that became active. */
+int ld_bdf_restart_at(ld_bdf *w, const double *q, const double *v);
 /* Integrate to t_end exactly. Output times t_out[0..n_out-1] must be non-decreasing; each one
  * in [t, t_end] gets a row of y_out (n_out x n, row-major) from the BDF interpolant (the
  * current state for t_out == t). *n_written counts the rows filled so far (in and out). */

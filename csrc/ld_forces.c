@@ -10,6 +10,7 @@
 #include "ld_forces.h"
 
 #include <math.h>
+#include <stddef.h>
 
 #include "ld_system.h"
 
@@ -24,6 +25,7 @@ typedef struct {
     double f;           /* generalised force along s */
     double fs, fsd;     /* df/ds, df/ds' */
     double f_el;        /* the conservative part of f */
+    double angle;       /* the relative angle (ANGLE, and the angle part of ROLL) */
     double V;           /* stored energy */
     double dVdt;        /* its explicit time derivative (a moving reference) */
 } record_eval;
@@ -61,6 +63,33 @@ static int angle_derivs(const double *u, double sign, double *g2, double *h3)
     return LD_OK;
 }
 
+/* Adds weight * (relative angle of the two sides) to e->g and e->H; returns the angle on
+ * the branch nearest to run->angle_ref[r] (continuous over turns). */
+static int angle_part(const ld_forces *F, const ld_forces_run *run, int r, const double *q,
+                      double weight, record_eval *e, double *angle)
+{
+    double u1[2] = {1.0, 0.0}, u2[2] = {1.0, 0.0}, g[2], h[3], ref, principal;
+    int side;
+    if (F->body[2 * r] >= 0) { u1[0] = q[e->idx[2]]; u1[1] = q[e->idx[3]]; }
+    if (F->body[2 * r + 1] >= 0) { u2[0] = q[e->idx[6]]; u2[1] = q[e->idx[7]]; }
+    for (side = 0; side < 2; side++) {
+        int o = 4 * side + 2;
+        if (F->body[2 * r + side] < 0) continue;
+        if (angle_derivs(side ? u2 : u1, side ? weight : -weight, g, h) != LD_OK)
+            return LD_ERR_DOMAIN;
+        e->g[o] += g[0];
+        e->g[o + 1] += g[1];
+        e->H[o * 8 + o] += h[0];
+        e->H[o * 8 + o + 1] += h[1];
+        e->H[(o + 1) * 8 + o] += h[1];
+        e->H[(o + 1) * 8 + o + 1] += h[2];
+    }
+    principal = atan2(u1[0] * u2[1] - u1[1] * u2[0], u1[0] * u2[0] + u1[1] * u2[1]);
+    ref = run->angle_ref[r];
+    *angle = ref + remainder(principal - ref, TWO_PI);
+    return LD_OK;
+}
+
 static int eval_coordinate(const ld_forces *F, const ld_forces_run *run, int r,
                            const double *q, record_eval *e)
 {
@@ -72,25 +101,16 @@ static int eval_coordinate(const ld_forces *F, const ld_forces_run *run, int r,
     }
     for (i = 0; i < 8; i++) e->g[i] = 0.0;
     for (i = 0; i < 64; i++) e->H[i] = 0.0;
+    e->angle = 0.0;
 
     if (F->coord[r] == LD_COORD_ANGLE) {
-        double u1[2] = {1.0, 0.0}, u2[2] = {1.0, 0.0}, h[3], ref, principal;
-        if (F->body[2 * r] >= 0) { u1[0] = q[e->idx[2]]; u1[1] = q[e->idx[3]]; }
-        if (F->body[2 * r + 1] >= 0) { u2[0] = q[e->idx[6]]; u2[1] = q[e->idx[7]]; }
-        if (F->body[2 * r] >= 0) {
-            if (angle_derivs(u1, -1.0, e->g + 2, h) != LD_OK) return LD_ERR_DOMAIN;
-            e->H[2 * 8 + 2] = h[0]; e->H[2 * 8 + 3] = e->H[3 * 8 + 2] = h[1]; e->H[3 * 8 + 3] = h[2];
-        }
-        if (F->body[2 * r + 1] >= 0) {
-            if (angle_derivs(u2, 1.0, e->g + 6, h) != LD_OK) return LD_ERR_DOMAIN;
-            e->H[6 * 8 + 6] = h[0]; e->H[6 * 8 + 7] = e->H[7 * 8 + 6] = h[1]; e->H[7 * 8 + 7] = h[2];
-        }
-        principal = atan2(u1[0] * u2[1] - u1[1] * u2[0], u1[0] * u2[0] + u1[1] * u2[1]);
-        ref = run->angle_ref[r];
-        /* The branch nearest to the last accepted angle: continuous over turns. */
-        e->s = ref + remainder(principal - ref, TWO_PI);
+        if (angle_part(F, run, r, q, 1.0, e, &e->angle) != LD_OK) return LD_ERR_DOMAIN;
+        e->s = e->angle;
         return LD_OK;
     }
+    if (F->coord[r] == LD_COORD_ROLL &&
+        angle_part(F, run, r, q, F->law_par[4 * r + 2], e, &e->angle) != LD_OK)
+        return LD_ERR_DOMAIN;
 
     side_point(F, r, 0, q, p1, A);
     for (i = 0; i < 2; i++)
@@ -114,7 +134,7 @@ static int eval_coordinate(const ld_forces *F, const ld_forces_run *run, int r,
             for (j = 0; j < 8; j++) e->H[8 * i + j] = pi0 * D[j] + pi1 * D[8 + j];
         }
         return LD_OK;
-    } else {   /* LD_COORD_SLIDE: s = a . d, a = R u1 (ground: the fixed axis) */
+    } else {   /* SLIDE (and ROLL's slide part): s = a . d, a = R u1 (ground: the fixed axis) */
         double ca = F->geom[6 * r + 4], sa = F->geom[6 * r + 5], a[2], d[2], E[16];
         for (i = 0; i < 16; i++) E[i] = 0.0;
         if (F->body[2 * r] >= 0) {
@@ -128,13 +148,15 @@ static int eval_coordinate(const ld_forces *F, const ld_forces_run *run, int r,
         }
         d[0] = p2[0] - p1[0];
         d[1] = p2[1] - p1[1];
-        e->s = a[0] * d[0] + a[1] * d[1];
+        /* ROLL: plus rho times the relative angle (already in g and H). */
+        e->s = a[0] * d[0] + a[1] * d[1] +
+               (F->coord[r] == LD_COORD_ROLL ? F->law_par[4 * r + 2] * e->angle : 0.0);
         for (i = 0; i < 8; i++)
-            e->g[i] = a[0] * D[i] + a[1] * D[8 + i] + d[0] * E[i] + d[1] * E[8 + i];
+            e->g[i] += a[0] * D[i] + a[1] * D[8 + i] + d[0] * E[i] + d[1] * E[8 + i];
         for (i = 0; i < 8; i++)
             for (j = 0; j < 8; j++)
-                e->H[8 * i + j] = E[i] * D[j] + E[8 + i] * D[8 + j] + D[i] * E[j] +
-                                  D[8 + i] * E[8 + j];
+                e->H[8 * i + j] += E[i] * D[j] + E[8 + i] * D[8 + j] + D[i] * E[j] +
+                                   D[8 + i] * E[8 + j];
         return LD_OK;
     }
 }
@@ -196,9 +218,11 @@ static void force_law(const ld_forces *F, const ld_forces_run *run, int r, recor
     }
 }
 
-/* Coordinate, rate, reference and force of record r. */
+/* Coordinate, rate, reference and force of record r. A friction record's force is
+ * -mu sigma F_N with F_N the force of its normal record, evaluated into *normal (which must
+ * be given for friction records that slip: sigma != 0; normal->f = 0 otherwise). */
 static int eval_record(const ld_forces *F, const ld_forces_run *run, int r, double t,
-                       const double *q, const double *v, record_eval *e)
+                       const double *q, const double *v, record_eval *e, record_eval *normal)
 {
     int i, in = F->input[r];
     double lf[3];
@@ -210,7 +234,19 @@ static int eval_record(const ld_forces *F, const ld_forces_run *run, int r, doub
     for (i = 0; i < 8; i++)
         if (e->idx[i] >= 0) e->sd += e->g[i] * v[e->idx[i]];
     reference(F, run, r, t, &e->r, &e->rd);
-    force_law(F, run, r, e);
+    if (F->law && F->law[r] == LD_FORCE_FRICTION) {
+        const double *p = F->law_par + 4 * r;
+        double sigma = run->slip ? run->slip[r] : 0.0;
+        e->f = e->fs = e->fsd = e->f_el = e->V = e->dVdt = 0.0;
+        normal->f = normal->fs = normal->fsd = 0.0;
+        if (sigma != 0.0) {
+            if (eval_record(F, run, (int)p[1], t, q, v, normal, NULL) != LD_OK)
+                return LD_ERR_DOMAIN;
+            e->f = -p[0] * sigma * normal->f;
+        }
+    } else {
+        force_law(F, run, r, e);
+    }
     if (F->load_law[r] >= 0) {
         ld_law_eval(F->laws, F->load_law[r], t, lf);
         e->f += lf[0];
@@ -246,9 +282,9 @@ int ld_forces_add(const ld_forces *F, const ld_forces_run *run, double t, const 
                   const double *v, double *out)
 {
     int r, l, i;
-    record_eval e;
+    record_eval e, normal;
     for (r = 0; r < F->nrec; r++) {
-        if (eval_record(F, run, r, t, q, v, &e) != LD_OK) return LD_ERR_DOMAIN;
+        if (eval_record(F, run, r, t, q, v, &e, &normal) != LD_OK) return LD_ERR_DOMAIN;
         for (i = 0; i < 8; i++)
             if (e.idx[i] >= 0) out[e.idx[i]] += e.f * e.g[i];
     }
@@ -268,22 +304,36 @@ int ld_forces_jacobians(const ld_forces *F, const ld_forces_run *run, double t,
                         const double *q, const double *v, double *fq, double *fv)
 {
     int r, l, i, j;
-    record_eval e;
+    record_eval e, nrm;
     for (r = 0; r < F->nrec; r++) {
         const int *sq = F->slot_q + LD_REC_BLOCK * r, *sv = F->slot_v + LD_REC_BLOCK * r;
-        double dfdq[8], Hv[8];
-        if (eval_record(F, run, r, t, q, v, &e) != LD_OK) return LD_ERR_DOMAIN;
+        double dfdq[8], dfdv[8], Hv[8];
+        const record_eval *src = &e;   /* whose coordinate f depends on */
+        double scale = 1.0;
+        if (eval_record(F, run, r, t, q, v, &e, &nrm) != LD_OK) return LD_ERR_DOMAIN;
+        if (F->law && F->law[r] == LD_FORCE_FRICTION) {
+            /* f = -mu sigma F_N(s_N, s_N'): the derivatives are the normal record's, scaled;
+             * both records act on the same two bodies, so their local blocks coincide. */
+            double sigma = run->slip ? run->slip[r] : 0.0;
+            if (sigma != 0.0) {   /* else f = 0 and so are its derivatives (e.fs = e.fsd = 0) */
+                src = &nrm;
+                scale = -F->law_par[4 * r] * sigma;
+            }
+        }
         for (i = 0; i < 8; i++) {
             Hv[i] = 0.0;
             for (j = 0; j < 8; j++)
-                if (e.idx[j] >= 0) Hv[i] += e.H[8 * i + j] * v[e.idx[j]];
+                if (src->idx[j] >= 0) Hv[i] += src->H[8 * i + j] * v[src->idx[j]];
         }
-        for (j = 0; j < 8; j++) dfdq[j] = e.fs * e.g[j] + e.fsd * Hv[j];
+        for (j = 0; j < 8; j++) {
+            dfdq[j] = scale * (src->fs * src->g[j] + src->fsd * Hv[j]);
+            dfdv[j] = scale * src->fsd * src->g[j];
+        }
         for (i = 0; i < 8; i++)
             for (j = 0; j < 8; j++) {
                 int p = 8 * i + j;
                 if (fq && sq[p] >= 0) fq[sq[p]] += e.f * e.H[p] + e.g[i] * dfdq[j];
-                if (fv && sv[p] >= 0) fv[sv[p]] += e.fsd * e.g[i] * e.g[j];
+                if (fv && sv[p] >= 0) fv[sv[p]] += e.g[i] * dfdv[j];
             }
     }
     if (fq)
@@ -315,7 +365,9 @@ double ld_forces_potential(const ld_forces *F, const ld_forces_run *run, double 
     double V = 0.0;
     record_eval e;
     for (r = 0; r < F->nrec; r++) {
-        if (F->stiffness[r] == 0.0 && (!F->law || F->law[r] == LD_FORCE_LINEAR)) continue;
+        if (F->stiffness[r] == 0.0 &&
+            (!F->law || F->law[r] == LD_FORCE_LINEAR || F->law[r] == LD_FORCE_FRICTION))
+            continue;
         if (eval_coordinate(F, run, r, q, &e) != LD_OK) return NAN;
         reference(F, run, r, t, &e.r, &e.rd);
         e.sd = 0.0;   /* the stored energy does not depend on the rate */
@@ -329,9 +381,9 @@ int ld_forces_values(const ld_forces *F, const ld_forces_run *run, double t, con
                      const double *v, double *out)
 {
     int r, l;
-    record_eval e;
+    record_eval e, normal;
     for (r = 0; r < F->nrec; r++) {
-        if (eval_record(F, run, r, t, q, v, &e) != LD_OK) return LD_ERR_DOMAIN;
+        if (eval_record(F, run, r, t, q, v, &e, &normal) != LD_OK) return LD_ERR_DOMAIN;
         out[3 * r] = e.s;
         out[3 * r + 1] = e.sd;
         out[3 * r + 2] = e.f;
@@ -347,9 +399,9 @@ int ld_forces_rates(const ld_forces *F, const ld_forces_run *run, double t, cons
                     const double *v, double *z)
 {
     int r, l;
-    record_eval e;
+    record_eval e, normal;
     for (r = 0; r < F->nrec; r++) {
-        if (eval_record(F, run, r, t, q, v, &e) != LD_OK) return LD_ERR_DOMAIN;
+        if (eval_record(F, run, r, t, q, v, &e, &normal) != LD_OK) return LD_ERR_DOMAIN;
         /* Everything in f but its conservative part does work; a moving reference adds the
          * explicit time derivative of the stored energy. */
         z[r] = (e.f - e.f_el) * e.sd + e.dVdt;
@@ -377,6 +429,45 @@ void ld_forces_accept(const ld_forces *F, const ld_forces_run *run, const double
     int r;
     record_eval e;
     for (r = 0; r < F->nrec; r++)
-        if (F->coord[r] == LD_COORD_ANGLE && eval_coordinate(F, run, r, q, &e) == LD_OK)
-            run->angle_ref[r] = e.s;
+        if ((F->coord[r] == LD_COORD_ANGLE || F->coord[r] == LD_COORD_ROLL) &&
+            eval_coordinate(F, run, r, q, &e) == LD_OK)
+            run->angle_ref[r] = e.angle;
+}
+
+int ld_forces_coordinate_derivs(const ld_forces *F, const ld_forces_run *run, int r,
+                                const double *q, const double *v, int *idx, double *s,
+                                double *g, double *vHv)
+{
+    record_eval e;
+    int i, j;
+    if (eval_coordinate(F, run, r, q, &e) != LD_OK) return LD_ERR_DOMAIN;
+    *s = e.s;
+    *vHv = 0.0;
+    for (i = 0; i < 8; i++) {
+        idx[i] = e.idx[i];
+        g[i] = e.g[i];
+        if (e.idx[i] < 0) continue;
+        for (j = 0; j < 8; j++)
+            if (e.idx[j] >= 0) *vHv += v[e.idx[i]] * e.H[8 * i + j] * v[e.idx[j]];
+    }
+    return LD_OK;
+}
+
+int ld_forces_coordinate_hessian(const ld_forces *F, const ld_forces_run *run, int r,
+                                 const double *q, double *H)
+{
+    record_eval e;
+    int i;
+    if (eval_coordinate(F, run, r, q, &e) != LD_OK) return LD_ERR_DOMAIN;
+    for (i = 0; i < 64; i++) H[i] = e.H[i];
+    return LD_OK;
+}
+
+int ld_forces_record_force(const ld_forces *F, const ld_forces_run *run, int r, double t,
+                           const double *q, const double *v, double *f)
+{
+    record_eval e, normal;
+    if (eval_record(F, run, r, t, q, v, &e, &normal) != LD_OK) return LD_ERR_DOMAIN;
+    *f = e.f;
+    return LD_OK;
 }

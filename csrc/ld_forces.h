@@ -11,6 +11,12 @@
  *                      angle 0), continuous over any number of turns (see angle_ref below)
  *   LD_COORD_SLIDE     s = a . (r2 - r1), a = u1 rotated by the axis angle (ground: the fixed
  *                      axis): the displacement along a prismatic joint's axis
+ *   LD_COORD_ROLL      s = a . (r2 - r1) + rho (angle(u2) - angle(u1)), a = u1 rotated by the
+ *                      axis angle, rho = law_par[4 r + 2]: the rolling coordinate of a
+ *                      circle of radius rho centred at r2 on a line along a through r1 (the
+ *                      circle on the side a turned by +90 degrees points to). Its rate is
+ *                      the slip velocity of the circle's material point at the contact
+ *                      relative to the line's, for a line on the ground or on a body.
  * with the generalised force Q = f grad s of
  *   f = -k (s - r(t)) - c (s' - r'(t)) + g(t) + u
  * (stiffness k, damping c, reference r(t) from a law or a constant, load g(t) from a law,
@@ -27,6 +33,13 @@
  *                        (Lankarani-Nikravesh; v0 the impact speed, per run: impact[r])
  * for delta > 0, clamped at zero (a contact pushes, never pulls); zero when apart. The
  * stored energy is K delta^(n+1) / (n + 1); the rest is damping.
+ *
+ * A friction record (law LD_FORCE_FRICTION, on a ROLL coordinate, parameters law_par[r] =
+ * mu, the index of its normal contact record, rho, unused) applies the sliding friction
+ *   f = -mu sigma F_N,    sigma = run->slip[r] in {-1, 0, +1}
+ * (F_N the normal record's force; sigma the sliding direction chosen by the caller at the
+ * last mode change, 0 while the contact sticks or is open), with exact derivatives through
+ * F_N. Its power f s' is the friction's (negative) work rate.
  *
  * Load records apply a force F = (Fx, Fy) at a body point, with components from two laws,
  * either in the global frame or in the body frame (then F = Fxi u + Feta perp(u), a follower
@@ -46,9 +59,10 @@
 extern "C" {
 #endif
 
-enum { LD_COORD_DISTANCE = 0, LD_COORD_ANGLE = 1, LD_COORD_SLIDE = 2 };
+enum { LD_COORD_DISTANCE = 0, LD_COORD_ANGLE = 1, LD_COORD_SLIDE = 2, LD_COORD_ROLL = 3 };
 enum { LD_INPUT_NONE = 0, LD_INPUT_ADD = 1, LD_INPUT_TARGET = 2 };
-enum { LD_FORCE_LINEAR = 0, LD_FORCE_HERTZ = 1, LD_FORCE_LANKARANI = 2 };
+enum { LD_FORCE_LINEAR = 0, LD_FORCE_HERTZ = 1, LD_FORCE_LANKARANI = 2,
+       LD_FORCE_FRICTION = 3 };
 
 /* Entries of a record's local 8 x 8 block: side s (0, 1) coordinate j (x, y, ux, uy) is
  * local index 4 s + j; slot arrays hold, row-major, the position of (i, j) in the model's
@@ -91,6 +105,7 @@ typedef struct ld_forces_run {
     int *fail_record;           /* set to the record of an LD_ERR_DOMAIN return */
     const double *impact;       /* [nrec] impact speeds of Lankarani-Nikravesh contacts
                                    (NULL or <= 0: no damping yet) */
+    const double *slip;         /* [nrec] sliding direction of friction records (NULL: 0) */
 } ld_forces_run;
 
 /* out[nq] += Q of all elements. Returns LD_OK, or LD_ERR_DOMAIN when a distance record's two
@@ -115,8 +130,20 @@ int ld_forces_rates(const ld_forces *F, const ld_forces_run *run, double t, cons
 /* Coordinate s of record r at q (on the run's branch); NAN where it is undefined. */
 double ld_forces_coordinate(const ld_forces *F, const ld_forces_run *run, int r,
                             const double *q);
-/* After an accepted step: move each angle record's reference to its current angle. */
+/* After an accepted step: move each angle (and rolling) record's reference to its current
+ * angle. */
 void ld_forces_accept(const ld_forces *F, const ld_forces_run *run, const double *q);
+/* Coordinate s of record r with its gradient g[8] on the local coordinates idx[8] (-1: the
+ * ground) and the curvature term vHv = v^T (d2s/dq2) v, so that s'' = g . q'' + vHv. */
+int ld_forces_coordinate_derivs(const ld_forces *F, const ld_forces_run *run, int r,
+                                const double *q, const double *v, int *idx, double *s,
+                                double *g, double *vHv);
+/* d2s/dq2 of record r on its local block (H[64], row-major). */
+int ld_forces_coordinate_hessian(const ld_forces *F, const ld_forces_run *run, int r,
+                                 const double *q, double *H);
+/* The force f of record r alone. */
+int ld_forces_record_force(const ld_forces *F, const ld_forces_run *run, int r, double t,
+                           const double *q, const double *v, double *f);
 
 #ifdef __cplusplus
 }

@@ -23,6 +23,11 @@
  *   Events: nev functions g(t, q, v, lam) [nev] whose sign changes the integrator locates
  *   (event_direction[k] = +1: only - to +, -1: only + to -, 0: both; NULL: both). A zero
  *   value has no sign: a crossing is a change between a negative and a positive value.
+ *   Switchable rows: with row_active non-NULL (when the solver is created), row i with
+ *   row_active[i] == 0 is replaced by lam_i = 0 and its Phi and Phi_q values are ignored
+ *   (a constraint that is switched off, e.g. a contact that stops sticking). The flags
+ *   belong to the caller's run; they may change only between integration calls, followed
+ *   by a restart.
  *   accept (may be NULL) is called with every accepted state (after the initial state, each
  *   accepted step and each restart), so that elements can update per-run state that selects
  *   a branch (the turn of an angle); it must not change the equations' values at that state.
@@ -78,6 +83,8 @@ typedef struct ld_system {
     int nz;                     /* number of quadratures */
     ld_eval_qv aux_rate;        /* z'(q, v, t)          -> out[nz] */
     int (*accept)(void *user, double t, const double *q, const double *v);
+
+    const int *row_active;      /* [nc] or NULL: all rows always active (see above) */
 
     int nev;                    /* number of event functions (0: none) */
     const int *event_direction; /* [nev] +1, -1 or 0 (NULL: 0 for all) */

@@ -48,31 +48,34 @@ int main(void)
      * (law 1, polynomial); 2 servo on the slide of body 1's cm along body 0's axis rotated
      * by 0.4 rad, target from a controller input; 3 a Hunt-Crossley contact of a circle of
      * radius 0.75 at body 1's point (0.1, 0) with the ground line through (0, 0.3) at 0.2 rad
-     * (pressed in at the test state). Load: body-frame force at body 1's point (0.2, 0.1) with
+     * (pressed in at the test state); 4 its Coulomb friction (mu 0.6, sliding direction +1)
+     * on the rolling coordinate of that circle along the line. Load: body-frame force at body 1's point (0.2, 0.1) with
      * components from laws 1 and 0. */
     static const int kind[2] = {LD_LAW_HARMONIC, LD_LAW_POLYNOMIAL};
     static const int start[3] = {0, 4, 6};
     static const double par[6] = {0.5, 0.1, 3.0, 0.2, 0.3, -0.4};
-    static const int coord[4] = {LD_COORD_DISTANCE, LD_COORD_ANGLE, LD_COORD_SLIDE,
-                                 LD_COORD_SLIDE};
-    static const int body[8] = {-1, 0, 0, 1, 0, 1, -1, 1};
-    static const double geom[24] = {0.3, -0.2, 0.1, 0.05, 1, 0,
+    static const int coord[5] = {LD_COORD_DISTANCE, LD_COORD_ANGLE, LD_COORD_SLIDE,
+                                 LD_COORD_SLIDE, LD_COORD_ROLL};
+    static const int body[10] = {-1, 0, 0, 1, 0, 1, -1, 1, -1, 1};
+    static const double geom[30] = {0.3, -0.2, 0.1, 0.05, 1, 0,
                                      0, 0, 0, 0, 1, 0,
                                      0.0, 0.0, 0.0, 0.0, 0, 0,
+                                     0.0, 0.3, 0.1, 0.0, 0, 0,
                                      0.0, 0.3, 0.1, 0.0, 0, 0};
-    static const double k[4] = {40.0, 3.0, 25.0, 0.0}, c[4] = {0.7, 0.2, 1.1, 0.0};
-    static const int ref_law[4] = {0, -1, -1, -1}, load_law[4] = {-1, 1, -1, -1};
-    static const double ref_value[4] = {0.0, 0.3, 0.0, 0.0};
-    static const int input_mode[4] = {LD_INPUT_NONE, LD_INPUT_ADD, LD_INPUT_TARGET,
-                                      LD_INPUT_NONE};
-    static const int input[4] = {-1, 0, 1, -1};
-    static const int law[4] = {LD_FORCE_LINEAR, LD_FORCE_LINEAR, LD_FORCE_LINEAR,
-                               LD_FORCE_HERTZ};
-    static const double law_par[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                                       2e4, 1.5, 0.3, 0.75};
+    static const double k[5] = {40.0, 3.0, 25.0, 0.0, 0.0}, c[5] = {0.7, 0.2, 1.1, 0.0, 0.0};
+    static const int ref_law[5] = {0, -1, -1, -1, -1}, load_law[5] = {-1, 1, -1, -1, -1};
+    static const double ref_value[5] = {0.0, 0.3, 0.0, 0.0, 0.0};
+    static const int input_mode[5] = {LD_INPUT_NONE, LD_INPUT_ADD, LD_INPUT_TARGET,
+                                      LD_INPUT_NONE, LD_INPUT_NONE};
+    static const int input[5] = {-1, 0, 1, -1, -1};
+    static const int law[5] = {LD_FORCE_LINEAR, LD_FORCE_LINEAR, LD_FORCE_LINEAR,
+                               LD_FORCE_HERTZ, LD_FORCE_FRICTION};
+    static const double law_par[20] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                       2e4, 1.5, 0.3, 0.75, 0.6, 3, 0.75, 0};
+    static const double slip[5] = {0, 0, 0, 0, 1.0};
     static const int lbody[1] = {1}, lframe[1] = {1}, llaws[2] = {1, 0};
     static const double lpoint[2] = {0.2, 0.1};
-    double g[24], angle_ref[4] = {0, 0, 0, 0}, in[2] = {0.15, 0.05}, ncont[2];
+    double g[30], angle_ref[5] = {0, 0, 0, 0, 0}, in[2] = {0.15, 0.05}, ncont[2];
     int active[2] = {0, 1}, fail = -1;
     ld_laws laws;
     ld_forces F;
@@ -87,18 +90,20 @@ int main(void)
     g[16] = cos(0.4); g[17] = sin(0.4);
     ncont[0] = cos(0.2 + PI / 2); ncont[1] = sin(0.2 + PI / 2);   /* the line's normal */
     g[22] = ncont[0]; g[23] = ncont[1];
+    g[28] = cos(0.2); g[29] = sin(0.2);   /* the friction's axis: along the line */
     laws.nlaw = 2; laws.kind = kind; laws.start = start; laws.par = par; laws.values = NULL;
     memset(&F, 0, sizeof F);
-    F.nrec = 4; F.coord = coord; F.body = body; F.geom = g; F.stiffness = k; F.damping = c;
+    F.nrec = 5; F.coord = coord; F.body = body; F.geom = g; F.stiffness = k; F.damping = c;
     F.ref_law = ref_law; F.ref_value = ref_value; F.load_law = load_law;
     F.input_mode = input_mode; F.input = input;
-    dense_slots(body, 4);
+    dense_slots(body, 5);
     F.slot_q = slot_q; F.slot_v = slot_v;
     F.law = law; F.law_par = law_par;
     F.nload = 1; F.load_body = lbody; F.load_point = lpoint; F.load_frame = lframe;
     F.load_laws = llaws; F.load_slot_q = load_slot; F.laws = &laws;
     run.input = in; run.input_active = active; run.angle_ref = angle_ref; run.fail_record = &fail;
     run.impact = NULL;
+    run.slip = slip;
     ld_forces_accept(&F, &run, q);
 
     /* 1. Q_q and Q_v against central differences. */
@@ -130,7 +135,7 @@ int main(void)
     /* 2. Power: d/dt of the stored energy along a motion + the power P of the records and
      * the load equals Q . v (energy balance of the elements alone). */
     {
-        double z[9], V1, V0, dt = 1e-6, qv = 0, P = 0, q1[NQ];
+        double z[11], V1, V0, dt = 1e-6, qv = 0, P = 0, q1[NQ];
         memset(Q, 0, sizeof Q);
         ld_forces_add(&F, &run, t, q, v, Q);
         for (i = 0; i < NQ; i++) qv += Q[i] * v[i];
@@ -139,21 +144,36 @@ int main(void)
         for (i = 0; i < NQ; i++) q1[i] = q[i] + 0.5 * dt * v[i];
         V1 = ld_forces_potential(&F, &run, t + 0.5 * dt, q1);
         ld_forces_rates(&F, &run, t, q, v, z);
-        for (i = 0; i < 5; i++) P += z[i];   /* 4 records, 1 load */
+        for (i = 0; i < 6; i++) P += z[i];   /* 5 records, 1 load */
         check(fabs((V1 - V0) / dt + qv - P) < 1e-6 * (1 + fabs(P)),
               "dV/dt + Q.v = P (power of the non-conservative parts)");
     }
 
-    /* The contact is closed and pushes: its force along s is positive. */
+    /* The contact is closed and pushes: its force along s is positive; the friction is
+     * -mu F_N; the rolling coordinate's rate is the slip velocity at the contact point
+     * (body 1's material point at C - rho n minus the ground's, along the line). */
     {
-        double s[4 * 3 + 2];
+        double s[5 * 3 + 2], cx, cy, px, py, vx, vy, omega = 1.7, vr[NQ];
         ld_forces_values(&F, &run, t, q, v, s);
         check(0.75 - s[9] > 1e-3 && s[11] > 0, "contact pressed in and pushing");
+        check(fabs(s[14] + 0.6 * s[11]) < 1e-12 * s[11], "sliding friction -mu F_N");
+        memcpy(vr, v, sizeof vr);   /* a rigid motion of body 1 (|u| = 1 at the state) */
+        vr[6] = -omega * q[7];
+        vr[7] = omega * q[6];
+        ld_forces_values(&F, &run, t, q, vr, s);
+        cx = q[4] + 0.1 * q[6];
+        cy = q[5] + 0.1 * q[7];
+        px = cx - 0.75 * ncont[0];
+        py = cy - 0.75 * ncont[1];
+        vx = vr[4] - omega * (py - q[5]);
+        vy = vr[5] + omega * (px - q[4]);
+        check(fabs(s[13] - (vx * cos(0.2) + vy * sin(0.2))) < 1e-12,
+              "rolling coordinate's rate = slip velocity at the contact point");
     }
 
     /* 3. Angles continue over turns: turn body 1 by 7 quarter turns in small steps. */
     {
-        double qq[NQ], s[4 * 3 + 2], a0;
+        double qq[NQ], s[5 * 3 + 2], a0;
         memcpy(qq, q, sizeof qq);
         ld_forces_values(&F, &run, t, qq, v, s);
         a0 = s[3];

@@ -48,6 +48,7 @@ cdef extern from "ld_bdf.h":
     int ld_bdf_init(ld_bdf *w, double t0, const double *q0, const double *v0,
                     const double *z0) nogil
     int ld_bdf_restart(ld_bdf *w) nogil
+    int ld_bdf_restart_at(ld_bdf *w, const double *q, const double *v) nogil
     int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out,
                          double *y_out, int *n_written) nogil
     void ld_bdf_free(ld_bdf *w)
@@ -131,6 +132,17 @@ cdef class BDFIntegrator:
         """Restart from the current state (after a discontinuity); returns the status."""
         with nogil:
             status = ld_bdf_restart(self.w)
+        return status
+
+    def restart_at(self, q, v):
+        """Restart from the state (q, v) at the current time (velocities projected onto
+        constraints that became active); returns the status."""
+        cdef const double[::1] qq = np.ascontiguousarray(q, dtype=np.float64)
+        cdef const double[::1] vv = np.ascontiguousarray(v, dtype=np.float64)
+        if qq.shape[0] != self.nq or vv.shape[0] != self.nq:
+            raise ValueError(f"q and v must have length {self.nq}")
+        with nogil:
+            status = ld_bdf_restart_at(self.w, &qq[0], &vv[0])
         return status
 
     def integrate(self, double t_end, const double[::1] t_out, double[:, ::1] y_out,

@@ -10,7 +10,7 @@ functions. Nothing here allocates or looks anything up by name.
 """
 
 from cpython.pycapsule cimport PyCapsule_New
-from libc.math cimport cos, sin, sqrt
+from libc.math cimport cos, fabs, sin, sqrt
 from libc.stdlib cimport free, malloc
 
 import numpy as np
@@ -71,6 +71,7 @@ cdef extern from "ld_forces.h":
         double *angle_ref
         int *fail_record
         const double *impact
+        const double *slip
     int ld_forces_add(const ld_forces *F, const ld_forces_run *run, double t, const double *q,
                       const double *v, double *out) noexcept nogil
     int ld_forces_jacobians(const ld_forces *F, const ld_forces_run *run, double t,
@@ -86,6 +87,13 @@ cdef extern from "ld_forces.h":
                           const double *q) noexcept nogil
     double ld_forces_coordinate(const ld_forces *F, const ld_forces_run *run, int r,
                                 const double *q) noexcept nogil
+    int ld_forces_coordinate_derivs(const ld_forces *F, const ld_forces_run *run, int r,
+                                    const double *q, const double *v, int *idx, double *s,
+                                    double *g, double *vHv) noexcept nogil
+    int ld_forces_coordinate_hessian(const ld_forces *F, const ld_forces_run *run, int r,
+                                     const double *q, double *H) noexcept nogil
+    int ld_forces_record_force(const ld_forces *F, const ld_forces_run *run, int r, double t,
+                               const double *q, const double *v, double *f) noexcept nogil
 
 
 cdef struct KernelData:
@@ -121,6 +129,7 @@ cdef struct KernelData:
     const int *term_slot        # [nterm, 2] Jacobian slots of d/dq_a, d/dq_b (-1 if none)
     const int *term_hslot       # [nterm, 2] Hessian slots of (a, b), (b, a) (-1 if none)
     int hess_nnz
+    int phiq_nnz
     ld_laws laws                # driving laws (csrc/ld_laws.h); values of kind-2 laws in
                                 #   the law_values array of a RunState (per run)
     ld_forces forces            # force elements (csrc/ld_forces.h)
@@ -129,14 +138,34 @@ cdef struct KernelData:
                                 #   Run's copy
     int fq_nnz
     int fv_nnz
+    # Stick rows of a run with friction (linkdyn.friction): row nc + k holds friction record
+    # stick_rec[k]'s rolling coordinate at stick_c0[k] while that contact sticks. They live
+    # in the run's own ld_system, whose Phi_q and Hessian patterns are the model's merged
+    # with theirs: the model's kernels write into scratch arrays that are scattered through
+    # base_phiq_map / base_hess_map. nstick = 0 in the model's own data.
+    int nstick
+    const int *stick_rec        # [nstick]
+    const double *stick_c0      # [nstick]
+    const int *stick_slot       # [nstick, 8] Phi_q slots of the record's local block (-1)
+    const int *stick_hslot      # [nstick, 64] Hessian slots (-1)
+    const int *base_phiq_map    # [phiq_nnz of the model]
+    const int *base_hess_map    # [hess_nnz of the model]
+    int phiq_ext_nnz
+    int hess_ext_nnz
+    double *scratch_phiq
+    double *scratch_hess
     # Events of a run (linkdyn.events): 0 marker coordinate c . q_body + c0, 1 a force
-    # record's coordinate + c0, 2 a contact record's penetration (gap - s).
+    # record's coordinate + c0, 2 a contact record's penetration (gap - s), 3 a sliding
+    # contact comes to rest (sigma s' of friction record ev_record; 1 when not sliding),
+    # 4 a sticking contact's friction reaches its limit (mu0 F_N - |lam| of stick row
+    # ev_body, mu0 = ev_const; 1 when not sticking).
     int nev
     const int *ev_kind          # [nev]
     const int *ev_body          # [nev]
     const double *ev_coef       # [nev, 4]
     const double *ev_const      # [nev]
     const int *ev_record        # [nev]
+    const int *row_active       # [nc + nstick] of the run (NULL: all active)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -380,12 +409,35 @@ cdef int k_events(void *user, double t, const double *q, const double *v, const 
     cdef KernelData *d = <KernelData *> user
     cdef int i, j
     cdef const double *qb
+    cdef int r, st, idx[8]
+    cdef double s, grad[8], vhv, fn
     for i in range(d.nev):
         if d.ev_kind[i] == 0:
             qb = q + 4 * d.ev_body[i]
             g[i] = d.ev_const[i]
             for j in range(4):
                 g[i] += d.ev_coef[4 * i + j] * qb[j]
+        elif d.ev_kind[i] == 3:
+            r = d.ev_record[i]
+            g[i] = 1.0
+            if d.run.slip != NULL and d.run.slip[r] != 0.0:
+                st = ld_forces_coordinate_derivs(&d.forces, &d.run, r, q, v, idx, &s, grad,
+                                                 &vhv)
+                if st != LD_OK:
+                    return st
+                g[i] = 0.0
+                for j in range(8):
+                    if idx[j] >= 0:
+                        g[i] += grad[j] * v[idx[j]]
+                g[i] *= d.run.slip[r]
+        elif d.ev_kind[i] == 4:
+            g[i] = 1.0
+            if d.row_active != NULL and d.row_active[d.ev_body[i]]:
+                r = <int> d.forces.law_par[4 * d.ev_record[i] + 1]
+                st = ld_forces_record_force(&d.forces, &d.run, r, t, q, v, &fn)
+                if st != LD_OK:
+                    return st
+                g[i] = d.ev_const[i] * fn - fabs(lam[d.ev_body[i]])
         else:
             g[i] = ld_forces_coordinate(&d.forces, &d.run, d.ev_record[i], q)
             if d.ev_kind[i] == 2:
@@ -394,6 +446,88 @@ cdef int k_events(void *user, double t, const double *q, const double *v, const 
                 g[i] += d.ev_const[i]
             if g[i] != g[i]:
                 return LD_ERR_DOMAIN
+    return LD_OK
+
+
+# The run's system with stick rows (see KernelData): the model's rows, then one per contact
+# with friction, value s - c0 of its rolling coordinate.
+
+cdef int r_phi(void *user, double t, const double *q, double *out) noexcept nogil:
+    cdef KernelData *d = <KernelData *> user
+    cdef int k
+    cdef double s
+    k_phi(user, t, q, out)
+    for k in range(d.nstick):
+        s = ld_forces_coordinate(&d.forces, &d.run, d.stick_rec[k], q)
+        if s != s:
+            return LD_ERR_DOMAIN
+        out[d.nc + k] = s - d.stick_c0[k]
+    return LD_OK
+
+
+cdef int r_phi_q(void *user, double t, const double *q, double *val) noexcept nogil:
+    cdef KernelData *d = <KernelData *> user
+    cdef int k, i, st, idx[8]
+    cdef double s, g[8], vhv
+    k_phi_q(user, t, q, d.scratch_phiq)
+    for i in range(d.phiq_ext_nnz):
+        val[i] = 0.0
+    for i in range(d.phiq_nnz):
+        val[d.base_phiq_map[i]] = d.scratch_phiq[i]
+    for k in range(d.nstick):
+        st = ld_forces_coordinate_derivs(&d.forces, &d.run, d.stick_rec[k], q, q, idx, &s, g,
+                                         &vhv)
+        if st != LD_OK:
+            return st
+        for i in range(8):
+            if d.stick_slot[8 * k + i] >= 0:
+                val[d.stick_slot[8 * k + i]] = g[i]
+    return LD_OK
+
+
+cdef int r_phi_t(void *user, double t, const double *q, double *out) noexcept nogil:
+    cdef KernelData *d = <KernelData *> user
+    cdef int k
+    k_phi_t(user, t, q, out)
+    for k in range(d.nstick):
+        out[d.nc + k] = 0.0
+    return LD_OK
+
+
+cdef int r_gamma(void *user, double t, const double *q, const double *v,
+                 double *out) noexcept nogil:
+    cdef KernelData *d = <KernelData *> user
+    cdef int k, st, idx[8]
+    cdef double s, g[8], vhv
+    k_gamma(user, t, q, v, out)
+    for k in range(d.nstick):
+        st = ld_forces_coordinate_derivs(&d.forces, &d.run, d.stick_rec[k], q, v, idx, &s, g,
+                                         &vhv)
+        if st != LD_OK:
+            return st
+        out[d.nc + k] = -vhv
+    return LD_OK
+
+
+cdef int r_phi_qq_lam(void *user, double t, const double *q, const double *lam,
+                      double *val) noexcept nogil:
+    cdef KernelData *d = <KernelData *> user
+    cdef int k, i, st
+    cdef double H[64]
+    k_phi_qq_lam(user, t, q, lam, d.scratch_hess)
+    for i in range(d.hess_ext_nnz):
+        val[i] = 0.0
+    for i in range(d.hess_nnz):
+        val[d.base_hess_map[i]] += d.scratch_hess[i]
+    for k in range(d.nstick):
+        if lam[d.nc + k] == 0.0:
+            continue
+        st = ld_forces_coordinate_hessian(&d.forces, &d.run, d.stick_rec[k], q, H)
+        if st != LD_OK:
+            return st
+        for i in range(64):
+            if d.stick_hslot[64 * k + i] >= 0:
+                val[d.stick_hslot[64 * k + i]] += lam[d.nc + k] * H[i]
     return LD_OK
 
 
@@ -491,6 +625,7 @@ cdef class Kernels:
         self.data.term_slot = _ip(a["term_slot"])
         self.data.term_hslot = _ip(a["term_hslot"])
         self.data.hess_nnz = a["hess_rowind"].shape[0]
+        self.data.phiq_nnz = self.phiq_nnz
         self.data.laws.nlaw = a["law_kind"].shape[0]
         self.data.laws.kind = _ip(a["law_kind"])
         self.data.laws.start = _ip(a["law_start"])
@@ -776,8 +911,9 @@ cdef class RunState:
     cdef KernelData data
     cdef ld_system system
     cdef readonly Kernels kernels
-    cdef readonly object inputs, active, angle_ref, impact, law_values
-    cdef object _events
+    cdef readonly object inputs, active, angle_ref, impact, law_values, slip
+    cdef readonly object row_active, stick_c0
+    cdef object _events, _stick
     cdef int _fail
 
     def __init__(self, Kernels kernels, angle_ref):
@@ -789,6 +925,7 @@ cdef class RunState:
             raise ValueError(f"angle_ref must have {kernels.nrec} entries")
         self.angle_ref = np.concatenate([ref, [0.0]])
         self.impact = np.zeros(kernels.nrec + 1)
+        self.slip = np.zeros(kernels.nrec + 1)
         self.law_values = np.zeros(3 * max(1, kernels.data.laws.nlaw))
         self._fail = -1
         if kernels._own is not None:
@@ -810,6 +947,12 @@ cdef class RunState:
         d.run.input_active = &a[0]
         d.run.angle_ref = &r[0]
         d.run.fail_record = &self._fail
+        cdef double[::1] sl = self.slip
+        d.run.slip = &sl[0]
+        cdef int[::1] ra
+        if self.row_active is not None:
+            ra = self.row_active
+            d.row_active = &ra[0]
         d.forces.laws = &d.laws
 
     def set_events(self, dict ev):
@@ -837,6 +980,84 @@ cdef class RunState:
         self.system.events = NULL
         if n > 0:
             self.system.events = k_events
+
+    def enable_stick_rows(self, dict st):
+        """Give this run's system one switchable constraint row per contact with friction
+        (arrays from :func:`linkdyn.friction.stick_arrays`): row nc + k holds friction
+        record ``stick_rec[k]``'s rolling coordinate at ``stick_c0[k]`` while
+        ``row_active[nc + k]`` is set. Call before an integrator is created on this run."""
+        if self.kernels._own is None or self is self.kernels._own:
+            raise ValueError("stick rows belong to a run, not to the model")
+        k = self.kernels
+        ints = ("stick_rec", "stick_slot", "stick_hslot", "base_phiq_map", "base_hess_map",
+                "phiq_colptr", "phiq_rowind", "hess_colptr", "hess_rowind")
+        a = {name: np.ascontiguousarray(st[name], dtype=np.intc) for name in ints}
+        ns = a["stick_rec"].shape[0]
+        if (ns == 0 or a["stick_slot"].shape[0] != 8 * ns or
+                a["stick_hslot"].shape[0] != 64 * ns or
+                a["base_phiq_map"].shape[0] != k.phiq_nnz or
+                a["base_hess_map"].shape[0] != k.hess_nnz or
+                a["phiq_colptr"].shape[0] != k.nq + 1 or a["hess_colptr"].shape[0] != k.nq + 1):
+            raise ValueError("stick-row arrays of inconsistent sizes")
+        a["scratch_phiq"] = np.zeros(max(1, k.phiq_nnz))
+        a["scratch_hess"] = np.zeros(max(1, k.hess_nnz))
+        self._stick = a
+        self.stick_c0 = np.zeros(ns)
+        self.row_active = np.ones(k.nc + ns, dtype=np.intc)
+        self.row_active[k.nc:] = 0
+        cdef double[::1] sp = a["scratch_phiq"]
+        cdef double[::1] sh = a["scratch_hess"]
+        cdef double[::1] c0 = self.stick_c0
+        cdef int[::1] ra = self.row_active
+        self.data.nstick = ns
+        self.data.stick_rec = _ip(a["stick_rec"])
+        self.data.stick_c0 = &c0[0]
+        self.data.stick_slot = _ip(a["stick_slot"])
+        self.data.stick_hslot = _ip(a["stick_hslot"])
+        self.data.base_phiq_map = _ip(a["base_phiq_map"])
+        self.data.base_hess_map = _ip(a["base_hess_map"])
+        self.data.phiq_ext_nnz = a["phiq_rowind"].shape[0]
+        self.data.hess_ext_nnz = a["hess_rowind"].shape[0]
+        self.data.scratch_phiq = &sp[0]
+        self.data.scratch_hess = &sh[0]
+        self.data.row_active = &ra[0]
+        self.system.nc = k.nc + ns
+        self.system.phiq_nnz = a["phiq_rowind"].shape[0]
+        self.system.phiq_colptr = _ip(a["phiq_colptr"])
+        self.system.phiq_rowind = _ip(a["phiq_rowind"])
+        self.system.hess_nnz = a["hess_rowind"].shape[0]
+        self.system.hess_colptr = _ip(a["hess_colptr"])
+        self.system.hess_rowind = _ip(a["hess_rowind"])
+        self.system.phi = r_phi
+        self.system.phi_q = r_phi_q
+        self.system.phi_t = r_phi_t
+        self.system.gamma = r_gamma
+        self.system.phi_qq_lam = r_phi_qq_lam
+        self.system.row_active = &ra[0]
+
+    def coordinate_derivs(self, int record, q, v):
+        """(s, idx (8,), g (8,), vHv) of force record ``record`` at (q, v) on this run's
+        branch: s'' = g . q''[idx] + vHv (idx -1: the ground)."""
+        k = self.kernels
+        cdef const double[::1] qv = np.ascontiguousarray(q, dtype=np.float64)
+        cdef const double[::1] vv = np.ascontiguousarray(v, dtype=np.float64)
+        if qv.shape[0] != k.nq or vv.shape[0] != k.nq or not 0 <= record < k.nrec:
+            raise ValueError("coordinate_derivs: bad record or state size")
+        idx = np.zeros(8, dtype=np.intc)
+        g = np.zeros(8)
+        cdef int[::1] iv = idx
+        cdef double[::1] gv = g
+        cdef double s = 0.0, vhv = 0.0
+        cdef int st
+        cdef KernelData d = self.data
+        self.attach(&d)
+        with nogil:
+            st = ld_forces_coordinate_derivs(&d.forces, &d.run, record, &qv[0], &vv[0],
+                                             &iv[0], &s, &gv[0], &vhv)
+        if st != LD_OK:
+            raise ValueError(f"force record {record} cannot be evaluated at this state",
+                             record)
+        return s, idx, g, vhv
 
     @property
     def fail(self):

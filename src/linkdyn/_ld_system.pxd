@@ -32,6 +32,7 @@ cdef extern from "ld_system.h":
         int nz
         ld_eval_qv aux_rate
         int (*accept)(void *user, double t, const double *q, const double *v) noexcept nogil
+        const int *row_active
         int nev
         const int *event_direction
         int (*events)(void *user, double t, const double *q, const double *v,

@@ -31,6 +31,17 @@ is K delta^(n+1) / (n + 1); ``result.element_work(name)`` is the energy the damp
 
 Every onset (penetration starting, direction +1) and separation (-1) is an event located by
 the integrator and reported in ``result.events`` under the contact's name.
+
+Friction (``friction=mu``, ``static_friction=mu0 >= mu``): Coulomb friction at the contact
+point, handled by :mod:`linkdyn.friction` (sliding force -mu F_N sign(v_T); sticking held
+by a constraint whose multiplier is the friction force; transitions located as events and
+decided by a linear complementarity problem). The slip velocity v_T is the rate of the
+rolling coordinate
+
+    s_T = t . (centre - line point) + r (angle of the circle's body - angle of the line's),
+
+t the line's direction: the velocity of the circle's material point at the contact relative
+to the line's, along t.
 """
 
 from __future__ import annotations
@@ -39,16 +50,19 @@ import math
 from dataclasses import dataclass
 
 from .errors import ModelError
-from .forces import SLIDE, _number, _Record
+from .forces import ROLL, SLIDE, _number, _Record
 
 __all__ = ["ContactSpec", "ContactBuilder", "FILE_FIELDS", "to_dict", "contact_records",
-           "HERTZ", "LANKARANI"]
+           "HERTZ", "LANKARANI", "FRICTION", "STICK_VELOCITY"]
 
 PointRef = tuple[str, str]
 
 # Force laws of csrc/ld_forces.h.
-HERTZ, LANKARANI = 1, 2
+HERTZ, LANKARANI, FRICTION = 1, 2, 3
 MODELS = {"hertz": HERTZ, "lankarani_nikravesh": LANKARANI}
+#: Default slip speed (m/s) below which a contact at a transition counts as at rest (the
+#: stick threshold of seed 002's walker).
+STICK_VELOCITY = 1e-5
 
 
 @dataclass(frozen=True)
@@ -65,6 +79,9 @@ class ContactSpec:
     exponent: float
     damping: float = 0.0
     restitution: float = 1.0
+    friction: float | None = None          # kinetic coefficient mu (None: frictionless)
+    static_friction: float | None = None   # mu0 >= mu
+    stick_velocity: float = STICK_VELOCITY
 
 
 class ContactBuilder:
@@ -72,12 +89,16 @@ class ContactBuilder:
 
     def add_contact(self, name: str, point, line_point, line_angle=0.0, radius=0.0, *,
                     stiffness, exponent=1.5, model: str = "hertz", damping=0.0,
-                    restitution=None) -> None:
+                    restitution=None, friction=None, static_friction=None,
+                    stick_velocity=STICK_VELOCITY) -> None:
         """A compliant contact of the circle of ``radius`` (m; 0 for a point) centred at
         body point ``point`` with the line through ``line_point`` at ``line_angle`` (rad):
         normal force ``K delta^n (1 + c delta')`` (``model="hertz"``, ``damping`` c in s/m)
         or Lankarani-Nikravesh with ``restitution`` e (``model="lankarani_nikravesh"``);
-        ``stiffness`` K in N/m^n, ``exponent`` n >= 1. See :mod:`linkdyn.contacts`."""
+        ``stiffness`` K in N/m^n, ``exponent`` n >= 1. ``friction`` mu and
+        ``static_friction`` mu0 >= mu (default mu) give Coulomb friction, with contacts
+        slower than ``stick_velocity`` (m/s) at a transition counted as at rest (see
+        :mod:`linkdyn.friction`). See :mod:`linkdyn.contacts`."""
         from .description import GROUND, _element
 
         name = self._new_name("contact", name)
@@ -117,12 +138,28 @@ class ContactBuilder:
                 e = _number(entry, "restitution", restitution, positive=True)
                 if e > 1.0:
                     raise ModelError(f"{entry}: restitution must be at most 1, got {e!r}")
-            self._contacts[name] = ContactSpec(name, p, r, lp, angle, model, k, n, c, e)
+            mu = mu0 = None
+            if friction is None:
+                if static_friction is not None:
+                    raise ModelError(f"{entry}: static_friction needs friction (the kinetic "
+                                     "coefficient mu)")
+            else:
+                mu = _number(entry, "friction", friction, nonnegative=True)
+                mu0 = mu if static_friction is None else _number(
+                    entry, "static_friction", static_friction, nonnegative=True)
+                if mu0 < mu:
+                    raise ModelError(f"{entry}: static_friction mu0 = {mu0!r} is below the "
+                                     f"kinetic friction mu = {mu!r}; Coulomb friction needs "
+                                     "mu0 >= mu")
+            vs = _number(entry, "stick_velocity", stick_velocity, positive=True)
+            self._contacts[name] = ContactSpec(name, p, r, lp, angle, model, k, n, c, e,
+                                               mu, mu0, vs)
 
 
 #: Model-file entry fields: required, optional.
 FILE_FIELDS = ({"name", "point", "line_point", "stiffness"},
-               {"line_angle", "radius", "exponent", "model", "damping", "restitution"})
+               {"line_angle", "radius", "exponent", "model", "damping", "restitution",
+                "friction", "static_friction", "stick_velocity"})
 
 
 def to_dict(spec: ContactSpec) -> dict:
@@ -133,15 +170,21 @@ def to_dict(spec: ContactSpec) -> dict:
         d["damping"] = spec.damping
     else:
         d["restitution"] = spec.restitution
+    if spec.friction is not None:
+        d.update(friction=spec.friction, static_friction=spec.static_friction,
+                 stick_velocity=spec.stick_velocity)
     return d
 
 
-def contact_records(desc, body_index, local_of, ground):
-    """One record per contact, on the slide coordinate s = n . (centre - line point) with a
-    contact law on the penetration r - s."""
+def contact_records(desc, body_index, local_of, ground, first):
+    """Per contact a record on the slide coordinate s = n . (centre - line point) with a
+    contact law on the penetration r - s; for a contact with friction, next to it a friction
+    record on the rolling coordinate. ``first`` is the index the first record will have.
+    Returns (records, frictions): frictions as (contact, friction record, normal record,
+    mu, mu0, stick velocity)."""
     from .description import GROUND
 
-    recs = []
+    recs, frictions = [], []
     for c in desc.contacts:
         b1, p1 = ((-1, ground[c.line_point[1]]) if c.line_point[0] == GROUND else
                   (body_index[c.line_point[0]], local_of(body_index[c.line_point[0]],
@@ -154,4 +197,13 @@ def contact_records(desc, body_index, local_of, ground):
         rec.law_par = (c.stiffness, c.exponent,
                        c.damping if c.model == "hertz" else c.restitution, c.radius)
         recs.append(rec)
-    return recs
+        if c.friction is not None:
+            normal_index = first + len(recs) - 1
+            fr = _Record(c.name, ROLL, (b1, b2), (*p1, *p2, math.cos(c.line_angle),
+                                                  math.sin(c.line_angle)))
+            fr.law = FRICTION
+            fr.law_par = (c.friction, float(normal_index), c.radius, 0.0)
+            frictions.append((c.name, first + len(recs), normal_index, c.friction,
+                              c.static_friction, c.stick_velocity))
+            recs.append(fr)
+    return recs, frictions

@@ -23,7 +23,7 @@ import numpy as np
 
 __all__ = ["Event", "EventRecord", "marker_crosses", "coordinate_crosses", "compile_events"]
 
-MARKER, COORDINATE, CONTACT = 0, 1, 2
+MARKER, COORDINATE, CONTACT, FRICTION_STOP, FRICTION_SLIP = 0, 1, 2, 3, 4
 
 
 @dataclass(frozen=True)
@@ -100,13 +100,19 @@ def compile_events(model, events) -> dict:
     contact_events = tuple(Event(name, CONTACT, name, None, 0.0, 0, False)
                            for _, name, _ in model.force_info["contacts"])
     records = {name: r for r, name, _ in model.force_info["contacts"]}
-    names = {e.name for e in contact_events}
+    # Per contact with friction: a sliding contact comes to rest, a sticking one breaks
+    # away (linkdyn.friction).
+    frictions = model.force_info.get("frictions", ())
+    friction_events = tuple(
+        Event(f"{f[0]}/{what}", kind, f[0], None, 0.0, -1, False)
+        for f in frictions for what, kind in (("stop", FRICTION_STOP), ("slip", FRICTION_SLIP)))
+    names = {e.name for e in contact_events + friction_events}
     n = len(events)
     out = dict(kind=np.zeros(n, dtype=np.intc), direction=np.zeros(n, dtype=np.intc),
                body=np.full(n, -1, dtype=np.intc), coef=np.zeros((n, 4)),
                const=np.zeros(n), record=np.full(n, -1, dtype=np.intc), events=events)
     for i, ev in enumerate(events):
-        if not isinstance(ev, Event) or ev.kind == CONTACT:
+        if not isinstance(ev, Event) or ev.kind not in (MARKER, COORDINATE):
             raise TypeError(f"events[{i}] must be a linkdyn.events.Event (from marker_crosses "
                             f"or coordinate_crosses), got {type(ev).__name__}")
         if ev.name in names:
@@ -137,5 +143,14 @@ def compile_events(model, events) -> dict:
                         ("record", [records[e.name] for e in contact_events])):
         out[key] = np.concatenate([out[key], np.asarray(values, dtype=out[key].dtype)
                                    .reshape((-1,) + out[key].shape[1:])])
-    out["events"] = events + contact_events
+    nfr = len(friction_events)
+    for key, values in (("kind", [e.kind for e in friction_events]),
+                        ("direction", [-1] * nfr),
+                        ("body", [model.nc + i // 2 for i in range(nfr)]),
+                        ("coef", np.zeros((nfr, 4))),
+                        ("const", [frictions[i // 2][4] for i in range(nfr)]),
+                        ("record", [frictions[i // 2][1] for i in range(nfr)])):
+        out[key] = np.concatenate([out[key], np.asarray(values, dtype=out[key].dtype)
+                                   .reshape((-1,) + out[key].shape[1:])])
+    out["events"] = events + contact_events + friction_events
     return out

@@ -75,7 +75,7 @@ __all__ = [
 PointRef = tuple[str, str]
 
 # Coordinate kinds and input modes of csrc/ld_forces.h.
-DISTANCE, ANGLE, SLIDE = 0, 1, 2
+DISTANCE, ANGLE, SLIDE, ROLL = 0, 1, 2, 3
 INPUT_NONE, INPUT_ADD, INPUT_TARGET = 0, 1, 2
 
 
@@ -621,7 +621,8 @@ def compile_forces(desc, body_index, local_of, ground, add_law):
 
     recs, loads = _records(desc, body_index, local_of, ground)
     contacts_from = len(recs)
-    recs += contact_records(desc, body_index, local_of, ground)
+    contact_recs, frictions = contact_records(desc, body_index, local_of, ground, len(recs))
+    recs += contact_recs
     nrec, nload = len(recs), len(loads)
     inputs = [r.owner for r in recs if r.input_mode != INPUT_NONE]
     a = dict(
@@ -690,16 +691,20 @@ def compile_forces(desc, body_index, local_of, ground, add_law):
     info = dict(elements=elements, inputs=tuple(inputs), nrec=nrec, nload=nload,
                 coord=tuple(r.coord for r in recs),
                 contacts=tuple((i, recs[i].owner, recs[i].law)
-                               for i in range(contacts_from, nrec)))
+                               for i in range(contacts_from, nrec) if recs[i].coord == SLIDE),
+                frictions=tuple(frictions))
     return a, info, fq_entries + load_fq, fv_entries
 
 
-def reference_angles(arrays, q0) -> np.ndarray:
-    """The branch of the stateless evaluation (Model.force, Model.energy): each angle
-    record's relative angle in the guesses q0, in (-pi, pi] (other records: 0)."""
+def reference_angles(arrays, q0, values=None) -> np.ndarray:
+    """Reference angles of the records at q0: for angle records the given ``values`` (a
+    run's start: their angles on the model's branch) or, without them, the relative angle
+    in q0 in (-pi, pi] (the branch of the stateless evaluation, Model.force and
+    Model.energy); for rolling records the relative angle in q0; 0 for the others."""
     body = arrays["rec_body"].reshape(-1, 2)
-    out = np.zeros(len(body))
-    for r in np.flatnonzero(arrays["rec_coord"] == ANGLE):
+    coord = arrays["rec_coord"]
+    out = np.zeros(len(body)) if values is None else np.array(values, dtype=float)
+    for r in np.flatnonzero((coord == ANGLE) if values is None else (coord == ROLL)):
         b1, b2 = body[r]
         a1 = 0.0 if b1 < 0 else math.atan2(q0[4 * b1 + 3], q0[4 * b1 + 2])
         a2 = 0.0 if b2 < 0 else math.atan2(q0[4 * b2 + 3], q0[4 * b2 + 2])

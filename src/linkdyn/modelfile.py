@@ -80,7 +80,8 @@ _DRIVER_FIELDS = {"angle": ({"type", "name", "joint", "law"}, set()),
                   "coordinate": ({"type", "name", "point", "axis", "law"}, set())}
 _MARKER_FIELDS = ({"name", "point"}, set())
 _TOP_FIELDS = ({"linkdyn_model", "name", "bodies"},
-               {"gravity", "ground", "joints", "markers", "drivers", "forces", "contacts"})
+               {"gravity", "ground", "joints", "markers", "drivers", "forces", "contacts",
+                "notes"})
 
 
 def _check_fields(entry: dict, where: str, required: set, optional: set, path):
@@ -98,6 +99,11 @@ def _check_fields(entry: dict, where: str, required: set, optional: set, path):
 def from_dict(data, path=None) -> Description:
     """Validate a decoded model file and return its :class:`Description`."""
     _check_fields(data, "top level", *_TOP_FIELDS, path)
+    notes = data.get("notes", [])
+    if not (isinstance(notes, str) or
+            (isinstance(notes, list) and all(isinstance(x, str) for x in notes))):
+        raise ModelFileError("notes must be a string or a list of strings (documentation "
+                             "only)", path, "top level")
     version = data["linkdyn_model"]
     if isinstance(version, bool) or version != FORMAT_VERSION:
         raise ModelFileError(f"unsupported format version {version!r} (this linkdyn reads "

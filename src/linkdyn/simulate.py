@@ -19,8 +19,9 @@ from ._bdf import STATUS, BDFIntegrator
 from .assembly import consistent_state
 from .errors import (ControllerError, ConvergenceError, ForceElementError, ModelError,
                      NonFiniteError, SimulationError, SingularJacobianError, StepSizeError)
-from .events import CONTACT, EventRecord, compile_events
-from .forces import INPUT_TARGET
+from .events import CONTACT, FRICTION_SLIP, FRICTION_STOP, EventRecord, compile_events
+from .friction import FrictionModes
+from .forces import INPUT_TARGET, reference_angles
 from .model import Model, check_output_size
 from .results import TrajectoryAccessors
 
@@ -66,6 +67,12 @@ class SimulationResult(TrajectoryAccessors):
     impacts : tuple of (t, record, speed)
         Approach speeds recorded at the onsets of Lankarani-Nikravesh contacts (they set the
         contact's damping from then on).
+    friction_modes : tuple of (t, contact, mode)
+        Every change of mode of a contact with friction ("open", "slide+", "slide-",
+        "stick"; see :mod:`linkdyn.friction`), from the start on.
+    stick_lam : ndarray (n, ncontact) or None
+        Multipliers of the stick rows of the contacts with friction (zero while a contact
+        does not stick); ``friction_force(contact)`` turns them into forces.
     """
 
     model: Model
@@ -81,6 +88,9 @@ class SimulationResult(TrajectoryAccessors):
     control_inputs: np.ndarray | None = None
     control_active: np.ndarray | None = None
     impacts: tuple = ()
+    friction_modes: tuple = ()
+    stick_lam: np.ndarray | None = None
+    _friction_rows: tuple = field(default=(), repr=False, compare=False)
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -92,7 +102,8 @@ class SimulationResult(TrajectoryAccessors):
             a = np.empty_like(self.v)
             for i, state in self._row_states():
                 q, v, t = self.q[i], self.v[i], self.t[i]
-                a[i] = (k.force(q, v, t, state=state) - m.phi_q(q, t).T @ self.lam[i]) / m.mass
+                a[i] = (k.force(q, v, t, state=state) - m.phi_q(q, t).T @ self.lam[i]
+                        - self._stick_force(i, state)) / m.mass
             self._cache["a"] = a
         return self._cache["a"]
 
@@ -117,6 +128,33 @@ class SimulationResult(TrajectoryAccessors):
         stored energy: dampers, motors, servos, loads, moving free lengths and rest angles."""
         info = self.model.force_info
         return self._z()[:, :info["nrec"] + info["nload"]].sum(axis=1)
+
+    def _stick_force(self, i, state):
+        """Generalised force of the stick rows at row i: -sum lam_k grad s_T,k."""
+        out = np.zeros(self.model.nq)
+        if self.stick_lam is None:
+            return out
+        for k, f in enumerate(self.model.force_info["frictions"]):
+            lam = self.stick_lam[i, k]
+            if lam != 0.0:
+                _, idx, g, _ = state.coordinate_derivs(f[1], self.q[i], self.v[i])
+                for j in range(8):
+                    if idx[j] >= 0:
+                        out[idx[j]] -= lam * g[j]
+        return out
+
+    def friction_force(self, contact: str) -> np.ndarray:
+        """Friction force (N) on the circle of ``contact`` along the line's direction, per
+        output row: -mu F_N sign(v_T) while it slides, the stick row's force while it
+        sticks, 0 while open (see :mod:`linkdyn.friction`)."""
+        frictions = self.model.force_info["frictions"]
+        names = [f[0] for f in frictions]
+        if contact not in names:
+            raise KeyError(f"model {self.model.name!r} has no contact {contact!r} with "
+                           f"friction (contacts with friction: {', '.join(names) or 'none'})")
+        k = names.index(contact)
+        rec = self._elements()[0][:, frictions[k][1], 2]
+        return rec - (self.stick_lam[:, k] if self.stick_lam is not None else 0.0)
 
     def _z(self):
         n = self.t.shape[0]
@@ -165,7 +203,14 @@ class SimulationResult(TrajectoryAccessors):
         sample = (np.searchsorted(self.control_t, self.t, side="left") - 1
                   if self.control_t is not None and len(self.control_t) else None)
         impacts, next_impact = sorted(self.impacts), 0
+        changes, next_change = self._friction_rows, 0
+        frictions = info.get("frictions", ())
         for i in range(self.t.shape[0]):
+            # Sliding directions of contacts with friction from the row they applied to.
+            while next_change < len(changes) and changes[next_change][0] <= i:
+                _, c, mode = changes[next_change]
+                state.slip[frictions[c][1]] = mode if mode in (1, -1) else 0.0
+                next_change += 1
             # Impact speeds recorded at onsets before this row (a row at the event time was
             # written before the event was handled).
             while next_impact < len(impacts) and impacts[next_impact][0] < self.t[i]:
@@ -449,7 +494,8 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
                         ("event_tol", event_tol)):
         if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
             raise ValueError(f"{name} must be a non-negative finite number, got {value!r}")
-    row_values = 2 * model.nq + model.nc + model.kernels.nz   # (q, v, lam, z) per row
+    nstick = len(model.force_info["frictions"])    # stick rows of contacts with friction
+    row_values = 2 * model.nq + model.nc + nstick + model.kernels.nz   # (q, v, lam, z)
     if t_out is None:
         dt = (t_end - t0) / 1000 if dt_out is None else _positive("dt_out", dt_out)
         # Before the times exist: their number alone may not fit.
@@ -495,7 +541,8 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
                                 f"evaluated at t = {t0:.9g} s: its two points coincide, where "
                                 "the direction of its force is undefined", t0, 0.0, None,
                                 owner) from None
-    run = model.kernels.run_state(rec0[:, 0])
+    run = model.kernels.run_state(reference_angles(model.kernels.arrays, state.q, rec0[:, 0]))
+    friction = FrictionModes(model, run) if nstick else None
     info = model.force_info
     z0 = np.concatenate([np.zeros(info["nrec"] + info["nload"]), rec0[:, 0]])
     ev = compile_events(model, events)
@@ -521,6 +568,7 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         return changed
 
     records, final, impacts = [], None, []
+    mode_kinds = (CONTACT, FRICTION_STOP, FRICTION_SLIP)
 
     def advance(target):
         """Integrate to target through the non-terminal events; 2 after a terminal one."""
@@ -543,6 +591,18 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
                     run.impact[ev["record"][k]] = -rec[ev["record"][k], 1]
                     impacts.append((float(t_ev), int(ev["record"][k]),
                                     float(run.impact[ev["record"][k]])))
+            if friction is not None and any(ev["kind"][k] in mode_kinds
+                                            for k in np.flatnonzero(fired)):
+                # Contacts change modes (linkdyn.friction): decide, restart from the state
+                # with the velocity of sticking contacts made consistent.
+                y_now = integ.state()
+                breaking = {ev["events"][k].target for k in np.flatnonzero(fired)
+                            if ev["kind"][k] == FRICTION_SLIP}
+                v_new = friction.decide(t_ev, y_now[:model.nq], y_now[model.nq:2 * model.nq],
+                                        breaking, written)
+                status = integ.restart_at(y_now[:model.nq], v_new)
+                if status != 0:
+                    return status
             if stop:
                 return 2
 
@@ -550,7 +610,10 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
     try:
         if controller is not None:
             sample(t0, np.concatenate([state.q, state.v]))
-        status = integ.init(t0, state.q, state.v, z0)
+        v_start = state.v
+        if friction is not None:
+            v_start = friction.decide(t0, state.q, state.v)
+        status = integ.init(t0, state.q, v_start, z0)
         k = 0
         while status == 0:
             target = t_end
@@ -574,12 +637,12 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
     except ControllerError as exc:
         exc.result = _result(model, times, y, written, integ, 0, samples, held, active,
                              time.perf_counter() - start - control_seconds, control_seconds,
-                             restarts, True, records, None, impacts)
+                             restarts, True, records, None, impacts, friction)
         raise
     elapsed = time.perf_counter() - start - control_seconds
     result = _result(model, times, y, written, integ, status, samples, held, active, elapsed,
                      control_seconds, restarts, controller is not None, records, final,
-                     impacts)
+                     impacts, friction)
     if status == 1:
         warnings.warn(f"linkdyn: simulation interrupted at t = {integ.t:.6g} s; the result "
                       f"holds the {written} output rows computed so far", RuntimeWarning,
@@ -590,22 +653,28 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
 
 
 def _result(model, times, y, written, integ, status, samples, held, active, elapsed,
-            control_seconds, restarts, controlled, records, final, impacts):
+            control_seconds, restarts, controlled, records, final, impacts, friction=None):
     stats = integ.stats()
     stats["integration_seconds"] = elapsed
     if controlled:
         stats.update(controller_samples=len(samples), controller_restarts=restarts,
                      controller_seconds=control_seconds)
     nq, nc = model.nq, model.nc
+    ns = friction.nstick if friction is not None else 0
+    if friction is not None:
+        stats["friction_decisions"] = friction.decisions
     ninput = model.kernels.ninput
     t, rows = times[:written].copy(), y[:written]
     if final is not None and (written == 0 or final[0] > t[-1]):
         t, rows = np.append(t, final[0]), np.vstack([rows, final[1]])
     return SimulationResult(
         model=model, t=t, q=rows[:, :nq], v=rows[:, nq:2 * nq],
-        lam=rows[:, 2 * nq:2 * nq + nc], z=rows[:, 2 * nq + nc:], stats=stats,
+        lam=rows[:, 2 * nq:2 * nq + nc], z=rows[:, 2 * nq + nc + ns:], stats=stats,
         status={1: "interrupted", 2: "event"}.get(status, "success"), events=tuple(records),
         impacts=tuple(impacts),
+        friction_modes=tuple(friction.history) if friction is not None else (),
+        stick_lam=rows[:, 2 * nq + nc:2 * nq + nc + ns] if ns else None,
+        _friction_rows=tuple(friction.row_changes) if friction is not None else (),
         control_t=np.array(samples, dtype=float),
         control_inputs=np.array(held, dtype=float).reshape(len(samples), ninput),
         control_active=np.array(active, dtype=np.intc).reshape(len(samples), ninput))

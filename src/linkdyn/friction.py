@@ -1,0 +1,255 @@
+"""Coulomb friction of contacts: sliding, sticking, and the transitions between them.
+
+A contact built with ``add_contact(..., friction=mu, static_friction=mu0)`` is at any time
+in one of four modes:
+
+    open      no penetration: no forces
+    slide +1  slipping forward along the line (v_T > 0): friction -mu F_N
+    slide -1  slipping backward: friction +mu F_N
+    stick     at rest: the rolling coordinate s_T (its rate is the slip velocity v_T, see
+              :mod:`linkdyn.contacts`) is held at its value c0 from the moment of sticking by
+              a constraint row; the row's multiplier lam gives the friction force -lam
+
+The modes change only at events the integrator locates (``csrc/ld_bdf.c``, no Python in
+the step loop): a contact's onset and separation, a sliding contact whose v_T reaches zero
+(``"<contact>/stop"``), a sticking contact whose friction reaches mu0 F_N
+(``"<contact>/slip"``). At each such event (and at the start), every contact is classified
+again: open if it does not penetrate; sliding in the direction of v_T if |v_T| exceeds its
+``stick_velocity``; otherwise it is a candidate, and the candidates' modes are decided
+together (both feet of a walker at once) by the linear complementarity problem of Pfeiffer
+and Glocker for planar friction. With the friction forces F (along s_T) of the m candidates
+and the tangential accelerations a = W F + w they cause (W, w from the index-1 equations of
+the mechanism with the other contacts' forces), a = a+ - a-, reserves r+ = mu_b N + F and
+r- = mu_b N - F:
+
+    r+ = 2 mu_b N - r-                     a+ >= 0, r+ >= 0, a+ r+ = 0
+    a- = a+ + W r- - (W mu_b N + w)        r- >= 0, a- >= 0, r- a- = 0
+
+solved by Lemke's method (:func:`linkdyn.lcp.solve_lcp`). A candidate sticks when its
+acceleration is zero, else slides in the direction of a. The bound mu_b is the static mu0
+for contacts arriving at rest and the kinetic mu for contacts whose sticking force has just
+reached mu0 F_N (they break away: the force needed to hold them exceeds what kinetic
+friction gives). A contact that sticks has its velocity made exactly consistent (the
+mass-weighted projection onto v_T = 0 with the mechanism's constraints: the plastic
+tangential impulse of a contact slower than the stick velocity).
+
+Every mode change is kept in ``result.friction_modes`` as (t, contact, mode) with mode
+"open", "slide+", "slide-" or "stick"; ``result.friction_force(contact)`` is the friction
+force along the line's direction on the circle, per output row.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from .lcp import LCPError, solve_lcp
+
+__all__ = ["stick_arrays", "FrictionModes", "MODE_NAMES", "OPEN", "STICK"]
+
+OPEN, STICK = 0, 2
+MODE_NAMES = {0: "open", 1: "slide+", -1: "slide-", 2: "stick"}
+
+
+def stick_arrays(model) -> dict:
+    """The run system's patterns with one stick row per contact with friction: the model's
+    Phi_q and Hessian patterns merged with the rows' local blocks, and the maps that scatter
+    the model's values into them (``RunState.enable_stick_rows``)."""
+    k = model.kernels
+    a = k.arrays
+    nq, nc = k.nq, k.nc
+    body = a["rec_body"].reshape(-1, 2)
+    frictions = model.force_info["frictions"]
+    ns = len(frictions)
+
+    def local_index(r):
+        return [(-1 if body[r][i // 4] < 0 else 4 * int(body[r][i // 4]) + i % 4)
+                for i in range(8)]
+
+    # Phi_q: the model's entries keep their rows; stick row k is row nc + k.
+    cols = list(np.repeat(np.arange(nq), np.diff(a["phiq_colptr"])))
+    rows = list(a["phiq_rowind"])
+    src = list(range(len(rows)))
+    nbase = len(rows)
+    for s, f in enumerate(frictions):
+        for i, gi in enumerate(local_index(f[1])):
+            if gi >= 0:
+                cols.append(gi)
+                rows.append(nc + s)
+                src.append(nbase + 8 * s + i)
+    order = np.lexsort((np.array(rows), np.array(cols)))
+    slot = np.full(nbase + 8 * ns, -1, dtype=np.intc)
+    slot[np.array(src)[order]] = np.arange(len(order), dtype=np.intc)
+    phiq_colptr = np.concatenate([[0], np.cumsum(np.bincount(cols, minlength=nq))])
+    phiq_rowind = np.array(rows)[order]
+
+    # Hessian: the union of the model's entries and each row's local block.
+    hcols = np.repeat(np.arange(nq), np.diff(a["hess_colptr"]))
+    keys = {(int(c), int(r)) for c, r in zip(hcols, a["hess_rowind"])}
+    blocks = []
+    for f in frictions:
+        idx = local_index(f[1])
+        blk = [((gj, gi) if gi >= 0 and gj >= 0 else None) for gi in idx for gj in idx]
+        keys.update(e for e in blk if e is not None)
+        blocks.append(blk)
+    sorted_keys = sorted(keys)
+    where = {key: n for n, key in enumerate(sorted_keys)}
+    hess_colptr = np.concatenate([[0], np.cumsum(np.bincount(
+        [c for c, _ in sorted_keys], minlength=nq))]) if sorted_keys else np.zeros(nq + 1)
+    hess_rowind = np.array([r for _, r in sorted_keys], dtype=np.intc)
+    base_hess_map = np.array([where[(int(c), int(r))] for c, r in zip(hcols, a["hess_rowind"])],
+                             dtype=np.intc)
+    stick_hslot = np.array([(-1 if e is None else where[e]) for blk in blocks for e in blk],
+                           dtype=np.intc)
+    return dict(stick_rec=np.array([f[1] for f in frictions], dtype=np.intc),
+                stick_slot=slot[nbase:], stick_hslot=stick_hslot,
+                base_phiq_map=slot[:nbase], base_hess_map=base_hess_map,
+                phiq_colptr=phiq_colptr, phiq_rowind=phiq_rowind,
+                hess_colptr=hess_colptr, hess_rowind=hess_rowind)
+
+
+class FrictionModes:
+    """The modes of one run's contacts with friction (module notes): owns the decision at
+    events; the modes themselves live in the run's state (sliding directions, active stick
+    rows, their c0) where the kernels read them."""
+
+    def __init__(self, model, run):
+        self.model = model
+        self.run = run
+        self.frictions = model.force_info["frictions"]
+        self.names = [f[0] for f in self.frictions]
+        self.mode = np.zeros(len(self.frictions), dtype=int)
+        self.history = []          # (t, contact name, mode name)
+        self.row_changes = []      # (first output row, contact index, mode) for the results
+        self.decisions = 0         # LCPs solved
+        run.enable_stick_rows(stick_arrays(model))
+
+    @property
+    def nstick(self) -> int:
+        return len(self.frictions)
+
+    def _state_terms(self, t, q, v):
+        """Normal forces, penetrations and slip velocities of the contacts."""
+        rec, _ = self.model.kernels.force_values(q, v, t, self.run)
+        normal = np.array([f[2] for f in self.frictions])
+        fric = np.array([f[1] for f in self.frictions])
+        gap = self.model.kernels.arrays["rec_law_par"].reshape(-1, 4)[normal, 3]
+        return rec[normal, 2], gap - rec[normal, 0], rec[fric, 1]
+
+    def decide(self, t, q, v, breaking=(), row=0):
+        """Classify every contact at the state (t, q, v) (module notes) and set the run's
+        modes; ``breaking`` names the contacts whose sticking force reached its limit,
+        ``row`` is the first output row the new modes apply to. Returns the velocities to
+        restart from (projected when a contact sticks)."""
+        nc = self.model.nc
+        run = self.run
+        fn, depth, vt = self._state_terms(t, q, v)
+        new = np.zeros_like(self.mode)
+        cand = []
+        for k, f in enumerate(self.frictions):
+            if not depth[k] > 0.0:
+                new[k] = OPEN
+            elif abs(vt[k]) > f[5]:
+                new[k] = 1 if vt[k] > 0 else -1
+            else:
+                cand.append(k)
+        # Candidates feel no sliding friction while W and w are formed; stick rows off.
+        for k, f in enumerate(self.frictions):
+            run.slip[f[1]] = new[k] if new[k] in (1, -1) else 0.0
+        run.row_active[nc:] = 0
+        if cand:
+            self._decide_candidates(t, q, v, cand, fn, breaking, new)
+        velocity = v
+        for k, f in enumerate(self.frictions):
+            run.slip[f[1]] = new[k] if new[k] in (1, -1) else 0.0
+            if new[k] == STICK:
+                s, _, _, _ = run.coordinate_derivs(f[1], q, v)
+                run.stick_c0[k] = s
+                run.row_active[nc + k] = 1
+            if new[k] != self.mode[k]:
+                self.history.append((float(t), f[0], MODE_NAMES[int(new[k])]))
+                self.row_changes.append((row, k, int(new[k])))
+        self.mode = new
+        if np.any(new == STICK):
+            velocity = self._project(t, q, v)
+        return velocity
+
+    def _index1(self, t, q):
+        """The factorised index-1 matrix [M Phi_q^T; Phi_q 0] of the mechanism at q."""
+        m = self.model
+        M = sp.diags(m.kernels.arrays["mass"])
+        J = m.phi_q(q, t, self.run)
+        K = sp.bmat([[M, J.T], [J, None]], format="csc")
+        return spla.splu(K)
+
+    def _decide_candidates(self, t, q, v, cand, fn, breaking, new):
+        m = self.model
+        nq = m.nq
+        lu = self._index1(t, q)
+        grads = []
+        curv = []
+        for k in cand:
+            _, idx, g, vhv = self.run.coordinate_derivs(self.frictions[k][1], q, v)
+            G = np.zeros(nq)
+            for i in range(8):
+                if idx[i] >= 0:
+                    G[idx[i]] += g[i]
+            grads.append(G)
+            curv.append(vhv)
+        rhs = np.concatenate([m.kernels.force(q, v, t, state=self.run),
+                              m.kernels.gamma(q, v, t, state=self.run)])
+        a0 = lu.solve(rhs)[:nq]
+        w = np.array([G @ a0 + c for G, c in zip(grads, curv)])
+        nm = len(cand)
+        W = np.zeros((nm, nm))
+        for j, Gj in enumerate(grads):
+            aj = lu.solve(np.concatenate([Gj, np.zeros(m.nc)]))[:nq]
+            W[:, j] = [Gi @ aj for Gi in grads]
+        W = 0.5 * (W + W.T)
+        bound = np.array([(self.frictions[k][3] if self.frictions[k][0] in breaking
+                           else self.frictions[k][4]) * max(fn[k], 0.0) for k in cand])
+        eye = np.eye(nm)
+        Mlcp = np.block([[np.zeros((nm, nm)), -eye], [eye, W]])
+        qlcp = np.concatenate([2.0 * bound, -(W @ bound + w)])
+        self.decisions += 1
+        try:
+            z = solve_lcp(Mlcp, qlcp).z
+            force = bound - z[nm:]
+        except LCPError:
+            # The problem has a solution for positive semi-definite W (Lemke may still end
+            # on a ray on degenerate data): fall back to each contact alone.
+            force = np.clip(-w / np.maximum(np.diag(W), 1e-300), -bound, bound)
+        acc = W @ force + w
+        scale = max(1.0, np.max(np.abs(w)), np.max(np.abs(W @ bound)) if nm else 0.0)
+        for i, k in enumerate(cand):
+            if abs(acc[i]) > 1e-9 * scale or force[i] != force[i]:
+                new[k] = 1 if acc[i] > 0 else -1
+            elif bound[i] > 0 and abs(force[i]) >= bound[i] * (1.0 - 1e-9):
+                # At the friction limit with no acceleration: it slides the way the
+                # force needed to hold it says (friction opposes the motion).
+                new[k] = -1 if force[i] > 0 else 1
+            else:
+                new[k] = STICK
+
+    def _project(self, t, q, v):
+        """Mass-weighted projection of v onto the mechanism's velocity constraints and
+        v_T = 0 of the sticking contacts."""
+        m = self.model
+        rows = [m.phi_q(q, t, self.run)]
+        rhs = [-(rows[0] @ v + m.phi_t(q, t, self.run))]
+        for k, f in enumerate(self.frictions):
+            if self.mode[k] != STICK:
+                continue
+            _, idx, g, _ = self.run.coordinate_derivs(f[1], q, v)
+            G = np.zeros(m.nq)
+            for i in range(8):
+                if idx[i] >= 0:
+                    G[idx[i]] += g[i]
+            rows.append(sp.csr_matrix(G))
+            rhs.append(np.array([-(G @ v)]))
+        A = sp.vstack(rows, format="csc")
+        M = sp.diags(m.kernels.arrays["mass"])
+        K = sp.bmat([[M, A.T], [A, None]], format="csc")
+        sol = spla.spsolve(K, np.concatenate([np.zeros(m.nq)] + rhs))
+        return v + sol[:m.nq]
