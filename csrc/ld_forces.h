@@ -31,7 +31,8 @@
  *   LD_FORCE_HERTZ       f = K delta^n (1 + c delta')             (Hunt-Crossley damping)
  *   LD_FORCE_LANKARANI   f = K delta^n (1 + 3 (1 - e^2) delta' / (4 v0))
  *                        (Lankarani-Nikravesh; v0 the impact speed, per run: impact[r])
- * for delta > 0, clamped at zero (a contact pushes, never pulls); zero when apart. The
+ * for delta > 0, clamped at zero (a contact pushes, never pulls); zero when apart or while
+ * the run's gate[r] is 0 (the caller switches it only where delta <= 0). The
  * stored energy is K delta^(n+1) / (n + 1); the rest is damping.
  *
  * A friction record (law LD_FORCE_FRICTION, on a ROLL coordinate, parameters law_par[r] =
@@ -106,6 +107,8 @@ typedef struct ld_forces_run {
     const double *impact;       /* [nrec] impact speeds of Lankarani-Nikravesh contacts
                                    (NULL or <= 0: no damping yet) */
     const double *slip;         /* [nrec] sliding direction of friction records (NULL: 0) */
+    const double *gate;         /* [nrec] 0 switches a contact record off (a swinging foot),
+                                   else 1 (NULL: all on) */
 } ld_forces_run;
 
 /* out[nq] += Q of all elements. Returns LD_OK, or LD_ERR_DOMAIN when a distance record's two

@@ -104,6 +104,7 @@ int main(void)
     run.input = in; run.input_active = active; run.angle_ref = angle_ref; run.fail_record = &fail;
     run.impact = NULL;
     run.slip = slip;
+    run.gate = NULL;
     ld_forces_accept(&F, &run, q);
 
     /* 1. Q_q and Q_v against central differences. */
@@ -157,6 +158,15 @@ int main(void)
         ld_forces_values(&F, &run, t, q, v, s);
         check(0.75 - s[9] > 1e-3 && s[11] > 0, "contact pressed in and pushing");
         check(fabs(s[14] + 0.6 * s[11]) < 1e-12 * s[11], "sliding friction -mu F_N");
+        {
+            static const double gate[5] = {1, 1, 1, 0, 1};
+            double s_off[5 * 3 + 2];
+            run.gate = gate;
+            ld_forces_values(&F, &run, t, q, v, s_off);
+            run.gate = NULL;
+            check(s_off[11] == 0.0 && s_off[14] == 0.0 && s_off[9] == s[9],
+                  "a gated contact (swinging foot) applies no normal force and no friction");
+        }
         memcpy(vr, v, sizeof vr);   /* a rigid motion of body 1 (|u| = 1 at the state) */
         vr[6] = -omega * q[7];
         vr[7] = omega * q[6];

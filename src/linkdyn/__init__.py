@@ -25,6 +25,7 @@ from .models import builtin_names, chain, load_model
 from .simulate import ControlState, SimulationResult, simulate
 from .statics import Equilibrium, Modes, equilibrium, modes
 from .sweep import sweep
+from .periodic import PeriodicOrbit, PeriodicOrbitError, periodic_orbit
 
 __all__ = [
     "__version__",
@@ -47,6 +48,8 @@ __all__ = [
     "ModelError",
     "ModelFileError",
     "NonFiniteError",
+    "PeriodicOrbit",
+    "PeriodicOrbitError",
     "RedundantConstraintsError",
     "SimulationError",
     "SimulationResult",
@@ -66,6 +69,7 @@ __all__ = [
     "lcp",
     "load_model",
     "modes",
+    "periodic_orbit",
     "simulate",
     "sweep",
 ]

@@ -72,6 +72,7 @@ cdef extern from "ld_forces.h":
         int *fail_record
         const double *impact
         const double *slip
+        const double *gate
     int ld_forces_add(const ld_forces *F, const ld_forces_run *run, double t, const double *q,
                       const double *v, double *out) noexcept nogil
     int ld_forces_jacobians(const ld_forces *F, const ld_forces_run *run, double t,
@@ -158,7 +159,9 @@ cdef struct KernelData:
     # record's coordinate + c0, 2 a contact record's penetration (gap - s), 3 a sliding
     # contact comes to rest (sigma s' of friction record ev_record; 1 when not sliding),
     # 4 a sticking contact's friction reaches its limit (mu0 F_N - |lam| of stick row
-    # ev_body, mu0 = ev_const; 1 when not sticking).
+    # ev_body, mu0 = ev_const; 1 when not sticking), 5 a foot passes another along a ground
+    # line: t . (p_i - p_j), body i = ev_body, body j = ev_record, local points (xi_i, eta_i,
+    # xi_j, eta_j) = ev_coef, t at angle ev_const.
     int nev
     const int *ev_kind          # [nev]
     const int *ev_body          # [nev]
@@ -430,6 +433,15 @@ cdef int k_events(void *user, double t, const double *q, const double *v, const 
                     if idx[j] >= 0:
                         g[i] += grad[j] * v[idx[j]]
                 g[i] *= d.run.slip[r]
+        elif d.ev_kind[i] == 5:
+            g[i] = 0.0
+            for j in range(2):
+                qb = q + 4 * (d.ev_body[i] if j == 0 else d.ev_record[i])
+                s = (cos(d.ev_const[i]) * (qb[0] + d.ev_coef[4 * i + 2 * j] * qb[2]
+                                           - d.ev_coef[4 * i + 2 * j + 1] * qb[3])
+                     + sin(d.ev_const[i]) * (qb[1] + d.ev_coef[4 * i + 2 * j] * qb[3]
+                                             + d.ev_coef[4 * i + 2 * j + 1] * qb[2]))
+                g[i] += s if j == 0 else -s
         elif d.ev_kind[i] == 4:
             g[i] = 1.0
             if d.row_active != NULL and d.row_active[d.ev_body[i]]:
@@ -911,7 +923,7 @@ cdef class RunState:
     cdef KernelData data
     cdef ld_system system
     cdef readonly Kernels kernels
-    cdef readonly object inputs, active, angle_ref, impact, law_values, slip
+    cdef readonly object inputs, active, angle_ref, impact, law_values, slip, gate
     cdef readonly object row_active, stick_c0
     cdef object _events, _stick
     cdef int _fail
@@ -926,6 +938,7 @@ cdef class RunState:
         self.angle_ref = np.concatenate([ref, [0.0]])
         self.impact = np.zeros(kernels.nrec + 1)
         self.slip = np.zeros(kernels.nrec + 1)
+        self.gate = np.ones(kernels.nrec + 1)
         self.law_values = np.zeros(3 * max(1, kernels.data.laws.nlaw))
         self._fail = -1
         if kernels._own is not None:
@@ -949,6 +962,8 @@ cdef class RunState:
         d.run.fail_record = &self._fail
         cdef double[::1] sl = self.slip
         d.run.slip = &sl[0]
+        cdef double[::1] ga = self.gate
+        d.run.gate = &ga[0]
         cdef int[::1] ra
         if self.row_active is not None:
             ra = self.row_active

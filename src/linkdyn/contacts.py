@@ -42,6 +42,15 @@ rolling coordinate
 
 t the line's direction: the velocity of the circle's material point at the contact relative
 to the line's, along t.
+
+Swinging feet (``swing_partner="other contact"``, both contacts on one ground line): seed
+002's rule that a walker's swing leg is not subject to contact forces, so that it does not
+scuff the floor as it swings through. When this contact's circle is clear of the line,
+behind the partner's circle (along t) and the partner penetrates (the partner's foot
+carries), the contact becomes *swinging* and applies no force; it returns once its circle
+is ahead of the partner's and clear of the line (so its next touchdown is a heel strike).
+Passing the partner is an event (``"<contact>/pass"``); the swinging intervals are kept in
+``result.friction_modes`` as mode "swing".
 """
 
 from __future__ import annotations
@@ -82,6 +91,7 @@ class ContactSpec:
     friction: float | None = None          # kinetic coefficient mu (None: frictionless)
     static_friction: float | None = None   # mu0 >= mu
     stick_velocity: float = STICK_VELOCITY
+    swing_partner: str | None = None
 
 
 class ContactBuilder:
@@ -90,7 +100,7 @@ class ContactBuilder:
     def add_contact(self, name: str, point, line_point, line_angle=0.0, radius=0.0, *,
                     stiffness, exponent=1.5, model: str = "hertz", damping=0.0,
                     restitution=None, friction=None, static_friction=None,
-                    stick_velocity=STICK_VELOCITY) -> None:
+                    stick_velocity=STICK_VELOCITY, swing_partner=None) -> None:
         """A compliant contact of the circle of ``radius`` (m; 0 for a point) centred at
         body point ``point`` with the line through ``line_point`` at ``line_angle`` (rad):
         normal force ``K delta^n (1 + c delta')`` (``model="hertz"``, ``damping`` c in s/m)
@@ -98,7 +108,9 @@ class ContactBuilder:
         ``stiffness`` K in N/m^n, ``exponent`` n >= 1. ``friction`` mu and
         ``static_friction`` mu0 >= mu (default mu) give Coulomb friction, with contacts
         slower than ``stick_velocity`` (m/s) at a transition counted as at rest (see
-        :mod:`linkdyn.friction`). See :mod:`linkdyn.contacts`."""
+        :mod:`linkdyn.friction`). ``swing_partner`` names the contact of the other foot of a
+        walker: this one ignores its circle while it swings (module notes). See
+        :mod:`linkdyn.contacts`."""
         from .description import GROUND, _element
 
         name = self._new_name("contact", name)
@@ -152,14 +164,21 @@ class ContactBuilder:
                                      f"kinetic friction mu = {mu!r}; Coulomb friction needs "
                                      "mu0 >= mu")
             vs = _number(entry, "stick_velocity", stick_velocity, positive=True)
+            if swing_partner is not None:
+                if not isinstance(swing_partner, str) or swing_partner == name:
+                    raise ModelError(f"{entry}: swing_partner must name another contact, got "
+                                     f"{swing_partner!r}")
+                if lp[0] != GROUND:
+                    raise ModelError(f"{entry}: a swinging contact's line must be on the "
+                                     "ground")
             self._contacts[name] = ContactSpec(name, p, r, lp, angle, model, k, n, c, e,
-                                               mu, mu0, vs)
+                                               mu, mu0, vs, swing_partner)
 
 
 #: Model-file entry fields: required, optional.
 FILE_FIELDS = ({"name", "point", "line_point", "stiffness"},
                {"line_angle", "radius", "exponent", "model", "damping", "restitution",
-                "friction", "static_friction", "stick_velocity"})
+                "friction", "static_friction", "stick_velocity", "swing_partner"})
 
 
 def to_dict(spec: ContactSpec) -> dict:
@@ -173,6 +192,8 @@ def to_dict(spec: ContactSpec) -> dict:
     if spec.friction is not None:
         d.update(friction=spec.friction, static_friction=spec.static_friction,
                  stick_velocity=spec.stick_velocity)
+    if spec.swing_partner is not None:
+        d["swing_partner"] = spec.swing_partner
     return d
 
 
@@ -180,11 +201,12 @@ def contact_records(desc, body_index, local_of, ground, first):
     """Per contact a record on the slide coordinate s = n . (centre - line point) with a
     contact law on the penetration r - s; for a contact with friction, next to it a friction
     record on the rolling coordinate. ``first`` is the index the first record will have.
-    Returns (records, frictions): frictions as (contact, friction record, normal record,
-    mu, mu0, stick velocity)."""
+    Returns (records, frictions, swings): frictions as (contact, friction record, normal
+    record, mu, mu0, stick velocity); swings as (contact, normal record, partner, partner's
+    normal record, body, local centre, partner's body, its local centre, line angle)."""
     from .description import GROUND
 
-    recs, frictions = [], []
+    recs, frictions, swings, normal_of, centre_of = [], [], [], {}, {}
     for c in desc.contacts:
         b1, p1 = ((-1, ground[c.line_point[1]]) if c.line_point[0] == GROUND else
                   (body_index[c.line_point[0]], local_of(body_index[c.line_point[0]],
@@ -197,6 +219,8 @@ def contact_records(desc, body_index, local_of, ground, first):
         rec.law_par = (c.stiffness, c.exponent,
                        c.damping if c.model == "hertz" else c.restitution, c.radius)
         recs.append(rec)
+        normal_of[c.name] = first + len(recs) - 1
+        centre_of[c.name] = (b2, tuple(p2))
         if c.friction is not None:
             normal_index = first + len(recs) - 1
             fr = _Record(c.name, ROLL, (b1, b2), (*p1, *p2, math.cos(c.line_angle),
@@ -206,4 +230,18 @@ def contact_records(desc, body_index, local_of, ground, first):
             frictions.append((c.name, first + len(recs), normal_index, c.friction,
                               c.static_friction, c.stick_velocity))
             recs.append(fr)
-    return recs, frictions
+    specs = {c.name: c for c in desc.contacts}
+    for c in desc.contacts:
+        if c.swing_partner is None:
+            continue
+        entry = f"contact '{c.name}'"
+        other = specs.get(c.swing_partner)
+        if other is None:
+            raise ModelError(f"{entry}: swing_partner {c.swing_partner!r} is not a contact "
+                             f"(contacts: {', '.join(specs)})", c.name)
+        if (other.line_point, other.line_angle) != (c.line_point, c.line_angle):
+            raise ModelError(f"{entry}: its swing_partner '{other.name}' must touch the same "
+                             "line (same line_point and line_angle)", c.name)
+        swings.append((c.name, normal_of[c.name], other.name, normal_of[other.name],
+                       *centre_of[c.name], *centre_of[other.name], c.line_angle))
+    return recs, frictions, swings

@@ -21,9 +21,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Event", "EventRecord", "marker_crosses", "coordinate_crosses", "compile_events"]
+__all__ = ["Event", "EventRecord", "marker_crosses", "coordinate_crosses", "touchdown",
+           "compile_events"]
 
-MARKER, COORDINATE, CONTACT, FRICTION_STOP, FRICTION_SLIP = 0, 1, 2, 3, 4
+MARKER, COORDINATE, CONTACT, FRICTION_STOP, FRICTION_SLIP, PASS = 0, 1, 2, 3, 4, 5
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,15 @@ def coordinate_crosses(element: str, value: float, direction: int = 0,
     return Event(name, COORDINATE, element, None, float(value), direction, terminal)
 
 
+def touchdown(contact: str, terminal: bool = True, name: str | None = None) -> Event:
+    """Contact ``contact`` closes: its penetration becomes positive (a heel strike; a
+    swinging contact's circle passing through the line does not count)."""
+    if not isinstance(contact, str):
+        raise ValueError(f"touchdown: contact must be a contact's name, got {contact!r}")
+    name = _common(name, f"{contact}/touchdown", 0.0, 1, terminal)
+    return Event(name, CONTACT, contact, None, 0.0, 1, terminal)
+
+
 def compile_events(model, events) -> dict:
     """Arrays of the run's event kernel (see ``_kernels.RunState.set_events``): per event its
     kind, direction, the body and the coefficients of a marker coordinate (g = c . q_body +
@@ -106,21 +116,29 @@ def compile_events(model, events) -> dict:
     friction_events = tuple(
         Event(f"{f[0]}/{what}", kind, f[0], None, 0.0, -1, False)
         for f in frictions for what, kind in (("stop", FRICTION_STOP), ("slip", FRICTION_SLIP)))
-    names = {e.name for e in contact_events + friction_events}
+    # Per swinging contact: its circle passes its partner's along the line.
+    swings = model.force_info.get("swings", ())
+    pass_events = tuple(Event(f"{w[0]}/pass", PASS, w[0], None, 0.0, 0, False) for w in swings)
+    names = {e.name for e in contact_events + friction_events + pass_events}
     n = len(events)
     out = dict(kind=np.zeros(n, dtype=np.intc), direction=np.zeros(n, dtype=np.intc),
                body=np.full(n, -1, dtype=np.intc), coef=np.zeros((n, 4)),
                const=np.zeros(n), record=np.full(n, -1, dtype=np.intc), events=events)
     for i, ev in enumerate(events):
-        if not isinstance(ev, Event) or ev.kind not in (MARKER, COORDINATE):
-            raise TypeError(f"events[{i}] must be a linkdyn.events.Event (from marker_crosses "
-                            f"or coordinate_crosses), got {type(ev).__name__}")
+        if not isinstance(ev, Event) or ev.kind not in (MARKER, COORDINATE, CONTACT):
+            raise TypeError(f"events[{i}] must be a linkdyn.events.Event (from marker_crosses, "
+                            f"coordinate_crosses or touchdown), got {type(ev).__name__}")
         if ev.name in names:
             raise ValueError(f"events[{i}]: the name {ev.name!r} is used twice (contacts "
                              "report their events under their own names)")
         names.add(ev.name)
         out["kind"][i], out["direction"][i] = ev.kind, ev.direction
-        if ev.kind == MARKER:
+        if ev.kind == CONTACT:
+            if ev.target not in records:
+                raise KeyError(f"event {ev.name!r}: model {model.name!r} has no contact "
+                               f"{ev.target!r} (contacts: {', '.join(records) or 'none'})")
+            out["record"][i] = records[ev.target]
+        elif ev.kind == MARKER:
             k = model.marker_index(ev.target)     # KeyError listing the markers
             b = int(model.marker_body[k])
             xi, eta = model.marker_local[k]
@@ -152,5 +170,13 @@ def compile_events(model, events) -> dict:
                         ("record", [frictions[i // 2][1] for i in range(nfr)])):
         out[key] = np.concatenate([out[key], np.asarray(values, dtype=out[key].dtype)
                                    .reshape((-1,) + out[key].shape[1:])])
-    out["events"] = events + contact_events + friction_events
+    for key, values in (("kind", [PASS] * len(swings)),
+                        ("direction", [0] * len(swings)),
+                        ("body", [w[4] for w in swings]),
+                        ("coef", [(*w[5], *w[7]) for w in swings]),
+                        ("const", [w[8] for w in swings]),
+                        ("record", [w[6] for w in swings])):
+        out[key] = np.concatenate([out[key], np.asarray(values, dtype=out[key].dtype)
+                                   .reshape((-1,) + out[key].shape[1:])])
+    out["events"] = events + contact_events + friction_events + pass_events
     return out

@@ -33,9 +33,14 @@ friction gives). A contact that sticks has its velocity made exactly consistent 
 mass-weighted projection onto v_T = 0 with the mechanism's constraints: the plastic
 tangential impulse of a contact slower than the stick velocity).
 
+Contacts with a ``swing_partner`` (:mod:`linkdyn.contacts`) are switched off while they
+swing and on again when clear ahead of the partner; that decision is taken at the same
+events (and at the passing event), before the friction modes.
+
 Every mode change is kept in ``result.friction_modes`` as (t, contact, mode) with mode
-"open", "slide+", "slide-" or "stick"; ``result.friction_force(contact)`` is the friction
-force along the line's direction on the circle, per output row.
+"open", "slide+", "slide-" or "stick", and "swing" / "clear" where a swinging contact is
+switched off / on again; ``result.friction_force(contact)`` is the friction force along the
+line's direction on the circle, per output row.
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ import scipy.sparse.linalg as spla
 
 from .lcp import LCPError, solve_lcp
 
-__all__ = ["stick_arrays", "FrictionModes", "MODE_NAMES", "OPEN", "STICK"]
+__all__ = ["stick_arrays", "ContactModes", "MODE_NAMES", "OPEN", "STICK"]
 
 OPEN, STICK = 0, 2
 MODE_NAMES = {0: "open", 1: "slide+", -1: "slide-", 2: "stick"}
@@ -109,21 +114,25 @@ def stick_arrays(model) -> dict:
                 hess_colptr=hess_colptr, hess_rowind=hess_rowind)
 
 
-class FrictionModes:
-    """The modes of one run's contacts with friction (module notes): owns the decision at
-    events; the modes themselves live in the run's state (sliding directions, active stick
-    rows, their c0) where the kernels read them."""
+class ContactModes:
+    """The modes of one run's contacts with friction or a swing partner (module notes): owns
+    the decisions at events; the modes themselves live in the run's state (sliding
+    directions, gates of swinging contacts, active stick rows and their c0) where the
+    kernels read them."""
 
     def __init__(self, model, run):
         self.model = model
         self.run = run
         self.frictions = model.force_info["frictions"]
+        self.swings = model.force_info["swings"]
         self.names = [f[0] for f in self.frictions]
         self.mode = np.zeros(len(self.frictions), dtype=int)
+        self.swinging = np.zeros(len(self.swings), dtype=bool)
         self.history = []          # (t, contact name, mode name)
-        self.row_changes = []      # (first output row, contact index, mode) for the results
+        self.row_changes = []      # (first output row, "slip" | "gate", record, value)
         self.decisions = 0         # LCPs solved
-        run.enable_stick_rows(stick_arrays(model))
+        if self.frictions:
+            run.enable_stick_rows(stick_arrays(model))
 
     @property
     def nstick(self) -> int:
@@ -144,11 +153,15 @@ class FrictionModes:
         restart from (projected when a contact sticks)."""
         nc = self.model.nc
         run = self.run
+        if self.swings:
+            self._decide_swings(t, q, v, row)
+        if not self.frictions:
+            return v
         fn, depth, vt = self._state_terms(t, q, v)
         new = np.zeros_like(self.mode)
         cand = []
         for k, f in enumerate(self.frictions):
-            if not depth[k] > 0.0:
+            if not depth[k] > 0.0 or run.gate[f[2]] == 0.0:
                 new[k] = OPEN
             elif abs(vt[k]) > f[5]:
                 new[k] = 1 if vt[k] > 0 else -1
@@ -169,11 +182,37 @@ class FrictionModes:
                 run.row_active[nc + k] = 1
             if new[k] != self.mode[k]:
                 self.history.append((float(t), f[0], MODE_NAMES[int(new[k])]))
-                self.row_changes.append((row, k, int(new[k])))
+                self.row_changes.append((row, "slip", f[1],
+                                         float(new[k]) if new[k] in (1, -1) else 0.0))
         self.mode = new
         if np.any(new == STICK):
             velocity = self._project(t, q, v)
         return velocity
+
+    def _decide_swings(self, t, q, v, row):
+        """Switch swinging contacts off and on (linkdyn.contacts, swinging feet)."""
+        rec, _ = self.model.kernels.force_values(q, v, t, self.run)
+        gap = self.model.kernels.arrays["rec_law_par"].reshape(-1, 4)[:, 3]
+
+        def along(body, local, angle):
+            qb = q[4 * body:4 * body + 4]
+            x = qb[0] + local[0] * qb[2] - local[1] * qb[3]
+            y = qb[1] + local[0] * qb[3] + local[1] * qb[2]
+            return x * np.cos(angle) + y * np.sin(angle)
+
+        for k, (name, r, _, rp, b, loc, bp, locp, angle) in enumerate(self.swings):
+            clear = not gap[r] - rec[r, 0] > 0.0
+            partner_down = gap[rp] - rec[rp, 0] > 0.0 and self.run.gate[rp] != 0.0
+            ahead = along(b, loc, angle) > along(bp, locp, angle)
+            if not self.swinging[k] and clear and partner_down and not ahead:
+                self.swinging[k] = True
+            elif self.swinging[k] and clear and ahead:
+                self.swinging[k] = False
+            else:
+                continue
+            self.run.gate[r] = 0.0 if self.swinging[k] else 1.0
+            self.history.append((float(t), name, "swing" if self.swinging[k] else "clear"))
+            self.row_changes.append((row, "gate", r, float(self.run.gate[r])))
 
     def _index1(self, t, q):
         """The factorised index-1 matrix [M Phi_q^T; Phi_q 0] of the mechanism at q."""

@@ -19,8 +19,8 @@ from ._bdf import STATUS, BDFIntegrator
 from .assembly import consistent_state
 from .errors import (ControllerError, ConvergenceError, ForceElementError, ModelError,
                      NonFiniteError, SimulationError, SingularJacobianError, StepSizeError)
-from .events import CONTACT, FRICTION_SLIP, FRICTION_STOP, EventRecord, compile_events
-from .friction import FrictionModes
+from .events import CONTACT, FRICTION_SLIP, FRICTION_STOP, PASS, EventRecord, compile_events
+from .friction import ContactModes
 from .forces import INPUT_TARGET, reference_angles
 from .model import Model, check_output_size
 from .results import TrajectoryAccessors
@@ -204,12 +204,11 @@ class SimulationResult(TrajectoryAccessors):
                   if self.control_t is not None and len(self.control_t) else None)
         impacts, next_impact = sorted(self.impacts), 0
         changes, next_change = self._friction_rows, 0
-        frictions = info.get("frictions", ())
         for i in range(self.t.shape[0]):
             # Sliding directions of contacts with friction from the row they applied to.
             while next_change < len(changes) and changes[next_change][0] <= i:
-                _, c, mode = changes[next_change]
-                state.slip[frictions[c][1]] = mode if mode in (1, -1) else 0.0
+                _, what, r, value = changes[next_change]
+                (state.slip if what == "slip" else state.gate)[r] = value
                 next_change += 1
             # Impact speeds recorded at onsets before this row (a row at the event time was
             # written before the event was handled).
@@ -542,7 +541,8 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
                                 "the direction of its force is undefined", t0, 0.0, None,
                                 owner) from None
     run = model.kernels.run_state(reference_angles(model.kernels.arrays, state.q, rec0[:, 0]))
-    friction = FrictionModes(model, run) if nstick else None
+    friction = (ContactModes(model, run)
+                if nstick or model.force_info["swings"] else None)
     info = model.force_info
     z0 = np.concatenate([np.zeros(info["nrec"] + info["nload"]), rec0[:, 0]])
     ev = compile_events(model, events)
@@ -568,7 +568,7 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         return changed
 
     records, final, impacts = [], None, []
-    mode_kinds = (CONTACT, FRICTION_STOP, FRICTION_SLIP)
+    mode_kinds = (CONTACT, FRICTION_STOP, FRICTION_SLIP, PASS)
 
     def advance(target):
         """Integrate to target through the non-terminal events; 2 after a terminal one."""
@@ -580,6 +580,8 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
             t_ev, fired = integ.event()
             stop = False
             for k in np.flatnonzero(fired):
+                if ev["kind"][k] == CONTACT and run.gate[ev["record"][k]] == 0.0:
+                    continue   # the circle of a swinging contact passing through its line
                 records.append(EventRecord(float(t_ev), ev["events"][k].name, int(fired[k])))
                 stop = stop or ev["events"][k].terminal
                 if ev["kind"][k] == CONTACT and fired[k] > 0:
@@ -660,8 +662,8 @@ def _result(model, times, y, written, integ, status, samples, held, active, elap
         stats.update(controller_samples=len(samples), controller_restarts=restarts,
                      controller_seconds=control_seconds)
     nq, nc = model.nq, model.nc
-    ns = friction.nstick if friction is not None else 0
-    if friction is not None:
+    ns = nstick = len(model.force_info["frictions"])
+    if nstick:
         stats["friction_decisions"] = friction.decisions
     ninput = model.kernels.ninput
     t, rows = times[:written].copy(), y[:written]

@@ -1,0 +1,136 @@
+"""The passive walker of seed 002: each gait's defining behaviour, the swing-leg rule, the
+energy balance, and the limit cycles found by periodic_orbit with their Floquet
+multipliers."""
+
+import json
+from importlib import resources
+
+import numpy as np
+import pytest
+
+import linkdyn
+from linkdyn.events import touchdown
+from linkdyn.models.walker import GAITS, gait_file
+
+RUNS = {}
+
+
+def run(name, t_end=10.0):
+    if name not in RUNS:
+        model = linkdyn.load_model(name)
+        RUNS[name] = linkdyn.simulate(model, t_end, rtol=1e-9, atol=1e-11, dt_out=5e-4)
+    return RUNS[name]
+
+
+def touchdowns(r):
+    return [e for e in r.events if e.name in ("foot1", "foot2") and e.direction == 1]
+
+
+def slide_phases(r, foot):
+    """(start, end) of every interval in which ``foot`` slides."""
+    out, start = [], None
+    for t, name, mode in r.friction_modes:
+        if name != foot:
+            continue
+        sliding = mode in ("slide+", "slide-")
+        if sliding and start is None:
+            start = t
+        elif not sliding and start is not None:
+            out.append((start, t))
+            start = None
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(GAITS))
+def test_gait_files_are_the_documented_parameters(name):
+    text = resources.files("linkdyn.models").joinpath(f"{name}.json").read_text()
+    data = json.loads(text)
+    assert data == json.loads(json.dumps(gait_file(name)))
+    assert any("Hunt-Crossley" in note for note in data["notes"])
+
+
+def walks(r):
+    hip = r.marker("hip")
+    return hip[:, 1].min() > 0.37 and hip[-1, 0] - hip[0, 0] > 3.0
+
+
+def test_gait1_walks_without_bounce_or_stance_slip():
+    r = run("walker_gait1")
+    assert walks(r)
+    names = [e.name for e in touchdowns(r)]
+    assert len(names) >= 20
+    # No bounce: the feet strike alternately.
+    assert all(a != b for a, b in zip(names, names[1:]))
+    # The feet slide only for milliseconds while touching down or lifting off.
+    for foot in ("foot1", "foot2"):
+        phases = slide_phases(r, foot)
+        assert phases and max(b - a for a, b in phases) < 0.01
+    # The stance foot sticks: friction balances the walker without slip most of the time.
+    modes = [m for _, _, m in r.friction_modes]
+    assert modes.count("stick") >= len(names)
+
+
+def test_gait3_stance_foot_bounces_without_slipping():
+    r = run("walker_gait3")
+    assert walks(r)
+    names = [e.name for e in touchdowns(r)]
+    runs, k = [], 0
+    while k < len(names):
+        j = k
+        while j < len(names) and names[j] == names[k]:
+            j += 1
+        runs.append(j - k)
+        k = j
+    # After the first steps every step is a strike and bounces (>= 3 touchdowns).
+    assert min(runs[2:-1]) >= 3
+    for foot in ("foot1", "foot2"):
+        assert max(b - a for a, b in slide_phases(r, foot)) < 0.01
+    # Both feet are off the floor at times (the walk still is a walk: the hip stays up).
+    f1 = r.element_force("foot1")
+    f2 = r.element_force("foot2")
+    assert np.any((f1 == 0) & (f2 == 0) & (r.t > 1.0))
+
+
+def test_swing_leg_ignores_the_floor_until_it_is_clear_ahead():
+    r = run("walker_gait1")
+    model = r.model
+    depth2 = 0.08 - r.element_coordinate("foot2")
+    swinging = np.zeros(r.t.shape[0], dtype=bool)
+    spans, start = [], None
+    for t, name, mode in r.friction_modes:
+        if name == "foot2" and mode == "swing":
+            start = t
+        elif name == "foot2" and mode == "clear" and start is not None:
+            spans.append((start, t))
+            start = None
+    assert len(spans) >= 8
+    for a, b in spans:
+        swinging |= (r.t > a) & (r.t < b)
+    # While it swings through, foot 2's circle dips below the floor but feels no force.
+    assert np.any(depth2[swinging] > 1e-4)
+    assert np.all(r.element_force("foot2")[swinging] == 0.0)
+    assert np.all(r.friction_force("foot2")[swinging] == 0.0)
+    assert model.force_info["swings"]
+
+
+@pytest.mark.parametrize("name", sorted(GAITS))
+def test_walker_energy_lost_is_the_work_of_contact_damping_and_friction(name):
+    r = run(name)
+    lost = r.energy - r.energy[0]
+    np.testing.assert_allclose(lost, r.work, atol=2e-6 * abs(r.energy[0]) + 1e-6)
+    # The walker goes down the slope: gravity feeds what the contacts dissipate.
+    assert r.work[-1] < -0.1
+
+
+def test_gait1_is_a_stable_limit_cycle():
+    model = linkdyn.load_model("walker_gait1")
+    r = run("walker_gait1")
+    i = np.searchsorted(r.t, 8.0)
+    orbit = linkdyn.periodic_orbit(model, touchdown("foot1"), r.q[i], r.v[i],
+                                   translation="x")
+    assert orbit.residual < 1e-6
+    assert orbit.stable and 0.2 < np.max(np.abs(orbit.multipliers)) < 0.95
+    # Two steps per period: the period is twice the mean step time of the long run.
+    strikes = [e.t for e in touchdowns(r) if e.name == "foot1" and e.t > 5.0]
+    np.testing.assert_allclose(orbit.period, np.mean(np.diff(strikes)), rtol=1e-4)
+    assert orbit.shift > 0.3     # one stride down the slope
