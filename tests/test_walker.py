@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import linkdyn
-from linkdyn.events import touchdown
+from linkdyn.events import passes, touchdown
 from linkdyn.models.walker import GAITS, gait_file
 
 RUNS = {}
@@ -68,6 +68,22 @@ def test_gait1_walks_without_bounce_or_stance_slip():
     # The stance foot sticks: friction balances the walker without slip most of the time.
     modes = [m for _, _, m in r.friction_modes]
     assert modes.count("stick") >= len(names)
+
+
+def test_gait2_leg1_slips_after_its_strikes_then_sticks():
+    r = run("walker_gait2")
+    assert walks(r)
+    names = [e.name for e in touchdowns(r)]
+    assert all(a != b for a, b in zip(names, names[1:]))      # no bounce
+    long1 = [p for p in slide_phases(r, "foot1") if p[1] - p[0] > 0.03]
+    assert len(long1) >= 8
+    assert max(b - a for a, b in slide_phases(r, "foot2")) < 0.01
+    strikes1 = [e.t for e in touchdowns(r) if e.name == "foot1"]
+    for start, end in long1:
+        # Each long slide starts at a heel strike of foot 1 and ends in sticking.
+        assert min(abs(start - t) for t in strikes1) < 0.002
+        after = [m for t, n, m in r.friction_modes if n == "foot1" and t == end]
+        assert after == ["stick"]
 
 
 def test_gait3_stance_foot_bounces_without_slipping():
@@ -134,3 +150,43 @@ def test_gait1_is_a_stable_limit_cycle():
     strikes = [e.t for e in touchdowns(r) if e.name == "foot1" and e.t > 5.0]
     np.testing.assert_allclose(orbit.period, np.mean(np.diff(strikes)), rtol=1e-4)
     assert orbit.shift > 0.3     # one stride down the slope
+
+
+def test_gait3_is_a_stable_limit_cycle_through_its_bounces():
+    # Touchdowns are no section for a bouncing gait (a perturbation may add a bounce);
+    # the swing foot passing the stance foot happens once per step.
+    model = linkdyn.load_model("walker_gait3")
+    r = run("walker_gait3")
+    i = np.searchsorted(r.t, 8.0)
+    orbit = linkdyn.periodic_orbit(model, passes("foot1"), r.q[i], r.v[i],
+                                   swinging=r.swinging_at(r.t[i]), translation="x")
+    assert orbit.residual < 1e-6 and orbit.stable
+    assert orbit.swinging == ("foot1",)
+    strikes = [e.t for e in r.events if e.name == "foot1/pass" and e.direction == 1]
+    np.testing.assert_allclose(orbit.period, np.mean(np.diff(strikes[-6:])), rtol=1e-4)
+
+
+def test_a_run_started_mid_step_needs_the_swinging_feet():
+    model = linkdyn.load_model("walker_gait1")
+    r = run("walker_gait1")
+    # Half-way through a swing after t = 7 s.
+    start = next(t for t, name, mode in r.friction_modes if mode == "swing" and t > 7.0)
+    end = next(t for t, name, mode in r.friction_modes if mode == "clear" and t > start)
+    i = np.searchsorted(r.t, 0.5 * (start + end))
+    swinging = r.swinging_at(r.t[i])
+    assert len(swinging) == 1
+    cont = linkdyn.simulate(model, r.t[-1], t0=r.t[i], q0=r.q[i], v0=r.v[i],
+                            swinging=swinging, rtol=1e-9, atol=1e-11, t_out=r.t[i:])
+    np.testing.assert_allclose(cont.q, r.q[i:], atol=1e-5)
+    with pytest.raises(ValueError, match="no contact 'leg1' with a swing partner"):
+        linkdyn.simulate(model, 0.1, swinging=["leg1"])
+
+
+@pytest.mark.slow
+def test_gait2_is_a_stable_limit_cycle():
+    model = linkdyn.load_model("walker_gait2")
+    r = run("walker_gait2")
+    i = np.searchsorted(r.t, 8.0)
+    orbit = linkdyn.periodic_orbit(model, passes("foot1"), r.q[i], r.v[i],
+                                   swinging=r.swinging_at(r.t[i]), translation="x")
+    assert orbit.residual < 1e-6 and orbit.stable

@@ -229,6 +229,60 @@ def _cmd_sweep(args) -> int:
     return 0 if ok == len(table) else 1
 
 
+def _cmd_gait(args) -> int:
+    from .events import passes
+    from .periodic import PeriodicOrbitError, periodic_orbit
+
+    _plot_dir(args.plot)
+    model = load_model(args.model)
+    missing = [b for b in ("leg1", "leg2") if b not in model.body_names]
+    if missing or "hip" not in model.marker_names or len(model.force_info["contacts"]) != 2:
+        raise ValueError(f"model {model.name!r} is not a walker (it needs bodies leg1, leg2, "
+                         "a marker hip and two foot contacts: see linkdyn.models.walker)")
+    result = simulate(model, args.t_end, rtol=args.rtol, atol=args.rtol * 1e-2,
+                      dt_out=args.dt_out)
+    st = result.stats
+    hip = result.marker("hip")
+    strikes = [e for e in result.events if e.name in ("foot1", "foot2") and e.direction == 1]
+    fell = bool(hip[:, 1].min() < 0.5 * hip[0, 1])
+    print(f"model {model.name}: t = 0 .. {result.t[-1]:g} s, rtol {args.rtol:g}"
+          + ("" if result.status == "success" else f" ({result.status})"))
+    print(f"  integration {st['integration_seconds'] * 1e3:.1f} ms: {st['steps']} steps, "
+          f"{st['events']} events, {st.get('friction_decisions', 0)} friction LCPs")
+    print(f"  {_count(len(strikes), 'touchdown')}; hip moved "
+          f"{hip[-1, 0] - hip[0, 0]:.4f} m down the slope"
+          + ("; the walker FELL (hip below half its height)" if fell else ""))
+    counts = {}
+    for _, name, mode in result.friction_modes:
+        counts.setdefault(name, {}).setdefault(mode, 0)
+        counts[name][mode] += 1
+    for name, c in sorted(counts.items()):
+        print(f"  {name}: " + ", ".join(f"{mode} {n}" for mode, n in sorted(c.items())))
+    balance = np.abs(result.energy - result.energy[0] - result.work).max()
+    print(f"  energy lost {-(result.energy[-1] - result.energy[0]):.6f} J; "
+          f"balance max |E - E(0) - W| {balance:.3e} J")
+    if args.orbit and not fell:
+        i = int(np.searchsorted(result.t, 0.8 * result.t[-1]))
+        try:
+            orbit = periodic_orbit(model, passes("foot1"), result.q[i], result.v[i],
+                                   swinging=result.swinging_at(result.t[i]),
+                                   translation="x")
+        except PeriodicOrbitError as exc:
+            print(f"  periodic orbit: not found ({exc})")
+        else:
+            mods = np.abs(orbit.multipliers)
+            print(f"  periodic orbit: period {orbit.period:.6f} s, stride {orbit.shift:.6f} m, "
+                  f"{orbit.iterations} Newton iterations, residual {orbit.residual:.2e}")
+            print(f"  Floquet multipliers |lambda|: {', '.join(f'{m:.4f}' for m in mods[:6])}"
+                  f" -> {'stable' if orbit.stable else 'UNSTABLE'}")
+    if args.plot:
+        from .plotting import plot_gait
+
+        for path in plot_gait(result, args.plot):
+            print(f"  wrote {path}")
+    return 0 if result.status == "success" and not fell else 1
+
+
 def _positive_float(text):
     try:
         value = float(text)
@@ -302,6 +356,20 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write marker positions, velocities, accelerations as text")
     p.add_argument("--plot", metavar="DIR", help="write PNG plots into DIR")
     p.set_defaults(func=_cmd_kinematics)
+    p = sub.add_parser("gait", help="simulate a passive walker (walker_gait1, ...), report "
+                       "its gait and plot it")
+    p.add_argument("model", nargs="?", default="walker_gait1",
+                   help="a walker model (default walker_gait1)")
+    p.add_argument("--t-end", type=_positive_float, default=10.0, help="end time [s] (10)")
+    p.add_argument("--rtol", type=_positive_float, default=1e-9,
+                   help="relative tolerance (1e-9; atol = rtol / 100)")
+    p.add_argument("--dt-out", type=_positive_float, default=1e-3,
+                   help="output interval [s] (1e-3)")
+    p.add_argument("--orbit", action="store_true",
+                   help="find the limit cycle (Newton shooting on the section where foot1 "
+                        "passes foot2) and print its Floquet multipliers")
+    p.add_argument("--plot", metavar="DIR", help="write gait.png and contacts.png into DIR")
+    p.set_defaults(func=_cmd_gait)
     p = sub.add_parser("sweep", help="run a parameter sweep described in a sweep file",
                        description="Run the cases of a sweep file (JSON: model, parameters, "
                        "run, run_options, outputs, executor, workers; see linkdyn.sweep) and "

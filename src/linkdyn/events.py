@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["Event", "EventRecord", "marker_crosses", "coordinate_crosses", "touchdown",
-           "compile_events"]
+           "passes", "compile_events"]
 
 MARKER, COORDINATE, CONTACT, FRICTION_STOP, FRICTION_SLIP, PASS = 0, 1, 2, 3, 4, 5
 
@@ -97,6 +97,16 @@ def touchdown(contact: str, terminal: bool = True, name: str | None = None) -> E
     return Event(name, CONTACT, contact, None, 0.0, 1, terminal)
 
 
+def passes(contact: str, terminal: bool = True, name: str | None = None) -> Event:
+    """The circle of swinging contact ``contact`` passes its swing partner's, moving ahead
+    along their line (a walker's swing foot passing the stance foot: once per step, a
+    smooth Poincare section even for gaits whose feet bounce)."""
+    if not isinstance(contact, str):
+        raise ValueError(f"passes: contact must be a contact's name, got {contact!r}")
+    name = _common(name, f"{contact}/passes", 0.0, 1, terminal)
+    return Event(name, PASS, contact, None, 0.0, 1, terminal)
+
+
 def compile_events(model, events) -> dict:
     """Arrays of the run's event kernel (see ``_kernels.RunState.set_events``): per event its
     kind, direction, the body and the coefficients of a marker coordinate (g = c . q_body +
@@ -125,15 +135,25 @@ def compile_events(model, events) -> dict:
                body=np.full(n, -1, dtype=np.intc), coef=np.zeros((n, 4)),
                const=np.zeros(n), record=np.full(n, -1, dtype=np.intc), events=events)
     for i, ev in enumerate(events):
-        if not isinstance(ev, Event) or ev.kind not in (MARKER, COORDINATE, CONTACT):
+        if not isinstance(ev, Event) or ev.kind not in (MARKER, COORDINATE, CONTACT, PASS):
             raise TypeError(f"events[{i}] must be a linkdyn.events.Event (from marker_crosses, "
-                            f"coordinate_crosses or touchdown), got {type(ev).__name__}")
+                            f"coordinate_crosses, touchdown or passes), got "
+                            f"{type(ev).__name__}")
         if ev.name in names:
             raise ValueError(f"events[{i}]: the name {ev.name!r} is used twice (contacts "
                              "report their events under their own names)")
         names.add(ev.name)
         out["kind"][i], out["direction"][i] = ev.kind, ev.direction
-        if ev.kind == CONTACT:
+        if ev.kind == PASS:
+            swing = {w[0]: w for w in swings}
+            if ev.target not in swing:
+                raise KeyError(f"event {ev.name!r}: model {model.name!r} has no contact "
+                               f"{ev.target!r} with a swing partner (swinging contacts: "
+                               f"{', '.join(swing) or 'none'})")
+            w = swing[ev.target]
+            out["body"][i], out["record"][i], out["const"][i] = w[4], w[6], w[8]
+            out["coef"][i] = (*w[5], *w[7])
+        elif ev.kind == CONTACT:
             if ev.target not in records:
                 raise KeyError(f"event {ev.name!r}: model {model.name!r} has no contact "
                                f"{ev.target!r} (contacts: {', '.join(records) or 'none'})")

@@ -120,16 +120,21 @@ class ContactModes:
     directions, gates of swinging contacts, active stick rows and their c0) where the
     kernels read them."""
 
-    def __init__(self, model, run):
+    def __init__(self, model, run, swinging=(), t0=0.0):
         self.model = model
         self.run = run
         self.frictions = model.force_info["frictions"]
         self.swings = model.force_info["swings"]
-        self.names = [f[0] for f in self.frictions]
-        self.mode = np.zeros(len(self.frictions), dtype=int)
-        self.swinging = np.zeros(len(self.swings), dtype=bool)
         self.history = []          # (t, contact name, mode name)
         self.row_changes = []      # (first output row, "slip" | "gate", record, value)
+        self.names = [f[0] for f in self.frictions]
+        self.mode = np.zeros(len(self.frictions), dtype=int)
+        self.swinging = np.array([w[0] in swinging for w in self.swings], dtype=bool)
+        for k, w in enumerate(self.swings):
+            if self.swinging[k]:
+                run.gate[w[1]] = 0.0
+                self.history.append((float(t0), w[0], "swing"))
+                self.row_changes.append((0, "gate", w[1], 0.0))
         self.decisions = 0         # LCPs solved
         if self.frictions:
             run.enable_stick_rows(stick_arrays(model))

@@ -58,7 +58,8 @@ class PeriodicOrbitError(LinkdynError):
 @dataclass(frozen=True)
 class PeriodicOrbit:
     """A periodic orbit: the state on the section (``q``, ``v``), the ``period`` (s), the
-    ``shift`` of the free translation per period (m), the Floquet ``multipliers`` (complex,
+    ``shift`` of the free translation per period (m), the contacts ``swinging`` on the
+    section, the Floquet ``multipliers`` (complex,
     by decreasing modulus), the Newton ``iterations``, the final ``residual`` and those of
     every iteration (``residuals``)."""
 
@@ -70,6 +71,7 @@ class PeriodicOrbit:
     iterations: int
     residual: float
     residuals: tuple = ()
+    swinging: tuple = ()
 
     @property
     def stable(self) -> bool:
@@ -77,17 +79,18 @@ class PeriodicOrbit:
         return bool(np.max(np.abs(self.multipliers)) < 1.0)
 
 
-def poincare_map(model, section, q, v, *, crossings=1, t_max=10.0, **options):
-    """(q, v, time) at the ``crossings``-th crossing of ``section`` from the state (q, v)
-    at t = 0 (``options`` go to :func:`linkdyn.simulate`). Raises PeriodicOrbitError when a
-    crossing does not come within ``t_max`` seconds."""
+def poincare_map(model, section, q, v, *, crossings=1, t_max=10.0, swinging=(), **options):
+    """(q, v, time, swinging) at the ``crossings``-th crossing of ``section`` from the state
+    (q, v) at t = 0 with the contacts ``swinging`` swinging (``options`` go to
+    :func:`linkdyn.simulate`). Raises PeriodicOrbitError when a crossing does not come
+    within ``t_max`` seconds."""
     from .simulate import simulate
 
     t = 0.0
     count = 0
     while count < crossings:
         r = simulate(model, t + t_max, t0=t, q0=q, v0=v, events=[section],
-                     t_out=[t, t + t_max], **options)
+                     t_out=[t, t + t_max], swinging=swinging, **options)
         if r.status != "event":
             raise PeriodicOrbitError(
                 f"periodic_orbit: no crossing of {section.name!r} within {t_max} s of "
@@ -97,15 +100,20 @@ def poincare_map(model, section, q, v, *, crossings=1, t_max=10.0, **options):
         if r.t[-1] - t > MIN_RETURN:
             count += 1
         t, q, v = float(r.t[-1]), r.q[-1], r.v[-1]
-    return q, v, t
+        swinging = r.swinging_at(t)
+    return q, v, t, swinging
 
 
-def periodic_orbit(model, section, q0=None, v0=None, *, crossings=1, translation=None,
+def periodic_orbit(model, section, q0=None, v0=None, *, swinging=(), crossings=1,
+                   translation=None,
                    t_max=10.0, tol=1e-6, max_iter=30, fd_step=1e-5,
                    rtol=1e-10, atol=1e-12, **options) -> PeriodicOrbit:
     """Find a periodic orbit through the section (module notes) from the guess (q0, v0)
-    (default: the model's initial state; a state on or near the section). Returns a
-    :class:`PeriodicOrbit`; raises :class:`PeriodicOrbitError` when it fails."""
+    (default: the model's initial state; a state on or near the section) with the contacts
+    ``swinging`` swinging there (see :func:`linkdyn.simulate`). Returns a
+    :class:`PeriodicOrbit`; raises :class:`PeriodicOrbitError` when it fails. The swinging
+    contacts on the section are those the first map reaches it with; they are kept for
+    every later map (a periodic orbit crosses its section in one discrete state)."""
     from .assembly import consistent_state
 
     if translation not in (None, "x", "y"):
@@ -119,8 +127,11 @@ def periodic_orbit(model, section, q0=None, v0=None, *, crossings=1, translation
     axis = None if translation is None else (0 if translation == "x" else 1)
     opts = dict(crossings=crossings, t_max=t_max, rtol=rtol, atol=atol, **options)
 
+    state = {"swinging": tuple(swinging)}
+
     def P(x):
-        q, v, t = poincare_map(model, section, x[:nq], x[nq:], **opts)
+        q, v, t, _ = poincare_map(model, section, x[:nq], x[nq:],
+                                  swinging=state["swinging"], **opts)
         y = np.concatenate([q, v])
         shift = 0.0
         if axis is not None:
@@ -129,9 +140,10 @@ def periodic_orbit(model, section, q0=None, v0=None, *, crossings=1, translation
         return y, t, shift
 
     s = consistent_state(model, q=q0, v=v0)
-    x = np.concatenate([s.q, s.v])
     # Start on the section: one map from the guess.
-    x, _, _ = P(x)
+    q1, v1, _, state["swinging"] = poincare_map(model, section, s.q, s.v,
+                                                swinging=tuple(swinging), **opts)
+    x = np.concatenate([q1, v1])
     history = []
     for it in range(1, max_iter + 1):
         y, period, shift = P(x)
@@ -145,7 +157,8 @@ def periodic_orbit(model, section, q0=None, v0=None, *, crossings=1, translation
             xp[j] += h
             J[:, j] = (P(xp)[0] - y) / h
         if norm < tol:
-            return _orbit(x, nq, period, shift, J, axis, it, norm, tuple(history))
+            return _orbit(x, nq, period, shift, J, axis, it, norm, tuple(history),
+                          state["swinging"])
         dx = np.linalg.lstsq(J - np.eye(2 * nq), -res, rcond=1e-10)[0]
         # Damped: never move by more than a tenth of the state's scale at once.
         limit = 0.1 * max(1.0, float(np.max(np.abs(x))))
@@ -170,7 +183,7 @@ def periodic_orbit(model, section, q0=None, v0=None, *, crossings=1, translation
                              x, history[-1])
 
 
-def _orbit(x, nq, period, shift, J, axis, iterations, residual, history):
+def _orbit(x, nq, period, shift, J, axis, iterations, residual, history, swinging):
     lam, vec = np.linalg.eig(J)
     keep = np.ones(lam.shape[0], dtype=bool)
     if axis is not None:
@@ -184,4 +197,4 @@ def _orbit(x, nq, period, shift, J, axis, iterations, residual, history):
     mult = mult[np.argsort(-np.abs(mult))]
     return PeriodicOrbit(q=x[:nq].copy(), v=x[nq:].copy(), period=period, shift=shift,
                          multipliers=mult, iterations=iterations, residual=residual,
-                         residuals=history)
+                         residuals=history, swinging=swinging)

@@ -98,3 +98,77 @@ def plot_kinematics(result, directory) -> list[Path]:
         fig.savefig(paths[-1], dpi=100)
         plt.close(fig)
     return paths
+
+
+def plot_contacts(result, directory) -> list[Path]:
+    """Write ``contacts.png``: per contact, its normal force and (with friction) its friction
+    force against time, and the lowest point of its circle relative to the line (the
+    seed 002 walker's g_N: negative while the circle penetrates). Returns the paths."""
+    plt = _pyplot()
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    model = result.model
+    contacts = [name for _, name, _ in model.force_info["contacts"]]
+    if not contacts:
+        return []
+    frictions = {f[0] for f in model.force_info["frictions"]}
+    gap = model.kernels.arrays["rec_law_par"].reshape(-1, 4)[:, 3]
+    fig, axes = plt.subplots(len(contacts), 2, sharex=True, squeeze=False,
+                             figsize=(11, 2.8 * len(contacts) + 1))
+    for row, name in enumerate(contacts):
+        rec = model.force_info["elements"][name][0][0]
+        ax = axes[row, 0]
+        ax.plot(result.t, result.element_force(name), label="normal F_N")
+        if name in frictions:
+            ax.plot(result.t, result.friction_force(name), label="friction F_T")
+        ax.set_ylabel(f"{name} [N]")
+        ax.legend(loc="upper right")
+        ax.grid(True)
+        ax = axes[row, 1]
+        ax.plot(result.t, result.element_coordinate(name) - gap[rec])
+        ax.axhline(0.0, color="k", lw=0.5)
+        ax.set_ylabel(f"{name} g_N [m]")
+        ax.grid(True)
+    for ax in axes[-1]:
+        ax.set_xlabel("t [s]")
+    fig.suptitle(f"{model.name}: contact forces and lowest points")
+    path = out / "contacts.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return [path]
+
+
+def plot_gait(result, directory, legs=("leg1", "leg2"), hip="hip") -> list[Path]:
+    """Write ``gait.png`` for a walker (seed 002's Figures 6-10): the legs' swing angles
+    (counterclockwise from -y, the floor's normal pointing down) against time, their phase
+    portraits, the hip's trajectory, and ``contacts.png`` (:func:`plot_contacts`)."""
+    plt = _pyplot()
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    model = result.model
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8))
+    for leg in legs:
+        theta = result.body_angle(leg) + 0.5 * np.pi   # u = (sin theta, -cos theta)
+        omega = result.body_angular_velocity(leg)
+        axes[0, 0].plot(result.t, theta, label=leg)
+        axes[0, 1].plot(theta, omega, lw=0.8, label=leg)
+    axes[0, 0].set_xlabel("t [s]")
+    axes[0, 0].set_ylabel("theta [rad]")
+    axes[0, 1].set_xlabel("theta [rad]")
+    axes[0, 1].set_ylabel("dtheta/dt [rad/s]")
+    p = result.marker(hip)
+    axes[1, 0].plot(p[:, 0], p[:, 1])
+    axes[1, 0].set_xlabel("hip x (down the slope) [m]")
+    axes[1, 0].set_ylabel("hip y [m]")
+    axes[1, 1].plot(result.t, p[:, 0])
+    axes[1, 1].set_xlabel("t [s]")
+    axes[1, 1].set_ylabel("hip x [m]")
+    for ax in axes.flat:
+        ax.grid(True)
+    axes[0, 0].legend()
+    axes[0, 1].legend()
+    fig.suptitle(f"{model.name}: swing angles, phase portraits, hip")
+    path = out / "gait.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return [path] + plot_contacts(result, out)

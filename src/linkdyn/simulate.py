@@ -129,6 +129,19 @@ class SimulationResult(TrajectoryAccessors):
         info = self.model.force_info
         return self._z()[:, :info["nrec"] + info["nload"]].sum(axis=1)
 
+    def swinging_at(self, t) -> tuple:
+        """The contacts that were swinging (:mod:`linkdyn.contacts`) at time ``t`` of this
+        run: what ``simulate(..., swinging=...)`` needs to continue from a state at t."""
+        out = set()
+        for when, name, mode in self.friction_modes:
+            if when > t:
+                break
+            if mode == "swing":
+                out.add(name)
+            elif mode == "clear":
+                out.discard(name)
+        return tuple(sorted(out))
+
     def _stick_force(self, i, state):
         """Generalised force of the stick rows at row i: -sum lam_k grad s_T,k."""
         out = np.zeros(self.model.nq)
@@ -384,7 +397,7 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
              project_output: bool = True,
              proportional: bool = True, controller=None,
              control_period: float | None = None, events=None,
-             event_tol: float = 0.0) -> SimulationResult:
+             event_tol: float = 0.0, swinging=()) -> SimulationResult:
     """Integrate ``model`` from ``t0`` to ``t_end`` (s).
 
     Parameters
@@ -442,6 +455,11 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         ``result.events`` and the integration restarts there.
     event_tol : float
         Time tolerance (s) of the event location (0: 1e-12 max(1, |t|)).
+    swinging : sequence of str
+        Contacts with a swing partner that start swinging (no force until their circle is
+        clear ahead of the partner's; :mod:`linkdyn.contacts`). Which foot swings is not a
+        function of the state alone: a run started mid-step must be told (the result's
+        ``swinging_at(t)`` gives it for a time of an earlier run).
 
     Returns
     -------
@@ -541,7 +559,14 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
                                 "the direction of its force is undefined", t0, 0.0, None,
                                 owner) from None
     run = model.kernels.run_state(reference_angles(model.kernels.arrays, state.q, rec0[:, 0]))
-    friction = (ContactModes(model, run)
+    if isinstance(swinging, str):
+        swinging = (swinging,)
+    known = [w[0] for w in model.force_info["swings"]]
+    for name in swinging:
+        if name not in known:
+            raise ValueError(f"swinging: model {model.name!r} has no contact {name!r} with a "
+                             f"swing partner (swinging contacts: {', '.join(known) or 'none'})")
+    friction = (ContactModes(model, run, swinging, t0)
                 if nstick or model.force_info["swings"] else None)
     info = model.force_info
     z0 = np.concatenate([np.zeros(info["nrec"] + info["nload"]), rec0[:, 0]])

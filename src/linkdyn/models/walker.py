@@ -81,13 +81,13 @@ def walker(*, slope, stiffness, damping, friction, static_friction, theta1, thet
 #: Poisson's ratio 0.5 (E* = E / (1 - nu^2) = 6.7 MPa).
 RUBBER_K = 2.5e6
 
-#: Gaits of seed 002 (I and III; II, where the stance foot slips after impacts, and IV, where
-#: the walker comes to a stand, are still being searched for). The seed's text lost K, c, mu, mu0, the slope and the initial
+#: Gaits of seed 002 (I to III; IV, where the walker comes to a stand on a shallow slope, is
+#: still being searched for). The seed's text lost K, c, mu, mu0, the slope and the initial
 #: conditions; these were chosen here. c follows the Hunt-Crossley relation
 #: e = 1 - (2/3) c v0 between damping, restitution and the normal impact speed v0 (0.2-0.3
 #: m/s at the walker's heel strikes): c = 10 s/m makes the strike almost plastic (the foot
 #: stays down), c = 2.5 s/m leaves a restitution of about 0.5 (the foot bounces). mu / mu0 =
-#: 0.6 / 0.8 is rubber on a dry floor. Slopes and initial
+#: 0.6 / 0.8 is rubber on a dry floor, 0.244 / 0.369 a slippery one. Slopes and initial
 #: conditions (leg 1 standing, leg 2 just behind it) came from a random search for motions
 #: that keep walking for 10 s; ``linkdyn.periodic_orbit`` then finds the limit cycle they
 #: converge to (tests/test_walker.py).
@@ -98,6 +98,12 @@ GAITS = {
              "its normal force is nearly zero, and sticks through the stance).",
         slope=0.055, stiffness=RUBBER_K, damping=10.0, friction=0.6, static_friction=0.8,
         theta1=0.336, theta2=-0.326, omega1=-2.51, omega2=0.19),
+    "walker_gait2": dict(
+        note="Gait II: on a slippery floor leg 1's foot slides forward for tens of "
+             "milliseconds after each of its heel strikes, then sticks; leg 2's only slides "
+             "for milliseconds: the two legs take different strides.",
+        slope=0.0475, stiffness=RUBBER_K, damping=10.0, friction=0.244, static_friction=0.369,
+        theta1=0.279, theta2=-0.269, omega1=-1.667, omega2=-0.239),
     "walker_gait3": dict(
         note="Gait III: with little contact damping each heel strike rebounds: the stance "
              "foot bounces three times before it settles, without slipping.",
