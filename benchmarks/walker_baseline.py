@@ -112,7 +112,6 @@ class Walker:
 
     # Modes ---------------------------------------------------------------------------------
     def decide(self, z, breaking=()):
-        l_r = self.l - self.r
         for i in range(2):
             j = 1 - i
             clear = self.depth(z, i) <= 0.0
@@ -122,7 +121,6 @@ class Walker:
                 self.swinging[i] = True
             elif self.swinging[i] and clear and ahead:
                 self.swinging[i] = False
-        del l_r
         cand = []
         for i in range(2):
             if self.swinging[i] or self.depth(z, i) <= 0.0:

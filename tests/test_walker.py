@@ -153,14 +153,19 @@ def test_gait1_is_a_stable_limit_cycle():
     assert orbit.shift > 0.3     # one stride down the slope
 
 
-def test_gait3_is_a_stable_limit_cycle_through_its_bounces():
-    # Touchdowns are no section for a bouncing gait (a perturbation may add a bounce);
-    # the swing foot passing the stance foot happens once per step.
-    model = linkdyn.load_model("walker_gait3")
-    r = run("walker_gait3")
+def limit_cycle(name):
+    """The gait's limit cycle from its state at 8 s, on the section where foot 1 passes
+    foot 2 (touchdowns are no section for a bouncing gait: a perturbation may add a
+    bounce; the pass happens once per step)."""
+    model = linkdyn.load_model(name)
+    r = run(name)
     i = np.searchsorted(r.t, 8.0)
-    orbit = linkdyn.periodic_orbit(model, passes("foot1"), r.q[i], r.v[i],
-                                   swinging=r.swinging_at(r.t[i]), translation="x")
+    return r, linkdyn.periodic_orbit(model, passes("foot1"), r.q[i], r.v[i],
+                                     swinging=r.swinging_at(r.t[i]), translation="x")
+
+
+def test_gait3_is_a_stable_limit_cycle_through_its_bounces():
+    r, orbit = limit_cycle("walker_gait3")
     assert orbit.residual < 1e-6 and orbit.stable
     assert orbit.swinging == ("foot1",)
     strikes = [e.t for e in r.events if e.name == "foot1/pass" and e.direction == 1]
@@ -185,11 +190,7 @@ def test_a_run_started_mid_step_needs_the_swinging_feet():
 
 @pytest.mark.slow
 def test_gait2_is_a_stable_limit_cycle():
-    model = linkdyn.load_model("walker_gait2")
-    r = run("walker_gait2")
-    i = np.searchsorted(r.t, 8.0)
-    orbit = linkdyn.periodic_orbit(model, passes("foot1"), r.q[i], r.v[i],
-                                   swinging=r.swinging_at(r.t[i]), translation="x")
+    _, orbit = limit_cycle("walker_gait2")
     assert orbit.residual < 1e-6 and orbit.stable
 
 

@@ -51,10 +51,21 @@ import scipy.sparse.linalg as spla
 
 from .lcp import LCPError, solve_lcp
 
-__all__ = ["stick_arrays", "ContactModes", "MODE_NAMES", "OPEN", "STICK"]
+__all__ = ["stick_arrays", "gradient", "ContactModes", "MODE_NAMES", "OPEN", "STICK"]
 
 OPEN, STICK = 0, 2
 MODE_NAMES = {0: "open", 1: "slide+", -1: "slide-", 2: "stick"}
+
+
+def gradient(state, record, q, v):
+    """(grad s (nq,), v^T H v) of force record ``record``'s coordinate at (q, v), on the
+    branch of run state ``state``: s'' = grad s . q'' + v^T H v."""
+    _, idx, g, vhv = state.coordinate_derivs(record, q, v)
+    G = np.zeros(q.shape[0])
+    for i in range(8):
+        if idx[i] >= 0:
+            G[idx[i]] += g[i]
+    return G, vhv
 
 
 def stick_arrays(model) -> dict:
@@ -234,11 +245,7 @@ class ContactModes:
         grads = []
         curv = []
         for k in cand:
-            _, idx, g, vhv = self.run.coordinate_derivs(self.frictions[k][1], q, v)
-            G = np.zeros(nq)
-            for i in range(8):
-                if idx[i] >= 0:
-                    G[idx[i]] += g[i]
+            G, vhv = gradient(self.run, self.frictions[k][1], q, v)
             grads.append(G)
             curv.append(vhv)
         rhs = np.concatenate([m.kernels.force(q, v, t, state=self.run),
@@ -285,11 +292,7 @@ class ContactModes:
         for k, f in enumerate(self.frictions):
             if self.mode[k] != STICK:
                 continue
-            _, idx, g, _ = self.run.coordinate_derivs(f[1], q, v)
-            G = np.zeros(m.nq)
-            for i in range(8):
-                if idx[i] >= 0:
-                    G[idx[i]] += g[i]
+            G, _ = gradient(self.run, f[1], q, v)
             rows.append(sp.csr_matrix(G))
             rhs.append(np.array([-(G @ v)]))
         A = sp.vstack(rows, format="csc")

@@ -20,7 +20,7 @@ from .assembly import consistent_state
 from .errors import (ControllerError, ConvergenceError, ForceElementError, ModelError,
                      NonFiniteError, SimulationError, SingularJacobianError, StepSizeError)
 from .events import CONTACT, FRICTION_SLIP, FRICTION_STOP, PASS, EventRecord, compile_events
-from .friction import ContactModes
+from .friction import ContactModes, gradient
 from .forces import INPUT_TARGET, reference_angles
 from .model import Model, check_output_size
 from .results import TrajectoryAccessors
@@ -150,10 +150,7 @@ class SimulationResult(TrajectoryAccessors):
         for k, f in enumerate(self.model.force_info["frictions"]):
             lam = self.stick_lam[i, k]
             if lam != 0.0:
-                _, idx, g, _ = state.coordinate_derivs(f[1], self.q[i], self.v[i])
-                for j in range(8):
-                    if idx[j] >= 0:
-                        out[idx[j]] -= lam * g[j]
+                out -= lam * gradient(state, f[1], self.q[i], self.v[i])[0]
         return out
 
     def friction_force(self, contact: str) -> np.ndarray:
