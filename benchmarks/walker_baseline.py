@@ -4,8 +4,9 @@ theta2 from -y), Lagrange's equations with the mass matrix written out, Hertz co
 Hunt-Crossley damping at the lowest point of each round foot, Coulomb friction with the
 sticking contacts held by acceleration-level constraints (their multipliers are the
 friction forces), and an event-driven integration with SciPy's solve_ivp (LSODA): contact
-onset and separation, a sliding foot coming to rest, a sticking foot reaching mu0 F_N, and
-the swing foot passing the stance foot (the swing-leg rule) stop the integration; the modes
+onset and separation, a sliding foot coming to rest, a sticking foot reaching mu0 F_N, the
+swing foot passing the stance foot and stopping to move forward relative to it (the
+swing-leg rule) stop the integration; the modes
 are decided again, with the candidates' stick-slip states found by enumerating the modes
 of at most two feet (the seed's situations A to C), and the integration restarts.
 
@@ -50,6 +51,9 @@ class Walker:
 
     def foot_x(self, z, i):
         return z[0] + (self.l - self.r) * math.sin(z[2 + i])
+
+    def foot_vx(self, z, i):
+        return z[4] + (self.l - self.r) * math.cos(z[2 + i]) * z[6 + i]
 
     def normal(self, z, i):
         if self.swinging[i]:
@@ -117,9 +121,10 @@ class Walker:
             clear = self.depth(z, i) <= 0.0
             partner_down = self.depth(z, j) > 0.0 and not self.swinging[j]
             ahead = self.foot_x(z, i) > self.foot_x(z, j)
-            if not self.swinging[i] and clear and partner_down and not ahead:
+            forward = self.foot_vx(z, i) > self.foot_vx(z, j)
+            if not self.swinging[i] and clear and partner_down and not ahead and forward:
                 self.swinging[i] = True
-            elif self.swinging[i] and clear and ahead:
+            elif self.swinging[i] and ((clear and ahead) or not forward):
                 self.swinging[i] = False
         cand = []
         for i in range(2):
@@ -189,6 +194,9 @@ class Walker:
                     return self.mu0 * self.normal(z, i) - abs(F[sticking.index(i)])
                 add(limit, -1)
         add(lambda t, z: self.foot_x(z, 0) - self.foot_x(z, 1), 0)
+        for i in range(2):
+            if self.swinging[i]:
+                add(lambda t, z, i=i: self.foot_vx(z, i) - self.foot_vx(z, 1 - i), -1)
         return fns
 
     def simulate(self, z0, t_end, rtol=1e-9, atol=1e-11):

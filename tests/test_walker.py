@@ -209,3 +209,22 @@ def test_gaits_agree_with_the_seeds_method_integrated_independently(name):
         theta = np.remainder(np.array(theta) - values["theta"] + np.pi, 2 * np.pi) - np.pi
         np.testing.assert_allclose(theta, 0.0, atol=3e-4)
         assert len([e for e in touchdowns(r) if e.t <= r.t[i]]) == values["touchdowns"]
+
+
+def test_swing_rule_holds_only_while_the_foot_swings_forward():
+    # Mid-swing of gait I with every velocity reversed: the swing foot now moves backward
+    # relative to the stance foot, so it is no longer swinging forward and feels the floor.
+    model = linkdyn.load_model("walker_gait1")
+    r = run("walker_gait1")
+    start = next(t for t, name, mode in r.friction_modes if mode == "swing" and t > 7.0)
+    end = next(t for t, name, mode in r.friction_modes if mode == "clear" and t > start)
+    i = np.searchsorted(r.t, 0.5 * (start + end))
+    foot = r.swinging_at(r.t[i])[0]
+    ahead = linkdyn.simulate(model, r.t[i] + 1e-3, t0=r.t[i], q0=r.q[i], v0=r.v[i],
+                             swinging=[foot], rtol=1e-9, atol=1e-11)
+    assert [m for t, n, m in ahead.friction_modes if n == foot][:1] == ["swing"]
+    assert all(m == "swing" for t, n, m in ahead.friction_modes if n == foot)
+    back = linkdyn.simulate(model, r.t[i] + 1e-3, t0=r.t[i], q0=r.q[i], v0=-r.v[i],
+                            swinging=[foot], rtol=1e-9, atol=1e-11)
+    modes = [(t, m) for t, n, m in back.friction_modes if n == foot]
+    assert modes[:2] == [(r.t[i], "swing"), (r.t[i], "clear")]

@@ -161,13 +161,14 @@ cdef struct KernelData:
     # 4 a sticking contact's friction reaches its limit (mu0 F_N - |lam| of stick row
     # ev_body, mu0 = ev_const; 1 when not sticking), 5 a foot passes another along a ground
     # line: t . (p_i - p_j), body i = ev_body, body j = ev_record, local points (xi_i, eta_i,
-    # xi_j, eta_j) = ev_coef, t at angle ev_const.
+    # xi_j, eta_j) = ev_coef, t at angle ev_const; 6 its rate (the same with v for q).
     int nev
     const int *ev_kind          # [nev]
     const int *ev_body          # [nev]
     const double *ev_coef       # [nev, 4]
     const double *ev_const      # [nev]
     const int *ev_record        # [nev]
+    const int *ev_gate          # [nev] a record: while its gate is on, g = 1 (-1: none)
     const int *row_active       # [nc + nstick] of the run (NULL: all active)
 
 
@@ -415,7 +416,9 @@ cdef int k_events(void *user, double t, const double *q, const double *v, const 
     cdef int r, st, idx[8]
     cdef double s, grad[8], vhv, fn
     for i in range(d.nev):
-        if d.ev_kind[i] == 0:
+        if d.ev_gate[i] >= 0 and d.run.gate != NULL and d.run.gate[d.ev_gate[i]] != 0.0:
+            g[i] = 1.0   # an event of a swinging contact, which does not swing now
+        elif d.ev_kind[i] == 0:
             qb = q + 4 * d.ev_body[i]
             g[i] = d.ev_const[i]
             for j in range(4):
@@ -433,10 +436,13 @@ cdef int k_events(void *user, double t, const double *q, const double *v, const 
                     if idx[j] >= 0:
                         g[i] += grad[j] * v[idx[j]]
                 g[i] *= d.run.slip[r]
-        elif d.ev_kind[i] == 5:
+        elif d.ev_kind[i] == 5 or d.ev_kind[i] == 6:
             g[i] = 0.0
             for j in range(2):
-                qb = q + 4 * (d.ev_body[i] if j == 0 else d.ev_record[i])
+                # kind 6: the same along-line coordinate's rate (a velocity is linear in v
+                # as a position is in q)
+                qb = (q if d.ev_kind[i] == 5 else v) + 4 * (d.ev_body[i] if j == 0
+                                                            else d.ev_record[i])
                 s = (cos(d.ev_const[i]) * (qb[0] + d.ev_coef[4 * i + 2 * j] * qb[2]
                                            - d.ev_coef[4 * i + 2 * j + 1] * qb[3])
                      + sin(d.ev_const[i]) * (qb[1] + d.ev_coef[4 * i + 2 * j] * qb[3]
@@ -979,7 +985,9 @@ cdef class RunState:
                  body=np.ascontiguousarray(ev["body"], dtype=np.intc),
                  coef=np.ascontiguousarray(ev["coef"], dtype=np.float64).reshape(-1),
                  const=np.ascontiguousarray(ev["const"], dtype=np.float64),
-                 record=np.ascontiguousarray(ev["record"], dtype=np.intc))
+                 record=np.ascontiguousarray(ev["record"], dtype=np.intc),
+                 gate=np.ascontiguousarray(ev.get("gate", np.full(len(ev["kind"]), -1)),
+                                           dtype=np.intc))
         n = a["kind"].shape[0]
         if any(x.shape[0] != n * (4 if k == "coef" else 1) for k, x in a.items()):
             raise ValueError("event arrays of inconsistent lengths")
@@ -990,6 +998,7 @@ cdef class RunState:
         self.data.ev_coef = _dp(a["coef"])
         self.data.ev_const = _dp(a["const"])
         self.data.ev_record = _ip(a["record"])
+        self.data.ev_gate = _ip(a["gate"])
         self.system.nev = n
         self.system.event_direction = _ip(a["direction"])
         self.system.events = NULL

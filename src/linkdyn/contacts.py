@@ -47,10 +47,13 @@ Swinging feet (``swing_partner="other contact"``, both contacts on one ground li
 002's rule that a walker's swing leg is not subject to contact forces, so that it does not
 scuff the floor as it swings through. When this contact's circle is clear of the line,
 behind the partner's circle (along t) and the partner penetrates (the partner's foot
-carries), the contact becomes *swinging* and applies no force; it returns once its circle
-is ahead of the partner's and clear of the line (so its next touchdown is a heel strike).
-Passing the partner is an event (``"<contact>/pass"``); the swinging intervals are kept in
-``result.friction_modes`` as mode "swing".
+carries) while moving forward relative to it, the contact becomes *swinging* and applies
+no force; it returns once its circle is ahead of the partner's and clear of the line (so
+its next touchdown is a heel strike), or as soon as it stops moving forward relative to the
+partner's (the rule holds only while the leg swings forward; a walker running out of speed
+puts its swing foot down again). Passing the partner (``"<contact>/pass"``) and stopping
+relative to it (``"<contact>/back"``) are events; the swinging intervals are kept in
+``result.friction_modes`` as modes "swing" and "clear".
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ import numpy as np
 __all__ = ["Event", "EventRecord", "marker_crosses", "coordinate_crosses", "touchdown",
            "passes", "compile_events"]
 
-MARKER, COORDINATE, CONTACT, FRICTION_STOP, FRICTION_SLIP, PASS = 0, 1, 2, 3, 4, 5
+MARKER, COORDINATE, CONTACT, FRICTION_STOP, FRICTION_SLIP, PASS, BACK = 0, 1, 2, 3, 4, 5, 6
 
 
 @dataclass(frozen=True)
@@ -128,12 +128,16 @@ def compile_events(model, events) -> dict:
         for f in frictions for what, kind in (("stop", FRICTION_STOP), ("slip", FRICTION_SLIP)))
     # Per swinging contact: its circle passes its partner's along the line.
     swings = model.force_info.get("swings", ())
-    pass_events = tuple(Event(f"{w[0]}/pass", PASS, w[0], None, 0.0, 0, False) for w in swings)
+    # and its circle stops moving forward relative to the partner's.
+    pass_events = tuple(Event(f"{w[0]}/{what}", kind, w[0], None, 0.0, direction, False)
+                        for w in swings
+                        for what, kind, direction in (("pass", PASS, 0), ("back", BACK, -1)))
     names = {e.name for e in contact_events + friction_events + pass_events}
     n = len(events)
     out = dict(kind=np.zeros(n, dtype=np.intc), direction=np.zeros(n, dtype=np.intc),
                body=np.full(n, -1, dtype=np.intc), coef=np.zeros((n, 4)),
-               const=np.zeros(n), record=np.full(n, -1, dtype=np.intc), events=events)
+               const=np.zeros(n), record=np.full(n, -1, dtype=np.intc),
+               gate=np.full(n, -1, dtype=np.intc), events=events)
     for i, ev in enumerate(events):
         if not isinstance(ev, Event) or ev.kind not in (MARKER, COORDINATE, CONTACT, PASS):
             raise TypeError(f"events[{i}] must be a linkdyn.events.Event (from marker_crosses, "
@@ -178,7 +182,8 @@ def compile_events(model, events) -> dict:
                         ("body", [-1] * len(contact_events)),
                         ("coef", np.zeros((len(contact_events), 4))),
                         ("const", [0.0] * len(contact_events)),
-                        ("record", [records[e.name] for e in contact_events])):
+                        ("record", [records[e.name] for e in contact_events]),
+                        ("gate", [-1] * len(contact_events))):
         out[key] = np.concatenate([out[key], np.asarray(values, dtype=out[key].dtype)
                                    .reshape((-1,) + out[key].shape[1:])])
     nfr = len(friction_events)
@@ -187,15 +192,20 @@ def compile_events(model, events) -> dict:
                         ("body", [model.nc + i // 2 for i in range(nfr)]),
                         ("coef", np.zeros((nfr, 4))),
                         ("const", [frictions[i // 2][4] for i in range(nfr)]),
-                        ("record", [frictions[i // 2][1] for i in range(nfr)])):
+                        ("record", [frictions[i // 2][1] for i in range(nfr)]),
+                        ("gate", [-1] * nfr)):
         out[key] = np.concatenate([out[key], np.asarray(values, dtype=out[key].dtype)
                                    .reshape((-1,) + out[key].shape[1:])])
-    for key, values in (("kind", [PASS] * len(swings)),
-                        ("direction", [0] * len(swings)),
-                        ("body", [w[4] for w in swings]),
-                        ("coef", [(*w[5], *w[7]) for w in swings]),
-                        ("const", [w[8] for w in swings]),
-                        ("record", [w[6] for w in swings])):
+    pairs = [w for w in swings for _ in range(2)]
+    for key, values in (("kind", [e.kind for e in pass_events]),
+                        ("direction", [e.direction for e in pass_events]),
+                        ("body", [w[4] for w in pairs]),
+                        ("coef", [(*w[5], *w[7]) for w in pairs]),
+                        ("const", [w[8] for w in pairs]),
+                        ("record", [w[6] for w in pairs]),
+                        # "back" matters only while the contact swings (its gate is off)
+                        ("gate", [(w[1] if e.kind == BACK else -1)
+                                  for w, e in zip(pairs, pass_events)])):
         out[key] = np.concatenate([out[key], np.asarray(values, dtype=out[key].dtype)
                                    .reshape((-1,) + out[key].shape[1:])])
     out["events"] = events + contact_events + friction_events + pass_events

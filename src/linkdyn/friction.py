@@ -210,19 +210,20 @@ class ContactModes:
         rec, _ = self.model.kernels.force_values(q, v, t, self.run)
         gap = self.model.kernels.arrays["rec_law_par"].reshape(-1, 4)[:, 3]
 
-        def along(body, local, angle):
-            qb = q[4 * body:4 * body + 4]
-            x = qb[0] + local[0] * qb[2] - local[1] * qb[3]
-            y = qb[1] + local[0] * qb[3] + local[1] * qb[2]
-            return x * np.cos(angle) + y * np.sin(angle)
+        def along(x, body, local, angle):   # x = q: position along the line; v: its rate
+            xb = x[4 * body:4 * body + 4]
+            px = xb[0] + local[0] * xb[2] - local[1] * xb[3]
+            py = xb[1] + local[0] * xb[3] + local[1] * xb[2]
+            return px * np.cos(angle) + py * np.sin(angle)
 
         for k, (name, r, _, rp, b, loc, bp, locp, angle) in enumerate(self.swings):
             clear = not gap[r] - rec[r, 0] > 0.0
             partner_down = gap[rp] - rec[rp, 0] > 0.0 and self.run.gate[rp] != 0.0
-            ahead = along(b, loc, angle) > along(bp, locp, angle)
-            if not self.swinging[k] and clear and partner_down and not ahead:
+            ahead = along(q, b, loc, angle) > along(q, bp, locp, angle)
+            forward = along(v, b, loc, angle) > along(v, bp, locp, angle)
+            if not self.swinging[k] and clear and partner_down and not ahead and forward:
                 self.swinging[k] = True
-            elif self.swinging[k] and clear and ahead:
+            elif self.swinging[k] and ((clear and ahead) or not forward):
                 self.swinging[k] = False
             else:
                 continue

@@ -19,7 +19,8 @@ from ._bdf import STATUS, BDFIntegrator
 from .assembly import consistent_state
 from .errors import (ControllerError, ConvergenceError, ForceElementError, ModelError,
                      NonFiniteError, SimulationError, SingularJacobianError, StepSizeError)
-from .events import CONTACT, FRICTION_SLIP, FRICTION_STOP, PASS, EventRecord, compile_events
+from .events import (BACK, CONTACT, FRICTION_SLIP, FRICTION_STOP, PASS, EventRecord,
+                     compile_events)
 from .friction import ContactModes, gradient
 from .forces import INPUT_TARGET, reference_angles
 from .model import Model, check_output_size
@@ -590,7 +591,7 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         return changed
 
     records, final, impacts = [], None, []
-    mode_kinds = (CONTACT, FRICTION_STOP, FRICTION_SLIP, PASS)
+    mode_kinds = (CONTACT, FRICTION_STOP, FRICTION_SLIP, PASS, BACK)
 
     def advance(target):
         """Integrate to target through the non-terminal events; 2 after a terminal one."""
