@@ -178,3 +178,45 @@ def test_friction_survives_the_model_file_round_trip(tmp_path):
     modelfile.save(model.description, path)
     again = compile_model(modelfile.load(path))
     assert again.description.contacts == model.description.contacts
+
+
+def test_an_arc_carries_until_the_contact_runs_off_its_end():
+    # A disk whose rim carries only on +-0.3 rad around its -n direction rolls down a
+    # 30 degree incline; after turning 0.3 rad (rolling R 0.3 at (2/3) g sin alpha) the
+    # contact direction leaves the arc and the disk falls free.
+    alpha, m, R, K, half = math.radians(30.0), 1.5, 0.1, 1e7, 0.3
+    b = ModelBuilder("rocker", gravity=(0.0, -G))
+    b.add_ground_point("O", (0.0, 0.0))
+    depth = (m * G * math.cos(alpha) / K) ** (1 / 1.5)
+    n = np.array([-math.sin(alpha), math.cos(alpha)])
+    b.add_body("disk", mass=m, inertia=0.5 * m * R**2, position=tuple((R - depth) * n),
+               u=(math.cos(alpha), math.sin(alpha)))
+    b.add_contact("c", "disk.cm", "ground.O", line_angle=alpha, radius=R, stiffness=K,
+                  damping=1.0, friction=0.5, static_friction=0.6,
+                  arc=(-math.pi / 2 - half, -math.pi / 2 + half))
+    r = linkdyn.simulate(b.build(), 0.3, rtol=1e-10, atol=1e-12, dt_out=1e-3)
+    t_exit = math.sqrt(2 * R * half / (2.0 / 3.0 * G * math.sin(alpha)))
+    ends = [e for e in r.events if e.name == "c/arc_min"]
+    assert len(ends) == 1 and abs(ends[0].t - t_exit) < 1e-6
+    assert ("off arc" in [m for _, _, m in r.friction_modes])
+    after = r.t > t_exit + 1e-9
+    assert np.all(r.element_force("c")[after] == 0.0)
+    assert np.all(r.friction_force("c")[after] == 0.0)
+    # Free fall from then on: the centre's acceleration is gravity.
+    np.testing.assert_allclose(r.a[after][:, 1], -G, atol=1e-6)
+    # Before: rolling on the arc, the angle turned is the distance over R.
+    before = r.t < t_exit
+    s, _ = along(r, alpha)
+    angle = np.unwrap(np.arctan2(r.q[:, 3], r.q[:, 2]))
+    np.testing.assert_allclose(angle[before] - angle[0], -(s[before] - s[0]) / R, atol=1e-8)
+
+
+@pytest.mark.parametrize("arc, match", [((0.0, 4.0), "less than a half circle"),
+                                         ((1.0, 0.5), "less than a half circle"),
+                                         ("bottom", "arc must be")])
+def test_bad_arcs_raise(arc, match):
+    b = ModelBuilder("bad")
+    b.add_ground_point("O", (0.0, 0.0))
+    b.add_body("disk", mass=1.0, inertia=0.01)
+    with pytest.raises(ModelError, match=match):
+        b.add_contact("c", "disk.cm", "ground.O", radius=0.1, stiffness=1e6, arc=arc)

@@ -418,7 +418,7 @@ cdef int k_events(void *user, double t, const double *q, const double *v, const 
     for i in range(d.nev):
         if d.ev_gate[i] >= 0 and d.run.gate != NULL and d.run.gate[d.ev_gate[i]] != 0.0:
             g[i] = 1.0   # an event of a swinging contact, which does not swing now
-        elif d.ev_kind[i] == 0:
+        elif d.ev_kind[i] == 0 or d.ev_kind[i] == 7:   # 7: an arc's end (linear like 0)
             qb = q + 4 * d.ev_body[i]
             g[i] = d.ev_const[i]
             for j in range(4):

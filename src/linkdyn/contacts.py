@@ -54,6 +54,13 @@ partner's (the rule holds only while the leg swings forward; a walker running ou
 puts its swing foot down again). Passing the partner (``"<contact>/pass"``) and stopping
 relative to it (``"<contact>/back"``) are events; the swinging intervals are kept in
 ``result.friction_modes`` as modes "swing" and "clear".
+
+Arcs (``arc=(a_min, a_max)``, rad, for a circle whose line is on the ground; less than a
+half circle): the circle carries only where the direction from its centre to the contact
+point, -n, lies between a_min and a_max measured from its body's u (a walker's round foot
+is such an arc). The two ends are events (``"<contact>/arc_min"``, ``"<contact>/arc_max"``);
+while -n is outside the arc the contact applies no force (the arc's edge is not modelled),
+kept in ``result.friction_modes`` as modes "off arc" / "on arc".
 """
 
 from __future__ import annotations
@@ -95,6 +102,7 @@ class ContactSpec:
     static_friction: float | None = None   # mu0 >= mu
     stick_velocity: float = STICK_VELOCITY
     swing_partner: str | None = None
+    arc: tuple | None = None               # (a_min, a_max) rad in the circle's body frame
 
 
 class ContactBuilder:
@@ -103,7 +111,7 @@ class ContactBuilder:
     def add_contact(self, name: str, point, line_point, line_angle=0.0, radius=0.0, *,
                     stiffness, exponent=1.5, model: str = "hertz", damping=0.0,
                     restitution=None, friction=None, static_friction=None,
-                    stick_velocity=STICK_VELOCITY, swing_partner=None) -> None:
+                    stick_velocity=STICK_VELOCITY, swing_partner=None, arc=None) -> None:
         """A compliant contact of the circle of ``radius`` (m; 0 for a point) centred at
         body point ``point`` with the line through ``line_point`` at ``line_angle`` (rad):
         normal force ``K delta^n (1 + c delta')`` (``model="hertz"``, ``damping`` c in s/m)
@@ -112,8 +120,9 @@ class ContactBuilder:
         ``static_friction`` mu0 >= mu (default mu) give Coulomb friction, with contacts
         slower than ``stick_velocity`` (m/s) at a transition counted as at rest (see
         :mod:`linkdyn.friction`). ``swing_partner`` names the contact of the other foot of a
-        walker: this one ignores its circle while it swings (module notes). See
-        :mod:`linkdyn.contacts`."""
+        walker: this one ignores its circle while it swings (module notes). ``arc`` =
+        (a_min, a_max) makes the circle an arc: the directions from its centre, in rad from
+        the body's u, that carry it (module notes). See :mod:`linkdyn.contacts`."""
         from .description import GROUND, _element
 
         name = self._new_name("contact", name)
@@ -174,14 +183,25 @@ class ContactBuilder:
                 if lp[0] != GROUND:
                     raise ModelError(f"{entry}: a swinging contact's line must be on the "
                                      "ground")
+            if arc is not None:
+                if r <= 0.0:
+                    raise ModelError(f"{entry}: an arc needs a radius > 0")
+                if lp[0] != GROUND:
+                    raise ModelError(f"{entry}: an arc's line must be on the ground")
+                if not isinstance(arc, (tuple, list)) or len(arc) != 2:
+                    raise ModelError(f"{entry}: arc must be (a_min, a_max) in rad, got {arc!r}")
+                arc = (_number(entry, "arc a_min", arc[0]), _number(entry, "arc a_max", arc[1]))
+                if not 0.0 < arc[1] - arc[0] < math.pi:
+                    raise ModelError(f"{entry}: arc (a_min, a_max) = {arc!r} must have "
+                                     "0 < a_max - a_min < pi (less than a half circle)")
             self._contacts[name] = ContactSpec(name, p, r, lp, angle, model, k, n, c, e,
-                                               mu, mu0, vs, swing_partner)
+                                               mu, mu0, vs, swing_partner, arc)
 
 
 #: Model-file entry fields: required, optional.
 FILE_FIELDS = ({"name", "point", "line_point", "stiffness"},
                {"line_angle", "radius", "exponent", "model", "damping", "restitution",
-                "friction", "static_friction", "stick_velocity", "swing_partner"})
+                "friction", "static_friction", "stick_velocity", "swing_partner", "arc"})
 
 
 def to_dict(spec: ContactSpec) -> dict:
@@ -197,6 +217,8 @@ def to_dict(spec: ContactSpec) -> dict:
                  stick_velocity=spec.stick_velocity)
     if spec.swing_partner is not None:
         d["swing_partner"] = spec.swing_partner
+    if spec.arc is not None:
+        d["arc"] = list(spec.arc)
     return d
 
 
@@ -204,12 +226,13 @@ def contact_records(desc, body_index, local_of, ground, first):
     """Per contact a record on the slide coordinate s = n . (centre - line point) with a
     contact law on the penetration r - s; for a contact with friction, next to it a friction
     record on the rolling coordinate. ``first`` is the index the first record will have.
-    Returns (records, frictions, swings): frictions as (contact, friction record, normal
-    record, mu, mu0, stick velocity); swings as (contact, normal record, partner, partner's
-    normal record, body, local centre, partner's body, its local centre, line angle)."""
+    Returns (records, frictions, swings, arcs): frictions as (contact, friction record,
+    normal record, mu, mu0, stick velocity); swings as (contact, normal record, partner,
+    partner's normal record, body, local centre, partner's body, its local centre, line
+    angle); arcs as (contact, normal record, body, a_min, a_max, line normal (nx, ny))."""
     from .description import GROUND
 
-    recs, frictions, swings, normal_of, centre_of = [], [], [], {}, {}
+    recs, frictions, swings, arcs, normal_of, centre_of = [], [], [], [], {}, {}
     for c in desc.contacts:
         b1, p1 = ((-1, ground[c.line_point[1]]) if c.line_point[0] == GROUND else
                   (body_index[c.line_point[0]], local_of(body_index[c.line_point[0]],
@@ -224,6 +247,9 @@ def contact_records(desc, body_index, local_of, ground, first):
         recs.append(rec)
         normal_of[c.name] = first + len(recs) - 1
         centre_of[c.name] = (b2, tuple(p2))
+        if c.arc is not None:
+            arcs.append((c.name, normal_of[c.name], b2, c.arc[0], c.arc[1],
+                         (math.cos(normal), math.sin(normal))))
         if c.friction is not None:
             normal_index = first + len(recs) - 1
             fr = _Record(c.name, ROLL, (b1, b2), (*p1, *p2, math.cos(c.line_angle),
@@ -247,4 +273,4 @@ def contact_records(desc, body_index, local_of, ground, first):
                              "line (same line_point and line_angle)", c.name)
         swings.append((c.name, normal_of[c.name], other.name, normal_of[other.name],
                        *centre_of[c.name], *centre_of[other.name], c.line_angle))
-    return recs, frictions, swings
+    return recs, frictions, swings, arcs

@@ -24,7 +24,7 @@ import numpy as np
 __all__ = ["Event", "EventRecord", "marker_crosses", "coordinate_crosses", "touchdown",
            "passes", "compile_events"]
 
-MARKER, COORDINATE, CONTACT, FRICTION_STOP, FRICTION_SLIP, PASS, BACK = 0, 1, 2, 3, 4, 5, 6
+MARKER, COORDINATE, CONTACT, FRICTION_STOP, FRICTION_SLIP, PASS, BACK, ARC = range(8)
 
 
 @dataclass(frozen=True)
@@ -133,6 +133,8 @@ def compile_events(model, events) -> dict:
                         for w in swings
                         for what, kind, direction in (("pass", PASS, 0), ("back", BACK, -1)))
     names = {e.name for e in contact_events + friction_events + pass_events}
+    names |= {f"{a[0]}/arc_{end}" for a in model.force_info.get("arcs", ())
+              for end in ("min", "max")}
     n = len(events)
     out = dict(kind=np.zeros(n, dtype=np.intc), direction=np.zeros(n, dtype=np.intc),
                body=np.full(n, -1, dtype=np.intc), coef=np.zeros((n, 4)),
@@ -208,5 +210,26 @@ def compile_events(model, events) -> dict:
                                   for w, e in zip(pairs, pass_events)])):
         out[key] = np.concatenate([out[key], np.asarray(values, dtype=out[key].dtype)
                                    .reshape((-1,) + out[key].shape[1:])])
-    out["events"] = events + contact_events + friction_events + pass_events
+    # Per arc: its two ends, g = sin(psi - a_min) and sin(a_max - psi) with psi the angle of
+    # -n from the body's u: linear in (ux, uy) on the unit circle.
+    arcs = model.force_info.get("arcs", ())
+    arc_events = tuple(Event(f"{a[0]}/arc_{end}", ARC, a[0], None, 0.0, 0, False)
+                       for a in arcs for end in ("min", "max"))
+
+    def arc_coef(a, end):
+        nx, ny = a[5]
+        ang, sign = (a[3], 1.0) if end == "min" else (a[4], -1.0)
+        ca, sa = math.cos(ang), math.sin(ang)
+        return (0.0, 0.0, sign * (-ny * ca + nx * sa), sign * (nx * ca + ny * sa))
+
+    for key, values in (("kind", [ARC] * len(arc_events)),
+                        ("direction", [0] * len(arc_events)),
+                        ("body", [a[2] for a in arcs for _ in range(2)]),
+                        ("coef", [arc_coef(a, end) for a in arcs for end in ("min", "max")]),
+                        ("const", [0.0] * len(arc_events)),
+                        ("record", [-1] * len(arc_events)),
+                        ("gate", [-1] * len(arc_events))):
+        out[key] = np.concatenate([out[key], np.asarray(values, dtype=out[key].dtype)
+                                   .reshape((-1,) + out[key].shape[1:])])
+    out["events"] = events + contact_events + friction_events + pass_events + arc_events
     return out

@@ -621,8 +621,8 @@ def compile_forces(desc, body_index, local_of, ground, add_law):
 
     recs, loads = _records(desc, body_index, local_of, ground)
     contacts_from = len(recs)
-    contact_recs, frictions, swings = contact_records(desc, body_index, local_of, ground,
-                                                      len(recs))
+    contact_recs, frictions, swings, arcs = contact_records(desc, body_index, local_of,
+                                                            ground, len(recs))
     recs += contact_recs
     nrec, nload = len(recs), len(loads)
     inputs = [r.owner for r in recs if r.input_mode != INPUT_NONE]
@@ -693,7 +693,7 @@ def compile_forces(desc, body_index, local_of, ground, add_law):
                 coord=tuple(r.coord for r in recs),
                 contacts=tuple((i, recs[i].owner, recs[i].law)
                                for i in range(contacts_from, nrec) if recs[i].coord == SLIDE),
-                frictions=tuple(frictions), swings=tuple(swings))
+                frictions=tuple(frictions), swings=tuple(swings), arcs=tuple(arcs))
     return a, info, fq_entries + load_fq, fv_entries
 
 

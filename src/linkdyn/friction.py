@@ -140,12 +140,13 @@ class ContactModes:
         self.row_changes = []      # (first output row, "slip" | "gate", record, value)
         self.names = [f[0] for f in self.frictions]
         self.mode = np.zeros(len(self.frictions), dtype=int)
+        self.arcs = model.force_info.get("arcs", ())
+        self.off_arc = np.zeros(len(self.arcs), dtype=bool)
         self.swinging = np.array([w[0] in swinging for w in self.swings], dtype=bool)
         for k, w in enumerate(self.swings):
             if self.swinging[k]:
-                run.gate[w[1]] = 0.0
                 self.history.append((float(t0), w[0], "swing"))
-                self.row_changes.append((0, "gate", w[1], 0.0))
+                self._update_gate(w[1], 0)
         self.decisions = 0         # LCPs solved
         if self.frictions:
             run.enable_stick_rows(stick_arrays(model))
@@ -171,6 +172,8 @@ class ContactModes:
         run = self.run
         if self.swings:
             self._decide_swings(t, q, v, row)
+        if self.arcs:
+            self._decide_arcs(t, q, row)
         if not self.frictions:
             return v
         fn, depth, vt = self._state_terms(t, q, v)
@@ -227,9 +230,28 @@ class ContactModes:
                 self.swinging[k] = False
             else:
                 continue
-            self.run.gate[r] = 0.0 if self.swinging[k] else 1.0
             self.history.append((float(t), name, "swing" if self.swinging[k] else "clear"))
-            self.row_changes.append((row, "gate", r, float(self.run.gate[r])))
+            self._update_gate(r, row)
+
+    def _decide_arcs(self, t, q, row):
+        """Switch arcs off while the contact direction is outside them (linkdyn.contacts)."""
+        for k, (name, r, b, a_min, a_max, (nx, ny)) in enumerate(self.arcs):
+            ux, uy = q[4 * b + 2], q[4 * b + 3]
+            psi = np.arctan2(-ux * ny + uy * nx, -ux * nx - uy * ny)   # -n from u
+            off = not (np.sin(psi - a_min) > 0.0 and np.sin(a_max - psi) > 0.0)
+            if off != self.off_arc[k]:
+                self.off_arc[k] = off
+                self.history.append((float(t), name, "off arc" if off else "on arc"))
+                self._update_gate(r, row)
+
+    def _update_gate(self, record, row):
+        """A contact record's gate: off while it swings or its direction is off its arc."""
+        off = any(self.swinging[k] for k, w in enumerate(self.swings) if w[1] == record) or \
+            any(self.off_arc[k] for k, a in enumerate(self.arcs) if a[1] == record)
+        value = 0.0 if off else 1.0
+        if self.run.gate[record] != value:
+            self.run.gate[record] = value
+            self.row_changes.append((row, "gate", record, value))
 
     def _index1(self, t, q):
         """The factorised index-1 matrix [M Phi_q^T; Phi_q 0] of the mechanism at q."""

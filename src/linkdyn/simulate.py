@@ -19,7 +19,7 @@ from ._bdf import STATUS, BDFIntegrator
 from .assembly import consistent_state
 from .errors import (ControllerError, ConvergenceError, ForceElementError, ModelError,
                      NonFiniteError, SimulationError, SingularJacobianError, StepSizeError)
-from .events import (BACK, CONTACT, FRICTION_SLIP, FRICTION_STOP, PASS, EventRecord,
+from .events import (ARC, BACK, CONTACT, FRICTION_SLIP, FRICTION_STOP, PASS, EventRecord,
                      compile_events)
 from .friction import ContactModes, gradient
 from .forces import INPUT_TARGET, reference_angles
@@ -565,7 +565,7 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
             raise ValueError(f"swinging: model {model.name!r} has no contact {name!r} with a "
                              f"swing partner (swinging contacts: {', '.join(known) or 'none'})")
     friction = (ContactModes(model, run, swinging, t0)
-                if nstick or model.force_info["swings"] else None)
+                if nstick or model.force_info["swings"] or model.force_info["arcs"] else None)
     info = model.force_info
     z0 = np.concatenate([np.zeros(info["nrec"] + info["nload"]), rec0[:, 0]])
     ev = compile_events(model, events)
@@ -591,7 +591,7 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         return changed
 
     records, final, impacts = [], None, []
-    mode_kinds = (CONTACT, FRICTION_STOP, FRICTION_SLIP, PASS, BACK)
+    mode_kinds = (CONTACT, FRICTION_STOP, FRICTION_SLIP, PASS, BACK, ARC)
 
     def advance(target):
         """Integrate to target through the non-terminal events; 2 after a terminal one."""
