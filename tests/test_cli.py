@@ -186,3 +186,17 @@ def test_command_checks_arguments_and_paths_up_front(tmp_path, capsys):
     assert "1 body, 1 joint, 1 marker" in out
     assert main(["models"]) == 0
     assert "chain:N" in capsys.readouterr().out
+
+
+def test_gait_command_reports_plots_and_finds_the_limit_cycle(tmp_path, capsys):
+    out = tmp_path / "plots"
+    assert main(["gait", "walker_gait1", "--t-end", "3", "--orbit", "--plot", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "touchdowns" in text and "energy lost" in text
+    assert "periodic orbit: period 0.93" in text and "-> stable" in text
+    assert (out / "gait.png").stat().st_size > 0 and (out / "contacts.png").stat().st_size > 0
+
+
+def test_gait_command_rejects_a_model_that_is_not_a_walker(capsys):
+    assert main(["gait", "jansen"]) == 2
+    assert "is not a walker" in capsys.readouterr().err

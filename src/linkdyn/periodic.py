@@ -13,8 +13,9 @@ Newton's method on r(x) = P(x) - x (shift removed) with the Jacobian of P by for
 differences in every coordinate and velocity (perturbed states are made consistent by the
 run's initial projection): the step is the least-squares minimum-norm solution of
 (dP - I) dx = -r, since dP - I is singular along the free translation and acts on
-constraint-violating directions as -I. A Newton step that does not lower |r| is replaced by
-the map's own step x <- P(x), which contracts toward a stable orbit. It stops when |r| (max
+constraint-violating directions as -I. Each Newton step competes with the map's own step
+x <- P(x), which contracts toward a stable orbit: the one with the smaller residual is
+taken. It stops when |r| (max
 norm, coordinates in m and velocities in m/s or rad/s alike) is below ``tol``.
 
 Tolerances: with stiff compliant contacts the map amplifies the rounding of its start state
@@ -167,15 +168,17 @@ def periodic_orbit(model, section, q0=None, v0=None, *, swinging=(), crossings=1
             dx *= limit / step
         s = consistent_state(model, q=x[:nq] + dx[:nq], v=x[nq:] + dx[nq:])
         trial = np.concatenate([s.q, s.v])
+        # Safeguard: the Newton step competes with the map's own step x <- P(x), which
+        # contracts toward a stable orbit (the differences of a map with stiff contacts
+        # carry its rounding noise, so the Newton step may not be the better one).
+        best, best_norm = y, float(np.max(np.abs(P(y)[0] - y)))
         try:
-            y_trial = P(trial)[0]
-            better = np.max(np.abs(y_trial - trial)) < norm
+            trial_norm = float(np.max(np.abs(P(trial)[0] - trial)))
+            if trial_norm < best_norm:
+                best = trial
         except PeriodicOrbitError:
-            better = False
-        # Safeguard: where the Newton step does not lower the residual (the differences of a
-        # map with stiff contacts carry its rounding noise), take the map's own step, which
-        # contracts toward a stable orbit.
-        x = trial if better else y
+            pass
+        x = best
     y, period, shift = P(x)
     history.append(float(np.max(np.abs(y - x))))
     raise PeriodicOrbitError(f"periodic_orbit: Newton's method did not converge in {max_iter} "
