@@ -172,13 +172,17 @@ def test_gait3_is_a_stable_limit_cycle_through_its_bounces():
     np.testing.assert_allclose(orbit.period, np.mean(np.diff(strikes[-6:])), rtol=1e-4)
 
 
-def test_a_run_started_mid_step_needs_the_swinging_feet():
-    model = linkdyn.load_model("walker_gait1")
+def mid_swing():
+    """Gait I's run and the row half-way through its first swing after t = 7 s."""
     r = run("walker_gait1")
-    # Half-way through a swing after t = 7 s.
     start = next(t for t, name, mode in r.friction_modes if mode == "swing" and t > 7.0)
     end = next(t for t, name, mode in r.friction_modes if mode == "clear" and t > start)
-    i = np.searchsorted(r.t, 0.5 * (start + end))
+    return r, int(np.searchsorted(r.t, 0.5 * (start + end)))
+
+
+def test_a_run_started_mid_step_needs_the_swinging_feet():
+    model = linkdyn.load_model("walker_gait1")
+    r, i = mid_swing()
     swinging = r.swinging_at(r.t[i])
     assert len(swinging) == 1
     cont = linkdyn.simulate(model, r.t[-1], t0=r.t[i], q0=r.q[i], v0=r.v[i],
@@ -215,10 +219,7 @@ def test_swing_rule_holds_only_while_the_foot_swings_forward():
     # Mid-swing of gait I with every velocity reversed: the swing foot now moves backward
     # relative to the stance foot, so it is no longer swinging forward and feels the floor.
     model = linkdyn.load_model("walker_gait1")
-    r = run("walker_gait1")
-    start = next(t for t, name, mode in r.friction_modes if mode == "swing" and t > 7.0)
-    end = next(t for t, name, mode in r.friction_modes if mode == "clear" and t > start)
-    i = np.searchsorted(r.t, 0.5 * (start + end))
+    r, i = mid_swing()
     foot = r.swinging_at(r.t[i])[0]
     ahead = linkdyn.simulate(model, r.t[i] + 1e-3, t0=r.t[i], q0=r.q[i], v0=r.v[i],
                              swinging=[foot], rtol=1e-9, atol=1e-11)
