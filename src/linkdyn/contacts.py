@@ -53,7 +53,9 @@ its next touchdown is a heel strike), or as soon as it stops moving forward rela
 partner's (the rule holds only while the leg swings forward; a walker running out of speed
 puts its swing foot down again). Passing the partner (``"<contact>/pass"``) and stopping
 relative to it (``"<contact>/back"``) are events; the swinging intervals are kept in
-``result.friction_modes`` as modes "swing" and "clear".
+``result.friction_modes`` as modes "swing" and "clear". The rule is the seed's modelling
+device, with its consequence: a walker that falls while a foot swings forward falls through
+the floor with that foot.
 
 Arcs (``arc=(a_min, a_max)``, rad, for a circle whose line is on the ground; less than a
 half circle): the circle carries only where the direction from its centre to the contact
