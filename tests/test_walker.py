@@ -14,12 +14,14 @@ from linkdyn.events import passes, touchdown
 from linkdyn.models.walker import GAITS, gait_file
 
 RUNS = {}
+T_END = {"walker_gait4": 40.0}      # time to come to a stand and for the rocking to die down
 
 
-def run(name, t_end=10.0):
+def run(name):
     if name not in RUNS:
         model = linkdyn.load_model(name)
-        RUNS[name] = linkdyn.simulate(model, t_end, rtol=1e-9, atol=1e-11, dt_out=5e-4)
+        RUNS[name] = linkdyn.simulate(model, T_END.get(name, 10.0), rtol=1e-9, atol=1e-11,
+                                      dt_out=5e-4)
     return RUNS[name]
 
 
@@ -108,6 +110,32 @@ def test_gait3_stance_foot_bounces_without_slipping():
     assert np.any((f1 == 0) & (f2 == 0) & (r.t > 1.0))
 
 
+def test_gait4_comes_to_a_stand_held_by_static_friction():
+    r = run("walker_gait4")
+    strikes = [e.t for e in touchdowns(r)]
+    assert len(strikes) >= 20 and strikes[-1] < 20.0
+    # From 20 s on no mode changes: both feet stick, both carry.
+    assert all(t < 20.0 for t, _, _ in r.friction_modes)
+    last = {name: mode for _, name, mode in r.friction_modes}
+    assert last == {"foot1": "stick", "foot2": "stick"}
+    late = r.t > 20.0
+    assert np.all(r.element_force("foot1")[late] > 1.0)
+    assert np.all(r.element_force("foot2")[late] > 1.0)
+    # Static friction, not zero once the rocking has died down: the split legs push the
+    # feet apart; what remains of the two forces on average holds the walker against the
+    # slope, 2 m g sin(slope).
+    f1, f2 = r.friction_force("foot1"), r.friction_force("foot2")
+    end = r.t > 38.0
+    assert np.min(np.abs(f1[end])) > 0.05 and np.min(np.abs(f2[end])) > 0.05
+    slope, g = GAITS["walker_gait4"]["slope"], 9.8
+    avg = np.mean((f1 + f2)[r.t > 30.0])
+    np.testing.assert_allclose(avg, -2 * g * np.sin(slope), rtol=0.2)
+    # On round feet the standing walker still rocks (the feet roll without slipping); the
+    # contact damping takes the rocking out.
+    speed = np.max(np.abs(r.v), axis=1)
+    assert speed[r.t > 35.0].max() < 0.5 * speed[(r.t > 20.0) & (r.t < 25.0)].max()
+
+
 def test_swing_leg_ignores_the_floor_until_it_is_clear_ahead():
     r = run("walker_gait1")
     model = r.model
@@ -135,7 +163,7 @@ def test_walker_energy_lost_is_the_work_of_contact_damping_and_friction(name):
     r = run(name)
     lost = r.energy - r.energy[0]
     np.testing.assert_allclose(lost, r.work, atol=2e-6 * abs(r.energy[0]) + 1e-6)
-    # The walker goes down the slope: gravity feeds what the contacts dissipate.
+    # The contacts dissipate what the walker had and what gravity feeds it down the slope.
     assert r.work[-1] < -0.1
 
 

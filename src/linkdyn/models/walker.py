@@ -81,16 +81,18 @@ def walker(*, slope, stiffness, damping, friction, static_friction, theta1, thet
 #: Poisson's ratio 0.5 (E* = E / (1 - nu^2) = 6.7 MPa).
 RUBBER_K = 2.5e6
 
-#: Gaits of seed 002 (I to III; IV, where the walker comes to a stand on a shallow slope, is
-#: still being searched for). The seed's text lost K, c, mu, mu0, the slope and the initial
+#: The four gaits of seed 002. The seed's text lost K, c, mu, mu0, the slope and the initial
 #: conditions; these were chosen here. c follows the Hunt-Crossley relation
 #: e = 1 - (2/3) c v0 between damping, restitution and the normal impact speed v0 (0.2-0.3
 #: m/s at the walker's heel strikes): c = 10 s/m makes the strike almost plastic (the foot
-#: stays down), c = 2.5 s/m leaves a restitution of about 0.5 (the foot bounces). mu / mu0 =
-#: 0.6 / 0.8 is rubber on a dry floor, 0.244 / 0.369 a slippery one. Slopes and initial
-#: conditions (leg 1 standing, leg 2 just behind it) came from a random search for motions
-#: that keep walking for 10 s; ``linkdyn.periodic_orbit`` then finds the limit cycle they
-#: converge to (tests/test_walker.py).
+#: stays down; 40 s/m for gait IV, which must lose its energy), c = 2.5 s/m leaves a
+#: restitution of about 0.5 (the foot bounces). mu / mu0 =
+#: 0.6 / 0.8 is rubber on a dry floor, 0.244 / 0.369 a slippery one, 0.8 / 1.0 a grippy one
+#: (gait IV, like the seed's larger coefficients that keep the walker from slipping).
+#: Slopes and initial conditions (leg 1 standing, leg 2 just behind it) came from a random
+#: search for motions that keep walking for 10 s; ``linkdyn.periodic_orbit`` then finds the
+#: limit cycle they converge to (tests/test_walker.py). Gait IV starts as gait I on a slope
+#: lowered until the walk dies out (at 0.001 rad this walker still walks on for good).
 GAITS = {
     "walker_gait1": dict(
         note="Gait I: a periodic walk on which the stance foot neither slips nor bounces (it "
@@ -109,6 +111,13 @@ GAITS = {
              "foot bounces three times before it settles, without slipping.",
         slope=0.029, stiffness=RUBBER_K, damping=2.5, friction=0.6, static_friction=0.8,
         theta1=0.232, theta2=-0.222, omega1=-1.36, omega2=-0.27),
+    "walker_gait4": dict(
+        note="Gait IV: on a nearly level floor the walker takes some thirty ever shorter "
+             "steps and comes to a stand on both feet, held by static friction (the two "
+             "feet's friction forces differ by the pull of gravity along the slope); on its "
+             "round feet it still rocks, the rocking dying out through the contact damping.",
+        slope=0.0003, stiffness=RUBBER_K, damping=40.0, friction=0.8, static_friction=1.0,
+        theta1=0.336, theta2=-0.326, omega1=-2.51, omega2=0.19),
 }
 
 
@@ -134,8 +143,9 @@ def gait_notes(name) -> list:
             f"mu0 = {p['static_friction']:g}.",
             f"Slope {p['slope']:g} rad; initial leg angles {p['theta1']:g}, {p['theta2']:g} "
             f"rad, rates {p['omega1']:g}, {p['omega2']:g} rad/s (leg 1 standing): found by a "
-            "search for motions that walk for 10 s; the limit cycle they reach is found by "
-            "linkdyn.periodic_orbit.",
+            "search for motions that walk for 10 s (gait IV: gait I's start on a slope "
+            "lowered until the walk dies out); linkdyn.periodic_orbit finds the limit cycle "
+            "of a walking gait.",
             "The frame is the floor's: x down the slope, y normal to it; gravity is "
             "(g sin(slope), -g cos(slope))."]
 
