@@ -84,6 +84,18 @@
  * K (a, lam) = (Q, gamma). The largest velocity violation before projection is kept in the
  * statistics.
  *
+ * Redundant constraints. With options.regularization = r > 0 every active row i gets the
+ * compliance R_i = r diag(Phi_q M^-1 Phi_q^T)_i (fixed at each start or restart): the
+ * corrector solves Phi - R mu = 0 (mu = c^2 lam) and the iteration matrix has -R in its
+ * constraint block, so G stays regular when rows are redundant, and the multipliers of a
+ * redundant set are the least-norm ones in the metric R (Tikhonov). The constraint is then
+ * met to R c^2 |lam|: with r = 1e-12 (what simulate uses) below round-off for any step a
+ * tolerance allows. The index-1 solves (initial accelerations and multipliers, output rows)
+ * use output_regularization instead: there the rows of a redundant set disagree by the
+ * position error, which the regularisation divides, so a larger value (1e-8) trades a bias
+ * of that relative size for less amplification. r = 0 (the default) leaves every system as
+ * it was.
+ *
  * Events. After each accepted step the event functions are evaluated at the new state; a
  * change of sign from the last accepted state (in a direction the function asks for) is
  * located on the step's interpolant by the Illinois variant of regula falsi (as IDA does),
@@ -139,7 +151,10 @@ struct ld_bdf {
     int *Gp, *Gi;
     double *Gx;
     int *map_M, *map_fq, *map_fv, *map_h, *map_J, *map_JT;
-    int *map_D;                 /* [nc] diagonal slots of switchable rows (NULL: none) */
+    int *map_D;                 /* [nc] diagonal slots of the constraint block (NULL: none) */
+    int map_D_wanted;           /* switchable rows or regularisation */
+    double *rdiag;              /* [nc] regularisation of each row (see ld_bdf.c) */
+    double out_factor;          /* output_regularization / regularization (1 without) */
 
     klu_common common;
     klu_symbolic *sym;
@@ -180,6 +195,8 @@ void ld_bdf_default_options(ld_bdf_options *o)
     o->proportional = 1;
     o->interrupt = NULL;
     o->event_tol = 0.0;
+    o->regularization = 0.0;
+    o->output_regularization = 0.0;
 }
 
 typedef struct { int col, row, src; } entry;
@@ -197,7 +214,7 @@ static int build_pattern(ld_bdf *w)
 {
     const ld_system *s = w->sys;
     int nq = w->nq, total = nq + s->fq_nnz + s->fv_nnz + s->hess_nnz + 2 * s->phiq_nnz +
-                            (s->row_active ? w->nc : 0);
+                            (w->map_D_wanted ? w->nc : 0);
     entry *e = (entry *)malloc((size_t)(total > 0 ? total : 1) * sizeof(entry));
     int *slot_of = (int *)malloc((size_t)(total > 0 ? total : 1) * sizeof(int));
     int k = 0, j, p, i;
@@ -218,8 +235,9 @@ static int build_pattern(ld_bdf *w)
         for (p = s->phiq_colptr[j]; p < s->phiq_colptr[j + 1]; p++) {
             e[k].col = nq + s->phiq_rowind[p]; e[k].row = j; e[k].src = k; k++;
         }
-    /* Switchable rows: a diagonal entry that replaces an inactive row by lam_i = 0. */
-    if (s->row_active)
+    /* Diagonal entries of the constraint block: they replace an inactive row by lam_i = 0
+     * and carry the regularisation of active rows. */
+    if (w->map_D_wanted)
         for (i = 0; i < w->nc; i++) {
             e[k].col = nq + i; e[k].row = nq + i; e[k].src = k; k++;
         }
@@ -245,7 +263,7 @@ static int build_pattern(ld_bdf *w)
     w->map_h = w->map_fv + s->fv_nnz;
     w->map_J = w->map_h + s->hess_nnz;
     w->map_JT = w->map_J + s->phiq_nnz;
-    w->map_D = s->row_active ? w->map_JT + s->phiq_nnz : NULL;
+    w->map_D = w->map_D_wanted ? w->map_JT + s->phiq_nnz : NULL;
     free(e);
     return w->Gx ? LD_BDF_SUCCESS : LD_BDF_NO_MEMORY;
 }
@@ -281,7 +299,8 @@ int ld_bdf_create(const ld_system *sys, const ld_bdf_options *opt, ld_bdf **out)
         (sys->nz > 0 && !sys->aux_rate) || !(opt->rtol > 0) || !(opt->atol > 0) ||
         opt->max_order < 1 || opt->max_order > LD_BDF_MAX_ORDER || opt->newton_max_iter < 1 ||
         opt->h_init < 0 || opt->h_min < 0 || opt->h_max < 0 || opt->newton_tol < 0 ||
-        !(opt->event_tol >= 0) || sys->nev < 0 || (sys->nev > 0 && !sys->events))
+        !(opt->event_tol >= 0) || !(opt->regularization >= 0) ||
+        !(opt->output_regularization >= 0) || sys->nev < 0 || (sys->nev > 0 && !sys->events))
         return LD_BDF_BAD_INPUT;
     w = (ld_bdf *)calloc(1, sizeof(ld_bdf));
     if (!w) return LD_BDF_NO_MEMORY;
@@ -322,6 +341,11 @@ int ld_bdf_create(const ld_system *sys, const ld_bdf_options *opt, ld_bdf **out)
         ld_bdf_free(w);
         return LD_BDF_NO_MEMORY;
     }
+    w->map_D_wanted = sys->row_active != NULL || opt->regularization > 0;
+    w->out_factor = opt->regularization > 0 && opt->output_regularization > 0
+                        ? opt->output_regularization / opt->regularization : 1.0;
+    w->rdiag = (double *)calloc((size_t)(w->nc > 0 ? w->nc : 1), sizeof(double));
+    if (!w->rdiag) { ld_bdf_free(w); return LD_BDF_NO_MEMORY; }
     st = build_pattern(w);
     if (st != LD_BDF_SUCCESS) { ld_bdf_free(w); return st; }
 
@@ -345,7 +369,7 @@ void ld_bdf_free(ld_bdf *w)
     if (w->num_out) klu_free_numeric(&w->num_out, &w->common);
     if (w->sym) klu_free_symbolic(&w->sym, &w->common);
     free(w->D); free(w->Dtmp); free(w->y_pred); free(w->psi); free(w->d); free(w->y);
-    free(w->scale); free(w->res); free(w->phi); free(w->lam_scaled); free(w->phiq);
+    free(w->scale); free(w->rdiag); free(w->res); free(w->phi); free(w->lam_scaled); free(w->phiq);
     free(w->fq); free(w->fv); free(w->hess); free(w->force);
     free(w->g_old); free(w->y_ev); free(w->fired);
     free(w->Gp); free(w->Gi); free(w->Gx); free(w->map_M);
@@ -381,8 +405,9 @@ static int all_finite(const double *x, int n)
     return acc == 0.0;
 }
 
-/* Gx <- K = [M Phi_q^T; Phi_q 0] at the current phiq values (the index-1 matrix). */
-static void assemble_K(ld_bdf *w)
+/* Gx <- K = [M Phi_q^T; Phi_q -f R] at the current phiq values (the index-1 matrix), R the
+ * rows' regularisation (zero without it), f its factor. */
+static void assemble_K(ld_bdf *w, double f)
 {
     const ld_system *s = w->sys;
     int i;
@@ -393,7 +418,24 @@ static void assemble_K(ld_bdf *w)
         w->Gx[w->map_JT[i]] += w->phiq[i];
     }
     if (w->map_D)
-        for (i = 0; i < w->nc; i++) w->Gx[w->map_D[i]] = s->row_active[i] ? 0.0 : 1.0;
+        for (i = 0; i < w->nc; i++)
+            w->Gx[w->map_D[i]] = (s->row_active && !s->row_active[i]) ? 1.0 : -f * w->rdiag[i];
+}
+
+/* The regularisation of each row, r diag(Phi_q M^-1 Phi_q^T), from the phiq values (at the
+ * start or a restart; kept fixed in between, so that the corrector's equations do not depend
+ * on when the iteration matrix was refreshed). */
+static void set_regularization(ld_bdf *w)
+{
+    const ld_system *s = w->sys;
+    int i, j, p;
+    double r = w->opt.regularization;
+    for (i = 0; i < w->nc; i++) w->rdiag[i] = 0.0;
+    if (r <= 0) return;
+    for (j = 0; j < w->nq; j++)
+        for (p = s->phiq_colptr[j]; p < s->phiq_colptr[j + 1]; p++)
+            w->rdiag[s->phiq_rowind[p]] += w->phiq[p] * w->phiq[p] / s->mass[j];
+    for (i = 0; i < w->nc; i++) w->rdiag[i] *= r;
 }
 
 /* Phi_q values at q into w->phiq, the entries of inactive rows zeroed. */
@@ -421,7 +463,7 @@ static void assemble_G(ld_bdf *w, double c)
 {
     const ld_system *s = w->sys;
     int i;
-    assemble_K(w);
+    assemble_K(w, 1.0);
     for (i = 0; i < s->fq_nnz; i++) w->Gx[w->map_fq[i]] -= c * c * w->fq[i];
     for (i = 0; i < s->fv_nnz; i++) w->Gx[w->map_fv[i]] -= c * w->fv[i];
     for (i = 0; i < s->hess_nnz; i++) w->Gx[w->map_h[i]] += w->hess[i];
@@ -563,6 +605,9 @@ static int residual(ld_bdf *w, double t, double c)
     if (s->row_active)   /* inactive row i: mu_i = c^2 lam_i = 0 */
         for (i = 0; i < w->nc; i++)
             if (!s->row_active[i]) w->res[nq + i] = c * c * lam[i];
+    if (w->opt.regularization > 0)   /* Phi - R mu (see the top) */
+        for (i = 0; i < w->nc; i++)
+            if (!(s->row_active && !s->row_active[i])) w->res[nq + i] -= w->rdiag[i] * c * c * lam[i];
     phiq_transpose_times(w, lam, w->res);
     for (i = 0; i < nq; i++)
         w->res[i] = c * s->mass[i] * (w->psi[nq + i] + w->d[nq + i]) +
@@ -612,7 +657,8 @@ static int start(ld_bdf *w, double t0, const double *q0, const double *v0, const
         s->gamma(s->user, t0, q0, v0, rhs + nq) != LD_OK)
         return LD_BDF_CALLBACK;
     zero_inactive(w, rhs + nq);
-    assemble_K(w);
+    set_regularization(w);
+    assemble_K(w, w->out_factor);
     if (!all_finite(w->Gx, w->g_nnz) || !all_finite(rhs, w->ng)) return LD_BDF_NONFINITE;
     w->stats.jacobian_evaluations++;
     if ((st = factor_G(w)) != LD_BDF_SUCCESS) return st;
@@ -760,7 +806,7 @@ static int consistent_output(ld_bdf *w, double t, double *y)
     if (eval_phi_q(w, t, q) != LD_OK || s->phi_t(s->user, t, q, w->phi) != LD_OK)
         return LD_BDF_CALLBACK;
     zero_inactive(w, w->phi);
-    assemble_K(w);
+    assemble_K(w, w->out_factor);
     if (!all_finite(w->Gx, w->g_nnz)) return LD_BDF_NONFINITE;
     if (!(w->num_out && klu_refactor(w->Gp, w->Gi, w->Gx, w->sym, w->num_out, &w->common) &&
           klu_rcond(w->sym, w->num_out, &w->common) && w->common.rcond >= RCOND_MIN)) {

@@ -44,6 +44,9 @@ typedef struct ld_bdf_options {
                                ld_bdf.c); 0: the local error is tested against rtol, atol */
     volatile int *interrupt;/* polled once per step; non-zero stops the run (may be NULL) */
     double event_tol;       /* events are located to this time (s); 0: 1e-12 max(1, |t|) */
+    double regularization;  /* r >= 0: redundant constraints (see ld_bdf.c); 0: none */
+    double output_regularization; /* the same for the index-1 solves (initial accelerations,
+                               output rows); 0: as regularization */
 } ld_bdf_options;
 
 typedef struct ld_bdf_stats {

@@ -26,6 +26,8 @@ cdef extern from "ld_bdf.h":
         int proportional
         volatile int *interrupt
         double event_tol
+        double regularization
+        double output_regularization
     ctypedef struct ld_bdf_stats:
         long steps
         long rejected_error
@@ -80,7 +82,8 @@ cdef class BDFIntegrator:
     def __cinit__(self, run, double rtol, double atol, double h_init=0.0,
                   double h_min=0.0, double h_max=0.0, int max_order=5, long max_steps=0,
                   int newton_max_iter=4, double newton_tol=0.0, bint project_output=True,
-                  bint proportional=True, double event_tol=0.0):
+                  bint proportional=True, double event_tol=0.0,
+                  double regularization=0.0, double output_regularization=0.0):
         cdef ld_bdf_options opt
         cdef const ld_system *sys = <const ld_system *> PyCapsule_GetPointer(
             run.system_capsule(), b"linkdyn.ld_system")
@@ -98,6 +101,8 @@ cdef class BDFIntegrator:
         opt.project_output = project_output
         opt.proportional = proportional
         opt.event_tol = event_tol
+        opt.regularization = regularization
+        opt.output_regularization = output_regularization
         opt.interrupt = ctrl_c.flag
         status = ld_bdf_create(sys, &opt, &self.w)
         if status == -2:

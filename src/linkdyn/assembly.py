@@ -53,11 +53,11 @@ class _CholmodAAt:
     def __init__(self):
         self.factor = None
 
-    def factorize(self, A):
+    def factorize(self, A, beta=0.0):
         try:
             if self.factor is None:
                 self.factor = analyze_AAt(A)
-            self.factor.cholesky_AAt_inplace(A)
+            self.factor.cholesky_AAt_inplace(A, beta=beta)
             pivots = self.factor.D()
         except CholmodNotPositiveDefiniteError:
             self.factor = None
@@ -74,8 +74,10 @@ class _SuperluAAt:
     def __init__(self):
         self.lu = None
 
-    def factorize(self, A):
+    def factorize(self, A, beta=0.0):
         AAt = (A @ A.T).tocsc()
+        if beta:
+            AAt = (AAt + beta * sp.identity(AAt.shape[0], format="csc")).tocsc()
         try:
             self.lu = spla.splu(AAt, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
                                 options=dict(SymmetricMode=True))
@@ -96,6 +98,19 @@ WEIGHT_SPREAD = 1e4
 # Singular values of M^-1/2-scaled Phi_q below this fraction of the largest count as zero when
 # diagnosing which constraints are redundant.
 _SVD_RTOL = 1e-9
+# With redundant="allow": A A^T (rows of unit norm, so unit diagonal) + _TIKHONOV I is
+# factorised instead; repeated corrections (Newton, refinement) converge to the least-norm
+# correction, the redundant rows' share of it at the rate _TIKHONOV / sigma^2 per iteration.
+_TIKHONOV = 1e-10
+#: Values of the ``redundant`` argument of consistent_state, simulate and kinematics.
+REDUNDANT_MODES = ("raise", "allow")
+
+
+def check_redundant(redundant) -> bool:
+    """True for ``"allow"``, False for ``"raise"``; ValueError otherwise."""
+    if not isinstance(redundant, str) or redundant not in REDUNDANT_MODES:
+        raise ValueError(f"redundant must be 'raise' or 'allow', got {redundant!r}")
+    return redundant == "allow"
 
 
 @dataclass(frozen=True)
@@ -157,8 +172,11 @@ def _vector(model: Model, x, default, what: str) -> np.ndarray:
 class _Projector:
     """Mass-weighted least-norm corrections for the rows that touch free coordinates."""
 
-    def __init__(self, model: Model, free: np.ndarray, t: float, state=None):
+    def __init__(self, model: Model, free: np.ndarray, t: float, state=None,
+                 allow_redundant: bool = False):
         self.model = model
+        self.allow_redundant = allow_redundant
+        self.regularised = False
         self.t = t
         self.state = state
         self.free = np.flatnonzero(free)
@@ -188,12 +206,36 @@ class _Projector:
         norms = np.sqrt(np.asarray(A.multiply(A).sum(axis=1)).ravel())
         self.row_scale = 1.0 / np.where(norms > 0, norms, 1.0)
         B = (sp.diags(self.row_scale) @ A).tocsc()
+        if self.regularised:
+            self.spd.factorize(B, _TIKHONOV)
+            return
         try:
             d = self.spd.factorize(B)
+            lost = d.size and d.min() <= _RANK_RTOL * d.max()
         except _RankLoss:
-            self._raise_rank(B)
-        if d.size and d.min() <= _RANK_RTOL * d.max():
-            self._raise_rank(B)
+            lost = True
+        if lost:
+            if not self.allow_redundant:
+                self._raise_rank(B)
+            self.regularised = True
+            self.spd = type(self.spd)()
+            self.spd.factorize(B, _TIKHONOV)
+
+    def raise_conflict(self, A: sp.csc_matrix, residual: np.ndarray, what: str):
+        """Redundant rows whose residuals disagree: name them."""
+        B = (sp.diags(self.row_scale) @ A).toarray()
+        u, s, _ = np.linalg.svd(B, full_matrices=True)
+        rank = int(np.sum(s > _SVD_RTOL * (s[0] if s.size else 1.0)))
+        left_null = u[:, rank:]
+        weight = np.sqrt(np.sum(left_null**2, axis=1))
+        involved = np.flatnonzero(weight > 1e-6)
+        involved = involved[np.argsort(-weight[involved])]
+        names = [self.model.constraint_names[self.active[i]] for i in involved]
+        mismatch = float(np.linalg.norm(left_null.T @ (self.row_scale * residual)))
+        raise RedundantConstraintsError(
+            f"model {self.model.name!r}: the redundant constraints conflict: their {what} "
+            f"cannot all hold (a combination of them is off by {mismatch:.3g}); constraints "
+            f"involved: {', '.join(names)}", names)
 
     def _raise_rank(self, A: sp.csc_matrix):
         dense = A.toarray()
@@ -218,7 +260,7 @@ class _Projector:
 
 def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
                      tol: float = 1e-13, max_iterations: int = 30,
-                     state=None) -> ConsistentState:
+                     state=None, redundant: str = "raise") -> ConsistentState:
     """Project guesses of q and v onto the position and velocity constraints.
 
     Parameters
@@ -240,6 +282,13 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
     state : linkdyn._kernels.RunState, optional
         A run's state, for models whose laws are Python functions (their values at t);
         default the model's own.
+    redundant : {"raise", "allow"}
+        What to do when the Jacobian loses rank. ``"raise"`` (default):
+        :class:`RedundantConstraintsError`. ``"allow"``: redundant but consistent constraints
+        (a parallelogram with a third rocker) are accepted; the projections become
+        least-norm ones (Tikhonov-regularised normal equations, refined by the iterations),
+        and constraints that contradict each other still raise RedundantConstraintsError
+        naming them.
 
     Raises
     ------
@@ -247,12 +296,14 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
         No configuration within ``tol`` was reached near the guess (names the rows with the
         largest residuals), or a constraint involving only held coordinates is violated.
     RedundantConstraintsError
-        The Jacobian lost rank: the message names the constraints involved.
+        The Jacobian lost rank (with ``redundant="raise"``), or redundant constraints conflict:
+        the message names the constraints involved.
     """
+    allow = check_redundant(redundant)
     q = _vector(model, q, model.q0, "q")
     v = _vector(model, v, model.v0, "v")
     held = hold_mask(model, hold)
-    proj = _Projector(model, ~held, t, state)
+    proj = _Projector(model, ~held, t, state, allow)
     names = model.constraint_names
 
     def worst(res, rows, count=5):
@@ -283,6 +334,8 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
                 break
             polished = True  # one more iteration takes the residual to round-off
         if iterations >= max_iterations:
+            if proj.regularised:
+                proj.raise_conflict(proj.scaled_jacobian(q), phi[proj.active], "positions")
             rows, text = worst(phi, proj.active)
             raise AssemblyError(
                 f"model {model.name!r}: no assembled configuration found near the initial "
@@ -299,10 +352,13 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
     phit = model.phi_t(q, t, state)
     A = proj.scaled_jacobian(q)
     proj.factorize(A)
-    for _ in range(2):
+    for _ in range(6 if proj.regularised else 2):
         r = J @ v + phit
         v[proj.free] -= proj.correction(A, r[proj.active])
     r = J @ v + phit
+    if proj.regularised and np.linalg.norm(r[proj.active]) > max(
+            1e3 * tol, 1e-9 * (1.0 + np.linalg.norm(v))):
+        proj.raise_conflict(A, r[proj.active], "velocities")
     bad = proj.fixed_rows[np.abs(r[proj.fixed_rows]) > max(tol, 1e-12)]
     if bad.size:
         rows, text = worst(r, bad)

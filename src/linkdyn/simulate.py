@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._bdf import STATUS, BDFIntegrator
-from .assembly import consistent_state
+from .assembly import check_redundant, consistent_state
 from .errors import (ControllerError, ConvergenceError, ForceElementError, ModelError,
                      NonFiniteError, SimulationError, SingularJacobianError, StepSizeError)
 from .events import (ARC, BACK, CONTACT, FRICTION_SLIP, FRICTION_STOP, PASS, EventRecord,
@@ -30,6 +30,9 @@ __all__ = ["simulate", "SimulationResult", "ControlState", "output_times", "DEFA
 
 #: Default step budget of simulate (documented there).
 DEFAULT_MAX_STEPS = 5_000_000
+#: The integrator's regularisation with redundant="allow" (ld_bdf.c, "Redundant constraints").
+BDF_REGULARIZATION = 1e-12
+OUTPUT_REGULARIZATION = 1e-8
 
 
 @dataclass(frozen=True)
@@ -395,7 +398,7 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
              project_output: bool = True,
              proportional: bool = True, controller=None,
              control_period: float | None = None, events=None,
-             event_tol: float = 0.0, swinging=()) -> SimulationResult:
+             event_tol: float = 0.0, swinging=(), redundant: str = "raise") -> SimulationResult:
     """Integrate ``model`` from ``t0`` to ``t_end`` (s).
 
     Parameters
@@ -458,6 +461,15 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         clear ahead of the partner's; :mod:`linkdyn.contacts`). Which foot swings is not a
         function of the state alone: a run started mid-step must be told (the result's
         ``swinging_at(t)`` gives it for a time of an earlier run).
+    redundant : {"raise", "allow"}
+        ``"raise"`` (default): redundant constraints raise
+        :class:`~linkdyn.errors.RedundantConstraintsError` (from the consistent initial
+        state). ``"allow"``: redundant but consistent constraints are accepted. The linear
+        systems of the integrator are then regularised (ld_bdf.c, "Redundant constraints"):
+        the output multipliers of a redundant set are the least-norm ones in the metric
+        diag(Phi_q M^-1 Phi_q^T) (Tikhonov-regularised with 1e-8 of it: alike rockers get
+        alike reactions to about 1e-5 relative at rtol 1e-10), and their resultant is the
+        exact one. Conflicting constraints still raise.
 
     Returns
     -------
@@ -545,7 +557,8 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
     elif control_period is not None:
         raise ValueError("control_period was given without a controller")
 
-    state = consistent_state(model, q=q0, v=v0, t=t0, hold=hold)
+    allow_redundant = check_redundant(redundant)
+    state = consistent_state(model, q=q0, v=v0, t=t0, hold=hold, redundant=redundant)
     # Per-run state: reference angles start at the consistent state's angles on the branch
     # of the guesses; the tracked coordinates start there too.
     try:
@@ -573,7 +586,9 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
     integ = BDFIntegrator(run, rtol, atol, h_init=h_init, h_max=h_max,
                           max_order=max_order, max_steps=max_steps, newton_tol=newton_tol,
                           project_output=project_output, proportional=proportional,
-                          event_tol=event_tol)
+                          event_tol=event_tol,
+                          regularization=BDF_REGULARIZATION if allow_redundant else 0.0,
+                          output_regularization=OUTPUT_REGULARIZATION)
     y = np.empty((times.size, integ.n))
     written = 0
     ninput = model.kernels.ninput
