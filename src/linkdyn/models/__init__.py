@@ -4,7 +4,8 @@ parametric generators.
 ``load_model("jansen")`` loads a built-in by name; any other argument is read as a path to a
 model file. ``jansen_driven`` is the Jansen linkage with its crank driven at -2 pi rad/s (the
 dynamic benchmark's initial speed), for kinematic analysis. ``chain(n)`` generates a hanging
-chain of ``n`` bars (a size-scalable test model).
+chain of ``n`` bars (a size-scalable test model). ``nfourbar(n)`` and ``simple_pendulum()`` are
+problems A02 and A01 of the IFToMM multibody benchmarks (:mod:`linkdyn.models.iftomm`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from ..description import ModelBuilder
 from ..errors import ModelError, ModelFileError
 from ..model import Model, compile_model
 
-__all__ = ["builtin_names", "load_model", "chain"]
+from .iftomm import nfourbar, simple_pendulum
+
+__all__ = ["builtin_names", "load_model", "chain", "nfourbar", "simple_pendulum"]
 
 
 def _file_names() -> list[str]:

@@ -1,0 +1,67 @@
+"""IFToMM multibody benchmark problems A01 (simple pendulum) and A02 (N-four-bar through its
+singular configurations) against their exact motions: errors fall as the tolerance
+tightens, energy is conserved, and the windows stay parallelograms."""
+
+import numpy as np
+import pytest
+
+import linkdyn
+from linkdyn.errors import ModelError
+from linkdyn.models import nfourbar, simple_pendulum
+from linkdyn.models.iftomm import LUMP_INERTIA, nfourbar_exact, pendulum_exact
+
+
+def test_pendulum_exact_solution_is_a_pendulum():
+    """The closed form itself: released at (1, 0), through the bottom at the quarter
+    period with the speed energy gives, back at (-1, 0) after half a period."""
+    from scipy.special import ellipk
+
+    quarter = ellipk(0.5) / np.sqrt(9.81 / (1.0 + LUMP_INERTIA))
+    p = pendulum_exact([0.0, quarter, 2 * quarter])
+    assert np.allclose(p, [[1, 0], [0, -1], [-1, 0]], atol=1e-12)
+
+
+def test_a01_pendulum_errors_fall_with_the_tolerance():
+    model = simple_pendulum()
+    errors = []
+    for tol in (1e-6, 1e-8, 1e-10):
+        r = linkdyn.simulate(model, 10.0, rtol=tol, atol=tol, dt_out=0.01)
+        errors.append(np.max(np.abs(r.marker("P1") - pendulum_exact(r.t))))
+        energy = r.energy
+        assert np.max(np.abs(energy - energy[0])) < 100 * tol * 9.81
+    assert errors[0] < 1e-3 and errors[1] < 1e-5 and errors[2] < 1e-7
+    assert errors[1] < errors[0] / 30 and errors[2] < errors[1] / 30
+
+
+def singular_crossings(b0):
+    """Times the bars lie on the ground line: B0 crosses y = 0."""
+    y = b0[:, 1]
+    return int(np.sum(np.sign(y[1:]) != np.sign(y[:-1])))
+
+
+def test_a02_two_windows_through_singular_configurations():
+    """N = 2 over 20 s: some thirty crossings of the horizontal, where the degrees of freedom
+    jump from 1 to 3; B0 follows the parallelogram's exact motion, closer at tighter
+    tolerances, and every window stays a parallelogram (couplers horizontal)."""
+    model = nfourbar(2)
+    errors = []
+    for tol in (1e-6, 1e-8, 1e-10):
+        r = linkdyn.simulate(model, 20.0, rtol=tol, atol=tol, dt_out=0.01)
+        b0 = r.marker("B0")
+        assert singular_crossings(b0) >= 4
+        errors.append(np.max(np.hypot(*(b0 - nfourbar_exact(2, r.t)).T)))
+        for c in ("C0", "C1"):   # the couplers stay horizontal: uy = 0
+            assert np.max(np.abs(r.q[:, model.coordinate_names.index(f"{c}.uy")])) < 1e3 * tol
+        energy = r.energy
+        assert np.max(np.abs(energy - energy[0])) < 1e-2 * (tol / 1e-6) ** 0.8 * abs(energy[0])
+    assert errors[0] < 2e-2 and errors[1] < 3e-4 and errors[2] < 1e-5
+    assert errors[1] < errors[0] / 10 and errors[2] < errors[1] / 10
+
+
+def test_nfourbar_arguments():
+    with pytest.raises(ModelError, match="positive integer"):
+        nfourbar(0)
+    with pytest.raises(ModelError, match="finite"):
+        nfourbar(2, speed=float("nan"))
+    m = nfourbar(3)
+    assert len(m.body_names) == 7 and m.nominal_dof == 1
