@@ -138,7 +138,7 @@ class ContactBuilder:
             if p[0] == lp[0]:
                 raise ModelError(f"{entry}: the circle and the line are on the same body "
                                  f"'{p[0]}'")
-            if model not in MODELS:
+            if not isinstance(model, str) or model not in MODELS:
                 raise ModelError(f"{entry}: model must be one of {', '.join(MODELS)}, got "
                                  f"{model!r}")
             k = _number(entry, "stiffness", stiffness, positive=True)

@@ -146,7 +146,7 @@ def tabulated(t, values, interpolant: str = "cubic") -> Law:
     through a smooth interpolant: ``"cubic"`` (not-a-knot cubic spline, twice continuously
     differentiable) or ``"pchip"`` (monotone piecewise cubic, no overshoot). Outside
     [t[0], t[-1]] the end value is held."""
-    if interpolant not in _INTERPOLANTS:
+    if not isinstance(interpolant, str) or interpolant not in _INTERPOLANTS:
         raise ModelError(f"law 'tabulated': interpolant must be one of "
                          f"{', '.join(_INTERPOLANTS)}, got {interpolant!r}")
     ts, vs = [], []

@@ -1,0 +1,185 @@
+"""Fuzzing (hypothesis): mutated model files, arbitrary text and bytes, and builder calls
+with arbitrary arguments may only raise linkdyn's documented exceptions (LinkdynError and
+its subclasses: ModelError, ModelFileError, AssemblyError, ...), never crash or leak a
+TypeError, OverflowError, RecursionError, MemoryError or the like.
+
+CI runs a few thousand cases; LINKDYN_FUZZ_EXAMPLES sets the number per test (default 400)
+for a longer hunt, e.g. ``LINKDYN_FUZZ_EXAMPLES=20000 pytest tests/test_fuzz.py``.
+"""
+
+import copy
+import json
+import math
+import os
+
+import pytest
+
+import linkdyn
+from linkdyn import modelfile
+from linkdyn.description import ModelBuilder
+from linkdyn.errors import LinkdynError
+from linkdyn.model import compile_model
+from linkdyn.models import _builtin_file
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+EXAMPLES = int(os.environ.get("LINKDYN_FUZZ_EXAMPLES", "400"))
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+SEEDS = {name: _builtin_file(name) for name in ("jansen", "block_on_incline", "walker_gait1")}
+
+# Values a careless or hostile file may hold where a number, name or list is expected.
+scalars = st.one_of(
+    st.none(), st.booleans(),
+    st.integers(min_value=-(10**30), max_value=10**30),
+    st.sampled_from([0, 1, -1, 2**63, 10**400, 1e-320, 1e308, -1e308, 5e-324]),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=12),
+    st.sampled_from(["bar", "body", "revolute", "prismatic", "linear", "constant", "L1",
+                     "J1", "O", "ground.O", "L1.a", "x", "y", "angle", "slide"]),
+)
+values = st.recursive(scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=4),
+    st.dictionaries(st.text(max_size=8), inner, max_size=4)), max_leaves=12)
+
+
+def _paths(node, prefix=()):
+    """Every path (tuple of keys and indices) into a decoded JSON document."""
+    yield prefix
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _paths(v, prefix + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _paths(v, prefix + (i,))
+
+
+def _mutate(doc, path, action, value):
+    doc = copy.deepcopy(doc)
+    if not path:
+        return value
+    parent = doc
+    for key in path[:-1]:
+        parent = parent[key]
+    key = path[-1]
+    if action == "delete":
+        del parent[key]
+    elif action == "duplicate" and isinstance(parent, list):
+        parent.insert(key, copy.deepcopy(parent[key]))
+    else:
+        parent[key] = value
+    return doc
+
+
+def _load_and_assemble(text):
+    """What a user does with a file: load, compile, assemble the initial state."""
+    try:
+        model = compile_model(modelfile.loads(text, path="<fuzz>"))
+        linkdyn.consistent_state(model)
+    except LinkdynError:
+        pass
+
+
+@FUZZ
+@given(seed=st.sampled_from(sorted(SEEDS)), data=st.data())
+def test_mutated_model_files_raise_only_documented_errors(seed, data):
+    doc = SEEDS[seed]
+    paths = list(_paths(doc))
+    n_mutations = data.draw(st.integers(1, 3))
+    for _ in range(n_mutations):
+        paths = list(_paths(doc))
+        path = data.draw(st.sampled_from(paths))
+        action = data.draw(st.sampled_from(["replace", "delete", "duplicate"]))
+        if not path:
+            action = "replace"
+        doc = _mutate(doc, path, action, data.draw(values))
+    try:
+        text = json.dumps(doc, allow_nan=True)
+    except (ValueError, OverflowError):  # pragma: no cover - json.dumps of our own values
+        return
+    _load_and_assemble(text)
+
+
+@FUZZ
+@given(text=st.one_of(st.text(max_size=200),
+                      st.builds(lambda n: "[" * n + "]" * n, st.integers(1, 100_000)),
+                      st.builds(lambda n: '{"linkdyn_model": ' + "9" * n + "}",
+                                st.integers(1, 6000))))
+def test_arbitrary_text_raises_only_documented_errors(text):
+    _load_and_assemble(text)
+
+
+@FUZZ
+@given(blob=st.binary(max_size=200))
+def test_arbitrary_bytes_in_a_file_raise_only_documented_errors(tmp_path_factory, blob):
+    path = tmp_path_factory.mktemp("fuzz") / "model.json"
+    path.write_bytes(blob)
+    try:
+        compile_model(modelfile.load(path))
+    except LinkdynError:
+        pass
+
+
+numbers = st.one_of(st.floats(allow_nan=True, allow_infinity=True),
+                    st.sampled_from([0.0, 1.0, -1.0, 1e200, 1e-320, 10**400, True]),
+                    st.integers(-10, 10**30), st.text(max_size=4), st.none())
+points = st.one_of(st.tuples(numbers, numbers), st.lists(numbers, max_size=3), numbers)
+names = st.one_of(st.sampled_from(["A", "B", "C", "O", "J", "ground.O", "A.a", "B.b", "A.b"]),
+                  st.text(max_size=6), st.lists(st.text(max_size=3), max_size=2),
+                  st.dictionaries(st.text(max_size=2), st.integers(), max_size=1), st.none())
+
+
+@FUZZ
+@given(calls=st.lists(st.one_of(
+    st.tuples(st.just("ground"), names, points),
+    st.tuples(st.just("bar"), names, numbers, numbers, points, points),
+    st.tuples(st.just("body"), names, numbers, numbers, points),
+    st.tuples(st.just("revolute"), names, names, names),
+    st.tuples(st.just("prismatic"), names, names, names, numbers),
+    st.tuples(st.just("angle_driver"), names, names, numbers),
+    st.tuples(st.just("marker"), names, names),
+    st.tuples(st.just("gravity"), points),
+), max_size=8))
+def test_builder_calls_raise_only_documented_errors(calls):
+    b = ModelBuilder("fuzz")
+    for call in calls:
+        kind, args = call[0], call[1:]
+        try:
+            if kind == "ground":
+                b.add_ground_point(*args)
+            elif kind == "bar":
+                name, length, density, position, u = args
+                b.add_bar(name, length=length, density=density, position=position, u=u)
+            elif kind == "body":
+                name, mass, inertia, position = args
+                b.add_body(name, mass=mass, inertia=inertia, position=position)
+            elif kind == "revolute":
+                b.add_revolute(*args)
+            elif kind == "prismatic":
+                b.add_prismatic(*args)
+            elif kind == "angle_driver":
+                name, joint, rate = args
+                b.add_angle_driver(name, joint, linkdyn.laws.linear(0.0, rate))
+            elif kind == "marker":
+                b.add_marker(*args)
+            else:
+                b.set_gravity(*args)
+        except LinkdynError:
+            pass
+    try:
+        model = b.build()
+        linkdyn.consistent_state(model)
+    except LinkdynError:
+        pass
+
+
+def test_the_fuzzers_reach_valid_models():
+    """The mutations are not all rejected at the first field: an unmutated seed and a
+    harmless mutation (a longer crank) load and assemble."""
+    doc = _mutate(SEEDS["jansen"], ("name",), "replace", "mutant")
+    model = compile_model(modelfile.loads(json.dumps(doc)))
+    assert model.name == "mutant"
+    assert math.isfinite(linkdyn.consistent_state(model).phi_norm)
