@@ -64,6 +64,8 @@ typedef struct ld_bdf_stats {
                                                before its projection */
     long events;                /* events located */
     long restarts;              /* restarts (after events, or asked for) */
+    long noise_limited;         /* Newton solves accepted at their round-off floor at an
+                                   ill-conditioned matrix (singular configurations) */
 } ld_bdf_stats;
 
 enum ld_bdf_status {

@@ -43,6 +43,7 @@ cdef extern from "ld_bdf.h":
         double max_output_velocity_violation
         long events
         long restarts
+        long noise_limited
     ctypedef struct ld_bdf:
         pass
     void ld_bdf_default_options(ld_bdf_options *opt)
@@ -206,5 +207,5 @@ cdef class BDFIntegrator:
                     full_factorizations=s.full_factorizations,
                     steps_per_order=[s.order_steps[k] for k in range(1, 6)],
                     max_output_velocity_violation=s.max_output_velocity_violation,
-                    events=s.events, restarts=s.restarts,
+                    events=s.events, restarts=s.restarts, noise_limited=s.noise_limited,
                     local_rtol=s.local_rtol, local_atol=s.local_atol)
