@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Build linkdyn's extensions with AddressSanitizer and UndefinedBehaviorSanitizer (gcc) into
+# a separate environment, .venv-asan, and run the test suite under them. Any invalid memory
+# access or undefined behaviour in the C core or the Cython kernels aborts the run with a
+# report (UBSan is made fatal). Leak checking is off: CPython itself keeps memory at exit.
+#
+#   bash ci/sanitize.sh                 # the tests not marked slow
+#   bash ci/sanitize.sh tests/test_friction.py -x    # arguments go to pytest
+#
+# Run ci/install.sh first (system packages). Takes a few minutes: the sanitized code runs
+# 2-3x slower.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+CC=${CC:-gcc}
+flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1"
+
+[ -x .venv-asan/bin/python ] || "$PYTHON" -m venv .venv-asan
+.venv-asan/bin/python -m pip install -q --upgrade pip
+# Dependencies first (numpy, scipy come as wheels), then linkdyn alone with the flags.
+.venv-asan/bin/python -m pip install -q ".[test,cholmod]"
+CC="$CC" CFLAGS="$flags" LDFLAGS="-fsanitize=address,undefined" \
+    .venv-asan/bin/python -m pip install -q --no-cache-dir --force-reinstall --no-deps .
+
+libasan=$("$CC" -print-file-name=libasan.so)
+libubsan=$("$CC" -print-file-name=libubsan.so)
+# The interpreter is not instrumented: the runtime is preloaded so that it comes first.
+export LD_PRELOAD="$libasan $libubsan"
+export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:halt_on_error=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+if [ $# -eq 0 ]; then
+    set -- tests -m "not slow" -q -p no:cacheprovider
+fi
+exec .venv-asan/bin/python -m pytest "$@"
