@@ -17,10 +17,22 @@ flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-fr
 
 [ -x .venv-asan/bin/python ] || "$PYTHON" -m venv .venv-asan
 .venv-asan/bin/python -m pip install -q --upgrade pip
-# Dependencies first (numpy, scipy come as wheels), then linkdyn alone with the flags.
+# Dependencies first (numpy, scipy come as wheels), then linkdyn alone with the flags, built
+# from a fresh copy of the sources (setuptools would reuse objects left in ./build by an
+# ordinary build, and an ordinary build would reuse the instrumented ones).
 .venv-asan/bin/python -m pip install -q ".[test,cholmod]"
+src=$(mktemp -d)
+trap 'rm -rf "$src"' EXIT
+cp -r src csrc setup.py pyproject.toml MANIFEST.in README.md "$src"/
+rm -f "$src"/src/linkdyn/_*.c "$src"/src/linkdyn/*.so
 CC="$CC" CFLAGS="$flags" LDFLAGS="-fsanitize=address,undefined" \
-    .venv-asan/bin/python -m pip install -q --no-cache-dir --force-reinstall --no-deps .
+    .venv-asan/bin/python -m pip install -q --no-cache-dir --force-reinstall --no-deps "$src"
+# Check that the installed extensions are instrumented.
+ext=$(ls .venv-asan/lib/python*/site-packages/linkdyn/_bdf*.so 2>/dev/null | head -1)
+if [ -z "$ext" ] || ! nm -D "$ext" | grep -q __asan; then
+    echo "ci/sanitize.sh: the extensions were not built with AddressSanitizer" >&2
+    exit 1
+fi
 
 libasan=$("$CC" -print-file-name=libasan.so)
 libubsan=$("$CC" -print-file-name=libubsan.so)
@@ -31,4 +43,4 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 if [ $# -eq 0 ]; then
     set -- tests -m "not slow" -q -p no:cacheprovider
 fi
-exec .venv-asan/bin/python -m pytest "$@"
+.venv-asan/bin/python -m pytest "$@"

@@ -18,6 +18,7 @@ import os
 import re
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -165,6 +166,29 @@ def _cmd_simulate(args) -> int:
 
         for path in plot_simulation(result, args.plot):
             print(f"  wrote {path}")
+    return 0 if result.status == "success" else 130
+
+
+def _cmd_animate(args) -> int:
+    from .animation import AnimationError, _writer
+
+    _writable(args.output, "--output")
+    _writer(Path(args.output), args.fps)   # an unknown format or no ffmpeg: say so now
+    model = load_model(args.model)
+    # Outputs at least as often as the frames need them.
+    dt = min(args.dt_out, args.speed / args.fps)
+    if args.kinematics:
+        result = kinematics(model, output_times(0.0, args.t_end, dt))
+    else:
+        result = simulate(model, args.t_end, rtol=args.rtol, atol=args.rtol, dt_out=dt)
+    if result.status != "success":
+        print(f"linkdyn: the run stopped at t = {result.t[-1]:g} s ({result.status}); "
+              "animating what was computed", file=sys.stderr)
+    try:
+        path = result.animate(args.output, fps=args.fps, speed=args.speed)
+    except AnimationError as exc:
+        raise ValueError(str(exc)) from None
+    print(f"model {model.name}: t = 0 .. {result.t[-1]:g} s; wrote {path}")
     return 0 if result.status == "success" else 130
 
 
@@ -356,6 +380,26 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write marker positions, velocities, accelerations as text")
     p.add_argument("--plot", metavar="DIR", help="write PNG plots into DIR")
     p.set_defaults(func=_cmd_kinematics)
+    p = sub.add_parser("animate", help="simulate (or analyse) a model and write an animation",
+                       description="Run a model (dynamics by default, kinematics with "
+                       "--kinematics) and write a GIF (Pillow) or MP4 (ffmpeg) of its bars, "
+                       "joints and marker traces.")
+    p.add_argument("model", nargs="?", default="jansen",
+                   help="built-in model name or model file (default: jansen)")
+    p.add_argument("--output", metavar="FILE", default="linkdyn.gif",
+                   help="the animation, .gif or .mp4 (default linkdyn.gif)")
+    p.add_argument("--t-end", type=_positive_float, default=2.0, help="end time in s (2)")
+    p.add_argument("--kinematics", action="store_true",
+                   help="kinematic analysis of a fully driven model instead of dynamics")
+    p.add_argument("--rtol", type=_positive_float, default=1e-8,
+                   help="tolerance of the dynamics, rtol = atol (1e-8)")
+    p.add_argument("--dt-out", type=_positive_float, default=0.01,
+                   help="largest output interval in s (0.01; smaller when the frames need it)")
+    p.add_argument("--fps", type=_positive_float, default=25.0,
+                   help="frames per second (25)")
+    p.add_argument("--speed", type=_positive_float, default=1.0,
+                   help="simulated seconds per second of animation (1)")
+    p.set_defaults(func=_cmd_animate)
     p = sub.add_parser("gait", help="simulate a passive walker (walker_gait1, ...), report "
                        "its gait and plot it")
     p.add_argument("model", nargs="?", default="walker_gait1",

@@ -19,6 +19,13 @@ class TrajectoryAccessors:
                            f"{', '.join(names)})")
         return 4 * names.index(name)
 
+    def animate(self, path, **options):
+        """Write an animation (GIF or MP4) of this result: see
+        :func:`linkdyn.animation.animate` for the options. Returns the path."""
+        from .animation import animate
+
+        return animate(self, path, **options)
+
     def body_position(self, name) -> np.ndarray:
         """Centre of mass (n, 2), m."""
         i = self._body(name)

@@ -1,0 +1,233 @@
+"""Animations of results: ``animate(result, path)`` (or ``result.animate(path)``) draws the
+mechanism frame by frame, bars and bodies, joints, ground points and the traces of its
+markers, and writes a GIF (Pillow) or an MP4 (ffmpeg) with matplotlib's animation writers.
+It works for simulation and kinematics results alike.
+
+Drawing. A bar is its segment from ``a`` to ``b``; a general body is the polygon through its
+points in the order they were given (a single point: a segment from its centre of mass); a
+revolute joint is a circle at its point, a prismatic joint a short segment along its axis;
+ground points are triangles. Marker traces show the path up to the current frame. The axes
+keep one scale (equal aspect) and fit every frame.
+
+Time. Frames are taken at ``fps`` per second of animation time; ``speed`` is simulated
+seconds per second of animation (``speed=0.1``: ten times slower than real time). Each
+frame shows the output row nearest its time (no interpolation: ask for outputs often enough,
+e.g. ``dt_out``).
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from .description import GROUND, BarSpec, PrismaticSpec, RevoluteSpec
+
+__all__ = ["animate", "frame_times", "AnimationError"]
+
+#: Largest number of frames written (a guard against a long run at a high frame rate).
+MAX_FRAMES = 20_000
+
+
+class AnimationError(ValueError):
+    """Bad arguments for an animation, or no writer for the requested format."""
+
+
+def frame_times(t, fps: float, speed: float) -> np.ndarray:
+    """Indices of the output rows shown in each frame: the rows nearest t0 + k speed / fps."""
+    t = np.asarray(t, dtype=float)
+    duration = (t[-1] - t[0]) / speed
+    n = int(math.floor(duration * fps + 1e-9)) + 1
+    if n > MAX_FRAMES:
+        raise AnimationError(f"the animation would have {n} frames (more than {MAX_FRAMES}): "
+                             "lower fps or raise speed")
+    wanted = t[0] + np.arange(n) * speed / fps
+    idx = np.clip(np.searchsorted(t, wanted), 0, t.size - 1)
+    earlier = np.clip(idx - 1, 0, t.size - 1)
+    closer = np.abs(t[earlier] - wanted) <= np.abs(t[idx] - wanted)
+    return np.where(closer, earlier, idx)
+
+
+class _Geometry:
+    """World positions of the model's points over the output rows."""
+
+    def __init__(self, model, q):
+        self.model, self.q = model, q
+        desc = model.description
+        self.ground = dict(desc.ground)
+        self.bodies = {b.name: b for b in desc.bodies}
+        self.index = {name: 4 * i for i, name in enumerate(model.body_names)}
+
+    def point(self, body, local, rows) -> np.ndarray:
+        """(len(rows), 2) world positions of a body's local point."""
+        if body == GROUND:
+            return np.broadcast_to(np.asarray(local, dtype=float), (len(rows), 2))
+        i = self.index[body]
+        x, y, ux, uy = (self.q[rows, i + k] for k in range(4))
+        sx, sy = local
+        return np.column_stack([x + ux * sx - uy * sy, y + uy * sx + ux * sy])
+
+    def ref(self, ref, rows) -> np.ndarray:
+        body, name = ref
+        if body == GROUND:
+            return self.point(GROUND, self.ground[name], rows)
+        return self.point(body, self.bodies[body].local_points()[name], rows)
+
+    def outline(self, body, rows) -> np.ndarray:
+        """(len(rows), k, 2): the points drawn for a body, in drawing order."""
+        spec = self.bodies[body]
+        pts = spec.local_points()
+        if isinstance(spec, BarSpec):
+            order = [pts["a"], pts["b"]]
+        elif len(pts) >= 2:
+            order = list(pts.values())
+            if len(order) > 2:
+                order.append(order[0])
+        else:
+            order = [(0.0, 0.0)] + list(pts.values())
+            if len(order) == 1:
+                order.append((0.0, 0.0))
+        return np.stack([self.point(body, p, rows) for p in order], axis=1)
+
+
+def _writer(path: Path, fps: float):
+    from matplotlib import animation
+
+    suffix = path.suffix.lower()
+    if suffix == ".gif":
+        return animation.PillowWriter(fps=fps)
+    if suffix in (".mp4", ".m4v", ".mov"):
+        if shutil.which("ffmpeg") is None:
+            raise AnimationError(f"{path}: writing {suffix} needs ffmpeg, which is not "
+                                 "installed; write a .gif instead (Pillow)")
+        return animation.FFMpegWriter(fps=fps)
+    raise AnimationError(f"{path}: unknown animation format {suffix or '(none)'!r}; use "
+                         ".gif or .mp4")
+
+
+def animate(result, path, *, fps: float = 30.0, speed: float = 1.0, markers=None,
+            trace: bool = True, dpi: int = 100, size=(6.0, 4.5), title=None) -> Path:
+    """Write an animation of ``result`` (a SimulationResult or KinematicsResult) to ``path``
+    (``.gif``: Pillow; ``.mp4``: ffmpeg) and return the path.
+
+    Parameters
+    ----------
+    fps : float
+        Frames per second of the animation.
+    speed : float
+        Simulated seconds per second of animation.
+    markers : sequence of str, optional
+        Markers whose traces are drawn (default: all of the model's markers).
+    trace : bool
+        Draw the markers' paths up to the current frame (else only their current points).
+    dpi, size : resolution and figure size (inches).
+    title : str, optional
+        Title above the axes (default: the model's name); the time is shown below it.
+
+    Raises
+    ------
+    AnimationError
+        Bad fps, speed, markers or format (an unknown suffix, .mp4 without ffmpeg), or more
+        than MAX_FRAMES frames. Errors writing the file (a missing directory) are raised
+        before any frame is drawn.
+    """
+    from .plotting import _pyplot
+
+    path = Path(path)
+    for name, value in (("fps", fps), ("speed", speed)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+                not math.isfinite(value) or value <= 0:
+            raise AnimationError(f"{name} must be a positive number, got {value!r}")
+    if isinstance(dpi, bool) or not isinstance(dpi, int) or not 10 <= dpi <= 1000:
+        raise AnimationError(f"dpi must be an integer from 10 to 1000, got {dpi!r}")
+    model = result.model
+    if markers is None:
+        markers = list(model.marker_names)
+    elif isinstance(markers, str):
+        markers = [markers]
+    for m in markers:
+        if not isinstance(m, str) or m not in model.marker_names:
+            raise AnimationError(f"model {model.name!r} has no marker {m!r} (markers: "
+                                 f"{', '.join(model.marker_names) or 'none'})")
+    if not path.parent.is_dir():
+        raise AnimationError(f"{path}: the directory {path.parent} does not exist")
+    writer = _writer(path, fps)
+    if len(result.t) == 0:
+        raise AnimationError("the result has no output rows")
+
+    rows = frame_times(result.t, fps, speed)
+    geo = _Geometry(model, np.asarray(result.q))
+    all_rows = np.arange(len(result.t))
+    outlines = {b: geo.outline(b, rows) for b in model.body_names}
+    joints = [j for j in model.description.joints]
+    joint_xy = {j.name: geo.ref(j.first, rows) for j in joints}
+    traces = {m: np.asarray(result.marker(m)) for m in markers}
+
+    # Limits from every drawn point at every output row, with a margin.
+    pts = [geo.outline(b, all_rows).reshape(-1, 2) for b in model.body_names]
+    pts += [np.asarray(list(geo.ground.values()), dtype=float).reshape(-1, 2)]
+    pts += list(traces.values())
+    cloud = np.concatenate([p for p in pts if p.size])
+    lo, hi = cloud.min(axis=0), cloud.max(axis=0)
+    span = max(float(np.max(hi - lo)), 1e-9)
+    lo, hi = lo - 0.06 * span, hi + 0.06 * span
+
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=size, dpi=dpi)
+    try:
+        ax.set_aspect("equal")
+        ax.set_xlim(lo[0], hi[0])
+        ax.set_ylim(lo[1], hi[1])
+        ax.set_xlabel("x (m)")
+        ax.set_ylabel("y (m)")
+        heading = title if title is not None else model.name
+        ax.set_title(heading)
+        if geo.ground:
+            g = np.asarray(list(geo.ground.values()), dtype=float)
+            ax.plot(g[:, 0], g[:, 1], "^", color="0.35", markersize=8, zorder=1)
+        body_lines = {b: ax.plot([], [], "-", lw=2.5, color="C0", solid_capstyle="round",
+                                 zorder=2)[0] for b in model.body_names}
+        revolute = [j.name for j in joints if isinstance(j, RevoluteSpec)]
+        prismatic = [j for j in joints if isinstance(j, PrismaticSpec)]
+        joint_dots = ax.plot([], [], "o", mfc="white", mec="k", markersize=5, zorder=3)[0]
+        slider_lines = [ax.plot([], [], "-", lw=5, color="C1", alpha=0.6, zorder=2)[0]
+                        for _ in prismatic]
+        trace_lines = {m: ax.plot([], [], "-", lw=1, zorder=1, label=m)[0] for m in markers}
+        marker_dots = {m: ax.plot([], [], ".", color=trace_lines[m].get_color(),
+                                  markersize=6, zorder=4)[0] for m in markers}
+        if markers:
+            ax.legend(loc="upper right", fontsize="small")
+        clock = ax.text(0.02, 0.97, "", transform=ax.transAxes, va="top")
+        half = 0.04 * span
+
+        def draw(k):
+            row = rows[k]
+            for b, line in body_lines.items():
+                line.set_data(outlines[b][k, :, 0], outlines[b][k, :, 1])
+            if revolute:
+                xy = np.array([joint_xy[n][k] for n in revolute])
+                joint_dots.set_data(xy[:, 0], xy[:, 1])
+            for j, line in zip(prismatic, slider_lines):
+                c = joint_xy[j.name][k]
+                ang = j.axis + (0.0 if j.first[0] == GROUND else
+                                math.atan2(geo.q[row, geo.index[j.first[0]] + 3],
+                                           geo.q[row, geo.index[j.first[0]] + 2]))
+                d = half * np.array([math.cos(ang), math.sin(ang)])
+                line.set_data([c[0] - d[0], c[0] + d[0]], [c[1] - d[1], c[1] + d[1]])
+            for m in markers:
+                p = traces[m]
+                if trace:
+                    trace_lines[m].set_data(p[:row + 1, 0], p[:row + 1, 1])
+                marker_dots[m].set_data([p[row, 0]], [p[row, 1]])
+            clock.set_text(f"t = {result.t[row]:.3f} s")
+            return []
+
+        with writer.saving(fig, str(path), dpi):
+            for k in range(len(rows)):
+                draw(k)
+                writer.grab_frame()
+    finally:
+        plt.close(fig)
+    return path

@@ -1,0 +1,84 @@
+"""Animations (linkdyn.animation, result.animate, `linkdyn animate`): the frames are the
+requested times, the drawn mechanism is the computed one, and bad arguments say what is
+wrong before anything is drawn."""
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import linkdyn
+from linkdyn.animation import AnimationError, _Geometry, frame_times
+from linkdyn.cli import main
+from linkdyn.models import nfourbar
+
+
+def test_frame_times_pick_the_nearest_rows():
+    t = np.linspace(0.0, 1.0, 101)
+    rows = frame_times(t, fps=10.0, speed=1.0)
+    assert len(rows) == 11 and np.allclose(t[rows], np.linspace(0, 1, 11))
+    slow = frame_times(t, fps=10.0, speed=0.5)       # half speed: twice the frames
+    assert len(slow) == 21 and np.allclose(t[slow], np.linspace(0, 1, 21))
+    coarse = frame_times(np.array([0.0, 0.3, 1.0]), fps=10.0, speed=1.0)
+    assert list(coarse[:4]) == [0, 0, 1, 1] and coarse[-1] == 2   # 0.2 is nearer 0.3
+    with pytest.raises(AnimationError, match="frames"):
+        frame_times(np.array([0.0, 1e4]), fps=30.0, speed=1.0)
+
+
+def test_gif_of_a_simulation(tmp_path):
+    model = nfourbar(2)
+    r = linkdyn.simulate(model, 0.4, dt_out=0.01)
+    path = r.animate(tmp_path / "a02.gif", fps=10)
+    with Image.open(path) as im:
+        assert im.n_frames == 5 and im.size == (600, 450)
+        first = np.asarray(im.convert("RGB")).copy()
+        im.seek(4)
+        last = np.asarray(im.convert("RGB"))
+    assert np.any(first != last)   # the mechanism moved between the frames
+
+
+def test_drawn_joints_coincide_with_both_of_their_points():
+    """The geometry the frames are drawn from is the result's: every revolute joint's two
+    points are the same point at every output row (the constraints hold)."""
+    model = linkdyn.load_model("jansen")
+    r = linkdyn.simulate(model, 0.2, dt_out=0.01)
+    geo = _Geometry(model, r.q)
+    rows = np.arange(len(r.t))
+    for joint in model.description.joints:
+        gap = geo.ref(joint.first, rows) - geo.ref(joint.second, rows)
+        assert np.max(np.abs(gap)) < 1e-9, joint.name
+    # Bars are drawn end to end: their outline is the segment a-b of the bar's length.
+    outline = geo.outline("L1", rows)
+    length = np.hypot(*(outline[:, 1] - outline[:, 0]).T)
+    assert np.allclose(length, model.description.bodies[0].length)
+
+
+def test_kinematics_result_animates(tmp_path):
+    model = linkdyn.load_model("jansen_driven")
+    k = linkdyn.kinematics(model, np.linspace(0.0, 0.2, 21))
+    path = k.animate(tmp_path / "k.gif", fps=10, markers=["foot"], trace=False)
+    with Image.open(path) as im:
+        assert im.n_frames == 3
+
+
+def test_bad_arguments_are_refused_before_drawing(tmp_path):
+    r = linkdyn.simulate(nfourbar(1), 0.1, dt_out=0.01)
+    with pytest.raises(AnimationError, match="format"):
+        r.animate(tmp_path / "a.avi")
+    with pytest.raises(AnimationError, match="does not exist"):
+        r.animate(tmp_path / "missing" / "a.gif")
+    with pytest.raises(AnimationError, match="fps"):
+        r.animate(tmp_path / "a.gif", fps=0)
+    with pytest.raises(AnimationError, match="no marker 'tip'.*B0"):
+        r.animate(tmp_path / "a.gif", markers=["tip"])
+    assert not any(tmp_path.iterdir())
+
+
+def test_animate_command(tmp_path, capsys):
+    out = tmp_path / "jansen.gif"
+    assert main(["animate", "jansen", "--t-end", "0.2", "--fps", "10", "--output",
+                 str(out)]) == 0
+    assert f"wrote {out}" in capsys.readouterr().out
+    with Image.open(out) as im:
+        assert im.n_frames == 3
+    assert main(["animate", "jansen", "--output", str(tmp_path / "x.webm")]) == 2
+    assert "unknown animation format" in capsys.readouterr().err
