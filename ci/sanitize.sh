@@ -20,16 +20,17 @@ flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-fr
 # Dependencies first (numpy, scipy come as wheels), then linkdyn alone with the flags, built
 # from a fresh copy of the sources (setuptools would reuse objects left in ./build by an
 # ordinary build, and an ordinary build would reuse the instrumented ones).
-.venv-asan/bin/python -m pip install -q ".[test,cholmod]"
 src=$(mktemp -d)
 trap 'rm -rf "$src"' EXIT
 cp -r src csrc setup.py pyproject.toml MANIFEST.in README.md "$src"/
 rm -f "$src"/src/linkdyn/_*.c "$src"/src/linkdyn/*.so
+.venv-asan/bin/python -m pip install -q "$src[test,cholmod]"
+rm -rf "$src"/build "$src"/src/linkdyn/_*.c
 CC="$CC" CFLAGS="$flags" LDFLAGS="-fsanitize=address,undefined" \
     .venv-asan/bin/python -m pip install -q --no-cache-dir --force-reinstall --no-deps "$src"
 # Check that the installed extensions are instrumented.
 ext=$(ls .venv-asan/lib/python*/site-packages/linkdyn/_bdf*.so 2>/dev/null | head -1)
-if [ -z "$ext" ] || ! nm -D "$ext" | grep -q __asan; then
+if [ -z "$ext" ] || [ "$(nm -D "$ext" | grep -c __asan)" -eq 0 ]; then
     echo "ci/sanitize.sh: the extensions were not built with AddressSanitizer" >&2
     exit 1
 fi

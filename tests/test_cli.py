@@ -200,3 +200,20 @@ def test_gait_command_reports_plots_and_finds_the_limit_cycle(tmp_path, capsys):
 def test_gait_command_rejects_a_model_that_is_not_a_walker(capsys):
     assert main(["gait", "jansen"]) == 2
     assert "is not a walker" in capsys.readouterr().err
+
+
+def test_terminal_progress_line():
+    """The command's progress display: one line rewritten in place, then cleared."""
+    import io
+
+    from linkdyn.cli import _TerminalProgress
+
+    stream = io.StringIO()
+    shown = _TerminalProgress(10.0, stream)
+    shown(2.5, 1234)
+    shown(5.0, 2468)
+    shown.clear()
+    text = stream.getvalue()
+    assert "\r  t = 2.5 s of 10 s (25%), 1234 steps" in text
+    assert "\r  t = 5 s of 10 s (50%), 2468 steps" in text
+    assert text.endswith("\r")

@@ -429,3 +429,29 @@ def test_simulation_results_report_bodies_accelerations_and_tables():
     assert list(table.columns[:6]) == ["tip.x", "tip.y", "tip.vx", "tip.vy", "tip.ax", "tip.ay"]
     assert table.index.name == "t" and len(table) == len(r.t)
     np.testing.assert_array_equal(table["rod.angle"], r.body_angle("rod"))
+
+
+def test_progress_callback_reports_and_changes_nothing(monkeypatch):
+    """progress(t, steps) is called from a helper thread while the integrator runs: times
+    and steps only grow, the result is bit for bit the one without it, and a callback that
+    raises stops the reports, not the run."""
+    import sys
+
+    monkeypatch.setattr(sys.modules["linkdyn.simulate"], "PROGRESS_PERIOD", 0.002)
+    model = linkdyn.chain(60)
+    plain = linkdyn.simulate(model, 2.0, dt_out=0.1)
+    calls = []
+    watched = linkdyn.simulate(model, 2.0, dt_out=0.1,
+                               progress=lambda t, steps: calls.append((t, steps)))
+    assert np.array_equal(plain.q, watched.q)
+    assert calls, "no progress report in a run of several milliseconds"
+    t, steps = np.array(calls).T
+    assert np.all(np.diff(t) >= 0) and np.all(np.diff(steps) >= 0)
+    assert 0.0 <= t[0] and t[-1] <= 2.0 and steps[-1] <= watched.stats["steps"]
+
+    def broken(t, steps):
+        raise RuntimeError("display gone")
+
+    assert linkdyn.simulate(model, 2.0, dt_out=0.1, progress=broken).status == "success"
+    with pytest.raises(ValueError, match="progress must be callable"):
+        linkdyn.simulate(model, 0.1, progress=3)

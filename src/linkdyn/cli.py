@@ -125,13 +125,38 @@ STATS_KEYS = ("integration_seconds", "steps", "rejected_steps", "newton_iteratio
               "residual_evaluations", "jacobian_evaluations", "factorizations")
 
 
+class _TerminalProgress:
+    """simulate's progress callback for a terminal: one line on stderr, rewritten in place,
+    cleared at the end (nothing when stderr is not a terminal)."""
+
+    def __init__(self, t_end, stream=None):
+        self.t_end, self.stream, self.shown = t_end, stream or sys.stderr, False
+
+    def __call__(self, t, steps):
+        self.stream.write(f"\r  t = {t:.4g} s of {self.t_end:g} s ({100 * t / self.t_end:.0f}%),"
+                          f" {steps} steps ")
+        self.stream.flush()
+        self.shown = True
+
+    def clear(self):
+        if self.shown:
+            self.stream.write("\r" + " " * 60 + "\r")
+            self.stream.flush()
+
+
 def _cmd_simulate(args) -> int:
     _writable(args.output, "--output")
     _writable(args.stats_json, "--stats-json")
     _plot_dir(args.plot)
     model = load_model(args.model)
-    result = simulate(model, args.t_end, rtol=args.rtol, atol=args.atol, dt_out=args.dt_out,
-                      proportional=not args.per_step_tolerance)
+    shown = _TerminalProgress(args.t_end) if sys.stderr.isatty() else None
+    try:
+        result = simulate(model, args.t_end, rtol=args.rtol, atol=args.atol,
+                          dt_out=args.dt_out, proportional=not args.per_step_tolerance,
+                          progress=shown)
+    finally:
+        if shown is not None:
+            shown.clear()
     st = result.stats
     energy = result.energy
     print(f"model {model.name}: {model.nbody} bodies, {model.nq} coordinates, {model.nc} "
