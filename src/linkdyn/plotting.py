@@ -16,25 +16,58 @@ def _pyplot():
     return plt
 
 
-def plot_simulation(result, directory) -> list[Path]:
-    """Write ``markers.png`` (x and y of the first marker against time, like the Jansen
-    seed's Figure 2 for P3) and ``invariants.png`` (energy variation and the position and
-    velocity constraint norms on a log scale, like its Figure 3). Returns the paths."""
+def _positive_or_nan(x):
+    """Exact zeros (a run starting at rest satisfies its velocity constraints exactly) have no
+    logarithm: they are left out of a log plot instead of dragging its axis to 1e-300."""
+    x = np.asarray(x, dtype=float)
+    return np.where(x > 0, x, np.nan)
+
+
+def _log_panel(ax, t, values, label):
+    y = _positive_or_nan(values)
+    if np.all(np.isnan(y)):
+        ax.text(0.5, 0.5, f"{label} = 0 throughout", transform=ax.transAxes, ha="center",
+                va="center")
+        ax.set_yticks([])
+    else:
+        ax.semilogy(t, y)
+    ax.set_ylabel(label)
+
+
+def _plain_numbers(ax):
+    """Tick labels as plain numbers: no offset (+1.2e3) or scientific multiplier on a nearly
+    constant signal."""
+    ax.ticklabel_format(axis="y", useOffset=False, style="plain")
+
+
+def plot_simulation(result, directory, markers=None) -> list[Path]:
+    """Write ``markers.png`` (x and y of the markers against time, like the Jansen seed's
+    Figure 2; ``markers``: the names, default all) and ``invariants.png`` (energy variation and
+    the position and velocity constraint norms on a log scale, like its Figure 3; exact
+    zeros are left out of the log panels). Returns the paths."""
     plt = _pyplot()
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     model = result.model
-    if model.marker_names:
-        name = model.marker_names[0]
-        p = result.marker(name)
+    names = list(model.marker_names) if markers is None else list(markers)
+    for name in names:
+        if name not in model.marker_names:
+            raise KeyError(f"model {model.name!r} has no marker {name!r} (markers: "
+                           f"{', '.join(model.marker_names) or 'none'})")
+    if names:
         fig, axes = plt.subplots(2, 1, sharex=True, figsize=(8, 6))
-        for ax, k, label in zip(axes, (0, 1), ("x", "y")):
-            ax.plot(result.t, p[:, k])
-            ax.set_ylabel(f"{name}.{label} [m]")
+        for name in names:
+            p = result.marker(name)
+            for ax, k in zip(axes, (0, 1)):
+                ax.plot(result.t, p[:, k], label=name)
+        for ax, label in zip(axes, ("x", "y")):
+            ax.set_ylabel(f"{label} [m]")
             ax.grid(True)
+            _plain_numbers(ax)
+        axes[0].legend(loc="best", fontsize="small")
         axes[-1].set_xlabel("t [s]")
-        fig.suptitle(f"{model.name}: marker {name}")
+        fig.suptitle(f"{model.name}: markers {', '.join(names)}")
         paths.append(out / "markers.png")
         fig.savefig(paths[-1], dpi=120)
         plt.close(fig)
@@ -45,11 +78,8 @@ def plot_simulation(result, directory) -> list[Path]:
         axes[0].plot(result.t, result.work, "--", label="work W of the force elements")
         axes[0].legend()
     axes[0].set_ylabel("E - E(0) [J]")
-    tiny = np.finfo(float).tiny
-    axes[1].semilogy(result.t, np.maximum(result.phi_norm, tiny))
-    axes[1].set_ylabel("|Phi|")
-    axes[2].semilogy(result.t, np.maximum(result.phid_norm, tiny))
-    axes[2].set_ylabel("|Phi_q v + Phi_t|")
+    _log_panel(axes[1], result.t, result.phi_norm, "|Phi|")
+    _log_panel(axes[2], result.t, result.phid_norm, "|Phi_q v + Phi_t|")
     for ax in axes:
         ax.grid(True)
     axes[-1].set_xlabel("t [s]")
@@ -61,8 +91,9 @@ def plot_simulation(result, directory) -> list[Path]:
 
 
 def plot_kinematics(result, directory) -> list[Path]:
-    """Write ``trajectories.png`` (every marker's path) and, per body, ``body_<name>.png``
-    (speed, angular velocity, acceleration magnitude and angular acceleration against time)."""
+    """Write ``trajectories.png`` (every marker's path) and, per body, ``body_<name>.png``:
+    the signed components of its velocity and acceleration (centre of mass) and, for a body
+    that turns, its angular velocity and acceleration, against time."""
     plt = _pyplot()
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
@@ -83,15 +114,22 @@ def plot_kinematics(result, directory) -> list[Path]:
         fig.savefig(paths[-1], dpi=120)
         plt.close(fig)
     for body in model.body_names:
-        fig, axes = plt.subplots(4, 1, sharex=True, figsize=(8, 9))
-        series = [(np.linalg.norm(result.body_velocity(body), axis=1), "|v| [m/s]"),
-                  (result.body_angular_velocity(body), "omega [rad/s]"),
-                  (np.linalg.norm(result.body_acceleration(body), axis=1), "|a| [m/s^2]"),
-                  (result.body_angular_acceleration(body), "alpha [rad/s^2]")]
-        for ax, (y, label) in zip(axes, series):
-            ax.plot(result.t, y)
-            ax.set_ylabel(label)
+        v, a = result.body_velocity(body), result.body_acceleration(body)
+        omega, alpha = result.body_angular_velocity(body), result.body_angular_acceleration(body)
+        panels = [((v[:, 0], v[:, 1]), ("vx", "vy"), "v [m/s]"),
+                  ((a[:, 0], a[:, 1]), ("ax", "ay"), "a [m/s^2]")]
+        if np.any(omega != 0) or np.any(alpha != 0):   # a slider has no rotation to show
+            panels += [((omega,), ("omega",), "omega [rad/s]"),
+                       ((alpha,), ("alpha",), "alpha [rad/s^2]")]
+        fig, axes = plt.subplots(len(panels), 1, sharex=True, figsize=(8, 2.2 * len(panels) + 0.6))
+        for ax, (series, labels, unit) in zip(axes, panels):
+            for y, label in zip(series, labels):
+                ax.plot(result.t, y, label=label)
+            ax.set_ylabel(unit)
             ax.grid(True)
+            _plain_numbers(ax)
+            if len(series) > 1:
+                ax.legend(loc="upper right", fontsize="small")
         axes[-1].set_xlabel("t [s]")
         fig.suptitle(f"{model.name}: body {body}")
         paths.append(out / f"body_{body}.png")

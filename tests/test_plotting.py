@@ -1,0 +1,64 @@
+"""Plots (linkdyn.plotting): what the figures hold, read back from matplotlib's figures as
+they are saved."""
+
+import numpy as np
+import pytest
+
+import linkdyn
+from linkdyn import plotting
+
+
+@pytest.fixture
+def saved(monkeypatch):
+    """The figures each plot function saves, by file name."""
+    figures = {}
+    plt = plotting._pyplot()
+    original = plt.Figure.savefig
+
+    def keep(fig, path, *args, **kwargs):
+        figures[str(path).rsplit("/", 1)[-1]] = fig
+        return original(fig, path, *args, **kwargs)
+
+    monkeypatch.setattr(plt.Figure, "savefig", keep)
+    monkeypatch.setattr(plt, "close", lambda fig=None: None)
+    return figures
+
+
+def test_every_marker_is_plotted_and_zeros_stay_off_the_log_axis(tmp_path, saved):
+    model = linkdyn.load_model("jansen")
+    r = linkdyn.simulate(model, 0.2, dt_out=0.01)
+    plotting.plot_simulation(r, tmp_path)
+    x_axis = saved["markers.png"].axes[0]
+    labels = [line.get_label() for line in x_axis.get_lines()]
+    assert labels == list(model.marker_names)          # not only the first marker
+    for line, name in zip(x_axis.get_lines(), model.marker_names):
+        assert np.allclose(line.get_ydata(), r.marker(name)[:, 0])
+    with pytest.raises(KeyError, match="no marker 'nope'"):
+        plotting.plot_simulation(r, tmp_path, markers=["nope"])
+    # Started at rest: |Phi_q v + Phi_t| is exactly 0 at t = 0. The log panel leaves it out,
+    # so its axis spans the data, not 1e-300.
+    r = linkdyn.simulate(linkdyn.chain(3), 0.5, dt_out=0.01)
+    plotting.plot_simulation(r, tmp_path)
+    assert r.phid_norm[0] == 0.0 and np.any(r.phid_norm > 0)
+    velocity_panel = saved["invariants.png"].axes[2]
+    low, high = velocity_panel.get_ylim()
+    data = r.phid_norm[r.phid_norm > 0]
+    assert low > data.min() / 100 and high < data.max() * 100
+
+
+def test_kinematics_body_panels(tmp_path, saved):
+    """Signed components (no |v| cusps), and a body that does not turn gets no empty
+    rotation panels."""
+    b = linkdyn.ModelBuilder("slider")
+    b.add_ground_point("O", (0.0, 0.0))
+    b.add_bar("S", length=0.2, mass=1.0, position=(0.0, 0.0))
+    b.add_prismatic("P", "ground.O", "S.a", axis=0.0)
+    b.add_slide_driver("push", "P", linkdyn.laws.linear(0.1, -0.5))
+    model = b.build()
+    k = linkdyn.kinematics(model, np.linspace(0.0, 1.0, 21))
+    plotting.plot_kinematics(k, tmp_path)
+    fig = saved["body_S.png"]
+    assert len(fig.axes) == 2                          # v and a only
+    vx = fig.axes[0].get_lines()[0].get_ydata()
+    assert np.allclose(vx, k.body_velocity("S")[:, 0]) and np.all(vx < 0)   # signed
+    assert not fig.axes[0].yaxis.get_major_formatter().get_useOffset()
