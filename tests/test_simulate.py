@@ -422,7 +422,7 @@ def test_simulation_results_report_bodies_accelerations_and_tables():
     np.testing.assert_allclose(r.marker_acceleration("tip"), expected, atol=1e-7)
     with pytest.raises(KeyError, match="bodies: rod"):
         r.body_angle("stick")
-    with pytest.raises(KeyError, match="revolute joints: pin"):
+    with pytest.raises(KeyError, match="joints: pin"):
         r.joint_force("pinn")
     pytest.importorskip("pandas")
     table = r.to_dataframe(bodies=["rod"])
@@ -455,3 +455,32 @@ def test_progress_callback_reports_and_changes_nothing(monkeypatch):
     assert linkdyn.simulate(model, 2.0, dt_out=0.1, progress=broken).status == "success"
     with pytest.raises(ValueError, match="progress must be callable"):
         linkdyn.simulate(model, 0.1, progress=3)
+
+
+def test_prismatic_joint_force_and_moment():
+    """A block (2 kg, centre 0.1 m off the line) sliding without friction on a 0.3 rad
+    incline: the joint pushes it with m g cos(a) along the line's normal, and the moment on
+    the ground about the line's point O is the normal force times the distance slid."""
+    alpha, mass, off = 0.3, 2.0, 0.1
+    u = (math.cos(alpha), math.sin(alpha))
+    n = (-math.sin(alpha), math.cos(alpha))
+    b = linkdyn.ModelBuilder("incline")
+    b.add_ground_point("O", (0.0, 0.0))
+    b.add_body("B", mass=mass, inertia=0.05, points={"p": (0.0, -off)},
+               position=(off * n[0], off * n[1]), u=u)
+    b.add_prismatic("P", "ground.O", "B.p", axis=alpha)
+    model = b.build()
+    r = linkdyn.simulate(model, 1.0, dt_out=0.1, rtol=1e-10, atol=1e-10)
+    normal = mass * 9.81 * math.cos(alpha)
+    on_block = -r.joint_force("P")
+    assert np.allclose(on_block, normal * np.array(n), rtol=0, atol=1e-8)
+    slid = 0.5 * 9.81 * math.sin(alpha) * r.t**2
+    assert np.allclose(r.joint_moment("P"), normal * slid, rtol=0, atol=1e-8)
+    with pytest.raises(KeyError, match="no joint 'Q'.*joints: P"):
+        r.joint_force("Q")
+
+
+def test_revolute_joint_has_no_moment():
+    model = linkdyn.chain(2)
+    r = linkdyn.simulate(model, 0.1, dt_out=0.05)
+    assert np.all(r.joint_moment("R1") == 0.0) and r.joint_force("R1").shape == (3, 2)

@@ -17,6 +17,7 @@ import numpy as np
 
 from ._bdf import STATUS, BDFIntegrator
 from .assembly import check_redundant, consistent_state
+from .description import GROUND, PrismaticSpec
 from .errors import (ControllerError, ConvergenceError, ForceElementError, ModelError,
                      NonFiniteError, SimulationError, SingularJacobianError, StepSizeError)
 from .events import (ARC, BACK, CONTACT, FRICTION_SLIP, FRICTION_STOP, PASS, EventRecord,
@@ -283,16 +284,60 @@ class SimulationResult(TrajectoryAccessors):
                            f"{', '.join(self.model.driver_names) or 'none'})")
         return -self.lam[:, self.model.constraint_names.index(driver)]
 
+    def _joint(self, joint):
+        specs = {j.name: j for j in self.model.description.joints}
+        if not isinstance(joint, str) or joint not in specs:
+            raise KeyError(f"model {self.model.name!r} has no joint {joint!r} (joints: "
+                           f"{', '.join(specs) or 'none'})")
+        return specs[joint]
+
     def joint_force(self, joint: str) -> np.ndarray:
-        """Force (n, 2) in N that revolute ``joint`` exerts on its first body at the joint
-        point (the second body receives the opposite): ``-lam`` of the joint's x and y rows."""
-        if joint not in self.model.joint_names or f"{joint}.x" not in self.model.constraint_names:
-            revolute = [j for j in self.model.joint_names
-                        if f"{j}.x" in self.model.constraint_names]
-            raise KeyError(f"model {self.model.name!r} has no revolute joint {joint!r} "
-                           f"(revolute joints: {', '.join(revolute) or 'none'})")
+        """Force (n, 2) in N that ``joint`` exerts on its first body (the second body
+        receives the opposite). A revolute joint's acts at the joint point: ``-lam`` of its x
+        and y rows. A prismatic joint's is its constraint force, normal to the axis (a slide
+        driver's force along the axis is ``driver_effort``); with it goes the moment
+        ``joint_moment``."""
+        spec = self._joint(joint)
+        if isinstance(spec, PrismaticSpec):
+            return self._prismatic(spec)[0]
         row = self.model.constraint_names.index(f"{joint}.x")
         return -self.lam[:, row:row + 2]
+
+    def joint_moment(self, joint: str) -> np.ndarray:
+        """Moment (n,) in N m that ``joint`` exerts on its first body about the joint's first
+        point (counter-clockwise positive; the second body receives the opposite force and
+        moment about the same point): what a prismatic joint's rotation and axis rows apply
+        besides ``joint_force``; zero for a revolute joint."""
+        spec = self._joint(joint)
+        if isinstance(spec, PrismaticSpec):
+            return self._prismatic(spec)[1]
+        return np.zeros(len(self.t))
+
+    def _prismatic(self, spec):
+        """Force and moment of a prismatic joint on its first body, from the generalised
+        constraint forces -Phi_q^T lam of its two rows on one of its bodies."""
+        from .animation import _Geometry
+
+        m = self.model
+        rows = [m.constraint_names.index(f"{spec.name}.rotation"),
+                m.constraint_names.index(f"{spec.name}.axis")]
+        # The forces on the second body, negated; on the first when the second is ground.
+        body, sign = ((spec.second[0], -1.0) if spec.second[0] != GROUND
+                      else (spec.first[0], 1.0))
+        i = 4 * m.body_names.index(body)
+        point = _Geometry(m, self.q).ref(spec.first, np.arange(len(self.t)))
+        force = np.empty((len(self.t), 2))
+        moment = np.empty(len(self.t))
+        for k in range(len(self.t)):
+            J = m.phi_q(self.q[k], float(self.t[k]))[rows][:, i:i + 4].toarray()
+            g = -J.T @ self.lam[k, rows]
+            ux, uy = self.q[k, i + 2], self.q[k, i + 3]
+            # A moment about the centre of mass does work on u through du = (-uy, ux) dtheta.
+            m_centre = -g[2] * uy + g[3] * ux
+            r = self.q[k, i:i + 2] - point[k]
+            force[k] = sign * g[:2]
+            moment[k] = sign * (m_centre + r[0] * g[1] - r[1] * g[0])
+        return force, moment
 
 
 class ControlState:
