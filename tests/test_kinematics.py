@@ -311,3 +311,28 @@ def test_function_laws_in_threads_do_not_interfere():
         for i in range(2):
             np.testing.assert_array_equal(out[i].q, alone[i].q)
             assert not out[i].singularities
+
+
+def test_parallelogram_change_point_sampled_exactly_is_reported():
+    """A parallelogram four-bar whose crank reaches the ground line at t = 1 s exactly (all
+    bars collinear: its change point). Newton solves the sample there only to about the
+    square root of its tolerance, so the condition estimate is 1e-8..1e-7, not 0: the
+    default threshold must still report it, and only there."""
+    b = linkdyn.ModelBuilder("parallelogram")
+    b.add_ground_point("O", (0.0, 0.0))
+    b.add_ground_point("C", (1.0, 0.0))
+    b.add_bar("crank", length=0.5, mass=1.0, position=(0.0, 0.25), u=(0.0, 1.0))
+    b.add_bar("coupler", length=1.0, mass=1.0, position=(0.5, 0.5), u=(1.0, 0.0))
+    b.add_bar("rocker", length=0.5, mass=1.0, position=(1.0, 0.25), u=(0.0, 1.0))
+    b.add_revolute("A", "crank.a", "ground.O")
+    b.add_revolute("B", "crank.b", "coupler.a")
+    b.add_revolute("D", "coupler.b", "rocker.b")
+    b.add_revolute("E", "rocker.a", "ground.C")
+    # The relative angle of joint A is -(crank angle): the crank turns from pi/2 to pi.
+    b.add_angle_driver("drive", "A", laws.linear(-math.pi / 2, -math.pi / 2))
+    model = b.build()
+    k = kinematics(model, np.linspace(0.0, 1.5, 151), on_singular="continue")
+    assert [s.t for s in k.singularities] == [1.0]
+    assert 1e-9 < k.singularities[0].rcond < 1e-6
+    with pytest.raises(SingularConfigurationError, match="t = 1 s"):
+        kinematics(model, np.linspace(0.0, 1.5, 151))
