@@ -484,3 +484,28 @@ def test_revolute_joint_has_no_moment():
     model = linkdyn.chain(2)
     r = linkdyn.simulate(model, 0.1, dt_out=0.05)
     assert np.all(r.joint_moment("R1") == 0.0) and r.joint_force("R1").shape == (3, 2)
+
+
+def test_a_driver_pushed_past_its_dead_centre_is_named():
+    """The rocker of a crank-rocker driven towards its extreme (where crank and coupler line
+    up): the integrator cannot go on there, and the error says which driver and why instead
+    of only "Newton iteration failed"."""
+    import dataclasses
+
+    from conftest import fourbar_builder
+    from linkdyn.model import compile_model
+
+    b = fourbar_builder()
+    start = linkdyn.consistent_state(b.build())
+    i = 4 * b.build().body_names.index("rocker")
+    phi0 = math.atan2(start.q[i + 3], start.q[i + 2])
+    b.add_angle_driver("rocker_drive", "C_rocker", linkdyn.laws.linear(phi0, -0.5))
+    desc = b.description()
+    model = compile_model(dataclasses.replace(
+        desc, bodies=tuple(dataclasses.replace(x, hold=False) for x in desc.bodies)))
+    with pytest.raises(linkdyn.SimulationError) as info:
+        linkdyn.simulate(model, 3.0, rtol=1e-8, atol=1e-8)
+    err = info.value
+    assert "driver 'rocker_drive' cannot be followed" in str(err)
+    assert err.constraints[0] == "rocker_drive"
+    assert err.result is not None and err.result.t[-1] <= err.t
