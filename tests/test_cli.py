@@ -217,3 +217,13 @@ def test_terminal_progress_line():
     assert "\r  t = 2.5 s of 10 s (25%), 1234 steps" in text
     assert "\r  t = 5 s of 10 s (50%), 2468 steps" in text
     assert text.endswith("\r")
+
+
+def test_generated_models_from_the_command(capsys):
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    assert "nfourbar:N" in out and "iftomm_a01" in out and "chain:N" in out
+    assert main(["assemble", "nfourbar:2"]) == 0
+    assert "model nfourbar2" in capsys.readouterr().out
+    assert main(["simulate", "iftomm_a01", "--t-end", "0.1"]) == 0
+    assert "marker P1" in capsys.readouterr().out

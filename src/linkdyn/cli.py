@@ -7,7 +7,8 @@
     linkdyn kinematics [MODEL]     kinematic analysis of a fully driven model (see --help)
     linkdyn sweep FILE             a parameter sweep (see --help)
 
-MODEL is a built-in model's name, ``chain:N`` (the generator chain(N)), or a model file.
+MODEL is a built-in model's name, ``chain:N`` or ``nfourbar:N`` (the generators chain(N) and
+nfourbar(N)), ``iftomm_a01``, or a model file.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import numpy as np
 from . import __version__
 from .assembly import consistent_state
 from .errors import LinkdynError
-from .models import builtin_names, chain
+from .models import builtin_names, chain, nfourbar, simple_pendulum
 from .models import load_model as _load_model
 from .kinematics import kinematics
 from .simulate import output_times, simulate
@@ -35,10 +36,14 @@ PUBLISHED_SECONDS = 76.17
 
 
 def load_model(text: str):
-    """A built-in model, ``chain:N`` (the chain generator) or a model file."""
-    match = re.fullmatch(r"chain:(\d+)", text)
+    """A built-in model, ``chain:N`` or ``nfourbar:N`` (the generators), ``iftomm_a01`` or a
+    model file."""
+    match = re.fullmatch(r"(chain|nfourbar):(\d+)", text)
     if match:
-        return chain(int(match.group(1)))
+        n = int(match.group(2))
+        return chain(n) if match.group(1) == "chain" else nfourbar(n)
+    if text == "iftomm_a01":
+        return simple_pendulum()
     return _load_model(text)
 
 
@@ -49,14 +54,18 @@ def _count(n: int, word: str, plural: str | None = None) -> str:
 
 def _cmd_models(args) -> int:
     names = builtin_names()
-    width = max(len(n) for n in names + ["chain:N"]) + 2
+    width = max(len(n) for n in names + ["nfourbar:N"]) + 2
     for name in names:
         model = load_model(name)
         print(f"{name:{width}s}{_count(model.nbody, 'body', 'bodies'):>11s}, "
               f"{_count(len(model.joint_names), 'joint'):>10s}, "
               f"{_count(model.nq, 'coordinate'):>15s}, "
               f"{_count(model.nc, 'constraint'):>15s}")
+    print(f"{'iftomm_a01':{width}s}IFToMM benchmark A01, the simple pendulum "
+          "(linkdyn.models.simple_pendulum)")
     print(f"{'chain:N':{width}s}a hanging chain of N bars (the generator linkdyn.chain)")
+    print(f"{'nfourbar:N':{width}s}IFToMM benchmark A02, N parallelogram windows "
+          "(linkdyn.models.nfourbar; the benchmark uses N = 40)")
     return 0
 
 
@@ -355,7 +364,8 @@ def _accept_negative_numbers(parser):
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="linkdyn", description="Kinematics and dynamics of "
                                      "planar mechanisms in fully Cartesian coordinates. MODEL "
-                                     "is a built-in model's name, chain:N or a model file.")
+                                     "is a built-in model's name, chain:N, nfourbar:N, iftomm_a01 or a "
+                                     "model file.")
     _accept_negative_numbers(parser)
     parser.add_argument("--version", action="version", version=f"linkdyn {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
