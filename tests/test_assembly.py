@@ -1,11 +1,13 @@
 """Consistent initial states: projections, held coordinates, and the errors that name rows."""
 
+import math
+
 import numpy as np
 import pytest
 import scipy.linalg
 
 import linkdyn
-from linkdyn import AssemblyError, ModelError, RedundantConstraintsError
+from linkdyn import AssemblyError, ModelError, RedundantConstraintsError, laws
 from conftest import fourbar_builder
 
 
@@ -119,8 +121,35 @@ def test_violated_rows_on_held_coordinates():
     model = b.build()
     q = model.q0.copy()
     q[0] += 0.01  # the held crank no longer sits on its ground pin
-    with pytest.raises(AssemblyError, match="only held coordinates are violated: O_crank.x"):
+    with pytest.raises(AssemblyError, match="conflict with the held bodies 'crank' "
+                       r"\(residuals: O_crank.x") as info:
         linkdyn.consistent_state(model, q=q)
+    assert "cannot be met without moving held bodies" in str(info.value)
+
+
+def test_messages_name_what_cannot_be_assembled():
+    """A four-bar whose links are too short to span its base, and a driver that disagrees
+    with a held body: the errors say which loop, and what conflicts with what."""
+    b = linkdyn.ModelBuilder("open4")
+    b.add_ground_point("O", (0.0, 0.0))
+    b.add_ground_point("C", (1.0, 0.0))
+    b.add_bar("crank", length=0.2, mass=1.0, position=(0.0, 0.1), u=(0.0, 1.0))
+    b.add_bar("coupler", length=0.3, mass=1.0, position=(0.5, 0.2), u=(1.0, 0.0))
+    b.add_bar("rocker", length=0.2, mass=1.0, position=(1.0, 0.1), u=(0.0, 1.0))
+    b.add_revolute("A", "crank.a", "ground.O")
+    b.add_revolute("B", "crank.b", "coupler.a")
+    b.add_revolute("D", "coupler.b", "rocker.b")
+    b.add_revolute("E", "rocker.a", "ground.C")
+    with pytest.raises(AssemblyError, match="the bodies crank, coupler, rocker with the "
+                       "joints A, B, D, E cannot be assembled"):
+        linkdyn.consistent_state(b.build())
+    b = linkdyn.ModelBuilder("conflict")
+    b.add_ground_point("O", (0.0, 0.0))
+    b.add_bar("bar", length=1.0, mass=1.0, position=(0.5, 0.0), u=(1.0, 0.0), hold=True)
+    b.add_revolute("J", "bar.a", "ground.O")
+    b.add_angle_driver("d", "J", laws.constant(-math.pi / 3))
+    with pytest.raises(AssemblyError, match="driver 'd' cannot move held bodies"):
+        linkdyn.consistent_state(b.build())
 
 
 @pytest.mark.parametrize("model_name", ["jansen", "chain"])

@@ -29,6 +29,7 @@ try:  # CHOLMOD through scikit-sparse is optional: pip install "linkdyn[cholmod]
 except ImportError:  # pragma: no cover - exercised where scikit-sparse is absent
     analyze_AAt = None
 
+from .description import GROUND
 from .errors import AssemblyError, ModelError, RedundantConstraintsError
 from .model import COORDINATES, Model
 
@@ -258,6 +259,32 @@ class _Projector:
         return self.scale * (A.T @ y)
 
 
+def _loop_hint(model: Model, q, t, state, phi, tol) -> str:
+    """Which bodies and joints could not be assembled: the elements of the rows still
+    violated, and the bodies they touch (a loop too short or too long to close)."""
+    try:
+        bad = np.flatnonzero(np.abs(np.nan_to_num(phi, nan=np.inf)) > max(tol, 1e-9))
+        if not bad.size:
+            return ""
+        J = model.phi_q(np.nan_to_num(q), t, state).tocsr()
+        cols = np.unique(J[bad].indices)
+        bodies = sorted({model.body_names[c // 4] for c in cols},
+                        key=model.body_names.index)
+        body_set = set(bodies)
+        joints = []
+        for j in model.description.joints:
+            ends = {j.first[0], j.second[0]} - {GROUND}
+            if ends and ends <= body_set:
+                joints.append(j.name)
+    except Exception:  # noqa: BLE001 - a hint must not hide the original failure
+        return ""
+    if not bodies:
+        return ""
+    return (f": the bodies {', '.join(bodies)} with the joints {', '.join(joints) or 'none'} "
+            "cannot be assembled as described (a loop whose links are too short or too long "
+            "to close, or a guess too far from any configuration)")
+
+
 def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
                      tol: float = 1e-13, max_iterations: int = 30,
                      state=None, redundant: str = "raise") -> ConsistentState:
@@ -315,8 +342,15 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
     bad = proj.fixed_rows[np.abs(phi[proj.fixed_rows]) > tol]
     if bad.size:
         rows, text = worst(phi, bad)
-        raise AssemblyError(f"model {model.name!r}: constraints involving only held "
-                            f"coordinates are violated: {text}", rows)
+        held_bodies = [b for k, b in enumerate(model.body_names) if held[4 * k:4 * k + 4].all()]
+        drivers = [r for r in rows if r in model.driver_names]
+        what = (f"driver{'s' if len(drivers) > 1 else ''} {', '.join(map(repr, drivers))} "
+                "cannot move held bodies: start the law at the held configuration or release "
+                "the hold" if drivers else "these constraints cannot be met without moving "
+                "held bodies")
+        raise AssemblyError(f"model {model.name!r}: constraints conflict with the held bodies "
+                            f"{', '.join(map(repr, held_bodies))} (residuals: {text}); {what}",
+                            rows)
 
     iterations = 0
     polished = False
@@ -328,7 +362,9 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
         if not np.isfinite(norm) or norm > 1e6 * max(phi0, 1.0):
             rows, text = worst(np.nan_to_num(phi, nan=np.inf), proj.active)
             raise AssemblyError(f"model {model.name!r}: Newton diverged while assembling "
-                                f"(|Phi| = {norm:.3g}); largest residuals: {text}", rows)
+                                f"(|Phi| = {norm:.3g})"
+                                f"{_loop_hint(model, q, t, state, phi, tol)}; largest "
+                                f"residuals: {text}", rows)
         if norm <= tol:
             if polished:
                 break
@@ -340,7 +376,8 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
             raise AssemblyError(
                 f"model {model.name!r}: no assembled configuration found near the initial "
                 f"guess (|Phi| = {norm:.3g} after {iterations} Newton iterations, tolerance "
-                f"{tol:.1g}); largest residuals: {text}", rows)
+                f"{tol:.1g}){_loop_hint(model, q, t, state, phi, tol)}; largest residuals: "
+                f"{text}", rows)
         A = proj.scaled_jacobian(q)
         proj.factorize(A)
         q[proj.free] -= proj.correction(A, phi[proj.active])
