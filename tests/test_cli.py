@@ -227,3 +227,27 @@ def test_generated_models_from_the_command(capsys):
     assert "model nfourbar2" in capsys.readouterr().out
     assert main(["simulate", "iftomm_a01", "--t-end", "0.1"]) == 0
     assert "marker P1" in capsys.readouterr().out
+
+
+def test_kinematics_continue_singular_writes_what_was_solved(tmp_path, capsys):
+    """--continue-singular with a driver pushed past its dead centre: the positions solved
+    before are written, the stop is reported, the exit status is 1."""
+    import math
+
+    from conftest import fourbar_builder
+
+    b = fourbar_builder()
+    start = linkdyn.consistent_state(b.build())
+    i = 4 * b.build().body_names.index("rocker")
+    phi0 = math.atan2(start.q[i + 3], start.q[i + 2])
+    b.add_angle_driver("rocker_drive", "C_rocker", linkdyn.laws.linear(phi0, -0.5))
+    path = tmp_path / "driven.json"
+    b.build().save(path)
+    out = tmp_path / "k.txt"
+    assert main(["kinematics", str(path), "--t-end", "3", "--dt", "0.01",
+                 "--continue-singular", "--output", str(out)]) == 1
+    text = capsys.readouterr().out
+    assert "stopped:" in text and "rocker_drive" in text
+    rows = [line for line in out.read_text().splitlines() if not line.startswith("#")]
+    assert 1 < len(rows) < 301
+    assert main(["kinematics", str(path), "--t-end", "3", "--dt", "0.01"]) == 2

@@ -25,7 +25,7 @@ import numpy as np
 
 from . import __version__
 from .assembly import consistent_state
-from .errors import LinkdynError
+from .errors import KinematicsError, LinkdynError
 from .models import builtin_names, chain, nfourbar, simple_pendulum
 from .models import load_model as _load_model
 from .kinematics import kinematics
@@ -231,17 +231,30 @@ def _cmd_kinematics(args) -> int:
     _plot_dir(args.plot)
     model = load_model(args.model)
     times = output_times(0.0, args.t_end, args.dt)
-    result = kinematics(model, times, on_singular="continue" if args.continue_singular
-                        else "raise")
+    stopped = None
+    try:
+        result = kinematics(model, times, on_singular="continue" if args.continue_singular
+                            else "raise")
+    except KinematicsError as exc:
+        if exc.result is None or not args.continue_singular:
+            raise
+        # --continue-singular: the sweep cannot go on; keep and write what was solved.
+        stopped, result = exc, exc.result
     st = result.stats
+    note = ""
+    if stopped is not None:
+        note = f" (stopped: {len(result.t)} of {len(times)} positions solved)"
+    elif result.status != "success":
+        note = f" (interrupted: {len(result.t)} of {len(times)} positions solved)"
     print(f"model {model.name}: {model.nq} coordinates, "
           f"{_count(len(model.driver_names), 'driver')}; "
           f"{len(result.t)} positions, t = 0 .. {result.t[-1] if len(result.t) else 0.0:g} s"
-          + ("" if result.status == "success" else
-             f" (interrupted: {len(result.t)} of {len(times)} positions solved)"))
+          + note)
+    if stopped is not None:
+        print(f"  {stopped}")
     print(f"  sweep {st['sweep_seconds'] * 1e3:.2f} ms: {st['newton_iterations']} Newton "
           f"iterations, {st['factorizations']} factorisations; smallest reciprocal condition "
-          f"estimate {result.rcond.min():.2e}")
+          f"estimate {result.rcond.min() if len(result.rcond) else float('nan'):.2e}")
     for s in result.singularities:
         print(f"  singular configuration at t = {s.t:.6g} s: {', '.join(s.constraints)}")
     if args.output:
@@ -258,6 +271,8 @@ def _cmd_kinematics(args) -> int:
 
         paths = plot_kinematics(result, args.plot)
         print(f"  wrote {len(paths)} plots into {args.plot}")
+    if stopped is not None:
+        return 1
     return 0 if result.status == "success" else 130
 
 
@@ -410,7 +425,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--t-end", type=_positive_float, default=1.0, help="end time in s (1)")
     p.add_argument("--dt", type=_positive_float, default=0.001, help="time step in s (0.001)")
     p.add_argument("--continue-singular", action="store_true",
-                   help="record singular configurations and go on instead of stopping")
+                   help="record singular configurations and go on instead of stopping; where "
+                   "the sweep cannot go on, write what was solved (exit status 1)")
     p.add_argument("--output", metavar="FILE",
                    help="write marker positions, velocities, accelerations as text")
     p.add_argument("--plot", metavar="DIR", help="write PNG plots into DIR")
