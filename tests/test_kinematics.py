@@ -336,3 +336,23 @@ def test_parallelogram_change_point_sampled_exactly_is_reported():
     assert 1e-9 < k.singularities[0].rcond < 1e-6
     with pytest.raises(SingularConfigurationError, match="t = 1 s"):
         kinematics(model, np.linspace(0.0, 1.5, 151))
+
+
+def test_progress_of_a_sweep(monkeypatch):
+    """progress(t, positions) during a compiled sweep: growing counts, times of solved rows,
+    and the same result as without it."""
+    import sys
+
+    monkeypatch.setattr(sys.modules["linkdyn._progress"], "PERIOD", 0.001)
+    model = linkdyn.load_model("jansen_driven")
+    times = np.linspace(0.0, 20.0, 40001)
+    calls = []
+    k = kinematics(model, times, progress=lambda t, n: calls.append((t, n)))
+    plain = kinematics(model, times)
+    assert np.array_equal(k.q, plain.q)
+    assert calls
+    t, n = np.array(calls).T
+    assert np.all(np.diff(n) >= 0) and n[-1] <= len(times)
+    assert np.all(np.isin(t, times))
+    with pytest.raises(ValueError, match="progress must be callable"):
+        kinematics(model, times[:3], progress="yes")

@@ -437,7 +437,7 @@ def test_progress_callback_reports_and_changes_nothing(monkeypatch):
     raises stops the reports, not the run."""
     import sys
 
-    monkeypatch.setattr(sys.modules["linkdyn.simulate"], "PROGRESS_PERIOD", 0.002)
+    monkeypatch.setattr(sys.modules["linkdyn._progress"], "PERIOD", 0.002)
     model = linkdyn.chain(60)
     plain = linkdyn.simulate(model, 2.0, dt_out=0.1)
     calls = []

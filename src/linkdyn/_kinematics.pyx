@@ -71,6 +71,7 @@ cdef class KinematicSweep:
     cdef double *buf
     cdef readonly int n, nnz
     cdef readonly long factorizations, iterations
+    cdef readonly int solved      # rows done by the running sweep (read by progress reports)
     cdef public int fail_index
 
     def __cinit__(self, kernels):
@@ -180,6 +181,7 @@ cdef class KinematicSweep:
         if qs.shape[0] != n or Q.shape[0] < nt or Q.shape[1] != n:
             raise ValueError("sweep: array sizes do not match the model")
         self.fail_index = -1
+        self.solved = 0
         ctrl_c.enter()   # nothing in the compiled loop below raises: leave() always runs
         with nogil:
             for i in range(n):
@@ -245,5 +247,6 @@ cdef class KinematicSweep:
                     Q[k, i] = q[i]
                     V[k, i] = v[i]
                     A[k, i] = a[i]
+                self.solved = k + 1
         ctrl_c.leave()
         return status, (k if status != OK else nt)

@@ -138,12 +138,13 @@ class _TerminalProgress:
     """simulate's progress callback for a terminal: one line on stderr, rewritten in place,
     cleared at the end (nothing when stderr is not a terminal)."""
 
-    def __init__(self, t_end, stream=None):
+    def __init__(self, t_end, stream=None, unit="steps"):
         self.t_end, self.stream, self.shown = t_end, stream or sys.stderr, False
+        self.unit = unit
 
-    def __call__(self, t, steps):
+    def __call__(self, t, count):
         self.stream.write(f"\r  t = {t:.4g} s of {self.t_end:g} s ({100 * t / self.t_end:.0f}%),"
-                          f" {steps} steps ")
+                          f" {count} {self.unit} ")
         self.stream.flush()
         self.shown = True
 
@@ -232,14 +233,18 @@ def _cmd_kinematics(args) -> int:
     model = load_model(args.model)
     times = output_times(0.0, args.t_end, args.dt)
     stopped = None
+    shown = _TerminalProgress(args.t_end, unit="positions") if sys.stderr.isatty() else None
     try:
         result = kinematics(model, times, on_singular="continue" if args.continue_singular
-                            else "raise")
+                            else "raise", progress=shown)
     except KinematicsError as exc:
         if exc.result is None or not args.continue_singular:
             raise
         # --continue-singular: the sweep cannot go on; keep and write what was solved.
         stopped, result = exc, exc.result
+    finally:
+        if shown is not None:
+            shown.clear()
     st = result.stats
     note = ""
     if stopped is not None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._kinematics import STATUS, KinematicSweep
+from ._progress import Reporter, check_callback
 from .assembly import consistent_state
 from .errors import KinematicsError, ModelError, SingularConfigurationError
 from .model import Model, check_output_size
@@ -100,19 +101,29 @@ def _state_at(model: Model, run, t):
     return run
 
 
-def _sweep(model, times, q_start, tol, max_iterations, run):
+def _sweep(model, times, q_start, tol, max_iterations, run, progress=None):
     n = model.nq
     check_output_size(len(times), 3 * n + 1, f"kinematics of model {model.name!r}")
     out = tuple(np.empty((len(times), n)) for _ in range(3)) + (np.empty(len(times)),)
     sweep = KinematicSweep(run)
-    status, done = sweep.sweep(times, q_start, *out, tol, max_iterations,
-                               _law_table(model, times))
+    table = _law_table(model, times)
+    reporter = None
+    if progress is not None:
+        def read():
+            k = sweep.solved
+            return (float(times[k - 1]) if k else float(times[0])), int(k)
+        reporter = Reporter(read, progress)
+    try:
+        status, done = sweep.sweep(times, q_start, *out, tol, max_iterations, table)
+    finally:
+        if reporter is not None:
+            reporter.stop()
     return status, done, out, sweep
 
 
 def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
                singular_rcond: float = 1e-6, on_singular: str = "raise",
-               max_iterations: int = 20) -> KinematicsResult:
+               max_iterations: int = 20, progress=None) -> KinematicsResult:
     """Positions, velocities and accelerations of a fully driven model at ``times``.
 
     Parameters
@@ -129,6 +140,9 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
     on_singular : "raise" or "continue"
         Raise :class:`SingularConfigurationError` at the first singular configuration, or
         record it in ``result.singularities`` and go on while positions exist.
+    progress : callable, optional
+        ``progress(t, positions)`` is called about every 0.5 s of wall time during the sweep,
+        from a helper thread, with the last time solved and the number of positions.
 
     Raises
     ------
@@ -149,6 +163,7 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
                          "analysis needs one driver per degree of freedom")
     if on_singular not in ("raise", "continue"):
         raise ValueError(f"on_singular must be 'raise' or 'continue', got {on_singular!r}")
+    check_callback(progress)
     for name, value in (("tol", tol), ("singular_rcond", singular_rcond)):
         if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
             raise ValueError(f"{name} must be a positive finite number, got {value!r}")
@@ -166,7 +181,8 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
     start = consistent_state(model, q=q0, t=float(t[0]), hold=(),
                              state=_state_at(model, run, float(t[0])))
     tic = _time.perf_counter()
-    status, done, (Q, V, A, rc), sweep = _sweep(model, t, start.q, tol, max_iterations, run)
+    status, done, (Q, V, A, rc), sweep = _sweep(model, t, start.q, tol, max_iterations, run,
+                                                progress)
     elapsed = _time.perf_counter() - tic
     stats = dict(factorizations=sweep.factorizations, newton_iterations=sweep.iterations,
                  sweep_seconds=elapsed)

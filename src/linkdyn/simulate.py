@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._bdf import STATUS, BDFIntegrator
+from ._progress import Reporter, check_callback
 from .assembly import check_redundant, consistent_state
 from .description import GROUND, PrismaticSpec
 from .errors import (ControllerError, ConvergenceError, ForceElementError, ModelError,
@@ -517,7 +518,7 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         alike reactions to about 1e-5 relative at rtol 1e-10), and their resultant is the
         exact one. Conflicting constraints still raise.
     progress : callable, optional
-        ``progress(t, steps)`` is called about every PROGRESS_PERIOD (0.5) s of wall time
+        ``progress(t, steps)`` is called about every 0.5 s of wall time
         while the integrator runs, from a helper thread, with the time reached and the steps
         taken (for display: the compiled integrator runs without the GIL and is not slowed;
         the values are read while it runs). An exception from it stops the calls, not the
@@ -698,10 +699,10 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
             if stop:
                 return 2
 
-    if progress is not None and not callable(progress):
-        raise ValueError(f"progress must be callable or None, got {progress!r}")
+    check_callback(progress)
     start = time.perf_counter()
-    reporter = _Progress(integ, progress) if progress is not None else None
+    reporter = (Reporter(lambda: (float(integ.t), int(integ.stats()["steps"])), progress)
+                if progress is not None else None)
     try:
         if controller is not None:
             sample(t0, np.concatenate([state.q, state.v]))
@@ -748,35 +749,6 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
     elif status not in (0, 2):
         raise _failure(model, integ, status, result, run)
     return result
-
-
-#: Wall time (s) between calls of simulate's ``progress`` callback.
-PROGRESS_PERIOD = 0.5
-
-
-class _Progress:
-    """Calls ``callback(t, steps)`` every PROGRESS_PERIOD s from a daemon thread until
-    stopped; an exception from the callback ends the calls."""
-
-    def __init__(self, integ, callback):
-        import threading
-
-        self._integ, self._callback = integ, callback
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="linkdyn-progress",
-                                        daemon=True)
-        self._thread.start()
-
-    def _run(self):
-        while not self._done.wait(PROGRESS_PERIOD):
-            try:
-                self._callback(float(self._integ.t), int(self._integ.stats()["steps"]))
-            except Exception:  # noqa: BLE001 - a display must not stop the run
-                return
-
-    def stop(self):
-        self._done.set()
-        self._thread.join()
 
 
 def _result(model, times, y, written, integ, status, samples, held, active, elapsed,
