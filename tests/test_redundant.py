@@ -114,3 +114,50 @@ def test_conflicting_pins_are_refused_with_their_rows():
     assert {"J1.x", "J2.x"} <= set(info.value.constraints)
     with pytest.raises(RedundantConstraintsError, match="conflict"):
         linkdyn.simulate(model, 0.1, redundant="allow")
+
+
+def driven_parallelogram(third_length=1.0):
+    """The three-rocker parallelogram with rocker 0 turned at 1 rad/s from the vertical.
+    A third rocker of another length is pinned that much lower: it fits the vertical start,
+    but is no longer parallel once the crank turns."""
+    b = ModelBuilder("driven3")
+    for i in range(3):
+        length = third_length if i == 2 else 1.0
+        base = 1.0 - length
+        b.add_ground_point(f"O{i}", (float(i), base))
+        b.add_bar(f"R{i}", length=length, mass=1.0, position=(float(i), base + length / 2),
+                  u=(0.0, 1.0))
+        b.add_revolute(f"G{i}", f"R{i}.a", f"ground.O{i}")
+    b.add_body("C", mass=3.0, inertia=1.0, points={f"p{i}": (i - 1.0, 0.0) for i in range(3)},
+               position=(1.0, 1.0))
+    for i in range(3):
+        b.add_revolute(f"T{i}", f"C.p{i}", f"R{i}.b")
+    # G0 pins R0.a (first) to the ground (second): relative angle = -(rocker angle).
+    b.add_angle_driver("crank", "G0", linkdyn.laws.linear(-math.pi / 2, -1.0))
+    b.add_marker("B0", "R0.b")
+    return b.build()
+
+
+def test_kinematics_of_a_redundant_linkage():
+    model = driven_parallelogram()
+    t = np.linspace(0.0, 1.0, 11)
+    with pytest.raises(linkdyn.ModelError, match="redundant='allow'"):
+        linkdyn.kinematics(model, t)
+    k = linkdyn.kinematics(model, t, redundant="allow")
+    theta = math.pi / 2 + t
+    b0 = k.marker("B0")
+    assert np.allclose(b0, np.column_stack([np.cos(theta), np.sin(theta)]), atol=1e-12)
+    assert np.allclose(k.marker_velocity("B0"),
+                       np.column_stack([-np.sin(theta), np.cos(theta)]), atol=1e-12)
+    assert np.allclose(k.marker_acceleration("B0"),
+                       np.column_stack([-np.cos(theta), -np.sin(theta)]), atol=1e-10)
+    assert np.allclose(k.body_angle("R2"), theta) and np.all(k.rcond > 1e-3)
+
+
+def test_kinematics_refuses_contradicting_redundant_rows():
+    """A third rocker 10 cm longer (and lower): the linkage assembles at the start, but the
+    crank cannot turn it."""
+    model = driven_parallelogram(third_length=1.1)
+    with pytest.raises(linkdyn.KinematicsError, match="no configuration at t = 0.1 s") as info:
+        linkdyn.kinematics(model, np.linspace(0.0, 1.0, 11), redundant="allow")
+    assert len(info.value.result.t) == 1

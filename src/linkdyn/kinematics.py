@@ -26,7 +26,7 @@ import numpy as np
 
 from ._kinematics import STATUS, KinematicSweep
 from ._progress import Reporter, check_callback
-from .assembly import consistent_state
+from .assembly import check_redundant, consistent_state
 from .errors import KinematicsError, ModelError, SingularConfigurationError
 from .model import Model, check_output_size
 from .results import TrajectoryAccessors
@@ -101,6 +101,84 @@ def _state_at(model: Model, run, t):
     return run
 
 
+def _least_squares_sweep(model, t, q, tol, max_iterations, run, singular_rcond, on_singular):
+    """kinematics with redundant="allow" and more rows than coordinates: Newton in least
+    squares at each time (the rows are consistent, so the residual still goes to zero)."""
+    import scipy.sparse.linalg as spla
+
+    n, names = model.nq, model.constraint_names
+    check_output_size(len(t), 3 * n + 1, f"kinematics of model {model.name!r}")
+    Q, V, A = (np.empty((len(t), n)) for _ in range(3))
+    rc = np.empty(len(t))
+    v = a = np.zeros(n)
+    q = np.array(q, dtype=float)
+    factorizations = iterations = 0
+    tic = _time.perf_counter()
+
+    def factor(J):
+        nonlocal factorizations
+        factorizations += 1
+        JtJ = (J.T @ J).tocsc()
+        lu = spla.splu(JtJ, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
+                       options=dict(SymmetricMode=True))
+        d = np.abs(lu.U.diagonal())
+        return lu, float(np.sqrt(d.min() / d.max())) if d.size and d.max() > 0 else 0.0
+
+    singular, failure = [], None
+    for k, tk in enumerate(t):
+        state = _state_at(model, run, float(tk))
+        if k > 0:
+            dt = tk - t[k - 1]
+            q = q + v * dt + 0.5 * a * dt * dt
+        converged = False
+        for _ in range(max_iterations + 1):
+            r = model.phi(q, float(tk), state)
+            if not np.all(np.isfinite(r)):
+                break
+            if np.max(np.abs(r)) <= tol * max(1.0, np.max(np.abs(q))) and iterations:
+                converged = True
+                break
+            J = model.phi_q(q, float(tk), state)
+            try:
+                lu, rcond = factor(J)
+            except RuntimeError:   # exactly singular
+                break
+            iterations += 1
+            q = q - lu.solve(J.T @ r)
+        if not converged:
+            worst = np.argsort(-np.abs(np.nan_to_num(r, nan=np.inf)))[:5]
+            failure = (k, [names[i] for i in worst], float(np.max(np.abs(r))))
+            break
+        J = model.phi_q(q, float(tk), state)
+        lu, rcond = factor(J)
+        v = lu.solve(J.T @ -model.kernels.phi_t(q, float(tk), state=state))
+        a = lu.solve(J.T @ model.kernels.gamma(q, v, float(tk), state=state))
+        Q[k], V[k], A[k], rc[k] = q, v, a, rcond
+    done = len(t) if failure is None else failure[0]
+    below = np.flatnonzero(rc[:done] < singular_rcond)
+    for k in below:
+        if (k == 0 or rc[k] <= rc[k - 1]) and (k == done - 1 or rc[k] <= rc[k + 1]):
+            singular.append(Singularity(float(t[k]), (), float(rc[k])))
+    stats = dict(factorizations=factorizations, newton_iterations=iterations,
+                 sweep_seconds=_time.perf_counter() - tic)
+    result = KinematicsResult(model=model, t=t[:done].copy(), q=Q[:done], v=V[:done],
+                              a=A[:done], rcond=rc[:done], singularities=tuple(singular),
+                              stats=stats, status="success")
+    if failure is not None:
+        k, rows, size = failure
+        raise KinematicsError(
+            f"model {model.name!r}: no configuration at t = {t[k]:.9g} s satisfies the "
+            f"(redundant) constraints: Newton in least squares stopped with |Phi| = "
+            f"{size:.3g} (the redundant rows conflict there, or the mechanism locks); largest "
+            f"residuals: {', '.join(rows)}", float(t[k]), tuple(rows), result)
+    if singular and on_singular == "raise":
+        s0 = singular[0]
+        raise SingularConfigurationError(
+            f"model {model.name!r}: singular configuration at t = {s0.t:.9g} s (reciprocal "
+            f"condition {s0.rcond:.2g})", s0.t, (), result)
+    return result
+
+
 def _sweep(model, times, q_start, tol, max_iterations, run, progress=None):
     n = model.nq
     check_output_size(len(times), 3 * n + 1, f"kinematics of model {model.name!r}")
@@ -123,7 +201,8 @@ def _sweep(model, times, q_start, tol, max_iterations, run, progress=None):
 
 def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
                singular_rcond: float = 1e-6, on_singular: str = "raise",
-               max_iterations: int = 20, progress=None) -> KinematicsResult:
+               max_iterations: int = 20, progress=None,
+               redundant: str = "raise") -> KinematicsResult:
     """Positions, velocities and accelerations of a fully driven model at ``times``.
 
     Parameters
@@ -143,6 +222,14 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
     progress : callable, optional
         ``progress(t, positions)`` is called about every 0.5 s of wall time during the sweep,
         from a helper thread, with the last time solved and the number of positions.
+    redundant : {"raise", "allow"}
+        ``"allow"`` accepts redundant but consistent constraints (more constraint rows than
+        coordinates, e.g. a parallelogram with a third rocker driven by one crank): each
+        time is then solved in least squares, ``J^T J dq = -J^T Phi`` (and alike for
+        velocities and accelerations), with SciPy's sparse LU instead of the compiled KLU
+        sweep, which needs a square Jacobian; ``rcond`` is then the square root of the pivot
+        ratio of J^T J. Rows that contradict each other stop the sweep with a
+        KinematicsError naming the largest residuals. ``progress`` is not reported there.
 
     Raises
     ------
@@ -155,12 +242,15 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
         raise TypeError(f"model must be a linkdyn.Model, got {type(model).__name__}")
     ndrv = len(model.driver_names)
     dof = model.nq - (model.nc - ndrv)
-    if model.nc != model.nq:
+    allow = check_redundant(redundant)
+    if model.nc != model.nq and not (allow and model.nc > model.nq and ndrv > 0):
         kind = "under-driven" if model.nc < model.nq else "over-driven"
         dofs = f"{dof} degree{'' if dof == 1 else 's'} of freedom"
         drivers = f"{ndrv} driver{'' if ndrv == 1 else 's'}"
+        hint = (" (if the extra rows are redundant but consistent, pass redundant='allow')"
+                if model.nc > model.nq and not allow else "")
         raise ModelError(f"model {model.name!r} is {kind}: {dofs} and {drivers}; kinematic "
-                         "analysis needs one driver per degree of freedom")
+                         f"analysis needs one driver per degree of freedom{hint}")
     if on_singular not in ("raise", "continue"):
         raise ValueError(f"on_singular must be 'raise' or 'continue', got {on_singular!r}")
     check_callback(progress)
@@ -179,8 +269,11 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
     # the model, so that runs of one model in several threads do not interfere.
     run = model.kernels.run_state()
     start = consistent_state(model, q=q0, t=float(t[0]), hold=(),
-                             state=_state_at(model, run, float(t[0])))
+                             state=_state_at(model, run, float(t[0])), redundant=redundant)
     tic = _time.perf_counter()
+    if model.nc != model.nq:
+        return _least_squares_sweep(model, t, start.q, tol, max_iterations, run,
+                                    singular_rcond, on_singular)
     status, done, (Q, V, A, rc), sweep = _sweep(model, t, start.q, tol, max_iterations, run,
                                                 progress)
     elapsed = _time.perf_counter() - tic
