@@ -202,6 +202,9 @@ def test_fourbar_driven_into_dead_centre():
     err = info.value
     assert err.t == pytest.approx(t_star, abs=1e-6)
     assert "rocker_drive" in err.constraints
+    # The message groups the rows by element, the driver first.
+    assert "(involved: driver rocker_drive; joints " in str(err)
+    assert "the unit vectors of" in str(err)
     assert err.result.t[-1] < t_star and len(err.result.t) > 10
 
 

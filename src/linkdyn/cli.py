@@ -28,7 +28,7 @@ from .assembly import consistent_state
 from .errors import KinematicsError, LinkdynError
 from .models import builtin_names, chain, nfourbar, simple_pendulum
 from .models import load_model as _load_model
-from .kinematics import kinematics
+from .kinematics import describe_rows, kinematics
 from .simulate import output_times, simulate
 
 #: CPU time of the published Python run of the Jansen benchmark (seed 000, Table 3).
@@ -261,7 +261,8 @@ def _cmd_kinematics(args) -> int:
           f"iterations, {st['factorizations']} factorisations; smallest reciprocal condition "
           f"estimate {result.rcond.min() if len(result.rcond) else float('nan'):.2e}")
     for s in result.singularities:
-        print(f"  singular configuration at t = {s.t:.6g} s: {', '.join(s.constraints)}")
+        print(f"  singular configuration at t = {s.t:.6g} s: "
+              f"{describe_rows(model, s.constraints) or 'rows not diagnosed'}")
     if args.output:
         cols = ["t"] + [f"{m}.{c}" for m in model.marker_names
                         for c in ("x", "y", "vx", "vy", "ax", "ay")]

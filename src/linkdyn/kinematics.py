@@ -68,13 +68,41 @@ class KinematicsResult(TrajectoryAccessors):
 
 
 def _left_null_rows(model: Model, q, t, run, count=None):
-    """Constraint rows in the left null space of Phi_q (dense SVD, diagnosis only)."""
+    """Constraint rows in the left null space of Phi_q (dense SVD, diagnosis only), the
+    drivers first."""
     J = model.phi_q(q, t, _state_at(model, run, t)).toarray()
     u, s, _ = np.linalg.svd(J)
     w = np.abs(u[:, -1])
     order = np.argsort(-w)
-    keep = [i for i in order if w[i] > 1e-3 * w[order[0]]]
-    return tuple(model.constraint_names[i] for i in keep[:count])
+    keep = [model.constraint_names[i] for i in order if w[i] > 1e-3 * w[order[0]]]
+    keep.sort(key=lambda n: n not in model.driver_names)
+    return tuple(keep[:count])
+
+
+def describe_rows(model: Model, rows) -> str:
+    """Constraint rows for a message, by element: drivers, then joints (their x/y or
+    rotation/axis rows together), then the bodies whose unit vectors are involved."""
+    drivers, joints, units, other = [], [], [], []
+    for r in rows:
+        base, _, part = r.rpartition(".")
+        if r in model.driver_names:
+            drivers.append(r)
+        elif base in model.joint_names and part in ("x", "y", "rotation", "axis"):
+            if base not in joints:
+                joints.append(base)
+        elif part == "unit" and base in model.body_names:
+            units.append(base)
+        else:
+            other.append(r)
+    parts = []
+    if drivers:
+        parts.append(f"driver{'s' if len(drivers) > 1 else ''} {', '.join(drivers)}")
+    if joints:
+        parts.append(f"joint{'s' if len(joints) > 1 else ''} {', '.join(joints)}")
+    if units:
+        parts.append(f"the unit vector{'s' if len(units) > 1 else ''} of {', '.join(units)}")
+    parts += other
+    return "; ".join(parts)
 
 
 def _law_table(model: Model, times):
@@ -323,11 +351,11 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
             f"model {model.name!r}: the sweep cannot go on past t = {t_stop:.9g} s "
             f"({STATUS[status]} at t = {t[done]:.9g} s): the Jacobian becomes singular there, "
             "a limit position the driven input cannot pass or a change point where branches "
-            f"meet (constraints involved: {', '.join(rows)})", t_stop, rows, result)
+            f"meet (involved: {describe_rows(model, rows)})", t_stop, rows, result)
     if singular and on_singular == "raise":
         s0 = singular[0]
         raise SingularConfigurationError(
             f"model {model.name!r}: singular configuration at t = {s0.t:.9g} s (reciprocal condition "
-            f"{s0.rcond:.2g}; constraints involved: {', '.join(s0.constraints)})", s0.t,
+            f"{s0.rcond:.2g}; involved: {describe_rows(model, s0.constraints)})", s0.t,
             s0.constraints, result)
     return result
