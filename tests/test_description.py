@@ -159,3 +159,16 @@ def test_description_is_immutable_and_model_counts(fourbar):
     np_mass = list(fourbar.mass[4:8])
     assert np_mass == [0.7, 0.7, 0.008, 0.008]
     assert isinstance(fourbar, linkdyn.Model)
+
+
+def test_endless_iterables_are_not_materialised():
+    """A position given as an endless iterator is refused at once (only three items are
+    taken), not turned into a list until memory runs out."""
+    import itertools
+
+    b = ModelBuilder("y")
+    with pytest.raises(ModelError, match="got more than 2 values"):
+        b.add_ground_point("O", itertools.count())
+    with pytest.raises(ModelError, match="got 1 value$"):
+        b.add_ground_point("O", iter([1.0]))
+    b.add_ground_point("O", iter([1.0, 2.0]))   # an iterator of two is a pair

@@ -21,6 +21,7 @@ Conventions (SI units throughout)
 
 from __future__ import annotations
 
+import itertools
 import math
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -209,10 +210,12 @@ def _positive(entry: str, what: str, value) -> float:
 def _vec2(entry: str, what: str, value) -> Vec2:
     if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
         raise ModelError(f"{entry}: {what} must be a pair of numbers (x, y), got {value!r}")
-    items = list(value)
+    # Take at most three items: an endless or huge iterable is not materialised.
+    items = list(itertools.islice(value, 3))
     if len(items) != 2:
-        raise ModelError(
-            f"{entry}: {what} must be a pair of numbers (x, y), got {len(items)} values")
+        count = ("more than 2 values" if len(items) > 2 else
+                 f"{len(items)} value{'' if len(items) == 1 else 's'}")
+        raise ModelError(f"{entry}: {what} must be a pair of numbers (x, y), got {count}")
     return (_finite(entry, what, items[0]), _finite(entry, what, items[1]))
 
 
