@@ -167,3 +167,10 @@ def test_huge_velocity_guesses_raise_an_assembly_error():
     b.add_revolute("pin", "ground.O", "rod.a")
     with pytest.raises(linkdyn.AssemblyError, match="not finite.*'rod'"):
         linkdyn.consistent_state(b.build())
+
+
+def test_a_file_without_bodies_names_the_file(tmp_path):
+    path = tmp_path / "empty.json"
+    path.write_text('{"linkdyn_model": 1, "name": "x", "bodies": []}')
+    with pytest.raises(ModelFileError, match=r"empty\.json: bodies the model has no bodies"):
+        modelfile.load(path)

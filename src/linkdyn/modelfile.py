@@ -108,6 +108,9 @@ def from_dict(data, path=None) -> Description:
     if isinstance(version, bool) or version != FORMAT_VERSION:
         raise ModelFileError(f"unsupported format version {version!r} (this linkdyn reads "
                              f"version {FORMAT_VERSION})", path, "linkdyn_model")
+    if isinstance(data["bodies"], list) and not data["bodies"]:
+        raise ModelFileError("the model has no bodies (at least one is needed)", path,
+                             "bodies")
 
     def call(where, fn, *args, **kwargs):
         try:
