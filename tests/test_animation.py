@@ -7,7 +7,8 @@ import pytest
 from PIL import Image
 
 import linkdyn
-from linkdyn.animation import AnimationError, _Geometry, frame_times
+from linkdyn.animation import AnimationError, frame_times
+from linkdyn.results import PointGeometry
 from linkdyn.cli import main
 from linkdyn.models import nfourbar
 
@@ -41,7 +42,7 @@ def test_drawn_joints_coincide_with_both_of_their_points():
     points are the same point at every output row (the constraints hold)."""
     model = linkdyn.load_model("jansen")
     r = linkdyn.simulate(model, 0.2, dt_out=0.01)
-    geo = _Geometry(model, r.q)
+    geo = PointGeometry(model, r.q)
     rows = np.arange(len(r.t))
     for joint in model.description.joints:
         gap = geo.ref(joint.first, rows) - geo.ref(joint.second, rows)

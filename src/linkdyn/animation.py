@@ -23,7 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .description import GROUND, BarSpec, PrismaticSpec, RevoluteSpec
+from .description import GROUND, PrismaticSpec, RevoluteSpec
+from .results import PointGeometry
 
 __all__ = ["animate", "frame_times", "AnimationError"]
 
@@ -48,48 +49,6 @@ def frame_times(t, fps: float, speed: float) -> np.ndarray:
     earlier = np.clip(idx - 1, 0, t.size - 1)
     closer = np.abs(t[earlier] - wanted) <= np.abs(t[idx] - wanted)
     return np.where(closer, earlier, idx)
-
-
-class _Geometry:
-    """World positions of the model's points over the output rows."""
-
-    def __init__(self, model, q):
-        self.model, self.q = model, q
-        desc = model.description
-        self.ground = dict(desc.ground)
-        self.bodies = {b.name: b for b in desc.bodies}
-        self.index = {name: 4 * i for i, name in enumerate(model.body_names)}
-
-    def point(self, body, local, rows) -> np.ndarray:
-        """(len(rows), 2) world positions of a body's local point."""
-        if body == GROUND:
-            return np.broadcast_to(np.asarray(local, dtype=float), (len(rows), 2))
-        i = self.index[body]
-        x, y, ux, uy = (self.q[rows, i + k] for k in range(4))
-        sx, sy = local
-        return np.column_stack([x + ux * sx - uy * sy, y + uy * sx + ux * sy])
-
-    def ref(self, ref, rows) -> np.ndarray:
-        body, name = ref
-        if body == GROUND:
-            return self.point(GROUND, self.ground[name], rows)
-        return self.point(body, self.bodies[body].local_points()[name], rows)
-
-    def outline(self, body, rows) -> np.ndarray:
-        """(len(rows), k, 2): the points drawn for a body, in drawing order."""
-        spec = self.bodies[body]
-        pts = spec.local_points()
-        if isinstance(spec, BarSpec):
-            order = [pts["a"], pts["b"]]
-        elif len(pts) >= 2:
-            order = list(pts.values())
-            if len(order) > 2:
-                order.append(order[0])
-        else:
-            order = [(0.0, 0.0)] + list(pts.values())
-            if len(order) == 1:
-                order.append((0.0, 0.0))
-        return np.stack([self.point(body, p, rows) for p in order], axis=1)
 
 
 def _writer(path: Path, fps: float):
@@ -158,7 +117,7 @@ def animate(result, path, *, fps: float = 30.0, speed: float = 1.0, markers=None
         raise AnimationError("the result has no output rows")
 
     rows = frame_times(result.t, fps, speed)
-    geo = _Geometry(model, np.asarray(result.q))
+    geo = PointGeometry(model, np.asarray(result.q))
     all_rows = np.arange(len(result.t))
     outlines = {b: geo.outline(b, rows) for b in model.body_names}
     joints = [j for j in model.description.joints]

@@ -26,7 +26,7 @@ from .events import (ARC, BACK, CONTACT, FRICTION_SLIP, FRICTION_STOP, PASS, Eve
 from .friction import ContactModes, gradient
 from .forces import INPUT_TARGET, reference_angles
 from .model import Model, check_output_size
-from .results import TrajectoryAccessors
+from .results import PointGeometry, TrajectoryAccessors
 
 __all__ = ["simulate", "SimulationResult", "ControlState", "output_times", "DEFAULT_MAX_STEPS"]
 
@@ -317,8 +317,6 @@ class SimulationResult(TrajectoryAccessors):
     def _prismatic(self, spec):
         """Force and moment of a prismatic joint on its first body, from the generalised
         constraint forces -Phi_q^T lam of its two rows on one of its bodies."""
-        from .animation import _Geometry
-
         m = self.model
         rows = [m.constraint_names.index(f"{spec.name}.rotation"),
                 m.constraint_names.index(f"{spec.name}.axis")]
@@ -326,7 +324,7 @@ class SimulationResult(TrajectoryAccessors):
         body, sign = ((spec.second[0], -1.0) if spec.second[0] != GROUND
                       else (spec.first[0], 1.0))
         i = 4 * m.body_names.index(body)
-        point = _Geometry(m, self.q).ref(spec.first, np.arange(len(self.t)))
+        point = PointGeometry(m, self.q).ref(spec.first, np.arange(len(self.t)))
         force = np.empty((len(self.t), 2))
         moment = np.empty(len(self.t))
         for k in range(len(self.t)):
