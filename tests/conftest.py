@@ -147,3 +147,20 @@ class ReducedCrank:
     def state(self, theta, omega):
         q, q1, _ = self.velocity_map(theta)
         return q, q1 * omega
+
+
+def bar_fourbar_builder(name, crank, coupler, rocker, base=1.0):
+    """Three bars of 1 kg: crank O-B and rocker C-D standing upright on ground points O (0, 0)
+    and C (base, 0), coupler B-D level at the crank's height (joints A, B, D, E). These are
+    guesses: a linkage whose lengths do not fit is assembled by the projection, or not."""
+    b = linkdyn.ModelBuilder(name)
+    b.add_ground_point("O", (0.0, 0.0))
+    b.add_ground_point("C", (base, 0.0))
+    b.add_bar("crank", length=crank, mass=1.0, position=(0.0, crank / 2), u=(0.0, 1.0))
+    b.add_bar("coupler", length=coupler, mass=1.0, position=(base / 2, crank), u=(1.0, 0.0))
+    b.add_bar("rocker", length=rocker, mass=1.0, position=(base, rocker / 2), u=(0.0, 1.0))
+    b.add_revolute("A", "crank.a", "ground.O")
+    b.add_revolute("B", "crank.b", "coupler.a")
+    b.add_revolute("D", "coupler.b", "rocker.b")
+    b.add_revolute("E", "rocker.a", "ground.C")
+    return b

@@ -8,7 +8,7 @@ import scipy.linalg
 
 import linkdyn
 from linkdyn import AssemblyError, ModelError, RedundantConstraintsError, laws
-from conftest import fourbar_builder
+from conftest import bar_fourbar_builder, fourbar_builder
 
 
 def test_fourbar_projection(fourbar):
@@ -130,16 +130,7 @@ def test_violated_rows_on_held_coordinates():
 def test_messages_name_what_cannot_be_assembled():
     """A four-bar whose links are too short to span its base, and a driver that disagrees
     with a held body: the errors say which loop, and what conflicts with what."""
-    b = linkdyn.ModelBuilder("open4")
-    b.add_ground_point("O", (0.0, 0.0))
-    b.add_ground_point("C", (1.0, 0.0))
-    b.add_bar("crank", length=0.2, mass=1.0, position=(0.0, 0.1), u=(0.0, 1.0))
-    b.add_bar("coupler", length=0.3, mass=1.0, position=(0.5, 0.2), u=(1.0, 0.0))
-    b.add_bar("rocker", length=0.2, mass=1.0, position=(1.0, 0.1), u=(0.0, 1.0))
-    b.add_revolute("A", "crank.a", "ground.O")
-    b.add_revolute("B", "crank.b", "coupler.a")
-    b.add_revolute("D", "coupler.b", "rocker.b")
-    b.add_revolute("E", "rocker.a", "ground.C")
+    b = bar_fourbar_builder("open4", crank=0.2, coupler=0.3, rocker=0.2)
     with pytest.raises(AssemblyError, match="the bodies crank, coupler, rocker with the "
                        "joints A, B, D, E cannot be assembled"):
         linkdyn.consistent_state(b.build())

@@ -8,7 +8,7 @@ import pytest
 
 import linkdyn
 from linkdyn import ModelError, SingularConfigurationError, kinematics, laws
-from conftest import fourbar_builder
+from conftest import bar_fourbar_builder, fourbar_builder
 from test_elements import E, W, closed_form, slider_crank
 
 
@@ -321,16 +321,7 @@ def test_parallelogram_change_point_sampled_exactly_is_reported():
     bars collinear: its change point). Newton solves the sample there only to about the
     square root of its tolerance, so the condition estimate is 1e-8..1e-7, not 0: the
     default threshold must still report it, and only there."""
-    b = linkdyn.ModelBuilder("parallelogram")
-    b.add_ground_point("O", (0.0, 0.0))
-    b.add_ground_point("C", (1.0, 0.0))
-    b.add_bar("crank", length=0.5, mass=1.0, position=(0.0, 0.25), u=(0.0, 1.0))
-    b.add_bar("coupler", length=1.0, mass=1.0, position=(0.5, 0.5), u=(1.0, 0.0))
-    b.add_bar("rocker", length=0.5, mass=1.0, position=(1.0, 0.25), u=(0.0, 1.0))
-    b.add_revolute("A", "crank.a", "ground.O")
-    b.add_revolute("B", "crank.b", "coupler.a")
-    b.add_revolute("D", "coupler.b", "rocker.b")
-    b.add_revolute("E", "rocker.a", "ground.C")
+    b = bar_fourbar_builder("parallelogram", crank=0.5, coupler=1.0, rocker=0.5)
     # The relative angle of joint A is -(crank angle): the crank turns from pi/2 to pi.
     b.add_angle_driver("drive", "A", laws.linear(-math.pi / 2, -math.pi / 2))
     model = b.build()
