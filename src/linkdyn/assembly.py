@@ -222,16 +222,20 @@ class _Projector:
             self.spd = type(self.spd)()
             self.spd.factorize(B, _TIKHONOV)
 
-    def raise_conflict(self, A: sp.csc_matrix, residual: np.ndarray, what: str):
-        """Redundant rows whose residuals disagree: name them."""
-        B = (sp.diags(self.row_scale) @ A).toarray()
-        u, s, _ = np.linalg.svd(B, full_matrices=True)
-        rank = int(np.sum(s > _SVD_RTOL * (s[0] if s.size else 1.0)))
+    def _left_null(self, B: np.ndarray):
+        """(rank, left null basis, names of the rows in it, most involved first) of the
+        row-scaled Jacobian B of the active rows (dense SVD, diagnosis only)."""
+        u, sv, _ = np.linalg.svd(B, full_matrices=True)
+        rank = int(np.sum(sv > _SVD_RTOL * (sv[0] if sv.size else 1.0)))
         left_null = u[:, rank:]
         weight = np.sqrt(np.sum(left_null**2, axis=1))
         involved = np.flatnonzero(weight > 1e-6)
         involved = involved[np.argsort(-weight[involved])]
-        names = [self.model.constraint_names[self.active[i]] for i in involved]
+        return rank, left_null, [self.model.constraint_names[self.active[i]] for i in involved]
+
+    def raise_conflict(self, A: sp.csc_matrix, residual: np.ndarray, what: str):
+        """Redundant rows whose residuals disagree: name them."""
+        _, left_null, names = self._left_null((sp.diags(self.row_scale) @ A).toarray())
         mismatch = float(np.linalg.norm(left_null.T @ (self.row_scale * residual)))
         raise RedundantConstraintsError(
             f"model {self.model.name!r}: the redundant constraints conflict: their {what} "
@@ -239,15 +243,7 @@ class _Projector:
             f"involved: {', '.join(names)}", names)
 
     def _raise_rank(self, A: sp.csc_matrix):
-        dense = A.toarray()
-        u, s, _ = np.linalg.svd(dense, full_matrices=True)
-        tol = _SVD_RTOL * (s[0] if s.size else 1.0)
-        rank = int(np.sum(s > tol))
-        left_null = u[:, rank:]
-        weight = np.sqrt(np.sum(left_null**2, axis=1))
-        involved = np.flatnonzero(weight > 1e-6)
-        involved = involved[np.argsort(-weight[involved])]
-        names = [self.model.constraint_names[self.active[i]] for i in involved]
+        rank, _, names = self._left_null(A.toarray())
         raise RedundantConstraintsError(
             f"model {self.model.name!r}: the constraints are redundant or conflicting at this "
             f"configuration (Jacobian rank {rank} of {len(self.active)} rows on the free "
@@ -257,6 +253,60 @@ class _Projector:
         """The free-coordinate correction dz minimising dz^T M dz with J dz = rhs."""
         y = self.row_scale * self.spd.solve(self.row_scale * rhs)
         return self.scale * (A.T @ y)
+
+
+#: Largest model (coordinates) that gets a dense singular-value diagnosis of a failure.
+DIAGNOSIS_MAX_COORDINATES = 2000
+
+
+def nearly_singular_rows(model: Model, q, t, state=None, threshold: float = np.inf):
+    """Diagnosis of a singular configuration: (reciprocal condition, rows) of the
+    mass-scaled Phi_q with unit rows at q, the rows those of its smallest singular value
+    (weight above 1e-3 of the largest), drivers first, or () when the condition is at least
+    ``threshold``. (None, ()) for models over DIAGNOSIS_MAX_COORDINATES (a dense SVD) or
+    when Phi_q cannot be evaluated there."""
+    if model.nq > DIAGNOSIS_MAX_COORDINATES or model.nc == 0 or not np.all(np.isfinite(q)):
+        return None, ()
+    try:
+        J = model.phi_q(q, t, state).toarray() / np.sqrt(model.mass)
+    except Exception:  # noqa: BLE001 - a diagnosis must not hide the original failure
+        return None, ()
+    norms = np.linalg.norm(J, axis=1)
+    rows = np.flatnonzero(norms > 0)
+    u, sv, _ = np.linalg.svd(J[rows] / norms[rows, None], full_matrices=False)
+    rc = float(sv[-1] / sv[0]) if sv.size and sv[0] > 0 else 0.0
+    if rc >= threshold:
+        return rc, ()
+    w = np.abs(u[:, -1])
+    names = [model.constraint_names[rows[i]] for i in np.argsort(-w) if w[i] > 1e-3 * w.max()]
+    names.sort(key=lambda n: n not in model.driver_names)
+    return rc, tuple(names)
+
+
+def describe_rows(model: Model, rows) -> str:
+    """Constraint rows for a message, by element: drivers, then joints (their x/y or
+    rotation/axis rows together), then the bodies whose unit vectors are involved."""
+    drivers, joints, units, other = [], [], [], []
+    for r in rows:
+        base, _, part = r.rpartition(".")
+        if r in model.driver_names:
+            drivers.append(r)
+        elif base in model.joint_names and part in ("x", "y", "rotation", "axis"):
+            if base not in joints:
+                joints.append(base)
+        elif part == "unit" and base in model.body_names:
+            units.append(base)
+        else:
+            other.append(r)
+    parts = []
+    if drivers:
+        parts.append(f"driver{'s' if len(drivers) > 1 else ''} {', '.join(drivers)}")
+    if joints:
+        parts.append(f"joint{'s' if len(joints) > 1 else ''} {', '.join(joints)}")
+    if units:
+        parts.append(f"the unit vector{'s' if len(units) > 1 else ''} of {', '.join(units)}")
+    parts += other
+    return "; ".join(parts)
 
 
 def _loop_hint(model: Model, q, t, state, phi, tol) -> str:

@@ -24,11 +24,11 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .assembly import consistent_state
+from .assembly import consistent_state, describe_rows
 from .errors import KinematicsError, LinkdynError
 from .models import builtin_names, chain, nfourbar, simple_pendulum
 from .models import load_model as _load_model
-from .kinematics import describe_rows, kinematics
+from .kinematics import kinematics
 from .simulate import output_times, simulate
 
 #: CPU time of the published Python run of the Jansen benchmark (seed 000, Table 3).

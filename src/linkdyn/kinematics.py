@@ -26,7 +26,8 @@ import numpy as np
 
 from ._kinematics import STATUS, KinematicSweep
 from ._progress import Reporter, check_callback
-from .assembly import check_redundant, consistent_state
+from .assembly import (check_redundant, consistent_state, describe_rows,
+                       nearly_singular_rows)
 from .errors import KinematicsError, ModelError, SingularConfigurationError
 from .model import Model, check_output_size
 from .results import TrajectoryAccessors
@@ -67,42 +68,9 @@ class KinematicsResult(TrajectoryAccessors):
 
 
 
-def _left_null_rows(model: Model, q, t, run, count=None):
-    """Constraint rows in the left null space of Phi_q (dense SVD, diagnosis only), the
-    drivers first."""
-    J = model.phi_q(q, t, _state_at(model, run, t)).toarray()
-    u, s, _ = np.linalg.svd(J)
-    w = np.abs(u[:, -1])
-    order = np.argsort(-w)
-    keep = [model.constraint_names[i] for i in order if w[i] > 1e-3 * w[order[0]]]
-    keep.sort(key=lambda n: n not in model.driver_names)
-    return tuple(keep[:count])
-
-
-def describe_rows(model: Model, rows) -> str:
-    """Constraint rows for a message, by element: drivers, then joints (their x/y or
-    rotation/axis rows together), then the bodies whose unit vectors are involved."""
-    drivers, joints, units, other = [], [], [], []
-    for r in rows:
-        base, _, part = r.rpartition(".")
-        if r in model.driver_names:
-            drivers.append(r)
-        elif base in model.joint_names and part in ("x", "y", "rotation", "axis"):
-            if base not in joints:
-                joints.append(base)
-        elif part == "unit" and base in model.body_names:
-            units.append(base)
-        else:
-            other.append(r)
-    parts = []
-    if drivers:
-        parts.append(f"driver{'s' if len(drivers) > 1 else ''} {', '.join(drivers)}")
-    if joints:
-        parts.append(f"joint{'s' if len(joints) > 1 else ''} {', '.join(joints)}")
-    if units:
-        parts.append(f"the unit vector{'s' if len(units) > 1 else ''} of {', '.join(units)}")
-    parts += other
-    return "; ".join(parts)
+def _left_null_rows(model: Model, q, t, run):
+    """Constraint rows of the smallest singular value of Phi_q (see nearly_singular_rows)."""
+    return nearly_singular_rows(model, q, t, _state_at(model, run, t))[1]
 
 
 def _law_table(model: Model, times):

@@ -17,7 +17,8 @@ import numpy as np
 
 from ._bdf import STATUS, BDFIntegrator
 from ._progress import Reporter, check_callback
-from .assembly import check_redundant, consistent_state
+from .assembly import (check_redundant, consistent_state, describe_rows,
+                       nearly_singular_rows)
 from .description import GROUND, PrismaticSpec
 from .errors import (ControllerError, ConvergenceError, ForceElementError, ModelError,
                      NonFiniteError, SimulationError, SingularJacobianError, StepSizeError)
@@ -809,7 +810,9 @@ def _failure(model: Model, integ: BDFIntegrator, status: int, result, run) -> Si
     detail, names = "", []
     if status in (-4, -5):
         y = integ.state()
-        rc, names = _nearly_singular(model, y[:model.nq], float(integ.t), run)
+        rc, names = nearly_singular_rows(model, y[:model.nq], float(integ.t), run,
+                                         threshold=1e-6)
+        names = list(names)
         if names:
             drivers = [n for n in names if n in model.driver_names]
             what = (f"the driver{'s' if len(drivers) > 1 else ''} "
@@ -818,34 +821,6 @@ def _failure(model: Model, integ: BDFIntegrator, status: int, result, run) -> Si
                     "a singular configuration")
             detail = (f". The constraint Jacobian is nearly singular at the last accepted "
                       f"state, t = {float(integ.t):.9g} s (reciprocal condition {rc:.1e}): "
-                      f"{what}; constraints involved: {', '.join(names)}")
+                      f"{what}; involved: {describe_rows(model, names)}")
     return cls(f"model {model.name!r}: integration failed {where}: {STATUS[status]}{detail}",
                t, h, result, names)
-
-
-#: Largest model (coordinates) whose failures get a dense singular-value diagnosis.
-DIAGNOSIS_MAX_COORDINATES = 2000
-
-
-def _nearly_singular(model: Model, q, t, run, threshold=1e-6):
-    """(reciprocal condition, constraint rows of the smallest singular value, drivers first)
-    of the mass-scaled Phi_q with unit rows at q, when the condition is below ``threshold``;
-    (None, []) otherwise or for models over DIAGNOSIS_MAX_COORDINATES (a dense SVD)."""
-    if model.nq > DIAGNOSIS_MAX_COORDINATES or model.nc == 0 or not np.all(np.isfinite(q)):
-        return None, []
-    try:
-        J = model.phi_q(q, t, run).toarray() / np.sqrt(model.mass)
-    except Exception:  # noqa: BLE001 - a diagnosis must not hide the original failure
-        return None, []
-    norms = np.linalg.norm(J, axis=1)
-    J = J[norms > 0] / norms[norms > 0, None]
-    rows = np.flatnonzero(norms > 0)
-    u, sv, _ = np.linalg.svd(J, full_matrices=False)
-    rc = float(sv[-1] / sv[0]) if sv.size and sv[0] > 0 else 0.0
-    if rc >= threshold:
-        return rc, []
-    w = np.abs(u[:, -1])
-    order = [i for i in np.argsort(-w) if w[i] > 1e-3 * w.max()]
-    names = [model.constraint_names[rows[i]] for i in order]
-    names.sort(key=lambda n: n not in model.driver_names)
-    return rc, names
