@@ -139,7 +139,7 @@
 #define SETTLED 4.0             /* Newton corrections below SETTLED eps max|q| are round-off */
 #define NOISE_DECAY 0.95       /* per accepted step, of the observed Newton noise */
 #define NOISE 256.0             /* Newton residue (in eps max|q|) the error estimates must tolerate */
-#define NOISE_LIMIT 1048576.0   /* largest round-off (in eps max|q|) a noise-limited solve may keep */
+#define NOISE_LIMIT 1048576.0   /* largest correction (in eps max|q|) of a noise-limited solve */
 #define CONDEST_FRACTION 1e-4   /* ... and at most this fraction of KLU's condition estimate */
 
 struct ld_bdf {
@@ -169,8 +169,8 @@ struct ld_bdf {
     int *map_M, *map_fq, *map_fv, *map_h, *map_J, *map_JT;
     int *map_D;                 /* [nc] diagonal slots of the constraint block (NULL: none) */
     int map_D_wanted;           /* switchable rows or regularisation */
-    double *rdiag;              /* [nc] regularisation of each row (see ld_bdf.c) */
-    double out_factor;          /* output_regularization / regularization (1 without) */
+    double *rdiag;              /* [nc] diag(Phi_q M^-1 Phi_q^T) at the last (re)start */
+    double out_reg;             /* regularisation of the index-1 solves */
 
     klu_common common;
     klu_symbolic *sym;
@@ -358,8 +358,8 @@ int ld_bdf_create(const ld_system *sys, const ld_bdf_options *opt, ld_bdf **out)
         return LD_BDF_NO_MEMORY;
     }
     w->map_D_wanted = sys->row_active != NULL || opt->regularization > 0;
-    w->out_factor = opt->regularization > 0 && opt->output_regularization > 0
-                        ? opt->output_regularization / opt->regularization : 1.0;
+    w->out_reg = opt->output_regularization > 0 ? opt->output_regularization
+                                                 : opt->regularization;
     w->rdiag = (double *)calloc((size_t)(w->nc > 0 ? w->nc : 1), sizeof(double));
     if (!w->rdiag) { ld_bdf_free(w); return LD_BDF_NO_MEMORY; }
     st = build_pattern(w);
@@ -385,7 +385,8 @@ void ld_bdf_free(ld_bdf *w)
     if (w->num_out) klu_free_numeric(&w->num_out, &w->common);
     if (w->sym) klu_free_symbolic(&w->sym, &w->common);
     free(w->D); free(w->Dtmp); free(w->y_pred); free(w->psi); free(w->d); free(w->y);
-    free(w->scale); free(w->rdiag); free(w->res); free(w->phi); free(w->lam_scaled); free(w->phiq);
+    free(w->scale); free(w->rdiag); free(w->res); free(w->phi); free(w->lam_scaled);
+    free(w->phiq);
     free(w->fq); free(w->fv); free(w->hess); free(w->force);
     free(w->g_old); free(w->y_ev); free(w->fired);
     free(w->Gp); free(w->Gi); free(w->Gx); free(w->map_M);
@@ -421,9 +422,9 @@ static int all_finite(const double *x, int n)
     return acc == 0.0;
 }
 
-/* Gx <- K = [M Phi_q^T; Phi_q -f R] at the current phiq values (the index-1 matrix), R the
- * rows' regularisation (zero without it), f its factor. */
-static void assemble_K(ld_bdf *w, double f)
+/* Gx <- K = [M Phi_q^T; Phi_q -r diag(rdiag)] at the current phiq values (the index-1
+ * matrix; r = 0 without regularisation). */
+static void assemble_K(ld_bdf *w, double r)
 {
     const ld_system *s = w->sys;
     int i;
@@ -435,23 +436,21 @@ static void assemble_K(ld_bdf *w, double f)
     }
     if (w->map_D)
         for (i = 0; i < w->nc; i++)
-            w->Gx[w->map_D[i]] = (s->row_active && !s->row_active[i]) ? 1.0 : -f * w->rdiag[i];
+            w->Gx[w->map_D[i]] = (s->row_active && !s->row_active[i]) ? 1.0 : -r * w->rdiag[i];
 }
 
-/* The regularisation of each row, r diag(Phi_q M^-1 Phi_q^T), from the phiq values (at the
- * start or a restart; kept fixed in between, so that the corrector's equations do not depend
- * on when the iteration matrix was refreshed). */
+/* The rows' scale for the regularisation, diag(Phi_q M^-1 Phi_q^T), from the phiq values
+ * (at the start or a restart; kept fixed in between, so that the corrector's equations do
+ * not depend on when the iteration matrix was refreshed). */
 static void set_regularization(ld_bdf *w)
 {
     const ld_system *s = w->sys;
     int i, j, p;
-    double r = w->opt.regularization;
     for (i = 0; i < w->nc; i++) w->rdiag[i] = 0.0;
-    if (r <= 0) return;
+    if (w->opt.regularization <= 0) return;
     for (j = 0; j < w->nq; j++)
         for (p = s->phiq_colptr[j]; p < s->phiq_colptr[j + 1]; p++)
             w->rdiag[s->phiq_rowind[p]] += w->phiq[p] * w->phiq[p] / s->mass[j];
-    for (i = 0; i < w->nc; i++) w->rdiag[i] *= r;
 }
 
 /* Phi_q values at q into w->phiq, the entries of inactive rows zeroed. */
@@ -479,7 +478,7 @@ static void assemble_G(ld_bdf *w, double c)
 {
     const ld_system *s = w->sys;
     int i;
-    assemble_K(w, 1.0);
+    assemble_K(w, w->opt.regularization);
     for (i = 0; i < s->fq_nnz; i++) w->Gx[w->map_fq[i]] -= c * c * w->fq[i];
     for (i = 0; i < s->fv_nnz; i++) w->Gx[w->map_fv[i]] -= c * w->fv[i];
     for (i = 0; i < s->hess_nnz; i++) w->Gx[w->map_h[i]] += w->hess[i];
@@ -621,9 +620,12 @@ static int residual(ld_bdf *w, double t, double c)
     if (s->row_active)   /* inactive row i: mu_i = c^2 lam_i = 0 */
         for (i = 0; i < w->nc; i++)
             if (!s->row_active[i]) w->res[nq + i] = c * c * lam[i];
-    if (w->opt.regularization > 0)   /* Phi - R mu (see the top) */
+    if (w->opt.regularization > 0) {   /* Phi - R mu (see the top) */
+        double rc2 = w->opt.regularization * c * c;
         for (i = 0; i < w->nc; i++)
-            if (!(s->row_active && !s->row_active[i])) w->res[nq + i] -= w->rdiag[i] * c * c * lam[i];
+            if (!(s->row_active && !s->row_active[i]))
+                w->res[nq + i] -= rc2 * w->rdiag[i] * lam[i];
+    }
     phiq_transpose_times(w, lam, w->res);
     for (i = 0; i < nq; i++)
         w->res[i] = c * s->mass[i] * (w->psi[nq + i] + w->d[nq + i]) +
@@ -674,7 +676,7 @@ static int start(ld_bdf *w, double t0, const double *q0, const double *v0, const
         return LD_BDF_CALLBACK;
     zero_inactive(w, rhs + nq);
     set_regularization(w);
-    assemble_K(w, w->out_factor);
+    assemble_K(w, w->out_reg);
     if (!all_finite(w->Gx, w->g_nnz) || !all_finite(rhs, w->ng)) return LD_BDF_NONFINITE;
     w->stats.jacobian_evaluations++;
     if ((st = factor_G(w)) != LD_BDF_SUCCESS) return st;
@@ -836,7 +838,7 @@ static int consistent_output(ld_bdf *w, double t, double *y)
     if (eval_phi_q(w, t, q) != LD_OK || s->phi_t(s->user, t, q, w->phi) != LD_OK)
         return LD_BDF_CALLBACK;
     zero_inactive(w, w->phi);
-    assemble_K(w, w->out_factor);
+    assemble_K(w, w->out_reg);
     if (!all_finite(w->Gx, w->g_nnz)) return LD_BDF_NONFINITE;
     if (!(w->num_out && klu_refactor(w->Gp, w->Gi, w->Gx, w->sym, w->num_out, &w->common) &&
           klu_rcond(w->sym, w->num_out, &w->common) && w->common.rcond >= RCOND_MIN)) {

@@ -256,7 +256,6 @@ int main(void)
             ld_bdf_options o2 = opt;
             double yr[3 * 13], tr[3];
             o2.rtol = o2.atol = 1e-10;
-            o2.regularization = 1e-12;
             o2.output_regularization = 1e-8;
             o2.regularization = -1.0;
             check(ld_bdf_create(&s2, &o2, &w) == LD_BDF_BAD_INPUT,
