@@ -73,6 +73,17 @@ def _left_null_rows(model: Model, q, t, run):
     return nearly_singular_rows(model, q, t, _state_at(model, run, t))[1]
 
 
+def _singularities(model, t, Q, rc, done, threshold, run):
+    """Each local minimum of the condition estimate under ``threshold`` among the first
+    ``done`` rows, with the rows involved there."""
+    out = []
+    for k in np.flatnonzero(rc[:done] < threshold):
+        if (k == 0 or rc[k] <= rc[k - 1]) and (k == done - 1 or rc[k] <= rc[k + 1]):
+            out.append(Singularity(float(t[k]), _left_null_rows(model, Q[k], t[k], run),
+                                   float(rc[k])))
+    return out
+
+
 def _law_table(model: Model, times):
     """Values (f, f', f'') of the drivers' Python-function laws at ``times``, or None."""
     drivers = model.description.drivers
@@ -120,7 +131,7 @@ def _least_squares_sweep(model, t, q, tol, max_iterations, run, singular_rcond, 
         d = np.abs(lu.U.diagonal())
         return lu, float(np.sqrt(d.min() / d.max())) if d.size and d.max() > 0 else 0.0
 
-    singular, failure = [], None
+    failure = None
     for k, tk in enumerate(t):
         state = _state_at(model, run, float(tk))
         if k > 0:
@@ -151,10 +162,7 @@ def _least_squares_sweep(model, t, q, tol, max_iterations, run, singular_rcond, 
         a = lu.solve(J.T @ model.kernels.gamma(q, v, float(tk), state=state))
         Q[k], V[k], A[k], rc[k] = q, v, a, rcond
     done = len(t) if failure is None else failure[0]
-    below = np.flatnonzero(rc[:done] < singular_rcond)
-    for k in below:
-        if (k == 0 or rc[k] <= rc[k - 1]) and (k == done - 1 or rc[k] <= rc[k + 1]):
-            singular.append(Singularity(float(t[k]), (), float(rc[k])))
+    singular = _singularities(model, t, Q, rc, done, singular_rcond, run)
     stats = dict(factorizations=factorizations, newton_iterations=iterations,
                  sweep_seconds=_time.perf_counter() - tic)
     result = KinematicsResult(model=model, t=t[:done].copy(), q=Q[:done], v=V[:done],
@@ -276,12 +284,7 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
     stats = dict(factorizations=sweep.factorizations, newton_iterations=sweep.iterations,
                  sweep_seconds=elapsed)
 
-    singular = []
-    below = np.flatnonzero(rc[:done] < singular_rcond)
-    for k in below:   # report each local minimum of the estimate under the threshold
-        if (k == 0 or rc[k] <= rc[k - 1]) and (k == done - 1 or rc[k] <= rc[k + 1]):
-            singular.append(Singularity(float(t[k]), _left_null_rows(model, Q[k], t[k], run),
-                                        float(rc[k])))
+    singular = _singularities(model, t, Q, rc, done, singular_rcond, run)
     stop = None
     interrupted = STATUS[status] == "interrupted"
     if interrupted:
