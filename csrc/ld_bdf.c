@@ -183,6 +183,10 @@ struct ld_bdf {
     int *fired;                 /* [nev] directions of the events that fired */
     double t_event;
     int restart_pending;        /* the state was moved to an event: restart before stepping */
+    int tail_pending;           /* an accepted step not finished (finish_step): */
+    int tail_order, tail_event; /*   its order, whether an event was located in it, */
+    double tail_err, tail_safety, tail_t_stop; /* its error, step safety factor and the
+                                   last time of its output rows */
     int newton_iters;           /* iterations of the last Newton solve */
     int refresh_next;           /* refresh the iteration matrix before the next step */
 
@@ -213,6 +217,8 @@ void ld_bdf_default_options(ld_bdf_options *o)
     o->event_tol = 0.0;
     o->regularization = 0.0;
     o->output_regularization = 0.0;
+    o->stop_when_full = 0;
+    o->clock = NULL;
 }
 
 typedef struct { int col, row, src; } entry;
@@ -706,6 +712,7 @@ static int start(ld_bdf *w, double t0, const double *q0, const double *v0, const
     if (w->nev && s->events(s->user, t0, q0, v0, w->D + 2 * nq, w->g_old) != LD_OK)
         return LD_BDF_CALLBACK;
     w->restart_pending = 0;
+    w->tail_pending = 0;
     w->initialised = 1;
     return LD_BDF_SUCCESS;
 }
@@ -980,6 +987,64 @@ static int locate_event(ld_bdf *w, double t_lo, int *status)
     return 1;
 }
 
+/* The rest of an accepted step: its output rows (up to the event, if one was located in it),
+ * the move to the event, or the order and step size of the next step. Kept apart so that a
+ * run can return with a full output buffer in the middle of a step's rows (stop_when_full)
+ * and resume here with the next buffer: the rows and the next step come out the same as
+ * without the stop. */
+static int finish_step(ld_bdf *w, int n_out, const double *t_out, double *y_out,
+                       int *n_written)
+{
+    int st, n = w->n, order = w->tail_order;
+    while (*n_written < n_out && t_out[*n_written] <= w->tail_t_stop) {
+        double *row = y_out + (size_t)(*n_written) * n;
+        double c0 = w->opt.clock ? w->opt.clock() : 0.0;
+        dense_output(w, t_out[*n_written], row);
+        st = w->opt.project_output ? consistent_output(w, t_out[*n_written], row)
+                                   : LD_BDF_SUCCESS;
+        if (w->opt.clock) w->stats.output_seconds += w->opt.clock() - c0;
+        if (st != LD_BDF_SUCCESS) return fail(w, st, w->t, w->h);
+        (*n_written)++;
+        w->stats.output_rows++;
+    }
+    if (w->opt.stop_when_full && n_out > 0 && *n_written == n_out) return LD_BDF_OUTPUT_FULL;
+    w->tail_pending = 0;
+    if (w->tail_event) {
+        /* Move the state to the event; the next call restarts there. */
+        dense_output(w, w->t_event, w->y_ev);
+        memcpy(w->D, w->y_ev, (size_t)n * sizeof(double));
+        w->t = w->t_event;
+        w->restart_pending = 1;
+        w->stats.events++;
+        return LD_BDF_EVENT;
+    }
+    /* Order and step size for the next step. */
+    if (w->n_equal >= order + 1) {
+        double en[3], best = 0.0, factor;
+        int delta = 0, j;
+        en[0] = order > 1
+                    ? w->err_const[order - 1] * error_norm(w, w->D + (size_t)order * n, order - 1)
+                    : INFINITY;
+        en[1] = w->tail_err;
+        en[2] = order < w->opt.max_order
+                    ? w->err_const[order + 1] *
+                          error_norm(w, w->D + (size_t)(order + 2) * n, order + 1)
+                    : INFINITY;
+        for (j = 0; j < 3; j++) {
+            double f = en[j] == 0.0 ? MAX_FACTOR
+                                    : (isinf(en[j]) ? 0.0 : pow(en[j], -1.0 / (order + j)));
+            if (f > best) { best = f; delta = j - 1; }
+        }
+        w->order = order + delta;
+        factor = fmin(MAX_FACTOR, w->tail_safety * best);
+        if (w->opt.h_max > 0) factor = fmin(factor, w->opt.h_max / w->h);
+        change_D(w, w->order, factor);
+        w->h *= factor;
+        w->n_equal = 0;
+    }
+    return LD_BDF_SUCCESS;
+}
+
 int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out, double *y_out,
                      int *n_written)
 {
@@ -987,12 +1052,17 @@ int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out, do
     long steps_here = 0;
     if (!w->initialised || !(t_end >= w->t) || n_out < 0 || *n_written < 0 || *n_written > n_out)
         return LD_BDF_BAD_INPUT;
+    /* A step whose rows filled the last buffer (stop_when_full): its remaining rows first. */
+    if (w->tail_pending &&
+        (st = finish_step(w, n_out, t_out, y_out, n_written)) != LD_BDF_SUCCESS)
+        return st;
     if (w->restart_pending && (st = ld_bdf_restart(w)) != LD_BDF_SUCCESS)
         return fail(w, st, w->t, w->h);
     /* Outputs at the current time. */
     while (*n_written < n_out && t_out[*n_written] <= w->t) {
         memcpy(y_out + (size_t)(*n_written) * n, w->D, (size_t)n * sizeof(double));
         (*n_written)++;
+        w->stats.output_rows++;
     }
     while (w->t < t_end) {
         double t_new, c, err, h_min, safety, t_prev = w->t;
@@ -1114,60 +1184,21 @@ int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out, do
         if (w->sys->accept && w->sys->accept(w->sys->user, w->t, w->D, w->D + nq) != LD_OK)
             return fail(w, LD_BDF_CALLBACK, w->t, w->h);
 
-        {
-            int event = 0;
-            double t_stop = w->t;
-            if (w->nev) {
-                if (events_at(w, w->t, w->D, w->g_new) != LD_BDF_SUCCESS)
-                    return fail(w, LD_BDF_CALLBACK, w->t, w->h);
-                event = locate_event(w, t_prev, &st);
-                if (st != LD_BDF_SUCCESS) return fail(w, st, w->t, w->h);
-                if (event) t_stop = w->t_event;
-                else memcpy(w->g_old, w->g_new, (size_t)w->nev * sizeof(double));
-            }
-            while (*n_written < n_out && t_out[*n_written] <= t_stop) {
-                double *row = y_out + (size_t)(*n_written) * n;
-                dense_output(w, t_out[*n_written], row);
-                if (w->opt.project_output &&
-                    (st = consistent_output(w, t_out[*n_written], row)) != LD_BDF_SUCCESS)
-                    return fail(w, st, w->t, w->h);
-                (*n_written)++;
-            }
-            if (event) {
-                /* Move the state to the event; the next call restarts there. */
-                dense_output(w, w->t_event, w->y_ev);
-                memcpy(w->D, w->y_ev, (size_t)n * sizeof(double));
-                w->t = w->t_event;
-                w->restart_pending = 1;
-                w->stats.events++;
-                return LD_BDF_EVENT;
-            }
+        w->tail_pending = 1;
+        w->tail_order = order;
+        w->tail_err = err;
+        w->tail_safety = safety;
+        w->tail_event = 0;
+        w->tail_t_stop = w->t;
+        if (w->nev) {
+            if (events_at(w, w->t, w->D, w->g_new) != LD_BDF_SUCCESS)
+                return fail(w, LD_BDF_CALLBACK, w->t, w->h);
+            w->tail_event = locate_event(w, t_prev, &st);
+            if (st != LD_BDF_SUCCESS) return fail(w, st, w->t, w->h);
+            if (w->tail_event) w->tail_t_stop = w->t_event;
+            else memcpy(w->g_old, w->g_new, (size_t)w->nev * sizeof(double));
         }
-
-        /* Order and step size for the next step. */
-        if (w->n_equal >= order + 1) {
-            double en[3], best = 0.0, factor;
-            int delta = 0, j;
-            en[0] = order > 1
-                        ? w->err_const[order - 1] * error_norm(w, w->D + (size_t)order * n, order - 1)
-                        : INFINITY;
-            en[1] = err;
-            en[2] = order < w->opt.max_order
-                        ? w->err_const[order + 1] *
-                              error_norm(w, w->D + (size_t)(order + 2) * n, order + 1)
-                        : INFINITY;
-            for (j = 0; j < 3; j++) {
-                double f = en[j] == 0.0 ? MAX_FACTOR
-                                        : (isinf(en[j]) ? 0.0 : pow(en[j], -1.0 / (order + j)));
-                if (f > best) { best = f; delta = j - 1; }
-            }
-            w->order = order + delta;
-            factor = fmin(MAX_FACTOR, safety * best);
-            if (w->opt.h_max > 0) factor = fmin(factor, w->opt.h_max / w->h);
-            change_D(w, w->order, factor);
-            w->h *= factor;
-            w->n_equal = 0;
-        }
+        if ((st = finish_step(w, n_out, t_out, y_out, n_written)) != LD_BDF_SUCCESS) return st;
     }
     return LD_BDF_SUCCESS;
 }

@@ -47,6 +47,10 @@ typedef struct ld_bdf_options {
     double regularization;  /* r >= 0: redundant constraints (see ld_bdf.c); 0: none */
     double output_regularization; /* the same for the index-1 solves (initial accelerations,
                                output rows); 0: as regularization */
+    int stop_when_full;     /* return LD_BDF_OUTPUT_FULL when the output buffer is full (0:
+                               integrate on to t_end without more rows) */
+    double (*clock)(void);  /* seconds on a monotonic clock, to time the output rows into
+                               stats.output_seconds (NULL: not timed) */
 } ld_bdf_options;
 
 typedef struct ld_bdf_stats {
@@ -64,6 +68,9 @@ typedef struct ld_bdf_stats {
                                                before its projection */
     long events;                /* events located */
     long restarts;              /* restarts (after events, or asked for) */
+    long output_rows;           /* rows written to output buffers */
+    double output_seconds;      /* time spent on them (dense output and projection; with
+                                   options.clock) */
     long noise_limited;         /* Newton solves accepted at their round-off floor at an
                                    ill-conditioned matrix (singular configurations) */
 } ld_bdf_stats;
@@ -74,6 +81,9 @@ enum ld_bdf_status {
     LD_BDF_EVENT = 2,             /* an event function changed sign: the state is at the
                                      event (ld_bdf_get_event); the next ld_bdf_integrate
                                      restarts there (after the caller changed modes) */
+    LD_BDF_OUTPUT_FULL = 3,       /* (stop_when_full) the output buffer is full: call again
+                                     with the next buffer (t_out, y_out and *n_written = 0
+                                     for the times after), which continues where this left */
     LD_BDF_BAD_INPUT = -1,        /* invalid options or sizes */
     LD_BDF_NO_MEMORY = -2,
     LD_BDF_TOO_MUCH_WORK = -3,    /* max_steps reached */
@@ -100,7 +110,9 @@ int ld_bdf_restart(ld_bdf *w);
 int ld_bdf_restart_at(ld_bdf *w, const double *q, const double *v);
 /* Integrate to t_end exactly. Output times t_out[0..n_out-1] must be non-decreasing; each one
  * in [t, t_end] gets a row of y_out (n_out x n, row-major) from the BDF interpolant (the
- * current state for t_out == t). *n_written counts the rows filled so far (in and out). */
+ * current state for t_out == t). *n_written counts the rows filled so far (in and out).
+ * With options.stop_when_full, a full buffer returns LD_BDF_OUTPUT_FULL, possibly in the
+ * middle of a step's rows; the next call takes the following times in a new buffer. */
 int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out, double *y_out,
                      int *n_written);
 void ld_bdf_free(ld_bdf *w);

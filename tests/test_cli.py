@@ -47,7 +47,7 @@ def test_simulate_writes_outputs(tmp_path, capsys):
                  "--dt-out", "0.1", "--output", str(out), "--stats-json", str(stats),
                  "--plot", str(plots)]) == 0
     text = capsys.readouterr().out
-    assert "faster than the published Python run (76.17 s)" in text
+    assert "faster than the published Python run (76.17 s), integration and output" in text
     lines = out.read_text().splitlines()
     assert lines[0] == "# t P3.x P3.y foot.x foot.y energy phi_norm phid_norm"
     data = np.loadtxt(out)
@@ -55,7 +55,7 @@ def test_simulate_writes_outputs(tmp_path, capsys):
     np.testing.assert_allclose(data[0, 1:3], [0.15, 0.0], atol=1e-15)
     assert data[:, 5] == __import__("pytest").approx(-0.5806293458, abs=1e-5)
     counters = json.loads(stats.read_text())
-    assert set(counters) == {"integration_seconds", "steps", "rejected_steps",
+    assert set(counters) == {"integration_seconds", "output_seconds", "steps", "rejected_steps",
                              "newton_iterations", "residual_evaluations",
                              "jacobian_evaluations", "factorizations"}
     assert counters["steps"] > 0

@@ -465,6 +465,50 @@ int main(void)
         ld_bdf_free(w);
     }
 
+    /* 9. stop_when_full: 41 rows over a period, in buffers of 3 rows, come out bit for bit as
+     * in one buffer, with the same steps (a buffer may fill in the middle of a step's rows). */
+    {
+        enum { ROWS = 41, N = 11, BUF = 3 };
+        static double one[ROWS * N], parts[ROWS * N], times[ROWS];
+        double buf[BUF * N];
+        long steps_one;
+        int k, nw9, st9, done = 0, calls = 0, same = 1;
+        pendulum p9 = {0.5, 2.0, 2.0 / 12.0, 9.81, 0, -1.0, {0, 0, 0, 0}, 0};
+        ld_system s9 = make_system(&p9);
+        for (k = 0; k < ROWS; k++) times[k] = period * k / (ROWS - 1);
+        ld_bdf_default_options(&opt);
+        opt.rtol = opt.atol = 1e-8;
+        initial_state(&p9, theta0, q, v);
+        check(ld_bdf_create(&s9, &opt, &w) == LD_BDF_SUCCESS &&
+                  ld_bdf_init(w, 0.0, q, v, NULL) == LD_BDF_SUCCESS,
+              "stop_when_full: reference run set up");
+        nw9 = 0;
+        st9 = ld_bdf_integrate(w, period, ROWS, times, one, &nw9);
+        steps_one = ld_bdf_get_stats(w)->steps;
+        check(st9 == LD_BDF_SUCCESS && nw9 == ROWS, "stop_when_full: reference rows");
+        ld_bdf_free(w);
+        opt.stop_when_full = 1;
+        check(ld_bdf_create(&s9, &opt, &w) == LD_BDF_SUCCESS &&
+                  ld_bdf_init(w, 0.0, q, v, NULL) == LD_BDF_SUCCESS,
+              "stop_when_full: buffered run set up");
+        do {
+            int room = ROWS - done < BUF ? ROWS - done : BUF;
+            nw9 = 0;
+            st9 = ld_bdf_integrate(w, period, room, times + done, buf, &nw9);
+            memcpy(parts + (size_t)done * N, buf, (size_t)nw9 * N * sizeof(double));
+            done += nw9;
+            calls++;
+        } while (st9 == LD_BDF_OUTPUT_FULL && calls < 100);
+        for (k = 0; k < ROWS * N; k++) same = same && parts[k] == one[k];
+        check(st9 == LD_BDF_SUCCESS && done == ROWS && calls >= ROWS / BUF, "stop_when_full: "
+              "every row written, the buffers full on the way");
+        check(same && ld_bdf_get_stats(w)->steps == steps_one &&
+                  ld_bdf_get_time(w) == period,
+              "stop_when_full: rows and steps identical to one buffer");
+        check(ld_bdf_get_stats(w)->output_rows == ROWS, "stop_when_full: rows counted");
+        ld_bdf_free(w);
+    }
+
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -17,10 +17,12 @@ from . import contacts, events, forces, lcp
 from .errors import (AssemblyError, ControllerError, ConvergenceError, EquilibriumError,
                      ForceElementError,
                      KinematicsError, LinkdynError, ModelError, ModelFileError, NonFiniteError,
+                     NotRecordedError,
                      RedundantConstraintsError, SimulationError, SingularConfigurationError,
                      SingularJacobianError, StepSizeError)
 from .kinematics import KinematicsResult, Singularity, kinematics
 from .model import Model
+from .output import Record
 from .models import builtin_names, chain, load_model
 from .simulate import ControlState, SimulationResult, simulate
 from .statics import Equilibrium, Modes, equilibrium, modes
@@ -48,8 +50,10 @@ __all__ = [
     "ModelError",
     "ModelFileError",
     "NonFiniteError",
+    "NotRecordedError",
     "PeriodicOrbit",
     "PeriodicOrbitError",
+    "Record",
     "RedundantConstraintsError",
     "SimulationError",
     "SimulationResult",

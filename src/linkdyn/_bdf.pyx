@@ -7,6 +7,8 @@ from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_Import
 
 import numpy as np
 
+from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
+
 from linkdyn._interrupt cimport linkdyn_interrupt
 from linkdyn._ld_system cimport ld_system
 
@@ -28,6 +30,8 @@ cdef extern from "ld_bdf.h":
         double event_tol
         double regularization
         double output_regularization
+        int stop_when_full
+        double (*clock)() noexcept nogil
     ctypedef struct ld_bdf_stats:
         long steps
         long rejected_error
@@ -44,6 +48,8 @@ cdef extern from "ld_bdf.h":
         long events
         long restarts
         long noise_limited
+        long output_rows
+        double output_seconds
     ctypedef struct ld_bdf:
         pass
     void ld_bdf_default_options(ld_bdf_options *opt)
@@ -69,7 +75,14 @@ cdef linkdyn_interrupt *ctrl_c = <linkdyn_interrupt *> PyCapsule_Import(
 STATUS = {0: "success", 1: "interrupted", 2: "event", -1: "bad input", -2: "out of memory",
           -3: "too much work", -4: "step size too small", -5: "Newton iteration failed",
           -6: "singular iteration matrix", -7: "non-finite values", -8: "model callback failed",
-          -9: "linear solver failed"}
+          -9: "linear solver failed", 3: "output buffer full"}
+
+
+cdef double monotonic_seconds() noexcept nogil:
+    """The integrator's output clock (C99 has no monotonic clock; POSIX does)."""
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec + 1e-9 * ts.tv_nsec
 
 
 cdef class BDFIntegrator:
@@ -84,7 +97,8 @@ cdef class BDFIntegrator:
                   double h_min=0.0, double h_max=0.0, int max_order=5, long max_steps=0,
                   int newton_max_iter=4, double newton_tol=0.0, bint project_output=True,
                   bint proportional=True, double event_tol=0.0,
-                  double regularization=0.0, double output_regularization=0.0):
+                  double regularization=0.0, double output_regularization=0.0,
+                  bint stop_when_full=False):
         cdef ld_bdf_options opt
         cdef const ld_system *sys = <const ld_system *> PyCapsule_GetPointer(
             run.system_capsule(), b"linkdyn.ld_system")
@@ -105,6 +119,8 @@ cdef class BDFIntegrator:
         opt.regularization = regularization
         opt.output_regularization = output_regularization
         opt.interrupt = ctrl_c.flag
+        opt.stop_when_full = stop_when_full
+        opt.clock = monotonic_seconds
         status = ld_bdf_create(sys, &opt, &self.w)
         if status == -2:
             raise MemoryError("linkdyn: cannot allocate the integrator's workspace")
@@ -154,7 +170,8 @@ cdef class BDFIntegrator:
     def integrate(self, double t_end, const double[::1] t_out, double[:, ::1] y_out,
                   int n_written):
         """Integrate to t_end, filling rows of y_out at the times t_out from row n_written
-        on. Returns (status, n_written)."""
+        on. Returns (status, n_written). With stop_when_full, status 3 says y_out is full:
+        call again with the times after and a new buffer (n_written = 0)."""
         cdef int nw = n_written
         cdef int n_out = t_out.shape[0]
         cdef int status
@@ -208,4 +225,5 @@ cdef class BDFIntegrator:
                     steps_per_order=[s.order_steps[k] for k in range(1, 6)],
                     max_output_velocity_violation=s.max_output_velocity_violation,
                     events=s.events, restarts=s.restarts, noise_limited=s.noise_limited,
+                    output_rows=s.output_rows, output_seconds=s.output_seconds,
                     local_rtol=s.local_rtol, local_atol=s.local_atol)

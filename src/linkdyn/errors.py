@@ -14,6 +14,8 @@ offending entry (body, joint, marker, file field, constraint row or time) and wh
     ├── KinematicsError          the position problem of a kinematic sweep has no solution
     │   └── SingularConfigurationError
     │                            the Jacobian of a driven mechanism became singular
+    ├── NotRecordedError (KeyError)
+    │                            a series a result did not record (linkdyn.output.Record)
     └── SimulationError          the integrator stopped before t_end
         ├── StepSizeError        the step size fell below its minimum
         ├── ConvergenceError     the Newton iteration kept failing
@@ -181,3 +183,11 @@ class KinematicsError(LinkdynError):
 class SingularConfigurationError(KinematicsError):
     """The constraint Jacobian of the driven mechanism became singular at time ``t`` (a
     dead centre, a branch point or a limit of the drivers' range)."""
+
+
+class NotRecordedError(LinkdynError, KeyError):
+    """A result made with a :class:`linkdyn.output.Record` was asked for a series it did not
+    record; the message lists what it did record."""
+
+    def __str__(self):
+        return str(self.args[0]) if self.args else ""

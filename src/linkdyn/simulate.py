@@ -26,8 +26,9 @@ from .events import (ARC, BACK, CONTACT, FRICTION_SLIP, FRICTION_STOP, PASS, Eve
                      compile_events)
 from .friction import ContactModes, gradient
 from .forces import INPUT_TARGET, reference_angles
-from .model import Model, check_output_size
-from .results import PointGeometry, TrajectoryAccessors
+from .model import Model
+from .output import Record, RecordedSeries, WholeRows, check_size
+from .results import PointGeometry, TrajectoryAccessors, needs_rows, recordable
 
 __all__ = ["simulate", "SimulationResult", "ControlState", "output_times", "DEFAULT_MAX_STEPS"]
 
@@ -47,6 +48,10 @@ class SimulationResult(TrajectoryAccessors):
     model : Model
     t : ndarray (n,)
         Output times (s); the last is ``t_end`` unless the run was interrupted.
+    recorded : dict or None
+        With ``simulate(..., record=Record(...))``: the recorded series by (accessor,
+        argument), which the accessors return; ``q``, ``v``, ``lam``, ``z`` and
+        ``stick_lam`` are then None (see :mod:`linkdyn.output`).
     q, v : ndarray (n, nq)
         Coordinates and their velocities (output velocities are projected onto the
         velocity constraints unless ``project_output=False``).
@@ -55,7 +60,9 @@ class SimulationResult(TrajectoryAccessors):
     stats : dict
         Work counters (``steps``, ``rejected_steps``, ``newton_iterations``,
         ``residual_evaluations``, ``jacobian_evaluations``, ``factorizations``, ...) and
-        ``integration_seconds``, the wall time of the integration alone; with a controller
+        ``integration_seconds``, the wall time of the integration alone, and
+        ``output_seconds``, the time spent on output rows (interpolation, projection and
+        the reduction to recorded series) with ``output_rows`` their number; with a controller
         also ``controller_samples``, ``controller_restarts`` and ``controller_seconds``
         (time spent in the controller function).
     status : str
@@ -98,9 +105,11 @@ class SimulationResult(TrajectoryAccessors):
     friction_modes: tuple = ()
     stick_lam: np.ndarray | None = None
     _friction_rows: tuple = field(default=(), repr=False, compare=False)
+    recorded: dict | None = field(default=None, repr=False, compare=False)
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
+    @needs_rows
     def a(self) -> np.ndarray:
         """Accelerations (n, nq) of the output rows from the equations of motion,
         M a = Q(q, v, t) - Phi_q^T lam, with the forces the run applied at each row."""
@@ -115,21 +124,28 @@ class SimulationResult(TrajectoryAccessors):
         return self._cache["a"]
 
     @property
+    @recordable
     def kinetic_energy(self) -> np.ndarray:
         return 0.5 * np.sum(self.model.mass * self.v**2, axis=1)
 
     @property
+    @recordable
     def potential_energy(self) -> np.ndarray:
         """Potential energy of gravity (zero at y = 0) plus the energy stored in springs (J)."""
-        return -self.q @ self.model.kernels.arrays["q_applied"] + self._elements()[2]
+        # Row by row alike whatever the number of rows (a matrix product is not: BLAS
+        # blocks by shape), so that recorded series equal whole-row ones bit for bit.
+        return -np.sum(self.q * self.model.kernels.arrays["q_applied"], axis=1) + \
+            self._elements()[2]
 
     @property
+    @recordable
     def energy(self) -> np.ndarray:
         """Total mechanical energy (J) at each output time: kinetic, gravity and springs.
         ``energy - energy[0]`` equals ``work`` to the integrator's tolerance."""
         return self.kinetic_energy + self.potential_energy
 
     @property
+    @recordable
     def work(self) -> np.ndarray:
         """Work (J) done since t0 by everything in the force elements but the springs'
         stored energy: dampers, motors, servos, loads, moving free lengths and rest angles."""
@@ -160,6 +176,7 @@ class SimulationResult(TrajectoryAccessors):
                 out -= lam * gradient(state, f[1], self.q[i], self.v[i])[0]
         return out
 
+    @needs_rows
     def friction_force(self, contact: str) -> np.ndarray:
         """Friction force (N) on the circle of ``contact`` along the line's direction, per
         output row: -mu F_N sign(v_T) while it slides, the stick row's force while it
@@ -184,6 +201,7 @@ class SimulationResult(TrajectoryAccessors):
                            f"elements: {', '.join(self.model.force_names) or 'none'})")
         return info["elements"][name]
 
+    @recordable
     def element_work(self, name: str) -> np.ndarray:
         """Work (J) done by force element ``name`` since t0 (its non-conservative part)."""
         recs, loads = self._element(name)
@@ -191,6 +209,7 @@ class SimulationResult(TrajectoryAccessors):
         cols = list(recs) + [nrec + i for i in loads]
         return self._z()[:, cols].sum(axis=1)
 
+    @recordable
     def element_force(self, name: str) -> np.ndarray:
         """What force element ``name`` applies: for elements along a coordinate (n,), the
         force or torque f along it (N or N m; a spring's f is minus its tension); for
@@ -199,6 +218,7 @@ class SimulationResult(TrajectoryAccessors):
         rec, load, _ = self._elements()
         return rec[:, recs[0], 2] if recs else load[:, loads[0]]
 
+    @recordable
     def element_coordinate(self, name: str) -> np.ndarray:
         """The coordinate (n,) an element acts along: a spring's length (m), a joint's
         relative angle (rad, continuous over turns) or slide (m), a body's angle."""
@@ -267,15 +287,18 @@ class SimulationResult(TrajectoryAccessors):
         return self._cache["norms"]
 
     @property
+    @recordable
     def phi_norm(self) -> np.ndarray:
         """|Phi(q, t)| at each output time."""
         return self._norms()[:, 0]
 
     @property
+    @recordable
     def phid_norm(self) -> np.ndarray:
         """|Phi_q v + Phi_t| at each output time."""
         return self._norms()[:, 1]
 
+    @recordable
     def driver_effort(self, driver: str) -> np.ndarray:
         """What driver ``driver`` applies (n,): for an angle driver the torque (N m) on the
         joint's second body (the first receives the opposite), for a slide driver the force
@@ -293,6 +316,7 @@ class SimulationResult(TrajectoryAccessors):
                            f"{', '.join(specs) or 'none'})")
         return specs[joint]
 
+    @recordable
     def joint_force(self, joint: str) -> np.ndarray:
         """Force (n, 2) in N that ``joint`` exerts on its first body (the second body
         receives the opposite). A revolute joint's acts at the joint point: ``-lam`` of its x
@@ -305,6 +329,7 @@ class SimulationResult(TrajectoryAccessors):
         row = self.model.constraint_names.index(f"{joint}.x")
         return -self.lam[:, row:row + 2]
 
+    @recordable
     def joint_moment(self, joint: str) -> np.ndarray:
         """Moment (n,) in N m that ``joint`` exerts on its first body about the joint's first
         point (counter-clockwise positive; the second body receives the opposite force and
@@ -444,7 +469,7 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
              proportional: bool = True, controller=None,
              control_period: float | None = None, events=None,
              event_tol: float = 0.0, swinging=(), redundant: str = "raise",
-             progress=None) -> SimulationResult:
+             progress=None, record: Record | None = None) -> SimulationResult:
     """Integrate ``model`` from ``t0`` to ``t_end`` (s).
 
     Parameters
@@ -452,8 +477,9 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
     rtol, atol : float
         Error tolerances (positions in m or unit-vector components; see ld_bdf.c and
         ``proportional``).
-    t_out : array_like, optional
-        Non-decreasing output times in [t0, t_end].
+    t_out : array_like or {"final", "events"}, optional
+        Non-decreasing output times in [t0, t_end]; ``"final"``: one row, at the end of the
+        run; ``"events"``: rows at t0, at each event (after its mode changes) and at the end.
     dt_out : float, optional
         Output interval when ``t_out`` is not given (default (t_end - t0) / 1000); the
         outputs are t0, t0 + dt_out, ..., t_end exactly.
@@ -516,6 +542,10 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         diag(Phi_q M^-1 Phi_q^T) (Tikhonov-regularised with 1e-8 of it: alike rockers get
         alike reactions to about 1e-5 relative at rtol 1e-10), and their resultant is the
         exact one. Conflicting constraints still raise.
+    record : linkdyn.Record, optional
+        Keep only the named series (markers, bodies, joints, drivers, force elements,
+        invariants) instead of whole rows: for big models or many output times (see
+        :mod:`linkdyn.output`; the series equal a whole-row run's bit for bit).
     progress : callable, optional
         ``progress(t, steps)`` is called about every 0.5 s of wall time
         while the integrator runs, from a helper thread, with the time reached and the steps
@@ -574,12 +604,24 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
             raise ValueError(f"{name} must be a non-negative finite number, got {value!r}")
     nstick = len(model.force_info["frictions"])    # stick rows of contacts with friction
-    row_values = 2 * model.nq + model.nc + nstick + model.kernels.nz   # (q, v, lam, z)
-    if t_out is None:
+    width = 2 * model.nq + model.nc + nstick + model.kernels.nz   # (q, v, lam, z)
+    if record is not None and not isinstance(record, Record):
+        raise TypeError(f"record must be a linkdyn.Record, got {type(record).__name__}")
+    if record is not None:
+        record.series(model)      # names checked before any work
+    event_rows = isinstance(t_out, str) and t_out == "events"
+    if isinstance(t_out, str):
+        if t_out not in ("final", "events"):
+            raise ValueError(f"t_out must be an array of times, 'final' or 'events', got "
+                             f"{t_out!r}")
+        if dt_out is not None:
+            raise ValueError("give t_out or dt_out, not both")
+        times = np.array([t_end] if t_out == "final" else [t0, t_end])
+    elif t_out is None:
         dt = (t_end - t0) / 1000 if dt_out is None else _positive("dt_out", dt_out)
         # Before the times exist: their number alone may not fit.
-        check_output_size(int(min((t_end - t0) / dt, 1e18)) + 2, row_values,
-                          f"model {model.name!r}")
+        check_size(int(min((t_end - t0) / dt, 1e18)) + 2, record, model, width,
+                   f"model {model.name!r}")
         times = output_times(t0, t_end, dt)
     else:
         if dt_out is not None:
@@ -594,7 +636,7 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         if times[0] < t0 or times[-1] > t_end:
             raise ValueError(f"t_out must lie in [t0, t_end] = [{t0}, {t_end}], got "
                              f"[{times[0]}, {times[-1]}]")
-        check_output_size(times.size, row_values, f"model {model.name!r}")
+        check_size(times.size, record, model, width, f"model {model.name!r}")
 
     if controller is not None:
         if not callable(controller):
@@ -640,11 +682,20 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
                           project_output=project_output, proportional=proportional,
                           event_tol=event_tol,
                           regularization=BDF_REGULARIZATION if allow_redundant else 0.0,
-                          output_regularization=OUTPUT_REGULARIZATION)
-    y = np.empty((times.size, integ.n))
-    written = 0
-    ninput = model.kernels.ninput
+                          output_regularization=OUTPUT_REGULARIZATION,
+                          stop_when_full=record is not None)
     samples, held, active = [], [], []
+    records, impacts = [], []
+    if record is None:
+        sink = WholeRows(times, integ.n)
+    else:
+        def reduce(t, rows, first):
+            part = _result(model, t, rows, {}, 0, samples, held, active, records, impacts,
+                           friction, first)
+            return {(a, n): (getattr(part, a) if n is None else getattr(part, a)(n))
+                    for a, n, _ in record.series(model)}
+        sink = RecordedSeries(times, integ.n, record, model, reduce)
+    ninput = model.kernels.ninput
     control_seconds, restarts = 0.0, 0
 
     def sample(t, y_now):
@@ -657,14 +708,12 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         active.append(run.active[:ninput].copy())
         return changed
 
-    records, final, impacts = [], None, []
     mode_kinds = (CONTACT, FRICTION_STOP, FRICTION_SLIP, PASS, BACK, ARC)
 
     def advance(target):
         """Integrate to target through the non-terminal events; 2 after a terminal one."""
-        nonlocal written
         while True:
-            status, written = integ.integrate(target, times, y, written)
+            status = sink.integrate(integ, target)
             if status != 2:
                 return status
             t_ev, fired = integ.event()
@@ -691,12 +740,21 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
                 breaking = {ev["events"][k].target for k in np.flatnonzero(fired)
                             if ev["kind"][k] == FRICTION_SLIP}
                 v_new = friction.decide(t_ev, y_now[:model.nq], y_now[model.nq:2 * model.nq],
-                                        breaking, written)
+                                        breaking, sink.written)
                 status = integ.restart_at(y_now[:model.nq], v_new)
                 if status != 0:
                     return status
+                restarted = True
+            else:
+                restarted = False
             if stop:
                 return 2
+            if event_rows:
+                # The event's state, consistent (a restart there), as a row of its own.
+                status = 0 if restarted else integ.restart()
+                if status != 0:
+                    return status
+                sink.append(float(integ.t), integ.state())
 
     check_callback(progress)
     start = time.perf_counter()
@@ -727,52 +785,70 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
             # Stopped at a terminal event: the last row is the event state, made consistent
             # (multipliers from the index-1 equations) by a restart there.
             status = integ.restart()
-            final = (integ.t, integ.state())
+            if sink.written == 0 or integ.t > sink.last_t:
+                sink.append(float(integ.t), integ.state())
             status = 2 if status == 0 else status
     except ControllerError as exc:
-        exc.result = _result(model, times, y, written, integ, 0, samples, held, active,
+        exc.result = _finish(model, sink, integ, 0, samples, held, active,
                              time.perf_counter() - start - control_seconds, control_seconds,
-                             restarts, True, records, None, impacts, friction)
+                             restarts, True, records, impacts, friction)
         raise
     finally:
         if reporter is not None:
             reporter.stop()
     elapsed = time.perf_counter() - start - control_seconds
-    result = _result(model, times, y, written, integ, status, samples, held, active, elapsed,
-                     control_seconds, restarts, controller is not None, records, final,
-                     impacts, friction)
+    result = _finish(model, sink, integ, status, samples, held, active, elapsed,
+                     control_seconds, restarts, controller is not None, records, impacts,
+                     friction)
     if status == 1:
         warnings.warn(f"linkdyn: simulation interrupted at t = {integ.t:.6g} s; the result "
-                      f"holds the {written} output rows computed so far", RuntimeWarning,
+                      f"holds the {len(result.t)} output rows computed so far", RuntimeWarning,
                       stacklevel=2)
     elif status not in (0, 2):
         raise _failure(model, integ, status, result, run)
     return result
 
 
-def _result(model, times, y, written, integ, status, samples, held, active, elapsed,
-            control_seconds, restarts, controlled, records, final, impacts, friction=None):
+def _finish(model, sink, integ, status, samples, held, active, elapsed, control_seconds,
+            restarts, controlled, records, impacts, friction):
+    """The run's result from its output sink, with its stats."""
     stats = integ.stats()
-    stats["integration_seconds"] = elapsed
+    stats["output_seconds"] += sink.seconds
+    stats["integration_seconds"] = max(0.0, elapsed - stats["output_seconds"])
     if controlled:
         stats.update(controller_samples=len(samples), controller_restarts=restarts,
                      controller_seconds=control_seconds)
-    nq, nc = model.nq, model.nc
-    ns = nstick = len(model.force_info["frictions"])
-    if nstick:
+    if model.force_info["frictions"]:
         stats["friction_decisions"] = friction.decisions
+    t, rows = sink.result()
+    if isinstance(sink, WholeRows):
+        return _result(model, t, rows, stats, status, samples, held, active, records,
+                       impacts, friction)
+    return _result(model, t, None, stats, status, samples, held, active, records, impacts,
+                   friction, recorded=rows)
+
+
+def _result(model, t, rows, stats, status, samples, held, active, records, impacts, friction,
+            first=0, recorded=None):
+    """A result of whole rows (q, v, lam, stick multipliers, z), or with ``rows`` None of
+    ``recorded`` series. ``first``: the index in the run of the first row (the friction
+    modes' row changes before it apply from row 0)."""
+    nq, nc = model.nq, model.nc
+    ns = len(model.force_info["frictions"])
     ninput = model.kernels.ninput
-    t, rows = times[:written].copy(), y[:written]
-    if final is not None and (written == 0 or final[0] > t[-1]):
-        t, rows = np.append(t, final[0]), np.vstack([rows, final[1]])
+    changes = ()
+    if friction is not None:
+        changes = tuple((max(0, row - first), *rest) for row, *rest in friction.row_changes)
+    columns = (dict(q=None, v=None, lam=None, z=None, stick_lam=None) if rows is None else
+               dict(q=rows[:, :nq], v=rows[:, nq:2 * nq], lam=rows[:, 2 * nq:2 * nq + nc],
+                    z=rows[:, 2 * nq + nc + ns:],
+                    stick_lam=rows[:, 2 * nq + nc:2 * nq + nc + ns] if ns else None))
     return SimulationResult(
-        model=model, t=t, q=rows[:, :nq], v=rows[:, nq:2 * nq],
-        lam=rows[:, 2 * nq:2 * nq + nc], z=rows[:, 2 * nq + nc + ns:], stats=stats,
+        model=model, t=t, stats=stats, **columns,
         status={1: "interrupted", 2: "event"}.get(status, "success"), events=tuple(records),
         impacts=tuple(impacts),
         friction_modes=tuple(friction.history) if friction is not None else (),
-        stick_lam=rows[:, 2 * nq + nc:2 * nq + nc + ns] if ns else None,
-        _friction_rows=tuple(friction.row_changes) if friction is not None else (),
+        _friction_rows=changes, recorded=recorded,
         control_t=np.array(samples, dtype=float),
         control_inputs=np.array(held, dtype=float).reshape(len(samples), ninput),
         control_active=np.array(active, dtype=np.intc).reshape(len(samples), ninput))
