@@ -1,25 +1,56 @@
-"""How cost grows with model size (issue 14): building and compiling a hanging chain of n bars
-(n = 1e3, 1e4, 1e5), and the integrator's cost per body-step on chains of 1e2 to 1e4 bars
-(two output rows, so output work does not count). Each reports its times in extra_info and
-the exponent p of a fit time ~ n^p over the sizes, printed at the end of the group."""
+"""How cost grows with model size (issue 14), for three families: a hanging chain of n bars
+(open loop), the IFToMM N-four-bar (n + 1 rockers and n couplers: closed loops side by side)
+and a Warren truss (triangles: closed loops sharing bars).
+
+- Build and compile: chain of 10^3..10^5 bars.
+- Dynamics: integration seconds per body and step (``integration_seconds / (steps * bodies)``;
+  output is one final row, so output work does not count) from about 10^2 to 10^5 bodies, at
+  rtol = atol = 1e-8 over a short span.
+- Kinematics: sweep seconds per body and position (181 positions) of the driven N-four-bar
+  and the driven truss, from 10^2 to 10^5 bodies.
+
+Each reports its figures in extra_info and, once a family's sizes are done, the exponent p of
+a least-squares fit cost ~ bodies^p (p = 0: cost per body-step independent of size, i.e. cost
+per step linear in size).
+
+Run:  python -m pytest benchmarks/test_bench_scale.py   (about 10 minutes here)
+"""
 
 import math
-import time
 
 import numpy as np
 import pytest
 
 import linkdyn
+from linkdyn.models import nfourbar, truss
 
 BUILD_SIZES = (1_000, 10_000, 100_000)
-STEP_SIZES = (100, 1_000, 10_000)
-_build, _step = {}, {}
+_build = {}
+_cost = {}
+
+# (family, size parameter) -> model builders; sizes give about 1e2, 1e3, 1e4, 1e5 bodies.
+FAMILIES = {
+    "chain": (lambda n, driven=False: linkdyn.chain(n, length=1.0 / math.sqrt(n)),
+              (100, 1_000, 10_000, 100_000)),
+    "nfourbar": (lambda n, driven=False: nfourbar(n, driven=driven),
+                 (50, 500, 5_000, 50_000)),
+    "truss": (lambda n, driven=False: truss(n, length=1.0 / math.sqrt(n), driven=driven),
+              (25, 250, 2_500, 25_000)),
+}
 
 
 def _exponent(table):
     n = np.array(sorted(table), dtype=float)
     cost = np.array([table[k] for k in sorted(table)])
     return float(np.polyfit(np.log(n), np.log(cost), 1)[0])
+
+
+def _record(kind, family, bodies, value, count):
+    table = _cost.setdefault((kind, family), {})
+    table[bodies] = value
+    if len(table) == count:
+        print(f"\n{kind} {family}: cost per body ~ bodies^{_exponent(table):.2f} "
+              f"over {min(table)}..{max(table)} bodies")
 
 
 @pytest.mark.parametrize("n", BUILD_SIZES)
@@ -36,21 +67,43 @@ def test_build_and_compile(benchmark, n):
         print(f"build time ~ n^{_exponent(_build):.2f}")
 
 
-@pytest.mark.parametrize("n", STEP_SIZES)
-@pytest.mark.benchmark(group="scale-step")
-def test_cost_per_body_step(benchmark, n):
-    model = linkdyn.chain(n, length=1.0 / math.sqrt(n))
+@pytest.mark.parametrize("family,n", [(f, n) for f, (_, sizes) in FAMILIES.items()
+                                      for n in sizes])
+@pytest.mark.benchmark(group="scale-dynamics")
+def test_cost_per_body_step(benchmark, family, n):
+    make, sizes = FAMILIES[family]
+    model = make(n)
+    t_end = 2e-3
 
     def run():
-        return linkdyn.simulate(model, 0.05, rtol=1e-8, atol=1e-8, t_out=[0.0, 0.05])
+        return linkdyn.simulate(model, t_end, rtol=1e-8, atol=1e-8, t_out="final")
 
-    start = time.perf_counter()
-    r = benchmark.pedantic(run, rounds=1 if n >= 10_000 else 3, iterations=1)
-    per = r.stats["integration_seconds"] / (r.stats["steps"] * n)
-    _step[n] = per
-    benchmark.extra_info.update(n=n, steps=r.stats["steps"], seconds_per_body_step=per,
-                                wall=time.perf_counter() - start)
-    print(f"\nchain({n}): {r.stats['steps']} steps, {1e9 * per:.0f} ns per body-step")
-    if len(_step) == len(STEP_SIZES):
-        # Cost per step ~ n^(1 + p'); the per-body figure's own exponent is p'.
-        print(f"cost per body-step ~ n^{_exponent(_step):.2f}")
+    r = benchmark.pedantic(run, rounds=1 if model.nbody >= 10_000 else 3, iterations=1)
+    per = r.stats["integration_seconds"] / (r.stats["steps"] * model.nbody)
+    benchmark.extra_info.update(family=family, bodies=model.nbody, steps=r.stats["steps"],
+                                seconds_per_body_step=per,
+                                integration_seconds=r.stats["integration_seconds"],
+                                noise_limited=r.stats["noise_limited"])
+    print(f"\n{family} ({model.nbody} bodies): {r.stats['steps']} steps, "
+          f"{1e9 * per:.0f} ns per body-step")
+    _record("dynamics", family, model.nbody, per, len(sizes))
+
+
+@pytest.mark.parametrize("family,n", [(f, n) for f, (_, sizes) in FAMILIES.items()
+                                      for n in sizes if f != "chain"])
+@pytest.mark.benchmark(group="scale-kinematics")
+def test_cost_per_body_position(benchmark, family, n):
+    make, sizes = FAMILIES[family]
+    model = make(n, driven=True)
+    times = np.linspace(0.0, 0.5, 181)
+    # The long trusses are ill-conditioned though regular (linkdyn.kinematics notes): the
+    # singularity threshold is set below their level.
+    r = benchmark.pedantic(linkdyn.kinematics, args=(model, times),
+                           kwargs=dict(singular_rcond=1e-14),
+                           rounds=1 if model.nbody >= 10_000 else 3, iterations=1)
+    per = r.stats["sweep_seconds"] / (len(times) * model.nbody)
+    benchmark.extra_info.update(family=family, bodies=model.nbody, seconds_per_body_position=per,
+                                sweep_seconds=r.stats["sweep_seconds"])
+    print(f"\n{family} kinematics ({model.nbody} bodies): {1e9 * per:.0f} ns per "
+          "body-position")
+    _record("kinematics", family, model.nbody, per, len(sizes))

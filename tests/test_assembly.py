@@ -181,3 +181,24 @@ def test_rank_test_does_not_depend_on_the_size_of_masses():
         b.add_revolute("pin", "bob.top", "ground.O")
         state = linkdyn.consistent_state(b.build())
         assert state.phi_norm < 1e-14
+
+
+def test_cholmod_analysis_follows_the_jacobian_pattern():
+    # Entries exactly zero at one state (a bar along an axis) and not at the next change the
+    # pattern of A: the symbolic analysis is redone, and the factor solves the new A A^T.
+    pytest.importorskip("sksparse")
+    import scipy.sparse as sp
+
+    from linkdyn.assembly import _CholmodAAt
+
+    A1 = sp.csc_matrix(np.array([[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]]))
+    A2 = sp.csc_matrix(np.array([[1.0, 0.5, 2.0], [0.0, 3.0, 1.0]]))
+    spd = _CholmodAAt()
+    spd.factorize(A1)
+    first = spd.factor
+    spd.factorize(A1 * 2.0)
+    assert spd.factor is first                      # same pattern: numeric refactorisation
+    spd.factorize(A2)
+    assert spd.factor is not first
+    b = np.array([1.0, 2.0])
+    np.testing.assert_allclose((A2 @ A2.T) @ spd.solve(b), b, rtol=1e-13)

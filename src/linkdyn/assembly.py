@@ -53,11 +53,22 @@ class _CholmodAAt:
 
     def __init__(self):
         self.factor = None
+        self.pattern = None
 
     def factorize(self, A, beta=0.0):
+        # The analysis holds for one pattern of A. Entries that were exactly zero at the last
+        # state (a bar along an axis) and are not now change it: analyse again (a factorisation
+        # on a stale analysis is correct but grows its factor entry by entry: 12 s instead of
+        # 3 ms for an 8,000-coordinate linkage).
+        pattern = (A.indptr, A.indices)
+        if self.factor is not None and not (
+                np.array_equal(pattern[0], self.pattern[0]) and
+                np.array_equal(pattern[1], self.pattern[1])):
+            self.factor = None
         try:
             if self.factor is None:
                 self.factor = analyze_AAt(A)
+                self.pattern = (A.indptr.copy(), A.indices.copy())
             self.factor.cholesky_AAt_inplace(A, beta=beta)
             pivots = self.factor.D()
         except CholmodNotPositiveDefiniteError:

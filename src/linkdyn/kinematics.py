@@ -12,7 +12,11 @@ bisection.
 The default threshold, 1e-6, is set by how well a singular configuration can be solved:
 near one Newton converges only to about the square root of its tolerance, so even a sample
 that falls exactly on a parallelogram's change point shows an estimate of 1e-8 to 1e-7 (5e-8
-measured), not zero; regular configurations of the built-in linkages stay above 1e-3.
+measured), not zero; regular configurations of the built-in linkages stay above 1e-3. Big
+slender structures are ill-conditioned without being singular (the Warren truss of
+:mod:`linkdyn.models.warren`: 1e-4, 7e-7 and 1e-8 at 25, 300 and 2,500 panels, in KLU's
+estimate and in the singular values alike): give them a ``singular_rcond`` below their own
+level.
 """
 
 from __future__ import annotations
@@ -26,8 +30,8 @@ import numpy as np
 
 from ._kinematics import STATUS, KinematicSweep
 from ._progress import Reporter, check_callback
-from .assembly import (check_redundant, consistent_state, describe_rows,
-                       nearly_singular_rows)
+from .assembly import (DIAGNOSIS_MAX_COORDINATES, check_redundant, consistent_state,
+                       describe_rows, nearly_singular_rows)
 from .errors import KinematicsError, ModelError, SingularConfigurationError
 from .model import Model, check_output_size
 from .results import TrajectoryAccessors
@@ -325,8 +329,18 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
             f"meet (involved: {describe_rows(model, rows)})", t_stop, rows, result)
     if singular and on_singular == "raise":
         s0 = singular[0]
+        if s0.constraints:
+            detail = f"involved: {describe_rows(model, s0.constraints)}"
+        else:
+            # No rows named: the dense diagnosis is for small models. A big slender structure
+            # is ill-conditioned everywhere (a Warren truss: 1e-4, 7e-7 and 1e-8 at 25, 300
+            # and 2,500 panels), which the threshold cannot tell from a singularity.
+            detail = (f"the rows involved are not diagnosed for models over "
+                      f"{DIAGNOSIS_MAX_COORDINATES} coordinates; if the mechanism is not at a "
+                      "singular configuration, its Jacobian is ill-conditioned by its size and "
+                      "shape (long slender structures are): lower singular_rcond below "
+                      f"{s0.rcond:.1g} or pass on_singular='continue'")
         raise SingularConfigurationError(
-            f"model {model.name!r}: singular configuration at t = {s0.t:.9g} s (reciprocal condition "
-            f"{s0.rcond:.2g}; involved: {describe_rows(model, s0.constraints)})", s0.t,
-            s0.constraints, result)
+            f"model {model.name!r}: singular configuration at t = {s0.t:.9g} s (reciprocal "
+            f"condition {s0.rcond:.2g}; {detail})", s0.t, s0.constraints, result)
     return result

@@ -6,6 +6,8 @@ model file. ``jansen_driven`` is the Jansen linkage with its crank driven at -2 
 dynamic benchmark's initial speed), for kinematic analysis. ``chain(n)`` generates a hanging
 chain of ``n`` bars (a size-scalable test model). ``nfourbar(n)`` and ``simple_pendulum()`` are
 problems A02 and A01 of the IFToMM multibody benchmarks (:mod:`linkdyn.models.iftomm`).
+``truss(panels)`` is a Warren truss swinging about its first node, a closed-loop model of any
+size with a known motion (:mod:`linkdyn.models.warren`).
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from ..errors import ModelError, ModelFileError
 from ..model import Model, compile_model
 
 from .iftomm import nfourbar, simple_pendulum
+from .warren import truss
 
-__all__ = ["builtin_names", "load_model", "chain", "nfourbar", "simple_pendulum"]
+__all__ = ["builtin_names", "load_model", "chain", "nfourbar", "simple_pendulum", "truss"]
 
 
 def _file_names() -> list[str]:

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..description import ModelBuilder
 from ..errors import ModelError
+from ..laws import linear
 from ..model import Model
 
 __all__ = ["simple_pendulum", "pendulum_exact", "nfourbar", "nfourbar_exact", "GRAVITY"]
@@ -60,11 +61,14 @@ def pendulum_exact(t) -> np.ndarray:
     return np.column_stack([np.sin(phi), -np.cos(phi)])
 
 
-def nfourbar(n: int = 40, speed: float = 1.0) -> Model:
+def nfourbar(n: int = 40, speed: float = 1.0, driven: bool = False) -> Model:
     """IFToMM problem A02 with ``n`` windows. Bars ``R0..Rn`` (rockers, pinned to the ground
     at ``O<i>`` = (i, 0) by joints ``G<i>``) and ``C0..C(n-1)`` (couplers, joints ``L<i>`` and
     ``T<i>`` to the tops of ``R<i>`` and ``R<i+1>``); marker ``B0`` at the top of ``R0``,
-    which starts at (0, 1) moving at ``speed`` m/s in +x."""
+    which starts at (0, 1) moving at ``speed`` m/s in +x. ``driven``: the angle driver
+    ``crank`` turns R0 at the constant rate ``-speed`` rad/s (for kinematics; the rockers'
+    angle is then pi/2 - speed t), which does not cross the singular configurations only
+    when kept away from them (t speed < pi/2)."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ModelError(f"nfourbar: n must be a positive integer, got {n!r}")
     speed = float(speed)
@@ -81,6 +85,9 @@ def nfourbar(n: int = 40, speed: float = 1.0) -> Model:
                   velocity=(speed, 0.0))
         b.add_revolute(f"L{i}", f"C{i}.a", f"R{i}.b")
         b.add_revolute(f"T{i}", f"C{i}.b", f"R{i + 1}.b")
+    if driven:
+        # The relative angle of G0 is the ground's minus R0's: -pi/2 at the start.
+        b.add_angle_driver("crank", "G0", linear(-math.pi / 2, speed))
     b.add_marker("B0", "R0.b")
     return b.build()
 
