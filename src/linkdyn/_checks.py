@@ -13,6 +13,9 @@ def real(entry: str, what: str, value, *, positive: bool = False,
     """``value`` as a finite float, or :class:`ModelError` naming ``entry`` and ``what``:
     not a number (booleans are not numbers), too large for a float, not finite, and, when
     asked, not positive or negative."""
+    if type(value) is float and math.isfinite(value) and (
+            not positive or value > 0.0) and (not nonnegative or value >= 0.0):
+        return value            # the common case, first
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ModelError(f"{entry}: {what} must be a real number, got {value!r}")
     try:
