@@ -62,6 +62,19 @@ def test_serial_and_process_pool_give_identical_numbers():
     assert row["foot_final_x"] == foot_outputs(direct)["foot_final_x"]
 
 
+def test_a_record_crosses_processes_and_keeps_the_numbers():
+    # A Record in the run options: each case keeps only its series, in every executor, with
+    # the numbers of whole rows.
+    options = {**OPTIONS, "record": linkdyn.Record(markers="P3")}
+    recorded = linkdyn.sweep("jansen", GRID, run_options=options, outputs=foot_outputs,
+                             executor="process", workers=2)
+    whole = linkdyn.sweep("jansen", GRID, run_options=OPTIONS, outputs=foot_outputs,
+                          executor="serial")
+    assert list(recorded["status"]) == ["ok"] * 4
+    for column in ("foot_min_y", "foot_final_x", "steps"):
+        assert list(recorded[column]) == list(whole[column])
+
+
 def test_dask_local_cluster_gives_identical_numbers():
     pytest.importorskip("dask.distributed")
     serial = linkdyn.sweep("jansen", GRID, run_options=OPTIONS, outputs=foot_outputs,
