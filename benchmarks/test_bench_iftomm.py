@@ -1,5 +1,6 @@
 """IFToMM multibody benchmark problems (linkdyn.models.iftomm): A01, the simple pendulum over
-10 s, and A02, the N-four-bar over the benchmark's 20 s, at rtol = atol from 1e-6 to 1e-12.
+10 s, A02, the N-four-bar over the benchmark's 20 s, and A03, Andrews' squeezing mechanism over
+0.03 s against the Test Set for IVP Solvers' reference, at rtol = atol from 1e-6 to 1e-12.
 
 Each case reports in extra_info: the status ("success", or the error class when linkdyn
 cannot finish), the largest error of the benchmark's point (P1, B0) against the exact motion
@@ -17,8 +18,10 @@ import pytest
 
 import linkdyn
 from linkdyn.errors import SimulationError
-from linkdyn.models import nfourbar, simple_pendulum
-from linkdyn.models.iftomm import nfourbar_exact, pendulum_exact
+from index1_baseline import run
+from linkdyn.models import andrews, nfourbar, simple_pendulum
+from linkdyn.models.iftomm import (ANDREWS_REFERENCE, ANDREWS_T_END, andrews_angles,
+                                   nfourbar_exact, pendulum_exact)
 
 TOLERANCES = (1e-6, 1e-8, 1e-10, 1e-12)
 
@@ -68,3 +71,47 @@ def test_a02_nfourbar(benchmark, tol, n):
                               rounds=1, iterations=1)
     benchmark.extra_info.update(info, n=n)
     _report(f"A02 N={n}", tol, info)
+
+
+class _Rows:
+    """Body angles of the baseline's rows, for andrews_angles."""
+
+    def __init__(self, model, q):
+        self.model, self.q = model, q
+
+    def body_angle(self, body):
+        i = 4 * self.model.body_names.index(body)
+        return np.unwrap(np.arctan2(self.q[:, i + 3], self.q[:, i + 2]))
+
+
+def _andrews_case(tol):
+    model = andrews()
+    start = time.perf_counter()
+    r = linkdyn.simulate(model, ANDREWS_T_END, rtol=tol, atol=tol, dt_out=1e-4)
+    seconds = time.perf_counter() - start
+    err = np.abs(andrews_angles(r)[-1] - np.array(ANDREWS_REFERENCE)).max()
+    return {"status": "success", "angle_error_rad": float(err), "steps": int(r.stats["steps"]),
+            "seconds": seconds}
+
+
+@pytest.mark.parametrize("tol", TOLERANCES)
+@pytest.mark.benchmark(group="iftomm-a03")
+def test_a03_andrews_squeezer(benchmark, tol):
+    """A03 over the test set's 0.03 s: the largest of the seven angles' errors at the end
+    against the test set's reference, and the time; the baseline is SciPy's LSODA on the
+    index-1 form of the same model (benchmarks/index1_baseline.py) at the same tolerance,
+    timed in the same run."""
+    info = benchmark.pedantic(_andrews_case, args=(tol,), rounds=3, iterations=1)
+    model = andrews()
+    start = time.perf_counter()
+    sol = run(model, ANDREWS_T_END, tol, tol, "LSODA", np.linspace(0.0, ANDREWS_T_END, 301))
+    baseline = time.perf_counter() - start
+    base_err = float(np.abs(andrews_angles(_Rows(model, sol.y[:model.nq].T))[-1]
+                            - np.array(ANDREWS_REFERENCE)).max())
+    info.update(lsoda_seconds=baseline, lsoda_angle_error_rad=base_err,
+                speedup=baseline / info["seconds"])
+    benchmark.extra_info.update(info)
+    print(f"\nA03 rtol {tol:g}: error {info['angle_error_rad']:.2e} rad, {info['steps']} steps, "
+          f"{1e3 * info['seconds']:.1f} ms; LSODA index-1 {1e3 * baseline:.1f} ms, error "
+          f"{base_err:.2e} rad ({info['speedup']:.1f}x)")
+    assert info["angle_error_rad"] < 1e-2

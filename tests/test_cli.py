@@ -227,6 +227,11 @@ def test_generated_models_from_the_command(capsys):
     assert "model nfourbar2" in capsys.readouterr().out
     assert main(["simulate", "iftomm_a01", "--t-end", "0.1"]) == 0
     assert "marker P1" in capsys.readouterr().out
+    assert "truss:N" in out and "iftomm_a03" in out
+    assert main(["assemble", "truss:3"]) == 0
+    assert "model truss3" in capsys.readouterr().out
+    assert main(["simulate", "iftomm_a03", "--t-end", "0.003", "--dt-out", "1e-4"]) == 0
+    assert "force elements 2" in capsys.readouterr().out
 
 
 def test_kinematics_continue_singular_writes_what_was_solved(tmp_path, capsys):

@@ -7,8 +7,8 @@
     linkdyn kinematics [MODEL]     kinematic analysis of a fully driven model (see --help)
     linkdyn sweep FILE             a parameter sweep (see --help)
 
-MODEL is a built-in model's name, ``chain:N`` or ``nfourbar:N`` (the generators chain(N) and
-nfourbar(N)), ``iftomm_a01``, or a model file.
+MODEL is a built-in model's name, ``chain:N``, ``nfourbar:N`` or ``truss:N`` (the generators
+chain(N), nfourbar(N) and truss(N)), ``iftomm_a01``, ``iftomm_a03``, or a model file.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import numpy as np
 from . import __version__
 from .assembly import consistent_state, describe_rows
 from .errors import KinematicsError, LinkdynError
-from .models import builtin_names, chain, nfourbar, simple_pendulum
+from .models import andrews, builtin_names, chain, nfourbar, simple_pendulum, truss
 from .models import load_model as _load_model
 from .kinematics import kinematics
 from .simulate import output_times, simulate
@@ -36,14 +36,16 @@ PUBLISHED_SECONDS = 76.17
 
 
 def load_model(text: str):
-    """A built-in model, ``chain:N`` or ``nfourbar:N`` (the generators), ``iftomm_a01`` or a
-    model file."""
-    match = re.fullmatch(r"(chain|nfourbar):(\d+)", text)
+    """A built-in model, ``chain:N``, ``nfourbar:N`` or ``truss:N`` (the generators),
+    ``iftomm_a01``, ``iftomm_a03`` or a model file."""
+    match = re.fullmatch(r"(chain|nfourbar|truss):(\d+)", text)
     if match:
         n = int(match.group(2))
-        return chain(n) if match.group(1) == "chain" else nfourbar(n)
+        return {"chain": chain, "nfourbar": nfourbar, "truss": truss}[match.group(1)](n)
     if text == "iftomm_a01":
         return simple_pendulum()
+    if text == "iftomm_a03":
+        return andrews()
     return _load_model(text)
 
 
@@ -63,9 +65,13 @@ def _cmd_models(args) -> int:
               f"{_count(model.nc, 'constraint'):>15s}")
     print(f"{'iftomm_a01':{width}s}IFToMM benchmark A01, the simple pendulum "
           "(linkdyn.models.simple_pendulum)")
+    print(f"{'iftomm_a03':{width}s}IFToMM benchmark A03, Andrews' squeezing mechanism "
+          "(linkdyn.models.andrews)")
     print(f"{'chain:N':{width}s}a hanging chain of N bars (the generator linkdyn.chain)")
     print(f"{'nfourbar:N':{width}s}IFToMM benchmark A02, N parallelogram windows "
           "(linkdyn.models.nfourbar; the benchmark uses N = 40)")
+    print(f"{'truss:N':{width}s}a Warren truss of N panels swinging about its first node "
+          "(linkdyn.models.truss)")
     return 0
 
 

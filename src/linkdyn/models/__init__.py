@@ -21,10 +21,11 @@ from ..description import ModelBuilder
 from ..errors import ModelError, ModelFileError
 from ..model import Model, compile_model
 
-from .iftomm import nfourbar, simple_pendulum
+from .iftomm import andrews, nfourbar, simple_pendulum
 from .warren import truss
 
-__all__ = ["builtin_names", "load_model", "chain", "nfourbar", "simple_pendulum", "truss"]
+__all__ = ["builtin_names", "load_model", "andrews", "chain", "nfourbar", "simple_pendulum",
+           "truss"]
 
 
 def _file_names() -> list[str]:
