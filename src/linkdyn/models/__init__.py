@@ -6,6 +6,8 @@ model file. ``jansen_driven`` is the Jansen linkage with its crank driven at -2 
 dynamic benchmark's initial speed), for kinematic analysis. ``chain(n)`` generates a hanging
 chain of ``n`` bars (a size-scalable test model). ``nfourbar(n)`` and ``simple_pendulum()`` are
 problems A02 and A01 of the IFToMM multibody benchmarks (:mod:`linkdyn.models.iftomm`).
+``stephenson2`` and ``jansen_modified`` are seed 001's planar linkages of points and lines
+(:mod:`linkdyn.models.linkages`, built with :mod:`linkdyn.geometric`), driven for kinematics.
 ``truss(panels)`` is a Warren truss swinging about its first node, a closed-loop model of any
 size with a known motion (:mod:`linkdyn.models.warren`).
 """
@@ -22,6 +24,7 @@ from ..errors import ModelError, ModelFileError
 from ..model import Model, compile_model
 
 from .iftomm import andrews, nfourbar, simple_pendulum
+from .linkages import jansen_modified, stephenson2
 from .warren import truss
 
 __all__ = ["builtin_names", "load_model", "andrews", "chain", "nfourbar", "simple_pendulum",
@@ -52,7 +55,8 @@ def _jansen_driven():
     return compile_model(modelfile.from_dict(data, path="<built-in jansen_driven>"))
 
 
-_DERIVED = {"jansen_driven": _jansen_driven}
+_DERIVED = {"jansen_driven": _jansen_driven, "stephenson2": stephenson2,
+            "jansen_modified": jansen_modified}
 
 
 def builtin_names() -> list[str]:
