@@ -84,12 +84,17 @@ def test_velocities_and_accelerations_are_the_derivatives(name):
     np.testing.assert_allclose(r.body_angular_velocity("L1"), 1.0, atol=1e-12)
 
 
-def test_the_same_fourbar_by_points_and_by_bars_traces_the_same_coupler_curve():
+def fourbar_description():
     g = Linkage("fourbar")
     g.revolute("A", (0.0, 0.0))
     g.revolute("B", (0.1, 0.0))
     g.revolute("C", (0.3, 0.3))
     g.revolute("D", (0.4, 0.0))
+    return g
+
+
+def test_the_same_fourbar_by_points_and_by_bars_traces_the_same_coupler_curve():
+    g = fourbar_description()
     g.coupler("P", (0.25, 0.35))
     g.link("crank", ["A", "B"])
     g.link("coupler", ["B", "C", "P"])
@@ -122,15 +127,6 @@ def test_the_same_fourbar_by_points_and_by_bars_traces_the_same_coupler_curve():
     p1 = linkdyn.kinematics(by_points, times).marker("P")
     p2 = linkdyn.kinematics(by_bars, times).marker("P")
     np.testing.assert_allclose(p1, p2, atol=1e-13)
-
-
-def fourbar_description():
-    g = Linkage("fourbar")
-    g.revolute("A", (0.0, 0.0))
-    g.revolute("B", (0.1, 0.0))
-    g.revolute("C", (0.3, 0.3))
-    g.revolute("D", (0.4, 0.0))
-    return g
 
 
 def test_bad_descriptions_name_the_entry():
