@@ -350,3 +350,21 @@ def test_progress_of_a_sweep(monkeypatch):
     assert np.all(np.isin(t, times))
     with pytest.raises(ValueError, match="progress must be callable"):
         kinematics(model, times[:3], progress="yes")
+
+
+def test_sweep_starts_from_the_guess_and_projects_only_a_bad_one():
+    # From the model's guess at the first perturbation: the sweep's own Newton iteration, no
+    # projection; from a guess too far for it: projected first, the same positions.
+    model = linkdyn.load_model("stephenson2")
+    times = np.linspace(0.0, 2 * np.pi, 181)[1:]
+    r = linkdyn.kinematics(model, times)
+    assert r.stats["newton_iterations"] < 3 * len(times)
+    far = model.q0 + np.where(np.arange(model.nq) % 4 < 2, 0.8, 0.0)   # centres moved 0.8 m
+    r2 = linkdyn.kinematics(model, times, q0=far)
+    np.testing.assert_allclose(r2.q, r.q, atol=1e-10)
+    # A guess the sweep cannot start from (a body's unit vector zero: a singular Jacobian)
+    # goes to consistent_state, whose error names the trouble.
+    bad = model.q0.copy()
+    bad[2:4] = 0.0
+    with pytest.raises(linkdyn.RedundantConstraintsError):
+        linkdyn.kinematics(model, times, q0=bad)

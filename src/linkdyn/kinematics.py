@@ -187,6 +187,15 @@ def _least_squares_sweep(model, t, q, tol, max_iterations, run, singular_rcond, 
     return result
 
 
+def _guess(model, q0):
+    """The guess (q0, or the model's) as an array, or None when consistent_state must first
+    say what is wrong with it."""
+    q = model.q0 if q0 is None else np.asarray(q0, dtype=float)
+    if q.shape != (model.nq,) or not np.all(np.isfinite(q)):
+        return None
+    return q.copy()
+
+
 def _sweep(model, times, q_start, tol, max_iterations, run, progress=None):
     n = model.nq
     check_output_size(len(times), 3 * n + 1, f"kinematics of model {model.name!r}")
@@ -218,7 +227,10 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
     times : array_like
         Increasing times (s).
     q0 : array_like, optional
-        Guess of the positions at ``times[0]`` (default: the model's initial values).
+        Guess of the positions at ``times[0]`` (default: the model's initial values). The
+        sweep's Newton iteration starts from it; where that fails at ``times[0]`` (a guess far
+        from any position), the guess is first projected by
+        :func:`linkdyn.consistent_state`, whose errors then say what cannot be assembled.
     tol : float
         Newton stops when |Phi|_max <= tol * max(1, |q|_max).
     singular_rcond : float
@@ -276,14 +288,28 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
     # Per-run state: the values of laws given as Python functions live in the run, never in
     # the model, so that runs of one model in several threads do not interfere.
     run = model.kernels.run_state()
-    start = consistent_state(model, q=q0, t=float(t[0]), hold=(),
-                             state=_state_at(model, run, float(t[0])), redundant=redundant)
-    tic = _time.perf_counter()
-    if model.nc != model.nq:
-        return _least_squares_sweep(model, t, start.q, tol, max_iterations, run,
-                                    singular_rcond, on_singular)
-    status, done, (Q, V, A, rc), sweep = _sweep(model, t, start.q, tol, max_iterations, run,
-                                                progress)
+    state0 = _state_at(model, run, float(t[0]))
+    # A fully driven linkage has isolated positions at t0: the sweep's Newton iteration finds
+    # the one near the guess, as at every later time (from the previous one). Only where that
+    # fails is the guess projected first (consistent_state: least-norm corrections, and the
+    # errors that name what cannot be assembled); its sparse set-up costs several times a
+    # 180-position sweep of a small linkage.
+    q_start = _guess(model, q0) if model.nc == model.nq else None
+    if q_start is not None:
+        tic = _time.perf_counter()
+        status, done, (Q, V, A, rc), sweep = _sweep(model, t, q_start, tol, max_iterations,
+                                                    run, progress)
+        if done == 0 and STATUS[status] != "interrupted":
+            q_start = None
+    if q_start is None:
+        q_start = consistent_state(model, q=q0, t=float(t[0]), hold=(), state=state0,
+                                   redundant=redundant).q
+        tic = _time.perf_counter()
+        if model.nc != model.nq:
+            return _least_squares_sweep(model, t, q_start, tol, max_iterations, run,
+                                        singular_rcond, on_singular)
+        status, done, (Q, V, A, rc), sweep = _sweep(model, t, q_start, tol, max_iterations,
+                                                    run, progress)
     elapsed = _time.perf_counter() - tic
     stats = dict(factorizations=sweep.factorizations, newton_iterations=sweep.iterations,
                  sweep_seconds=elapsed)
@@ -298,7 +324,7 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
         # Localise where the positions stop existing between the last solved time and t[done].
         lo = float(t[done - 1]) if done > 0 else None
         hi = float(t[done])
-        q_lo = Q[done - 1] if done > 0 else start.q
+        q_lo = Q[done - 1] if done > 0 else q_start
         if lo is not None:
             for _ in range(60):
                 if hi - lo <= 1e-12 * max(1.0, abs(hi)):
