@@ -156,7 +156,8 @@ def test_the_size_estimate_counts_what_is_kept():
     width = 2 * model.nq + model.nc                       # 22,000 numbers a whole row
     # 10^7 whole rows would take 1.6 TiB: refused before any work, with the estimate.
     with pytest.raises(ValueError, match="model 'chain2000': 10000002 output rows of 22000 "
-                                         "values need 1.64e\\+03 GiB"):
+                                         "values need 1.64e\\+03 GiB.*record=linkdyn."
+                                         "Record\\(...\\) keeps named series"):
         linkdyn.simulate(model, 1.0, dt_out=1e-7)
     record = linkdyn.Record(markers="tip", invariants=["energy"])
     assert output.row_values(record, model, width) == 5

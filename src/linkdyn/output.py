@@ -234,7 +234,14 @@ def row_values(record, model, width) -> int:
 
 
 def check_size(rows, record, model, width, what):
-    check_output_size(rows, row_values(record, model, width), what)
+    """check_output_size for simulate, whose message also names its other ways out."""
+    try:
+        check_output_size(rows, row_values(record, model, width), what)
+    except ValueError as exc:
+        hint = ("" if record is not None else
+                ", or keep fewer numbers a row: record=linkdyn.Record(...) keeps named series, "
+                "t_out='final' the last row only")
+        raise ValueError(f"{exc}{hint}") from None
 
 
 def not_recorded(result, key):
