@@ -159,3 +159,39 @@ def test_bad_descriptions_name_the_entry():
         g.build()
     g.input("A")
     assert g.build().nbody == 3
+
+
+def test_linkage_files_round_trip_and_name_the_bad_field(tmp_path):
+    import json
+
+    from linkdyn import geometric
+    from linkdyn.models.linkages import linkage
+
+    data = geometric.to_dict(linkage("stephenson2"))
+    path = tmp_path / "stephenson2.json"
+    path.write_text(json.dumps(data))
+    from_file = linkdyn.load_model(str(path))
+    builtin = load_model("stephenson2")
+    np.testing.assert_array_equal(from_file.q0, builtin.q0)
+    r1 = linkdyn.kinematics(from_file, TIMES[:37])
+    r2 = linkdyn.kinematics(builtin, TIMES[:37])
+    np.testing.assert_array_equal(r1.marker("J8"), r2.marker("J8"))
+    assert geometric.to_dict(geometric.from_dict(data)) == data
+
+    def bad(change, match):
+        broken = json.loads(json.dumps(data))
+        change(broken)
+        path.write_text(json.dumps(broken))
+        with pytest.raises(linkdyn.ModelFileError, match=match):
+            linkdyn.load_model(str(path))
+
+    bad(lambda d: d["joints"][1].update(type="spherical"),
+        r"stephenson2.json: joints\[1\].type type must be one of revolute, prismatic")
+    bad(lambda d: d["joints"][0].update(coordinates=[0.94, 0.24, 0.24]),
+        r"joints\[0\] .*spherical or spatial linkage")
+    bad(lambda d: d["links"][0].update(joints=["J1", "J99"]),
+        r"links\[0\] link 'L1': unknown joint 'J99'")
+    bad(lambda d: d["links"][0].update(colour="red"), r"links\[0\] unknown field\(s\): colour")
+    bad(lambda d: d.update(linkdyn_linkage=2), "unsupported linkage format version 2")
+    bad(lambda d: d["input"].update(joint="J2"),
+        "input: joint 'J2' is not on the ground link 'L6'")

@@ -27,6 +27,20 @@ seed's tables hold), so ``linkdyn.kinematics`` is its solver; dynamics needs the
 masses, given with :class:`linkdyn.ModelBuilder`. Spherical and spatial linkages (points on a
 sphere, planes through its centre) are not supported yet: three coordinates for a point raise
 a ModelError saying so.
+
+Linkage files. The same description as JSON, read by ``linkdyn.load_model`` and the command
+like any model file (format version 1)::
+
+    {
+      "linkdyn_linkage": 1,
+      "name": "stephenson2",
+      "joints": [{"name": "J1", "type": "revolute", "coordinates": [0.0, -1.0]},
+                 {"name": "J3", "type": "prismatic", "coordinates": [-0.17, 0.98, -4.28]},
+                 {"name": "J8", "type": "coupler", "coordinates": [6.0, -2.0]}, ...],
+      "links": [{"name": "L1", "joints": ["J1", "J2"]}, ...,
+                {"name": "L6", "joints": ["J1", "J7"], "ground": true}],
+      "input": {"joint": "J1", "rate": 1.0}
+    }
 """
 
 from __future__ import annotations
@@ -38,11 +52,14 @@ import numpy as np
 
 from ._checks import real
 from .description import ModelBuilder
-from .errors import ModelError
+from .errors import ModelError, ModelFileError
 from .laws import linear
 from .model import Model
 
-__all__ = ["Linkage"]
+__all__ = ["Linkage", "from_dict", "to_dict", "LINKAGE_FORMAT_VERSION"]
+
+#: Version of the linkage file format (the "linkdyn_linkage" field).
+LINKAGE_FORMAT_VERSION = 1
 
 REVOLUTE, PRISMATIC, COUPLER = "revolute", "prismatic", "coupler"
 
@@ -173,6 +190,13 @@ class Linkage:
     def build(self) -> Model:
         """The linkage as a linkdyn Model (bodies: the moving links; joints, drivers and
         markers named after the joints). Raises ModelError for an incomplete description."""
+        from .model import compile_model
+
+        return compile_model(self.description())
+
+    def description(self):
+        """The linkage as a :class:`linkdyn.Description` of bodies and joints (what
+        :meth:`build` compiles; ``linkdyn.modelfile.save`` writes it as a model file)."""
         if self._ground is None:
             raise ModelError(f"linkage '{self.name}': no ground link (link(..., ground=True))")
         if self._input is None:
@@ -233,4 +257,88 @@ class Linkage:
             b.add_angle_driver("input", name, linear(0.0, -rate))
         else:
             b.add_slide_driver("input", joint, linear(0.0, rate))
-        return b.build()
+        return b.description()
+
+
+_KINDS = {"revolute": REVOLUTE, "prismatic": PRISMATIC, "coupler": COUPLER}
+
+
+def _fields(entry, where, required, optional, path):
+    if not isinstance(entry, dict):
+        raise ModelFileError(f"expected an object, got {type(entry).__name__}", path, where)
+    missing = sorted(required - set(entry))
+    unknown = sorted(set(entry) - required - optional)
+    if missing or unknown:
+        raise ModelFileError("; ".join(
+            ([f"missing field(s): {', '.join(missing)}"] if missing else []) +
+            ([f"unknown field(s): {', '.join(unknown)} (known: "
+              f"{', '.join(sorted(required | optional))})"] if unknown else [])), path, where)
+
+
+def _list(data, key, path):
+    value = data[key]
+    if not isinstance(value, list) or not value:
+        raise ModelFileError("expected a non-empty list", path, key)
+    return value
+
+
+def from_dict(data, path=None) -> Linkage:
+    """A :class:`Linkage` from a decoded linkage file; ModelFileError names the file and
+    the field (``joints[2].coordinates``) of what is wrong."""
+    _fields(data, "top level", {"linkdyn_linkage", "name", "joints", "links", "input"},
+            {"notes"}, path)
+    version = data["linkdyn_linkage"]
+    if isinstance(version, bool) or version != LINKAGE_FORMAT_VERSION:
+        raise ModelFileError(f"unsupported linkage format version {version!r} (this linkdyn "
+                             f"reads version {LINKAGE_FORMAT_VERSION})", path,
+                             "linkdyn_linkage")
+
+    def call(where, fn, *args, **kwargs):
+        try:
+            fn(*args, **kwargs)
+        except (ModelError, TypeError) as exc:
+            raise ModelFileError(str(exc), path, where,
+                                 entry=getattr(exc, "entry", None)) from None
+
+    g = None
+
+    def make():
+        nonlocal g
+        g = Linkage(data["name"])
+
+    call("name", make)
+    for i, j in enumerate(_list(data, "joints", path)):
+        where = f"joints[{i}]"
+        _fields(j, where, {"name", "type", "coordinates"}, set(), path)
+        if j["type"] not in _KINDS:
+            raise ModelFileError(f"type must be one of {', '.join(_KINDS)}, got "
+                                 f"{j['type']!r}", path, f"{where}.type")
+        if not isinstance(j["coordinates"], list):
+            raise ModelFileError("expected a list of numbers", path, f"{where}.coordinates")
+        call(where, getattr(g, _KINDS[j["type"]]), j["name"], j["coordinates"])
+    for i, link in enumerate(_list(data, "links", path)):
+        where = f"links[{i}]"
+        _fields(link, where, {"name", "joints"}, {"ground"}, path)
+        ground = link.get("ground", False)
+        if not isinstance(ground, bool):
+            raise ModelFileError("expected true or false", path, f"{where}.ground")
+        if not isinstance(link["joints"], list):
+            raise ModelFileError("expected a list of joint names", path, f"{where}.joints")
+        call(where, g.link, link["name"], link["joints"], ground=ground)
+    _fields(data["input"], "input", {"joint"}, {"rate"}, path)
+    call("input", g.input, data["input"]["joint"], data["input"].get("rate", 1.0))
+    return g
+
+
+def to_dict(linkage: Linkage) -> dict:
+    """The linkage file form of a :class:`Linkage` (inverse of :func:`from_dict`)."""
+    names = {v: k for k, v in _KINDS.items()}
+    out = {"linkdyn_linkage": LINKAGE_FORMAT_VERSION, "name": linkage.name,
+           "joints": [{"name": j.name, "type": names[j.kind], "coordinates": list(j.coordinates)}
+                      for j in linkage._joints.values()],
+           "links": [dict(name=n, joints=list(js), **({"ground": True}
+                                                        if n == linkage._ground else {}))
+                     for n, js in linkage._links.items()]}
+    if linkage._input is not None:
+        out["input"] = {"joint": linkage._input[0], "rate": linkage._input[1]}
+    return out

@@ -1,4 +1,6 @@
 """Model files: JSON documents describing a model, validated through :class:`ModelBuilder`.
+(Linkages of points and lines have a file form of their own, read here too: see
+:mod:`linkdyn.geometric`.)
 
 Format (version 1)::
 
@@ -257,6 +259,15 @@ def loads(text: str, path=None) -> Description:
         raise ModelFileError("not a model file: nested too deeply", path) from None
     except ValueError as exc:   # e.g. an integer beyond Python's digit limit
         raise ModelFileError(f"not a model file: {exc}", path) from None
+    if isinstance(data, dict) and "linkdyn_linkage" in data:
+        # A linkage of points and lines (linkdyn.geometric), compiled to bodies and joints.
+        from . import geometric
+
+        linkage = geometric.from_dict(data, path)
+        try:
+            return linkage.description()
+        except ModelError as exc:
+            raise ModelFileError(str(exc), path, entry=exc.entry) from None
     return from_dict(data, path)
 
 

@@ -13,21 +13,40 @@ from __future__ import annotations
 from ..geometric import Linkage
 from ..model import Model
 
-__all__ = ["stephenson2", "jansen_modified"]
+__all__ = ["stephenson2", "jansen_modified", "linkage"]
 
 
-def _linkage(name, joints, links, ground, input_joint) -> Model:
+def _linkage(name, joints, links, ground, input_joint) -> Linkage:
     g = Linkage(name)
     for joint, kind, coordinates in joints:
         getattr(g, kind)(joint, coordinates)
     for link, members in links:
         g.link(link, members, ground=link == ground)
     g.input(input_joint, rate=1.0)
-    return g.build()
+    return g
+
+
+def linkage(name: str) -> Linkage:
+    """The :class:`linkdyn.geometric.Linkage` of ``"stephenson2"`` or ``"jansen_modified"``
+    (its points and lines, e.g. to write it as a linkage file with geometric.to_dict)."""
+    tables = {"stephenson2": _stephenson2, "jansen_modified": _jansen_modified}
+    if name not in tables:
+        raise KeyError(f"no linkage {name!r} (linkages: {', '.join(tables)})")
+    return tables[name]()
 
 
 def stephenson2() -> Model:
     """Seed 001's Stephenson-II six-bar (Table 1): input J1, coupler point J8."""
+    return _stephenson2().build()
+
+
+def jansen_modified() -> Model:
+    """Seed 001's modified Theo Jansen linkage (Table 3): input J1, foot J8 (a coupler point
+    of L7 in the table, listed there as a joint of that link)."""
+    return _jansen_modified().build()
+
+
+def _stephenson2() -> Linkage:
     return _linkage("stephenson2", [
         ("J1", "revolute", (0.0, -1.0)), ("J2", "revolute", (1.0, 0.5)),
         ("J3", "prismatic", (-0.17, 0.98, -4.28)), ("J4", "revolute", (3.25, 1.4)),
@@ -38,9 +57,7 @@ def stephenson2() -> Model:
         "L6", "J1")
 
 
-def jansen_modified() -> Model:
-    """Seed 001's modified Theo Jansen linkage (Table 3): input J1, foot J8 (a coupler point
-    of L7 in the table, listed there as a joint of that link)."""
+def _jansen_modified() -> Linkage:
     return _linkage("jansen_modified", [
         ("J1", "revolute", (2.77, 2.31)), ("J2", "revolute", (2.17, 3.33)),
         ("J3", "prismatic", (-0.50, 0.87, -4.80)), ("J4", "revolute", (0.66, -1.3)),
