@@ -195,3 +195,54 @@ def test_linkage_files_round_trip_and_name_the_bad_field(tmp_path):
     bad(lambda d: d.update(linkdyn_linkage=2), "unsupported linkage format version 2")
     bad(lambda d: d["input"].update(joint="J2"),
         "input: joint 'J2' is not on the ground link 'L6'")
+
+
+def triple_rocker():
+    """A non-Grashof four-bar (base 1, crank 0.6, coupler 0.5, rocker 0.7 m), the crank at
+    1.2 rad and the coupler above the line B-D: its crank rocks between +-acos(-1/15)."""
+    B = 0.6 * np.array([math.cos(1.2), math.sin(1.2)])
+    D = np.array([1.0, 0.0])
+    d = np.linalg.norm(D - B)
+    a = (0.5**2 - 0.7**2 + d**2) / (2 * d)
+    normal = np.array([-(D - B)[1], (D - B)[0]]) / d
+    C = B + a * (D - B) / d + math.sqrt(0.5**2 - a**2) * normal
+    g = Linkage("triple_rocker")
+    for name, xy in (("A", (0.0, 0.0)), ("B", B), ("C", C), ("D", D)):
+        g.revolute(name, tuple(xy))
+    g.link("crank", ["A", "B"])
+    g.link("coupler", ["B", "C"])
+    g.link("rocker", ["C", "D"])
+    g.link("base", ["A", "D"], ground=True)
+    g.input("A", rate=1.0)
+    return g.build()
+
+
+def test_a_limit_position_is_found_and_reversal_traces_the_closed_curve():
+    model = triple_rocker()
+    # The limits: coupler and rocker in line, |B - D| = 1.2, crank at +-acos(-1/15).
+    limit = math.acos(-1.0 / 15.0)
+    times = np.linspace(0.0, 10.0, 1001)
+    with pytest.raises(linkdyn.SingularConfigurationError) as info:
+        linkdyn.kinematics(model, times)
+    assert abs(info.value.t - (limit - 1.2)) < 1e-9
+    r = linkdyn.kinematics(model, times, at_limit="reverse")
+    assert len(r.t) == len(times)
+    passed = [t for t, _ in r.limits]
+    np.testing.assert_allclose(passed, [limit - 1.2, -limit - 1.2, limit - 1.2], atol=1e-9)
+    assert r.t.max() < limit - 1.2 and r.t.min() > -limit - 1.2
+    # Branch tracking: the triangle B-C-D keeps its orientation between limits and turns
+    # over at each one; positions move by small steps along each branch.
+    paths = point_paths(model, r.q)
+    b, c, d = paths[("crank", "B")], paths[("coupler", "C")], paths[("rocker", "D")]
+    side = np.sign((c - b)[:, 0] * (d - c)[:, 1] - (c - b)[:, 1] * (d - c)[:, 0])
+    starts = [0] + [k for _, k in r.limits] + [len(r.t)]
+    for k, (i, j) in enumerate(zip(starts, starts[1:])):
+        assert np.all(side[i:j] == side[0] * (-1) ** k)
+    step = np.abs(np.diff(r.q, axis=0)).max(axis=1)     # step[k]: from row k to row k + 1
+    across = [k - 1 for _, k in r.limits]   # the fold lies between these rows: sqrt-fast
+    assert np.delete(step, across).max() < 0.05 and step[across].max() < 0.25
+    # After two limits the crank is back at its start on the first branch: the curve closes.
+    back = starts[2] + int(np.argmin(np.abs(r.t[starts[2]:starts[3]])))
+    assert abs(r.t[back]) < 1e-9 and np.abs(r.q[back] - r.q[0]).max() < 1e-12
+    with pytest.raises(ValueError, match="at_limit must be 'raise' or 'reverse'"):
+        linkdyn.kinematics(model, times, at_limit="turn")

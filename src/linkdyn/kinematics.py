@@ -58,6 +58,9 @@ class KinematicsResult(TrajectoryAccessors):
     ``q``, ``v``, ``a``: (n, nq). ``rcond``: reciprocal 1-norm condition estimate of Phi_q at
     each time (near zero close to singular configurations). ``singularities``: what was met (see
     :class:`Singularity`). ``stats``: factorizations, newton_iterations, sweep_seconds.
+    ``limits``: with ``at_limit="reverse"``, (input time of the limit, index of the first row
+    after it) for each limit position passed by reversing the input (``t`` then goes back and
+    forth: it is the input's schedule, not a clock).
     """
 
     model: Model
@@ -69,6 +72,7 @@ class KinematicsResult(TrajectoryAccessors):
     singularities: tuple = ()
     stats: dict = field(default_factory=dict)
     status: str = "success"
+    limits: tuple = ()
 
 
 
@@ -187,6 +191,61 @@ def _least_squares_sweep(model, t, q, tol, max_iterations, run, singular_rcond, 
     return result
 
 
+def _find_limit(model, lo, q_lo, hi, tol, max_iterations, run):
+    """Bisection between the input ``lo`` (solved: ``q_lo``) and ``hi`` (no position) for
+    the last input with a position, to 1e-12 relative: (input, position)."""
+    for _ in range(60):
+        if abs(hi - lo) <= 1e-12 * max(1.0, abs(hi)):
+            break
+        mid = 0.5 * (lo + hi)
+        st, _, (Qm, _, _, _), _ = _sweep(model, np.array([lo, mid]), q_lo, tol,
+                                         max_iterations, run)
+        if st == 0:
+            lo, q_lo = mid, Qm[1]
+        else:
+            hi = mid
+    return lo, q_lo
+
+
+def _reverse_at_limits(model, t, out, done, status, tol, max_iterations, run, stats):
+    """Pass each limit position onto the other branch and run the input back with the
+    remaining increments of ``t`` (kinematics, at_limit="reverse"). Returns the schedule, the
+    arrays and the count of the rows solved, the last status and the limits passed."""
+    steps = np.diff(t)
+    times, parts, limits = [t[:done]], [tuple(a[:done] for a in out)], []
+    total, sign = done, 1.0
+    while total < len(t) and status != 0 and STATUS[status] not in ("interrupted",
+                                                                      "non-finite"):
+        t_last, q_last = float(times[-1][-1]), parts[-1][0][-1]
+        t_lim, q_lim = _find_limit(model, t_last, q_last, t_last + sign * steps[total - 1],
+                                   tol, max_iterations, run)
+        # Near a limit both branches are q_lim -/+ c sqrt(|t - t_lim|) n: the mirror of the
+        # last position through the limit's is the other branch's at the same input.
+        st, _, (Qm, _, _, _), _ = _sweep(model, np.array([t_last]), 2.0 * q_lim - q_last,
+                                         tol, max_iterations, run)
+        if st != 0 or np.abs(Qm[0] - q_last).max() <= 1e-9 * max(1.0, np.abs(q_last).max()):
+            break                  # no other branch found there: a limit that stays one
+        sign = -sign
+        schedule = t_last + sign * np.cumsum(steps[total - 1:])
+        st, d, arrays, sw = _sweep(model, np.concatenate([[t_last], schedule]), Qm[0], tol,
+                                   max_iterations, run)
+        stats["factorizations"] += sw.factorizations
+        stats["newton_iterations"] += sw.iterations
+        status = st
+        if d <= 1:
+            break
+        limits.append((float(t_lim), total))
+        times.append(schedule[:d - 1])     # the mirrored row at t_last is not an output
+        parts.append(tuple(a[1:d] for a in arrays))
+        total += d - 1
+    t_all = np.concatenate(times)
+    arrays = tuple(np.concatenate([p[i] for p in parts]) for i in range(4))
+    if total < len(t):
+        # The next input of the schedule, for the stop's bisection and message.
+        t_all = np.append(t_all, t_all[-1] + sign * steps[total - 1])
+    return t_all, arrays, total, status, tuple(limits)
+
+
 def _guess(model, q0):
     """The guess (q0, or the model's) as an array, or None when consistent_state must first
     say what is wrong with it."""
@@ -219,7 +278,7 @@ def _sweep(model, times, q_start, tol, max_iterations, run, progress=None):
 def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
                singular_rcond: float = 1e-6, on_singular: str = "raise",
                max_iterations: int = 20, progress=None,
-               redundant: str = "raise") -> KinematicsResult:
+               redundant: str = "raise", at_limit: str = "raise") -> KinematicsResult:
     """Positions, velocities and accelerations of a fully driven model at ``times``.
 
     Parameters
@@ -250,6 +309,14 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
         sweep, which needs a square Jacobian; ``rcond`` is then the square root of the pivot
         ratio of J^T J. Rows that contradict each other stop the sweep with a
         KinematicsError naming the largest residuals. ``progress`` is not reported there.
+    at_limit : {"raise", "reverse"}
+        Where the input cannot go on (a limit position: the positions stop existing),
+        ``"raise"`` (default) finds the limit by bisection and raises
+        SingularConfigurationError with the positions before it. ``"reverse"`` passes the
+        limit onto the other branch (the last position mirrored through the limit's, then
+        Newton) and runs the input back with the remaining increments, as often as limits
+        come: a non-Grashof four-bar traces its whole closed coupler curve. Each limit is in
+        ``result.limits``; a limit that cannot be passed still raises.
 
     Raises
     ------
@@ -273,6 +340,8 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
                          f"analysis needs one driver per degree of freedom{hint}")
     if on_singular not in ("raise", "continue"):
         raise ValueError(f"on_singular must be 'raise' or 'continue', got {on_singular!r}")
+    if at_limit not in ("raise", "reverse"):
+        raise ValueError(f"at_limit must be 'raise' or 'reverse', got {at_limit!r}")
     check_callback(progress)
     for name, value in (("tol", tol), ("singular_rcond", singular_rcond)):
         if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
@@ -310,9 +379,13 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
                                         singular_rcond, on_singular)
         status, done, (Q, V, A, rc), sweep = _sweep(model, t, q_start, tol, max_iterations,
                                                     run, progress)
-    elapsed = _time.perf_counter() - tic
-    stats = dict(factorizations=sweep.factorizations, newton_iterations=sweep.iterations,
-                 sweep_seconds=elapsed)
+    stats = dict(factorizations=sweep.factorizations, newton_iterations=sweep.iterations)
+    limits = ()
+    if at_limit == "reverse" and status != 0 and done > 0 and STATUS[status] not in (
+            "interrupted", "non-finite"):
+        t, (Q, V, A, rc), done, status, limits = _reverse_at_limits(
+            model, t, (Q, V, A, rc), done, status, tol, max_iterations, run, stats)
+    stats["sweep_seconds"] = _time.perf_counter() - tic
 
     singular = _singularities(model, t, Q, rc, done, singular_rcond, run)
     stop = None
@@ -322,25 +395,14 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
                       "the result holds what was computed", RuntimeWarning, stacklevel=2)
     elif status != 0:
         # Localise where the positions stop existing between the last solved time and t[done].
-        lo = float(t[done - 1]) if done > 0 else None
         hi = float(t[done])
-        q_lo = Q[done - 1] if done > 0 else q_start
-        if lo is not None:
-            for _ in range(60):
-                if hi - lo <= 1e-12 * max(1.0, abs(hi)):
-                    break
-                mid = 0.5 * (lo + hi)
-                st, _, (Qm, _, _, _), _ = _sweep(model, np.array([lo, mid]), q_lo, tol,
-                                                 max_iterations, run)
-                if st == 0:
-                    lo, q_lo = mid, Qm[1]
-                else:
-                    hi = mid
-        stop = (lo if lo is not None else hi, q_lo)
+        stop = (_find_limit(model, float(t[done - 1]), Q[done - 1], hi, tol, max_iterations,
+                            run) if done > 0 else (hi, q_start))
 
     result = KinematicsResult(model=model, t=t[:done].copy(), q=Q[:done], v=V[:done],
                               a=A[:done], rcond=rc[:done], singularities=tuple(singular),
-                              stats=stats, status="interrupted" if interrupted else "success")
+                              stats=stats, status="interrupted" if interrupted else "success",
+                              limits=limits)
     if stop is not None:
         t_stop, q_stop = stop
         if STATUS[status] == "non-finite":
