@@ -160,10 +160,10 @@ def test_the_size_estimate_counts_what_is_kept():
                                          "Record\\(...\\) keeps named series"):
         linkdyn.simulate(model, 1.0, dt_out=1e-7)
     record = linkdyn.Record(markers="tip", invariants=["energy"])
-    assert output.row_values(record, model, width) == 5
-    assert output.row_values(None, model, width) == width
+    assert output.row_values(record.series(model), width) == 5
+    assert output.row_values(None, width) == width
     # The same times with a Record pass the estimate (10^7 rows of 5 numbers, 0.4 GB).
-    output.check_size(10**7 + 2, record, model, width, "test")
+    output.check_size(10**7 + 2, record.series(model), width, "test")
 
 
 def test_output_time_is_reported_apart_from_integration(jansen):

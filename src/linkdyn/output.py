@@ -153,18 +153,17 @@ class WholeRows:
 
 
 class RecordedSeries:
-    """Output reduced to a Record's series. Whole rows go through a buffer of
-    ``buffer_rows``; ``reduce(t, rows, first)`` turns each full buffer into
+    """Output reduced to a Record's ``series`` (:meth:`Record.series`). Whole rows go through
+    a buffer of ``buffer_rows``; ``reduce(t, rows, first)`` turns each full buffer into
     {(accessor, argument): values} (``first``: the index of its first row in the run)."""
 
-    def __init__(self, times, width, record, model, reduce):
-        self.series = record.series(model)
+    def __init__(self, times, width, series, reduce):
         self.times = times
         self.buffer_rows = int(max(1, min(times.size, BUFFER_VALUES // max(1, width))))
         self.buffer = np.empty((self.buffer_rows, width))
         self.buffer_t = np.empty(self.buffer_rows)
         self.reduce = reduce
-        self.parts = {(a, n): [] for a, n, _ in self.series}
+        self.parts = {(a, n): [] for a, n, _ in series}
         self.t_parts = []
         self.next = 0         # the next of the output times
         self.filled = 0       # rows in the buffer
@@ -226,19 +225,20 @@ class RecordedSeries:
         return t, out
 
 
-def row_values(record, model, width) -> int:
-    """Numbers kept per output row."""
-    if record is None:
+def row_values(series, width) -> int:
+    """Numbers kept per output row: ``width`` for whole rows (``series`` None), else those
+    of a Record's series."""
+    if series is None:
         return width
-    return sum(w for _, _, w in record.series(model))
+    return sum(w for _, _, w in series)
 
 
-def check_size(rows, record, model, width, what):
+def check_size(rows, series, width, what):
     """check_output_size for simulate, whose message also names its other ways out."""
     try:
-        check_output_size(rows, row_values(record, model, width), what)
+        check_output_size(rows, row_values(series, width), what)
     except ValueError as exc:
-        hint = ("" if record is not None else
+        hint = ("" if series is not None else
                 ", or keep fewer numbers a row: record=linkdyn.Record(...) keeps named series, "
                 "t_out='final' the last row only")
         raise ValueError(f"{exc}{hint}") from None

@@ -9,6 +9,7 @@ import functools
 import numpy as np
 
 from .description import GROUND, BarSpec
+from .output import not_recorded
 
 __all__ = ["TrajectoryAccessors", "PointGeometry", "recordable", "needs_rows"]
 
@@ -26,7 +27,6 @@ def recordable(accessor):
             return accessor(self, *args)
         key = (name, *args)
         if key not in recorded:
-            from .output import not_recorded
             raise not_recorded(self, key)
         return recorded[key]
 
@@ -41,7 +41,6 @@ def needs_rows(accessor):
     @functools.wraps(accessor)
     def wrapper(self, *args, **kwargs):
         if getattr(self, "recorded", None) is not None:
-            from .output import not_recorded
             raise not_recorded(self, (name, *args[:1]))
         return accessor(self, *args, **kwargs)
 

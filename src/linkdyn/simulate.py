@@ -607,8 +607,8 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
     width = 2 * model.nq + model.nc + nstick + model.kernels.nz   # (q, v, lam, z)
     if record is not None and not isinstance(record, Record):
         raise TypeError(f"record must be a linkdyn.Record, got {type(record).__name__}")
-    if record is not None:
-        record.series(model)      # names checked before any work
+    # The series kept (names checked before any work), or None for whole rows.
+    series = record.series(model) if record is not None else None
     event_rows = isinstance(t_out, str) and t_out == "events"
     if isinstance(t_out, str):
         if t_out not in ("final", "events"):
@@ -620,7 +620,7 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
     elif t_out is None:
         dt = (t_end - t0) / 1000 if dt_out is None else _positive("dt_out", dt_out)
         # Before the times exist: their number alone may not fit.
-        check_size(int(min((t_end - t0) / dt, 1e18)) + 2, record, model, width,
+        check_size(int(min((t_end - t0) / dt, 1e18)) + 2, series, width,
                    f"model {model.name!r}")
         times = output_times(t0, t_end, dt)
     else:
@@ -636,7 +636,7 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         if times[0] < t0 or times[-1] > t_end:
             raise ValueError(f"t_out must lie in [t0, t_end] = [{t0}, {t_end}], got "
                              f"[{times[0]}, {times[-1]}]")
-        check_size(times.size, record, model, width, f"model {model.name!r}")
+        check_size(times.size, series, width, f"model {model.name!r}")
 
     if controller is not None:
         if not callable(controller):
@@ -683,18 +683,18 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
                           event_tol=event_tol,
                           regularization=BDF_REGULARIZATION if allow_redundant else 0.0,
                           output_regularization=OUTPUT_REGULARIZATION,
-                          stop_when_full=record is not None)
+                          stop_when_full=series is not None)
     samples, held, active = [], [], []
     records, impacts = [], []
-    if record is None:
+    if series is None:
         sink = WholeRows(times, integ.n)
     else:
         def reduce(t, rows, first):
             part = _result(model, t, rows, {}, 0, samples, held, active, records, impacts,
                            friction, first)
             return {(a, n): (getattr(part, a) if n is None else getattr(part, a)(n))
-                    for a, n, _ in record.series(model)}
-        sink = RecordedSeries(times, integ.n, record, model, reduce)
+                    for a, n, _ in series}
+        sink = RecordedSeries(times, integ.n, series, reduce)
     ninput = model.kernels.ninput
     control_seconds, restarts = 0.0, 0
 
