@@ -55,6 +55,7 @@ from .description import ModelBuilder
 from .errors import ModelError, ModelFileError
 from .laws import linear
 from .model import Model
+from .modelfile import as_file_error, check_fields
 
 __all__ = ["Linkage", "from_dict", "to_dict", "LINKAGE_FORMAT_VERSION"]
 
@@ -263,18 +264,6 @@ class Linkage:
 _KINDS = {"revolute": REVOLUTE, "prismatic": PRISMATIC, "coupler": COUPLER}
 
 
-def _fields(entry, where, required, optional, path):
-    if not isinstance(entry, dict):
-        raise ModelFileError(f"expected an object, got {type(entry).__name__}", path, where)
-    missing = sorted(required - set(entry))
-    unknown = sorted(set(entry) - required - optional)
-    if missing or unknown:
-        raise ModelFileError("; ".join(
-            ([f"missing field(s): {', '.join(missing)}"] if missing else []) +
-            ([f"unknown field(s): {', '.join(unknown)} (known: "
-              f"{', '.join(sorted(required | optional))})"] if unknown else [])), path, where)
-
-
 def _list(data, key, path):
     value = data[key]
     if not isinstance(value, list) or not value:
@@ -285,7 +274,7 @@ def _list(data, key, path):
 def from_dict(data, path=None) -> Linkage:
     """A :class:`Linkage` from a decoded linkage file; ModelFileError names the file and
     the field (``joints[2].coordinates``) of what is wrong."""
-    _fields(data, "top level", {"linkdyn_linkage", "name", "joints", "links", "input"},
+    check_fields(data, "top level", {"linkdyn_linkage", "name", "joints", "links", "input"},
             {"notes"}, path)
     version = data["linkdyn_linkage"]
     if isinstance(version, bool) or version != LINKAGE_FORMAT_VERSION:
@@ -294,22 +283,12 @@ def from_dict(data, path=None) -> Linkage:
                              "linkdyn_linkage")
 
     def call(where, fn, *args, **kwargs):
-        try:
-            fn(*args, **kwargs)
-        except (ModelError, TypeError) as exc:
-            raise ModelFileError(str(exc), path, where,
-                                 entry=getattr(exc, "entry", None)) from None
+        return as_file_error(path, where, fn, *args, **kwargs)
 
-    g = None
-
-    def make():
-        nonlocal g
-        g = Linkage(data["name"])
-
-    call("name", make)
+    g = call("name", Linkage, data["name"])
     for i, j in enumerate(_list(data, "joints", path)):
         where = f"joints[{i}]"
-        _fields(j, where, {"name", "type", "coordinates"}, set(), path)
+        check_fields(j, where, {"name", "type", "coordinates"}, set(), path)
         if j["type"] not in _KINDS:
             raise ModelFileError(f"type must be one of {', '.join(_KINDS)}, got "
                                  f"{j['type']!r}", path, f"{where}.type")
@@ -318,14 +297,14 @@ def from_dict(data, path=None) -> Linkage:
         call(where, getattr(g, _KINDS[j["type"]]), j["name"], j["coordinates"])
     for i, link in enumerate(_list(data, "links", path)):
         where = f"links[{i}]"
-        _fields(link, where, {"name", "joints"}, {"ground"}, path)
+        check_fields(link, where, {"name", "joints"}, {"ground"}, path)
         ground = link.get("ground", False)
         if not isinstance(ground, bool):
             raise ModelFileError("expected true or false", path, f"{where}.ground")
         if not isinstance(link["joints"], list):
             raise ModelFileError("expected a list of joint names", path, f"{where}.joints")
         call(where, g.link, link["name"], link["joints"], ground=ground)
-    _fields(data["input"], "input", {"joint"}, {"rate"}, path)
+    check_fields(data["input"], "input", {"joint"}, {"rate"}, path)
     call("input", g.input, data["input"]["joint"], data["input"].get("rate", 1.0))
     return g
 

@@ -86,7 +86,16 @@ _TOP_FIELDS = ({"linkdyn_model", "name", "bodies"},
                 "notes"})
 
 
-def _check_fields(entry: dict, where: str, required: set, optional: set, path):
+def as_file_error(path, where, fn, *args, **kwargs):
+    """Call a builder method; its ModelError becomes a ModelFileError at ``where`` in the
+    file ``path``."""
+    try:
+        return fn(*args, **kwargs)
+    except ModelError as exc:
+        raise ModelFileError(str(exc), path, where, entry=exc.entry) from None
+
+
+def check_fields(entry: dict, where: str, required: set, optional: set, path):
     if not isinstance(entry, dict):
         raise ModelFileError(f"expected an object, got {type(entry).__name__}", path, where)
     missing = sorted(required - entry.keys())
@@ -100,7 +109,7 @@ def _check_fields(entry: dict, where: str, required: set, optional: set, path):
 
 def from_dict(data, path=None) -> Description:
     """Validate a decoded model file and return its :class:`Description`."""
-    _check_fields(data, "top level", *_TOP_FIELDS, path)
+    check_fields(data, "top level", *_TOP_FIELDS, path)
     notes = data.get("notes", [])
     if not (isinstance(notes, str) or
             (isinstance(notes, list) and all(isinstance(x, str) for x in notes))):
@@ -115,10 +124,7 @@ def from_dict(data, path=None) -> Description:
                              "bodies")
 
     def call(where, fn, *args, **kwargs):
-        try:
-            fn(*args, **kwargs)
-        except ModelError as exc:
-            raise ModelFileError(str(exc), path, where, entry=exc.entry) from None
+        as_file_error(path, where, fn, *args, **kwargs)
 
     builder = None
 
@@ -147,7 +153,7 @@ def from_dict(data, path=None) -> Description:
             if not isinstance(kind, str) or kind not in table:
                 raise ModelFileError(f"field 'type' must be one of {', '.join(sorted(table))}, "
                                      f"got {kind!r}", path, where)
-            _check_fields(entry, where, *table[kind], path)
+            check_fields(entry, where, *table[kind], path)
             kwargs = {k: v for k, v in entry.items() if k not in ("type", "name")}
             if key == "bodies":
                 fn = builder.add_bar if kind == "bar" else builder.add_body
@@ -176,7 +182,7 @@ def from_dict(data, path=None) -> Description:
                                  f"{', '.join(sorted(forces.FILE_TYPES))}, got {kind!r}", path,
                                  where)
         method, required, optional = forces.FILE_TYPES[kind]
-        _check_fields(entry, where, required | {"type", "name"}, optional, path)
+        check_fields(entry, where, required | {"type", "name"}, optional, path)
         kwargs = {k: v for k, v in entry.items() if k not in ("type", "name")}
         call(where, getattr(builder, method), entry["name"], **kwargs)
 
@@ -185,7 +191,7 @@ def from_dict(data, path=None) -> Description:
         raise ModelFileError("expected a list of objects", path, "contacts")
     for n, entry in enumerate(items):
         where = f"contacts[{n}]"
-        _check_fields(entry, where, *contacts.FILE_FIELDS, path)
+        check_fields(entry, where, *contacts.FILE_FIELDS, path)
         kwargs = {k: v for k, v in entry.items() if k != "name"}
         call(where, builder.add_contact, entry["name"], **kwargs)
 
@@ -193,7 +199,7 @@ def from_dict(data, path=None) -> Description:
     if not isinstance(markers, list):
         raise ModelFileError("expected a list of objects", path, "markers")
     for n, entry in enumerate(markers):
-        _check_fields(entry, f"markers[{n}]", *_MARKER_FIELDS, path)
+        check_fields(entry, f"markers[{n}]", *_MARKER_FIELDS, path)
         call(f"markers[{n}]", builder.add_marker, entry["name"], entry["point"])
     return builder.description()
 
