@@ -185,8 +185,11 @@ def test_linkage_files_round_trip_and_name_the_bad_field(tmp_path):
         with pytest.raises(linkdyn.ModelFileError, match=match):
             linkdyn.load_model(str(path))
 
-    bad(lambda d: d["joints"][1].update(type="spherical"),
+    bad(lambda d: d["joints"][1].update(type="helical"),
         r"stephenson2.json: joints\[1\].type type must be one of revolute, prismatic")
+    bad(lambda d: d["joints"][1].update(type="spherical"),
+        r"joints\[1\] spherical joint 'J2': a planar linkage has no spherical joints")
+    bad(lambda d: d.update(kind="hyperbolic"), r"kind kind must be one of planar, spherical")
     bad(lambda d: d["joints"][0].update(coordinates=[0.94, 0.24, 0.24]),
         r"joints\[0\] .*spherical or spatial linkage")
     bad(lambda d: d["links"][0].update(joints=["J1", "J99"]),

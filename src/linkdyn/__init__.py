@@ -1,7 +1,9 @@
-"""linkdyn: kinematics and dynamics of planar mechanisms in fully Cartesian coordinates.
+"""linkdyn: kinematics and dynamics of planar mechanisms in fully Cartesian coordinates, and
+kinematics of spherical and spatial linkages in natural coordinates.
 
-Describe a mechanism with :class:`ModelBuilder` or a model file, compile it into a frozen
-:class:`Model`, and hand it to the solvers::
+Describe a mechanism with :class:`ModelBuilder`, :class:`linkdyn.geometric.Linkage` (points,
+lines and planes) or a model file, compile it into a frozen :class:`Model`, and hand it to the
+solvers::
 
     import linkdyn
     model = linkdyn.load_model("jansen")
@@ -13,7 +15,7 @@ from ._version import __version__
 from .assembly import ConsistentState, consistent_state
 from .description import GROUND, Description, ModelBuilder
 from . import laws
-from . import contacts, events, forces, lcp
+from . import contacts, events, forces, geometric, lcp
 from .errors import (AssemblyError, ControllerError, ConvergenceError, EquilibriumError,
                      ForceElementError,
                      KinematicsError, LinkdynError, ModelError, ModelFileError, NonFiniteError,
@@ -22,6 +24,7 @@ from .errors import (AssemblyError, ControllerError, ConvergenceError, Equilibri
                      SingularJacobianError, StepSizeError)
 from .kinematics import KinematicsResult, Singularity, kinematics
 from .model import Model
+from .natural import NaturalModel
 from .output import Record
 from .models import builtin_names, chain, load_model
 from .simulate import ControlState, SimulationResult, simulate
@@ -49,6 +52,7 @@ __all__ = [
     "ModelBuilder",
     "ModelError",
     "ModelFileError",
+    "NaturalModel",
     "NonFiniteError",
     "NotRecordedError",
     "PeriodicOrbit",
@@ -68,6 +72,7 @@ __all__ = [
     "equilibrium",
     "events",
     "forces",
+    "geometric",
     "kinematics",
     "laws",
     "lcp",

@@ -124,7 +124,7 @@ cdef struct KernelData:
     const int *term_row         # [nterm]
     const int *term_a           # [nterm] first coordinate, -1 for a constant term
     const int *term_b           # [nterm] second coordinate, -1 for a linear term
-    const int *term_tf          # [nterm] 0: g = 1, 1: cos f, 2: sin f, 3: f
+    const int *term_tf          # [nterm] 0: g = 1, 1: cos f, 2: sin f, 3: f, 4: f^2
     const int *term_law         # [nterm] driving law index (when term_tf > 0)
     const double *term_coef     # [nterm]
     const int *term_slot        # [nterm, 2] Jacobian slots of d/dq_a, d/dq_b (-1 if none)
@@ -194,6 +194,11 @@ cdef inline void time_coef(const KernelData *d, int m, double t, double *g) noex
         g[0] = f[0]
         g[1] = f[1]
         g[2] = f[2]
+        return
+    if tf == 4:   # f^2: the square of a length (a linear actuator's row)
+        g[0] = f[0] * f[0]
+        g[1] = 2.0 * f[0] * f[1]
+        g[2] = 2.0 * (f[1] * f[1] + f[0] * f[2])
         return
     c = cos(f[0])
     s = sin(f[0])
@@ -604,10 +609,12 @@ cdef class Kernels:
         for arr in a.values():
             arr.flags.writeable = False
         self.arrays = a
-        nbody = a["mass"].shape[0] // 4
+        # Bodies own 4 coordinates each; natural-coordinate models (linkdyn.natural) have
+        # no bodies and only generic rows.
+        nbody = int(arrays.get("nbody", a["mass"].shape[0] // 4))
         self.nq = a["mass"].shape[0]
         self.nc = int(arrays["nc"])
-        if self.nq != 4 * nbody:
+        if nbody < 0 or 4 * nbody > self.nq:
             raise ValueError("kernel arrays: mass must have 4 entries per body")
         self.phiq_nnz = a["phiq_rowind"].shape[0]
         self.fq_nnz = a["fq_rowind"].shape[0]

@@ -45,8 +45,10 @@ like any model file (format version 1)::
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
@@ -57,19 +59,30 @@ from .laws import linear
 from .model import Model
 from .modelfile import as_file_error, check_fields
 
-__all__ = ["Linkage", "from_dict", "to_dict", "LINKAGE_FORMAT_VERSION"]
+__all__ = ["Linkage", "from_dict", "to_dict", "save", "LINKAGE_FORMAT_VERSION", "KINDS",
+           "SPHERE_TOLERANCE"]
 
 #: Version of the linkage file format (the "linkdyn_linkage" field).
 LINKAGE_FORMAT_VERSION = 1
 
-REVOLUTE, PRISMATIC, COUPLER = "revolute", "prismatic", "coupler"
+#: Kinds of linkage: in the plane, on a sphere about the origin, in space.
+PLANAR, SPHERICAL, SPATIAL = "planar", "spherical", "spatial"
+KINDS = (PLANAR, SPHERICAL, SPATIAL)
+
+REVOLUTE, PRISMATIC, COUPLER, BALL = "revolute", "prismatic", "coupler", "spherical"
+_JOINTS_OF = {PLANAR: (REVOLUTE, PRISMATIC, COUPLER), SPHERICAL: (REVOLUTE, PRISMATIC, COUPLER),
+              SPATIAL: (BALL, COUPLER)}
+
+#: A point of a spherical linkage may lie this far (relative) from the unit sphere: tables
+#: round coordinates (seed 001's to two decimals, up to 0.7% off); it is projected onto it.
+SPHERE_TOLERANCE = 1e-2
 
 
 @dataclass(frozen=True)
 class _Joint:
     name: str
     kind: str
-    coordinates: tuple      # (x, y) for points, (a, b, c) for lines
+    coordinates: tuple      # a point; a line (a, b, c); a plane's normal (a, b, c)
 
 
 def _name(kind, name):
@@ -79,34 +92,95 @@ def _name(kind, name):
     return name
 
 
-class Linkage:
-    """A planar linkage from points and lines (see :mod:`linkdyn.geometric`)."""
+def _values(coordinates):
+    return tuple(coordinates) if not isinstance(coordinates, (str, bytes, dict)) else ()
 
-    def __init__(self, name: str = "linkage"):
+
+class Linkage:
+    """A linkage from points, lines and planes (see :mod:`linkdyn.geometric`).
+
+    ``kind``: ``"planar"`` (default; points (x, y), lines (a, b, c)), ``"spherical"`` (points
+    (x, y, z) on the unit sphere about the origin, prismatic planes through the origin by
+    their normal (a, b, c) or homogeneous (a, b, c, 0)) or ``"spatial"`` (spherical joints
+    and coupler points (x, y, z))."""
+
+    def __init__(self, name: str = "linkage", kind: str = PLANAR):
         self.name = _name("linkage", name)
+        if kind not in KINDS:
+            raise ModelError(f"linkage '{self.name}': kind must be one of {', '.join(KINDS)}, "
+                             f"got {kind!r}")
+        self.kind = kind
         self._joints: dict[str, _Joint] = {}
         self._links: dict[str, tuple] = {}
         self._ground: str | None = None
         self._input: tuple | None = None
+        self._actuator: tuple | None = None
+
+    def __eq__(self, other):
+        if not isinstance(other, Linkage):
+            return NotImplemented
+        return to_dict(self) == to_dict(other)
+
+    __hash__ = None
+
+    def __repr__(self):
+        return (f"<linkdyn.geometric.Linkage {self.name!r} ({self.kind}): "
+                f"{len(self._joints)} joints, {len(self._links)} links>")
+
+    # -- read access (for the compilers) ---------------------------------------------------
+    @property
+    def joints(self):
+        """Joint name -> its record (name, kind, coordinates), in description order."""
+        return MappingProxyType(self._joints)
+
+    @property
+    def links(self):
+        """Link name -> the names of its joints."""
+        return MappingProxyType(self._links)
+
+    @property
+    def ground(self) -> str | None:
+        return self._ground
 
     # -- joints --------------------------------------------------------------------------------
-    def _point(self, entry, coordinates):
-        values = tuple(coordinates) if not isinstance(coordinates, (str, bytes)) else ()
-        if len(values) == 3:
-            raise ModelError(f"{entry}: three coordinates make a point of a spherical or spatial "
-                             "linkage, which linkdyn.geometric does not support yet (planar "
-                             "points are (x, y))")
-        if len(values) != 2:
-            raise ModelError(f"{entry}: a point is (x, y), got {coordinates!r}")
-        return tuple(real(entry, "coordinate", v) for v in values)
+    def _point(self, entry, coordinates, name=None):
+        values = _values(coordinates)
+        if self.kind == PLANAR:
+            if len(values) == 3:
+                raise ModelError(f"{entry}: three coordinates make a point of a spherical or "
+                                 "spatial linkage (Linkage(name, kind='spherical' or "
+                                 "'spatial')); planar points are (x, y)", name)
+            if len(values) != 2:
+                raise ModelError(f"{entry}: a point is (x, y), got {coordinates!r}", name)
+            return tuple(real(entry, "coordinate", v) for v in values)
+        if len(values) == 2:
+            raise ModelError(f"{entry}: a point of a {self.kind} linkage is (x, y, z); (x, y) "
+                             "points belong to planar linkages", name)
+        if len(values) != 3:
+            raise ModelError(f"{entry}: a point is (x, y, z), got {coordinates!r}", name)
+        point = tuple(real(entry, "coordinate", v) for v in values)
+        if self.kind == SPHERICAL:
+            r = math.sqrt(sum(v * v for v in point))
+            if not abs(r - 1.0) <= SPHERE_TOLERANCE:
+                raise ModelError(f"{entry}: a point of a spherical linkage lies on the unit "
+                                 f"sphere about the origin (|p| = 1 within "
+                                 f"{SPHERE_TOLERANCE:.0%}; it is projected onto it), got "
+                                 f"|p| = {r:.6g}", name)
+        return point
 
     def _add_joint(self, kind, name, coordinates):
         name = _name(f"{kind} joint", name)
         if name in self._joints:
             raise ModelError(f"joint '{name}': the name is already used", name)
         entry = f"{kind} joint '{name}'"
-        if kind == PRISMATIC:
-            values = (tuple(coordinates) if not isinstance(coordinates, (str, bytes)) else ())
+        if kind not in _JOINTS_OF[self.kind]:
+            hint = {BALL: "spherical joints belong to spatial linkages",
+                    REVOLUTE: "a spatial linkage's joints are spherical joints (spherical())",
+                    PRISMATIC: "a spatial linkage's joints are spherical joints (spherical())"}
+            raise ModelError(f"{entry}: a {self.kind} linkage has no {kind} joints "
+                             f"({hint[kind]})", name)
+        if kind == PRISMATIC and self.kind == PLANAR:
+            values = _values(coordinates)
             if len(values) != 3:
                 raise ModelError(f"{entry}: a line is (a, b, c) with a x + b y + c = 0, got "
                                  f"{coordinates!r}", name)
@@ -114,22 +188,45 @@ class Linkage:
             if math.hypot(a, b) == 0.0:
                 raise ModelError(f"{entry}: the line's normal (a, b) is zero", name)
             coords = (a, b, c)
+        elif kind == PRISMATIC:
+            values = _values(coordinates)
+            if len(values) not in (3, 4):
+                raise ModelError(f"{entry}: a plane through the centre is its normal (a, b, c) "
+                                 f"or (a, b, c, 0), got {coordinates!r}", name)
+            plane = tuple(real(entry, "coordinate", v) for v in values)
+            if len(plane) == 4 and plane[3] != 0.0:
+                raise ModelError(f"{entry}: the plane of a spherical prismatic joint passes "
+                                 f"through the centre: its fourth coordinate must be 0, got "
+                                 f"{plane[3]!r}", name)
+            if math.sqrt(sum(v * v for v in plane[:3])) == 0.0:
+                raise ModelError(f"{entry}: the plane's normal (a, b, c) is zero", name)
+            coords = plane[:3]
         else:
-            coords = self._point(entry, coordinates)
+            coords = self._point(entry, coordinates, name)
         self._joints[name] = _Joint(name, kind, coords)
 
     def revolute(self, name: str, point) -> None:
-        """A revolute joint at ``point`` (x, y), m: it pins together the links that list it."""
+        """A revolute joint at ``point``: (x, y) in a planar linkage, (x, y, z) on the unit
+        sphere in a spherical one (its axis passes through the centre). It pins together
+        the links that list it."""
         self._add_joint(REVOLUTE, name, point)
 
     def prismatic(self, name: str, line) -> None:
-        """A prismatic joint along ``line`` (a, b, c): a x + b y + c = 0 (the normal (a, b)
-        need not be unit). Its two links slide along it without turning relative to each
-        other."""
+        """A prismatic joint. Planar: along ``line`` (a, b, c), a x + b y + c = 0 (the normal
+        (a, b) need not be unit); its two links slide along it without turning relative to
+        each other. Spherical: the plane through the centre with normal (a, b, c) (or
+        homogeneous (a, b, c, 0)); its two links slide along the great circle, turning
+        about the plane's pole."""
         self._add_joint(PRISMATIC, name, line)
 
+    def spherical(self, name: str, point) -> None:
+        """A spherical (ball) joint of a spatial linkage at ``point`` (x, y, z): it joins
+        the links that list it and lets them turn freely about it."""
+        self._add_joint(BALL, name, point)
+
     def coupler(self, name: str, point) -> None:
-        """A coupler point at ``point`` (x, y), m: a marker of the one link that lists it."""
+        """A coupler point (a marker of the one link that lists it) at ``point``: (x, y), or
+        (x, y, z) in a spherical (on the unit sphere) or spatial linkage."""
         self._add_joint(COUPLER, name, point)
 
     # -- links and input -------------------------------------------------------------------------
@@ -159,7 +256,13 @@ class Linkage:
 
     def input(self, joint: str, rate: float = 1.0) -> None:
         """Drive the linkage at ``joint``, a revolute or prismatic joint of the ground: its
-        other link turns about it (``rate`` rad/s) or slides along it (m/s)."""
+        other link turns about it (``rate`` rad/s; about the axis through the centre and the
+        joint, or the plane's pole, in a spherical linkage, right-handed) or slides along it
+        (planar prismatic, m/s, in the direction (b, -a)). Spatial linkages are driven by an
+        :meth:`actuator`. Replaces any earlier input."""
+        if self.kind == SPATIAL:
+            raise ModelError("input: a spatial linkage is driven by a linear actuator between "
+                             "two of its points: actuator(first, second, rate)")
         if joint not in self._joints:
             raise ModelError(f"input: unknown joint {joint!r} (joints: "
                              f"{', '.join(self._joints) or 'none'})")
@@ -167,9 +270,44 @@ class Linkage:
             raise ModelError(f"input: joint '{joint}' is a coupler point, which cannot drive",
                              joint)
         self._input = (joint, real("input", "rate", rate))
+        self._actuator = None
+
+    def actuator(self, first: str, second: str, rate: float = 1.0) -> None:
+        """Drive a spherical or spatial linkage by a linear actuator between the points
+        ``first`` and ``second`` (joints; one may be on the ground): its length grows at
+        ``rate`` (length units per second) from its length in the description. Replaces any
+        earlier input."""
+        if self.kind == PLANAR:
+            raise ModelError("actuator: planar linkages are driven at a joint: "
+                             "input(joint, rate)")
+        for j in (first, second):
+            if j not in self._joints:
+                raise ModelError(f"actuator: unknown joint {j!r} (joints: "
+                                 f"{', '.join(self._joints) or 'none'})")
+            if self._joints[j].kind == PRISMATIC:
+                raise ModelError(f"actuator: joint '{j}' is a plane; an actuator joins two "
+                                 "points", j)
+        if first == second:
+            raise ModelError(f"actuator: both ends are joint '{first}'", first)
+        self._actuator = ((first, second), real("actuator", "rate", rate))
+        self._input = None
+
+    @property
+    def driving(self) -> tuple:
+        """How the linkage is driven: ("rotation" (also a planar slide), joint, rate) or
+        ("actuator", (first, second), rate). Raises ModelError when no input is given."""
+        if self._actuator is not None:
+            return ("actuator", *self._actuator)
+        if self._input is None:
+            raise ModelError(f"linkage '{self.name}': no input (input(joint, rate)"
+                             f"{' or actuator(first, second, rate)' if self.kind != PLANAR else ''})")
+        return ("rotation", *self._input)
 
     # -- compile ---------------------------------------------------------------------------------
-    def _holders(self):
+    def holders(self) -> dict:
+        """Joint name -> the links that list it; ModelError where a joint is held by the
+        wrong number of links (a coupler point by one, a revolute or spherical joint by two
+        or more, a prismatic joint by exactly two)."""
         holders = {j: [] for j in self._joints}
         for link, joints in self._links.items():
             for j in joints:
@@ -180,33 +318,51 @@ class Linkage:
             if kind == COUPLER and len(links) != 1:
                 raise ModelError(f"{entry}: a coupler point belongs to exactly one link, "
                                  f"listed by {len(links)}", j)
-            if kind == REVOLUTE and len(links) < 2:
-                raise ModelError(f"{entry}: a revolute joint pins two or more links, listed by "
+            if kind in (REVOLUTE, BALL) and len(links) < 2:
+                verb = "pins" if kind == REVOLUTE else "joins"
+                raise ModelError(f"{entry}: a {kind} joint {verb} two or more links, listed by "
                                  f"{len(links)}", j)
             if kind == PRISMATIC and len(links) != 2:
                 raise ModelError(f"{entry}: a prismatic joint joins exactly two links, listed "
                                  f"by {len(links)}", j)
         return holders
 
+    def _checked(self):
+        """Holders, after the checks every kind shares (a ground, an input on the ground)."""
+        if self._ground is None:
+            raise ModelError(f"linkage '{self.name}': no ground link (link(..., ground=True))")
+        kind, joint, _ = self.driving
+        holders = self.holders()
+        if kind == "rotation" and self._ground not in holders[joint]:
+            raise ModelError(f"input: joint '{joint}' is not on the ground link "
+                             f"'{self._ground}'", joint)
+        if kind == "actuator" and all(self._ground in holders[j] for j in joint):
+            raise ModelError(f"actuator: both ends ({', '.join(joint)}) are on the ground "
+                             f"link '{self._ground}'", joint[0])
+        return holders
+
     def build(self) -> Model:
-        """The linkage as a linkdyn Model (bodies: the moving links; joints, drivers and
-        markers named after the joints). Raises ModelError for an incomplete description."""
+        """The linkage as a linkdyn Model for :func:`linkdyn.kinematics`. Planar: bodies (the
+        moving links), joints, the driver ``input`` and markers named after the joints.
+        Spherical and spatial: a :class:`linkdyn.natural.NaturalModel` in the joints'
+        coordinates. Raises ModelError for an incomplete or inconsistent description."""
+        if self.kind != PLANAR:
+            from .natural import compile_linkage
+
+            self._checked()
+            return compile_linkage(self)
         from .model import compile_model
 
         return compile_model(self.description())
 
     def description(self):
-        """The linkage as a :class:`linkdyn.Description` of bodies and joints (what
+        """A planar linkage as a :class:`linkdyn.Description` of bodies and joints (what
         :meth:`build` compiles; ``linkdyn.modelfile.save`` writes it as a model file)."""
-        if self._ground is None:
-            raise ModelError(f"linkage '{self.name}': no ground link (link(..., ground=True))")
-        if self._input is None:
-            raise ModelError(f"linkage '{self.name}': no input (input(joint, rate))")
-        holders = self._holders()
+        if self.kind != PLANAR:
+            raise ModelError(f"linkage '{self.name}': a {self.kind} linkage compiles to natural "
+                             "coordinates, not to planar bodies: use build()")
+        holders = self._checked()
         joint, rate = self._input
-        if self._ground not in holders[joint]:
-            raise ModelError(f"input: joint '{joint}' is not on the ground link "
-                             f"'{self._ground}'", joint)
         g = self._ground
         b = ModelBuilder(self.name, gravity=(0.0, 0.0))
         origin, points = {}, {link: {} for link in self._links}
@@ -261,7 +417,7 @@ class Linkage:
         return b.description()
 
 
-_KINDS = {"revolute": REVOLUTE, "prismatic": PRISMATIC, "coupler": COUPLER}
+_TYPES = {"revolute": REVOLUTE, "prismatic": PRISMATIC, "coupler": COUPLER, "spherical": BALL}
 
 
 def _list(data, key, path):
@@ -275,7 +431,7 @@ def from_dict(data, path=None) -> Linkage:
     """A :class:`Linkage` from a decoded linkage file; ModelFileError names the file and
     the field (``joints[2].coordinates``) of what is wrong."""
     check_fields(data, "top level", {"linkdyn_linkage", "name", "joints", "links", "input"},
-            {"notes"}, path)
+                 {"notes", "kind"}, path)
     version = data["linkdyn_linkage"]
     if isinstance(version, bool) or version != LINKAGE_FORMAT_VERSION:
         raise ModelFileError(f"unsupported linkage format version {version!r} (this linkdyn "
@@ -285,16 +441,20 @@ def from_dict(data, path=None) -> Linkage:
     def call(where, fn, *args, **kwargs):
         return as_file_error(path, where, fn, *args, **kwargs)
 
-    g = call("name", Linkage, data["name"])
+    kind = data.get("kind", PLANAR)
+    if kind not in KINDS:
+        raise ModelFileError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}", path,
+                             "kind")
+    g = call("name", Linkage, data["name"], kind)
     for i, j in enumerate(_list(data, "joints", path)):
         where = f"joints[{i}]"
         check_fields(j, where, {"name", "type", "coordinates"}, set(), path)
-        if j["type"] not in _KINDS:
-            raise ModelFileError(f"type must be one of {', '.join(_KINDS)}, got "
+        if j["type"] not in _TYPES:
+            raise ModelFileError(f"type must be one of {', '.join(_TYPES)}, got "
                                  f"{j['type']!r}", path, f"{where}.type")
         if not isinstance(j["coordinates"], list):
             raise ModelFileError("expected a list of numbers", path, f"{where}.coordinates")
-        call(where, getattr(g, _KINDS[j["type"]]), j["name"], j["coordinates"])
+        call(where, getattr(g, _TYPES[j["type"]]), j["name"], j["coordinates"])
     for i, link in enumerate(_list(data, "links", path)):
         where = f"links[{i}]"
         check_fields(link, where, {"name", "joints"}, {"ground"}, path)
@@ -304,20 +464,37 @@ def from_dict(data, path=None) -> Linkage:
         if not isinstance(link["joints"], list):
             raise ModelFileError("expected a list of joint names", path, f"{where}.joints")
         call(where, g.link, link["name"], link["joints"], ground=ground)
-    check_fields(data["input"], "input", {"joint"}, {"rate"}, path)
-    call("input", g.input, data["input"]["joint"], data["input"].get("rate", 1.0))
+    driving = data["input"]
+    if isinstance(driving, dict) and "actuator" in driving:
+        check_fields(driving, "input", {"actuator"}, {"rate"}, path)
+        ends = driving["actuator"]
+        if not (isinstance(ends, list) and len(ends) == 2):
+            raise ModelFileError("expected the names of two joints", path, "input.actuator")
+        call("input", g.actuator, *ends, driving.get("rate", 1.0))
+    else:
+        check_fields(driving, "input", {"joint"}, {"rate"}, path)
+        call("input", g.input, driving["joint"], driving.get("rate", 1.0))
     return g
 
 
 def to_dict(linkage: Linkage) -> dict:
     """The linkage file form of a :class:`Linkage` (inverse of :func:`from_dict`)."""
-    names = {v: k for k, v in _KINDS.items()}
+    names = {v: k for k, v in _TYPES.items()}
     out = {"linkdyn_linkage": LINKAGE_FORMAT_VERSION, "name": linkage.name,
+           **({"kind": linkage.kind} if linkage.kind != PLANAR else {}),
            "joints": [{"name": j.name, "type": names[j.kind], "coordinates": list(j.coordinates)}
-                      for j in linkage._joints.values()],
+                      for j in linkage.joints.values()],
            "links": [dict(name=n, joints=list(js), **({"ground": True}
-                                                        if n == linkage._ground else {}))
-                     for n, js in linkage._links.items()]}
-    if linkage._input is not None:
+                                                        if n == linkage.ground else {}))
+                     for n, js in linkage.links.items()]}
+    if linkage._actuator is not None:
+        out["input"] = {"actuator": list(linkage._actuator[0]), "rate": linkage._actuator[1]}
+    elif linkage._input is not None:
         out["input"] = {"joint": linkage._input[0], "rate": linkage._input[1]}
     return out
+
+
+def save(linkage: Linkage, path) -> None:
+    """Write ``linkage`` as a linkage file (JSON)."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(json.dumps(to_dict(linkage), indent=2) + "\n")

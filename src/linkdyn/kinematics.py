@@ -94,17 +94,17 @@ def _singularities(model, t, Q, rc, done, threshold, run):
 
 def _law_table(model: Model, times):
     """Values (f, f', f'') of the drivers' Python-function laws at ``times``, or None."""
-    drivers = model.description.drivers
-    if not any(d.law.is_function for d in drivers):
+    drivers = model.driver_laws
+    if not any(law.is_function for _, law in drivers):
         return None
     table = np.zeros((len(times), 3 * len(drivers)))
-    for j, d in enumerate(drivers):
-        if d.law.is_function:
+    for j, (name, law) in enumerate(drivers):
+        if law.is_function:
             for k, t in enumerate(times):
                 try:
-                    table[k, 3 * j:3 * j + 3] = d.law(float(t))
+                    table[k, 3 * j:3 * j + 3] = law(float(t))
                 except ValueError as exc:
-                    raise ModelError(f"driver '{d.name}': {exc}", d.name) from None
+                    raise ModelError(f"driver '{name}': {exc}", name) from None
     return table
 
 

@@ -89,7 +89,7 @@ class Model:
         self.constraint_names = names["constraints"]
         self.constraint_owner = names["owners"]
         self.nbody = len(self.body_names)
-        self.nq = 4 * self.nbody
+        self.nq = len(arrays["mass"])
         self.nc = int(arrays["nc"])
         self.kernels = Kernels(arrays)
         self.mass = self.kernels.arrays["mass"]
@@ -117,6 +117,15 @@ class Model:
     def __repr__(self):
         return (f"<linkdyn.Model {self.name!r}: {self.nbody} bodies, {len(self.joint_names)} "
                 f"joints, {self.nq} coordinates, {self.nc} constraints>")
+
+    #: "planar" for models of bodies in the plane; the natural-coordinate models of
+    #: :mod:`linkdyn.natural` are "spherical" or "spatial" (kinematics only).
+    space = "planar"
+
+    @property
+    def driver_laws(self) -> tuple:
+        """(driver name, Law) of each driver, in row order."""
+        return tuple((d.name, d.law) for d in self.description.drivers)
 
     @property
     def nominal_dof(self) -> int:
@@ -212,7 +221,7 @@ class Model:
 # -- generic quadratic rows ---------------------------------------------------------------------
 # A linear form in q is a dict {coordinate index: coefficient, -1: constant}. Products of two
 # forms give the terms coef * q_a * q_b (a, b >= 0), coef * q_a (b = -1) and coef (a = b = -1)
-# that the kernels evaluate, each with a time factor: 0 none, 1 cos f, 2 sin f, 3 f.
+# that the kernels evaluate, each with a time factor: 0 none, 1 cos f, 2 sin f, 3 f, 4 f^2.
 
 def _point_form(body: int, local, ground_xy=None):
     if body < 0:
@@ -324,6 +333,16 @@ def _generic_rows(desc: Description, body_index, ground, armatures=()):
     return rows, laws
 
 
+def require_dynamic(model: Model, what: str) -> None:
+    """Refuse the kinematic-only models of spherical and spatial linkages where dynamics is
+    asked for (they have no masses, inertias or forces)."""
+    if model.space != "planar":
+        raise ModelError(f"{what}: model {model.name!r} is a {model.space} linkage in natural "
+                         "coordinates, a kinematic description without masses or forces: "
+                         "linkdyn.kinematics is its solver (dynamics of spherical and spatial "
+                         "linkages is not available yet)", model.name)
+
+
 def check_output_size(rows: int, row_values: int, what: str) -> None:
     """Refuse an output that would not fit: more than half the machine's memory (or 8 GiB
     where that is unknown), with the estimate and what to change."""
@@ -349,6 +368,108 @@ def assign_slots(blocks, n: int):
     slots = np.array([-1 if p is None else slot_of[p] for block in blocks for p in block],
                      dtype=np.intc)
     return colptr, rowind, slots
+
+
+def compile_rows(generic, nq: int, nc: int, rows: list, cols: list, row_names: list,
+                 owners: list, hdiag=()):
+    """Number the generic rows after the ``nc`` rows already made and fix the patterns.
+
+    ``generic``: [(row name, owner, [(terms, time factor, law index)])], terms as
+    {(a, b): coef} (see the generic-row helpers above). ``rows``/``cols``: the Jacobian
+    entries of the rows before them (extended here); ``hdiag``: coordinates whose (i, i)
+    Hessian entries those rows need. Returns (kernel arrays of the patterns and terms, row
+    names, owners, nc, slot of each entry of ``rows``/``cols`` in the CSC values, Hessian
+    slot of each ``hdiag`` entry)."""
+    gen_row, term = [], dict(row=[], a=[], b=[], tf=[], law=[], coef=[])
+    entry_of = {}  # (row, col) -> index into rows/cols
+    for rname, owner, parts in generic:
+        r = nc
+        nc += 1
+        gen_row.append(r)
+        row_names.append(rname)
+        owners.append(owner)
+        for terms, tf, law in parts:
+            for (a, b), coef in terms.items():
+                if coef == 0.0:
+                    continue
+                for col in (a, b):
+                    if col >= 0 and (r, col) not in entry_of:
+                        entry_of[(r, col)] = len(rows)
+                        rows.append(r)
+                        cols.append(col)
+                term["row"].append(r)
+                term["a"].append(a)
+                term["b"].append(b)
+                term["tf"].append(tf)
+                term["law"].append(max(law, 0))
+                term["coef"].append(coef)
+    colptr, rowind, slot = _csc_pattern(np.asarray(rows, dtype=np.int64),
+                                        np.asarray(cols, dtype=np.int64), nc, nq)
+    nterm = len(term["row"])
+    term_slot = np.full((nterm, 2), -1, dtype=np.intc)
+    for m in range(nterm):
+        for s_, col in enumerate((term["a"][m], term["b"][m])):
+            if col >= 0:
+                term_slot[m, s_] = slot[entry_of[(term["row"][m], col)]]
+    gen_slot = np.array(sorted({slot[e] for e in entry_of.values()}), dtype=np.intc)
+    # Pattern of d/dq (Phi_q^T lam): the (i, i) of hdiag, and each quadratic term's (a, b)
+    # and (b, a).
+    hpairs = {(int(i), int(i)) for i in hdiag}
+    for a, b in zip(term["a"], term["b"]):
+        if a >= 0 and b >= 0:
+            hpairs |= {(a, b), (b, a)}
+    hlist = sorted(hpairs)
+    hr = np.array([p[0] for p in hlist], dtype=np.int64)
+    hc = np.array([p[1] for p in hlist], dtype=np.int64)
+    hess_colptr, hess_rowind, hslot_all = _csc_pattern(hr, hc, nq, nq)
+    hslot_of = {pair: hslot_all[k] for k, pair in enumerate(hlist)}
+    hess_slot = np.array([hslot_of[(int(i), int(i))] for i in hdiag], dtype=np.intc)
+    term_hslot = np.full((nterm, 2), -1, dtype=np.intc)
+    for m, (a, b) in enumerate(zip(term["a"], term["b"])):
+        if a >= 0 and b >= 0:
+            term_hslot[m] = (hslot_of[(a, b)], hslot_of[(b, a)])
+    arrays = dict(
+        phiq_colptr=colptr, phiq_rowind=rowind,
+        hess_colptr=hess_colptr, hess_rowind=hess_rowind,
+        gen_row=np.array(gen_row, dtype=np.intc), gen_slot=gen_slot,
+        term_row=np.array(term["row"], dtype=np.intc), term_a=np.array(term["a"], dtype=np.intc),
+        term_b=np.array(term["b"], dtype=np.intc), term_tf=np.array(term["tf"], dtype=np.intc),
+        term_law=np.array(term["law"], dtype=np.intc),
+        term_coef=np.array(term["coef"], dtype=float),
+        term_slot=term_slot.ravel(), term_hslot=term_hslot.ravel())
+    return arrays, row_names, owners, nc, slot, hess_slot
+
+
+
+def force_arrays(desc, body_index, local_of, ground, add_law, nq: int, q0):
+    """The kernels' force-element arrays of ``desc`` (see forces.compile_forces) with their
+    Q_q and Q_v patterns: (arrays, info)."""
+    farrays, finfo, fq_blocks, fv_blocks = _forces.compile_forces(desc, body_index, local_of,
+                                                                 ground, add_law)
+    nrec = finfo["nrec"]
+    fq_colptr, fq_rowind, fq_slots = assign_slots(fq_blocks, nq)
+    fv_colptr, fv_rowind, fv_slots = assign_slots(fv_blocks, nq)
+    farrays["rec_slot_q"] = fq_slots[:64 * nrec]
+    farrays["load_slot_q"] = fq_slots[64 * nrec:]
+    farrays["rec_slot_v"] = fv_slots
+    farrays["angle_ref0"] = _forces.reference_angles(farrays, q0)
+    farrays.update(fq_colptr=fq_colptr, fq_rowind=fq_rowind, fv_colptr=fv_colptr,
+                   fv_rowind=fv_rowind)
+    return farrays, finfo
+
+
+def law_arrays(laws) -> dict:
+    """The kernels' law table (csrc/ld_laws.h) of ``laws``, in order."""
+    law_kind, law_start, law_par = [], [0], []
+    for law in laws:
+        kind, params = law.compiled()
+        law_kind.append(kind)
+        law_par += params
+        law_start.append(len(law_par))
+    return dict(law_kind=np.array(law_kind, dtype=np.intc),
+                law_start=np.array(law_start, dtype=np.intc),
+                law_par=np.array(law_par, dtype=float))
+
 
 
 def compile_model(desc: Description) -> Model:
@@ -418,76 +539,16 @@ def compile_model(desc: Description) -> Model:
 
     # Generic rows (prismatic joints, drivers): terms and their Jacobian entries.
     generic, laws = _generic_rows(desc, body_index, ground, armatures)
-    gen_row, term = [], dict(row=[], a=[], b=[], tf=[], law=[], coef=[])
-    entry_of = {}  # (row, col) -> index into rows/cols
-    for rname, owner, parts in generic:
-        r = nc
-        nc += 1
-        gen_row.append(r)
-        row_names.append(rname)
-        owners.append(owner)
-        for terms, tf, law in parts:
-            for (a, b), coef in terms.items():
-                if coef == 0.0:
-                    continue
-                for col in (a, b):
-                    if col >= 0 and (r, col) not in entry_of:
-                        entry_of[(r, col)] = len(rows)
-                        rows.append(r)
-                        cols.append(col)
-                term["row"].append(r)
-                term["a"].append(a)
-                term["b"].append(b)
-                term["tf"].append(tf)
-                term["law"].append(max(law, 0))
-                term["coef"].append(coef)
-    colptr, rowind, slot = _csc_pattern(np.asarray(rows, dtype=np.int64),
-                                        np.asarray(cols, dtype=np.int64), nc, nq)
-    nterm = len(term["row"])
-    term_slot = np.full((nterm, 2), -1, dtype=np.intc)
-    for m in range(nterm):
-        for s_, col in enumerate((term["a"][m], term["b"][m])):
-            if col >= 0:
-                term_slot[m, s_] = slot[entry_of[(term["row"][m], col)]]
-    gen_slot = np.array(sorted({slot[e] for e in entry_of.values()}), dtype=np.intc)
-    # Pattern of d/dq (Phi_q^T lam): unit-vector (ux, ux), (uy, uy), and each quadratic term's
-    # (a, b) and (b, a).
     hdiag = np.stack([4 * unit_body + 2, 4 * unit_body + 3], axis=1).ravel()
-    hpairs = {(int(i), int(i)) for i in hdiag}
-    for a, b in zip(term["a"], term["b"]):
-        if a >= 0 and b >= 0:
-            hpairs |= {(a, b), (b, a)}
-    hlist = sorted(hpairs)
-    hr = np.array([p[0] for p in hlist], dtype=np.int64)
-    hc = np.array([p[1] for p in hlist], dtype=np.int64)
-    hess_colptr, hess_rowind, hslot_all = _csc_pattern(hr, hc, nq, nq)
-    hslot_of = {pair: hslot_all[k] for k, pair in enumerate(hlist)}
-    hess_slot = np.array([hslot_of[(int(i), int(i))] for i in hdiag], dtype=np.intc)
-    term_hslot = np.full((nterm, 2), -1, dtype=np.intc)
-    for m, (a, b) in enumerate(zip(term["a"], term["b"])):
-        if a >= 0 and b >= 0:
-            term_hslot[m] = (hslot_of[(a, b)], hslot_of[(b, a)])
+    garrays, row_names, owners, nc, slot, hess_slot = compile_rows(
+        generic, nq, nc, rows, cols, row_names, owners, hdiag)
+
     def add_law(law):
         laws.append(law)
         return len(laws) - 1
 
     local_of = lambda i, p: desc.bodies[i].local_points()[p]  # noqa: E731
-    farrays, finfo, fq_blocks, fv_blocks = _forces.compile_forces(desc, body_index, local_of,
-                                                                 ground, add_law)
-    nrec = finfo["nrec"]
-    fq_colptr, fq_rowind, fq_slots = assign_slots(fq_blocks, nq)
-    fv_colptr, fv_rowind, fv_slots = assign_slots(fv_blocks, nq)
-    farrays["rec_slot_q"] = fq_slots[:64 * nrec]
-    farrays["load_slot_q"] = fq_slots[64 * nrec:]
-    farrays["rec_slot_v"] = fv_slots
-    farrays["angle_ref0"] = _forces.reference_angles(farrays, q0)
-
-    law_kind, law_start, law_par = [], [0], []
-    for law in laws:
-        kind, params = law.compiled()
-        law_kind.append(kind)
-        law_par += params
-        law_start.append(len(law_par))
+    farrays, finfo = force_arrays(desc, body_index, local_of, ground, add_law, nq, q0)
     unit_slot = slot[: 2 * len(unit_body)].reshape(len(unit_body), 2)
     rev_slot = np.where(rev_entry >= 0, slot[np.maximum(rev_entry, 0)], -1).astype(np.intc)
 
@@ -501,18 +562,7 @@ def compile_model(desc: Description) -> Model:
         unit_hslot=hess_slot,
         rev_body=rev_body.ravel(), rev_local=rev_local.ravel(), rev_row=rev_row,
         rev_slot=rev_slot.ravel(),
-        phiq_colptr=colptr, phiq_rowind=rowind,
-        fq_colptr=fq_colptr, fq_rowind=fq_rowind,
-        fv_colptr=fv_colptr, fv_rowind=fv_rowind,
-        hess_colptr=hess_colptr, hess_rowind=hess_rowind,
-        gen_row=np.array(gen_row, dtype=np.intc), gen_slot=gen_slot,
-        term_row=np.array(term["row"], dtype=np.intc), term_a=np.array(term["a"], dtype=np.intc),
-        term_b=np.array(term["b"], dtype=np.intc), term_tf=np.array(term["tf"], dtype=np.intc),
-        term_law=np.array(term["law"], dtype=np.intc),
-        term_coef=np.array(term["coef"], dtype=float),
-        term_slot=term_slot.ravel(), term_hslot=term_hslot.ravel(),
-        law_kind=np.array(law_kind, dtype=np.intc), law_start=np.array(law_start, dtype=np.intc),
-        law_par=np.array(law_par, dtype=float),
+        **garrays, **law_arrays(laws),
         q0=q0, v0=v0, hold=hold, marker_body=marker_body, marker_local=marker_local,
     )
     names = dict(

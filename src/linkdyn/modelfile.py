@@ -254,8 +254,9 @@ def _driver_dict(d) -> dict:
     return {"type": kind, "name": d.name, "joint": d.joint, "law": d.law.to_dict()}
 
 
-def loads(text: str, path=None) -> Description:
-    """Parse a model file's text."""
+def loads(text: str, path=None):
+    """Parse a model file's text: its :class:`Description` (a planar linkage file's too), or
+    for a spherical or spatial linkage file its :class:`linkdyn.geometric.Linkage`."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -266,10 +267,14 @@ def loads(text: str, path=None) -> Description:
     except ValueError as exc:   # e.g. an integer beyond Python's digit limit
         raise ModelFileError(f"not a model file: {exc}", path) from None
     if isinstance(data, dict) and "linkdyn_linkage" in data:
-        # A linkage of points and lines (linkdyn.geometric), compiled to bodies and joints.
+        # A linkage of points and lines (linkdyn.geometric), compiled to bodies and joints;
+        # a spherical or spatial one is returned as it is (its build() compiles it to
+        # natural coordinates).
         from . import geometric
 
         linkage = geometric.from_dict(data, path)
+        if linkage.kind != geometric.PLANAR:
+            return linkage
         try:
             return linkage.description()
         except ModelError as exc:
@@ -292,8 +297,8 @@ def dumps(desc: Description) -> str:
     return json.dumps(_no_negative_zero(to_dict(desc)), indent=2) + "\n"
 
 
-def load(path) -> Description:
-    """Read and validate a model file."""
+def load(path):
+    """Read and validate a model file (what :func:`loads` returns)."""
     path = os.fspath(path)
     try:
         text = Path(path).read_text(encoding="utf-8")

@@ -26,7 +26,7 @@ from .events import (ARC, BACK, CONTACT, FRICTION_SLIP, FRICTION_STOP, PASS, Eve
                      compile_events)
 from .friction import ContactModes, gradient
 from .forces import INPUT_TARGET, reference_angles
-from .model import Model
+from .model import Model, require_dynamic
 from .output import Record, RecordedSeries, WholeRows, check_size
 from .results import PointGeometry, TrajectoryAccessors, needs_rows, recordable
 
@@ -569,6 +569,7 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
     """
     if not isinstance(model, Model):
         raise TypeError(f"model must be a linkdyn.Model, got {type(model).__name__}")
+    require_dynamic(model, "simulate")
     for d in model.description.drivers:
         if d.law.is_function:
             raise ModelError(f"driver '{d.name}': its law is a Python function, which the "

@@ -38,7 +38,7 @@ import scipy.sparse.linalg as spla
 
 from .assembly import consistent_state
 from .errors import EquilibriumError
-from .model import Model
+from .model import Model, require_dynamic
 
 __all__ = ["equilibrium", "Equilibrium", "modes", "Modes"]
 
@@ -161,6 +161,7 @@ def equilibrium(model: Model, q=None, t: float = 0.0, tol: float = 1e-10,
     """
     if not isinstance(model, Model):
         raise TypeError(f"model must be a linkdyn.Model, got {type(model).__name__}")
+    require_dynamic(model, "equilibrium")
     t = float(t)
     if not math.isfinite(t):
         raise ValueError(f"t must be finite, got {t!r}")
@@ -233,6 +234,7 @@ def modes(model: Model, state=None, t: float | None = None) -> Modes:
     ``t`` (default 0), whose multipliers are taken from the index-1 equations."""
     if not isinstance(model, Model):
         raise TypeError(f"model must be a linkdyn.Model, got {type(model).__name__}")
+    require_dynamic(model, "modes")
     nq = model.nq
     if state is None:
         state = equilibrium(model, t=0.0 if t is None else t)

@@ -250,14 +250,15 @@ def sweep(model, parameters, *, run="simulate", run_options=None, outputs=None,
         import pandas as pd
     except ImportError:
         raise ImportError("linkdyn.sweep needs pandas (pip install 'linkdyn[sweep]')") from None
-    from .model import Model
+    from .model import Model, require_dynamic
     from .models import load_model
 
     factory = None
+    if isinstance(model, (str, os.PathLike)):
+        model = load_model(model)
     if isinstance(model, Model):
+        require_dynamic(model, "sweep")
         base = model.description
-    elif isinstance(model, (str, os.PathLike)):
-        base = load_model(model).description
     elif callable(model):
         factory, base = model, None
     else:

@@ -6,8 +6,10 @@ model file. ``jansen_driven`` is the Jansen linkage with its crank driven at -2 
 dynamic benchmark's initial speed), for kinematic analysis. ``chain(n)`` generates a hanging
 chain of ``n`` bars (a size-scalable test model). ``nfourbar(n)`` and ``simple_pendulum()`` are
 problems A02 and A01 of the IFToMM multibody benchmarks (:mod:`linkdyn.models.iftomm`).
-``stephenson2`` and ``jansen_modified`` are seed 001's planar linkages of points and lines
-(:mod:`linkdyn.models.linkages`, built with :mod:`linkdyn.geometric`), driven for kinematics.
+``stephenson2``, ``jansen_modified`` and ``crank_rocker`` (planar), ``spherical_rrpr``,
+``spherical_watt1`` (spherical) and ``five_ss`` (spatial) are seed 001's linkages of points,
+lines and planes (:mod:`linkdyn.models.linkages`, built with :mod:`linkdyn.geometric`), driven
+for kinematics.
 ``truss(panels)`` is a Warren truss swinging about its first node, a closed-loop model of any
 size with a known motion (:mod:`linkdyn.models.warren`).
 """
@@ -21,10 +23,11 @@ from importlib import resources
 from .. import modelfile
 from ..description import ModelBuilder
 from ..errors import ModelError, ModelFileError
+from ..geometric import Linkage
 from ..model import Model, compile_model
 
 from .iftomm import andrews, nfourbar, simple_pendulum
-from .linkages import jansen_modified, stephenson2
+from .linkages import LINKAGES, linkage
 from .warren import truss
 
 __all__ = ["builtin_names", "load_model", "andrews", "chain", "nfourbar", "simple_pendulum",
@@ -55,8 +58,8 @@ def _jansen_driven():
     return compile_model(modelfile.from_dict(data, path="<built-in jansen_driven>"))
 
 
-_DERIVED = {"jansen_driven": _jansen_driven, "stephenson2": stephenson2,
-            "jansen_modified": jansen_modified}
+_DERIVED = {"jansen_driven": _jansen_driven,
+            **{name: (lambda name=name: linkage(name).build()) for name in LINKAGES}}
 
 
 def builtin_names() -> list[str]:
@@ -74,12 +77,22 @@ def load_model(name_or_path) -> Model:
         return _DERIVED[text]()
     if text in _file_names():
         res = resources.files(__name__).joinpath(f"{text}.json")
-        return compile_model(modelfile.loads(res.read_text(encoding="utf-8"),
-                                             path=f"<built-in {text}>"))
+        return _compile(modelfile.loads(res.read_text(encoding="utf-8"),
+                                        path=f"<built-in {text}>"), f"<built-in {text}>")
     if not os.path.exists(text):
         raise ModelFileError(f"unknown model: not a built-in model (built-ins: "
                              f"{', '.join(builtin_names())}) and no such file", path=text)
-    return compile_model(modelfile.load(text))
+    return _compile(modelfile.load(text), text)
+
+
+def _compile(loaded, path) -> Model:
+    """A loaded description compiled: a Description, or a (spherical, spatial) Linkage."""
+    if isinstance(loaded, Linkage):
+        try:
+            return loaded.build()
+        except ModelError as exc:
+            raise ModelFileError(str(exc), path, entry=exc.entry) from None
+    return compile_model(loaded)
 
 
 def chain(n_bars: int, length: float = 0.1, density: float = 1.0,

@@ -1,0 +1,327 @@
+"""Natural coordinates: spherical and spatial linkages compiled from their points and planes.
+
+A :class:`linkdyn.geometric.Linkage` of kind ``"spherical"`` or ``"spatial"`` compiles here
+into a :class:`NaturalModel`, whose coordinates are the Cartesian coordinates of the moving
+joints themselves (no bodies, no angles):
+
+- a point (a revolute joint or coupler point of a spherical linkage, a spherical joint or
+  coupler point of a spatial one): x, y, z (coordinates ``"J3.x"``, ``"J3.y"``, ``"J3.z"``);
+- a prismatic joint of a spherical linkage, the plane through the sphere's centre: its unit
+  normal (``"J3.nx"``, ``"J3.ny"``, ``"J3.nz"``).
+
+Joints on the ground link are constants. Every constraint row is a quadratic form in these
+coordinates, evaluated by the compiled kernels' generic rows, so Phi_q and the acceleration
+right-hand side are exact (no finite differences, no square roots):
+
+- unit rows ``"J3.unit"``: m . m = 1 for every moving point and normal of a spherical linkage
+  (seed 001's sphere and homogeneous-coordinate rows, eqs. 8 and 9), unless a link's basis
+  below already fixes its length;
+- a link of two members: m1 . m2 = const for a spherical linkage (the cosine of the arc
+  between two points, the sine of a point's arc distance from a plane, the cosine of the angle
+  between two planes: the seed's RR, RP and PP rows, eqs. 1-7, with unit vectors), and
+  |p1 - p2|^2 = const for a spatial one (row ``"L1.J1-J6"``);
+- a link of three or more members: a basis and the others' fixed coordinates in it. In a
+  spherical linkage the basis is the least parallel pair (a, b), with the row a . b = const,
+  and every other member is m = alpha a + beta b + gamma a x b (rows ``"L2.J3.x|y|z"``); in a
+  spatial one the basis is the triangle (a, b, c) of largest area, with its three squared
+  side lengths, and every other member is m = a + alpha (b - a) + beta (c - a) +
+  gamma (b - a) x (c - a). Unlike the seed's pairwise distances this keeps the link rigid
+  with no mirror-image branch and no singular Jacobian where its joints become coplanar;
+- the input ``"input"``: a rotation of the input link about the axis through the centre and
+  the input joint (a revolute point, or the pole of a prismatic plane), written as
+  (m . e2) cos f - (m . e1) sin f = 0 for one of its moving members m (e1, e2 orthonormal,
+  perpendicular to the axis, e1 towards m at the start); or a linear actuator between two
+  points, |p1 - p2|^2 - f^2 = 0, f the actuator's length.
+
+The lengths, cosines and basis coordinates are measured on the description's coordinates,
+which are therefore an assembled configuration: the start of the sweep. These models are
+kinematic (unit masses in the mass matrix, no forces): :func:`linkdyn.kinematics` is their
+solver, and the solvers of dynamics refuse them. The design leaves room for spatial bodies
+with constant mass matrices in these coordinates (points and unit vectors of natural
+coordinates), when dynamics follows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .description import Description
+from .errors import ModelError
+from .laws import linear
+from .model import Model, _mul, compile_rows, force_arrays, law_arrays
+
+__all__ = ["NaturalModel", "compile_linkage"]
+
+#: A link whose members are this close to parallel (spherical: |a x b| of unit vectors) or to
+#: collinear (spatial: the largest triangle's area relative to its longest side squared)
+#: has no well-defined orientation.
+DEGENERATE = 1e-9
+
+
+def _add(*term_dicts):
+    out = {}
+    for terms in term_dicts:
+        for k, v in terms.items():
+            out[k] = out.get(k, 0.0) + v
+    return out
+
+
+def _scale(terms, c):
+    return {k: c * v for k, v in terms.items()}
+
+
+def _linear(form):
+    """A linear form {coordinate: coef, -1: constant} as kernel terms."""
+    return {((k, -1) if k >= 0 else (-1, -1)): v for k, v in form.items()}
+
+
+def _dot(u, w):
+    return _add(*(_mul(a, b) for a, b in zip(u, w)))
+
+
+def _cross(u, w):
+    """Components of u x w (vectors of linear forms) as kernel terms."""
+    out = []
+    for i in range(3):
+        j, k = (i + 1) % 3, (i + 2) % 3
+        out.append(_add(_mul(u[j], w[k]), _mul(u[k], w[j], -1.0)))
+    return out
+
+
+def _diff(u, w):
+    return tuple(_add(a, _scale(b, -1.0)) for a, b in zip(u, w))
+
+
+class NaturalModel(Model):
+    """A compiled spherical or spatial linkage (see :mod:`linkdyn.natural`).
+
+    Attributes as :class:`linkdyn.Model`, with no bodies: ``coordinate_names`` are the moving
+    joints' ``"J.x|y|z"`` (points) or ``"J.nx|ny|nz"`` (plane normals); ``marker_names`` are
+    every point joint (ground joints included), whose positions ``marker_positions`` gives
+    in 3D. ``description`` is the :class:`linkdyn.geometric.Linkage`; ``space`` is
+    ``"spherical"`` or ``"spatial"``."""
+
+    def __init__(self, linkage, arrays: dict, names: dict, markers: tuple, law):
+        super().__init__(linkage, arrays, names)
+        self.space = linkage.kind
+        self._driver_laws = (("input", law),)
+        #: (nmarkers, 3): coordinate index of each marker coordinate, or -1 (ground joint)
+        self.marker_coordinate = markers[0]
+        #: (nmarkers, 3): positions of the ground markers (zero where moving)
+        self.marker_constant = markers[1]
+
+    def __eq__(self, other):
+        if not isinstance(other, NaturalModel):
+            return NotImplemented
+        return self.description == other.description
+
+    __hash__ = None
+
+    def __reduce__(self):
+        return (compile_linkage, (self.description,))
+
+    def __repr__(self):
+        return (f"<linkdyn.NaturalModel {self.name!r} ({self.space}): "
+                f"{len(self.joint_names)} joints, {self.nq} coordinates, {self.nc} constraints>")
+
+    @property
+    def driver_laws(self) -> tuple:
+        return self._driver_laws
+
+    def _markers_linear(self, z) -> np.ndarray:
+        z = np.asarray(z, dtype=float)
+        idx = self.marker_coordinate
+        return z[..., np.maximum(idx, 0)] * (idx >= 0)
+
+    def marker_positions(self, q) -> np.ndarray:
+        """Positions of all markers: q of shape (..., nq) -> (..., nmarkers, 3)."""
+        return self._markers_linear(q) + self.marker_constant
+
+    def marker_velocities(self, v) -> np.ndarray:
+        """Marker velocities (or accelerations) -> (..., nmarkers, 3)."""
+        return self._markers_linear(v)
+
+    def save(self, path) -> None:
+        """Write the linkage file (see :mod:`linkdyn.geometric`)."""
+        from .geometric import save
+
+        save(self.description, path)
+
+
+def _unit(v):
+    return np.asarray(v, dtype=float) / np.linalg.norm(v)
+
+
+def compile_linkage(linkage) -> NaturalModel:
+    """Number the moving joints' coordinates and the rows of a spherical or spatial
+    :class:`linkdyn.geometric.Linkage` (validated by it) and build the kernels."""
+    spherical = linkage.kind == "spherical"
+    joints, links, ground = linkage.joints, linkage.links, linkage.ground
+    holders = linkage.holders()
+    value = {}                      # joint -> its vector (a unit vector on a sphere)
+    for j in joints.values():
+        v = np.array(j.coordinates[:3], dtype=float)
+        value[j.name] = _unit(v) if spherical else v
+    fixed = set(links[ground])
+    moving = [j for j in joints if j not in fixed]
+    index = {j: 3 * k for k, j in enumerate(moving)}
+    nq = 3 * len(moving)
+
+    def vec(j):
+        """The joint's vector as three linear forms."""
+        if j in index:
+            return tuple({index[j] + i: 1.0} for i in range(3))
+        return tuple({-1: float(x)} for x in value[j])
+
+    rows = []                       # (name, owner, parts)
+
+    def row(name, owner, terms, tf=0, law=-1, extra=()):
+        rows.append((name, owner, [(terms, tf, law), *extra]))
+
+    combined = set()
+    for name, members in links.items():
+        if name == ground:
+            continue
+        free = [m for m in members if m in index]
+        if not free:
+            raise ModelError(f"link '{name}': every joint it carries is on the ground link "
+                             f"'{ground}', so it cannot move (make it part of the ground)", name)
+        pts = [value[m] for m in members]
+        if len(members) == 2:
+            a, b = members
+            if spherical:
+                c = float(pts[0] @ pts[1])
+                row(f"{name}.{a}-{b}", name, _add(_dot(vec(a), vec(b)), {(-1, -1): -c}))
+            else:
+                d = _diff(vec(a), vec(b))
+                c = float((pts[0] - pts[1]) @ (pts[0] - pts[1]))
+                if c == 0.0:
+                    raise ModelError(f"link '{name}': joints {a} and {b} coincide", name)
+                row(f"{name}.{a}-{b}", name, _add(_dot(d, d), {(-1, -1): -c}))
+            continue
+        if spherical:
+            # The least parallel pair is the basis (ties: the earlier pair).
+            best, pair = -1.0, None
+            for i in range(len(members)):
+                for k in range(i + 1, len(members)):
+                    s = float(np.linalg.norm(np.cross(pts[i], pts[k])))
+                    if s > best + 1e-12:
+                        best, pair = s, (i, k)
+            if best <= DEGENERATE:
+                raise ModelError(f"link '{name}': its joints lie on one axis through the "
+                                 "centre, so its rotation about that axis is undefined", name)
+            i, k = pair
+            a, b = members[i], members[k]
+            row(f"{name}.{a}-{b}", name,
+                _add(_dot(vec(a), vec(b)), {(-1, -1): -float(pts[i] @ pts[k])}))
+            basis = np.column_stack([pts[i], pts[k], np.cross(pts[i], pts[k])])
+            cross = _cross(vec(a), vec(b))
+            others = [m for n, m in enumerate(members) if n not in pair]
+            for m in others:
+                alpha, beta, gamma = np.linalg.solve(basis, value[m])
+                for x in range(3):
+                    terms = _add(_linear(vec(m)[x]), _scale(_linear(vec(a)[x]), -alpha),
+                                 _scale(_linear(vec(b)[x]), -beta), _scale(cross[x], -gamma))
+                    row(f"{name}.{m}.{'xyz'[x]}", name, terms)
+                combined.add(m)
+        else:
+            # The triangle of largest area is the basis.
+            best, tri = -1.0, None
+            n = len(members)
+            for i in range(n):
+                for k in range(i + 1, n):
+                    for m in range(k + 1, n):
+                        s = float(np.linalg.norm(np.cross(pts[k] - pts[i], pts[m] - pts[i])))
+                        if s > best + 1e-12:
+                            best, tri = s, (i, k, m)
+            span = max(float(np.linalg.norm(p - pts[0])) for p in pts)
+            if best <= DEGENERATE * max(span, 1e-300) ** 2:
+                raise ModelError(f"link '{name}': its joints lie on one line, so its rotation "
+                                 "about that line is undefined", name)
+            i, k, m = tri
+            a, b, c = members[i], members[k], members[m]
+            for p, q_ in ((a, b), (b, c), (a, c)):
+                d = _diff(vec(p), vec(q_))
+                dv = value[p] - value[q_]
+                row(f"{name}.{p}-{q_}", name, _add(_dot(d, d), {(-1, -1): -float(dv @ dv)}))
+            ab, ac = _diff(vec(b), vec(a)), _diff(vec(c), vec(a))
+            u, w = value[b] - value[a], value[c] - value[a]
+            basis = np.column_stack([u, w, np.cross(u, w)])
+            cross = _cross(ab, ac)
+            for o in (x for n_, x in enumerate(members) if n_ not in tri):
+                alpha, beta, gamma = np.linalg.solve(basis, value[o] - value[a])
+                for x in range(3):
+                    terms = _add(_linear(vec(o)[x]), _scale(_linear(vec(a)[x]), -1.0),
+                                 _scale(_linear(ab[x]), -alpha), _scale(_linear(ac[x]), -beta),
+                                 _scale(cross[x], -gamma))
+                    row(f"{name}.{o}.{'xyz'[x]}", name, terms)
+    units = []
+    if spherical:
+        for j in moving:
+            if j not in combined:
+                units.append((f"{j}.unit", j, _add(_dot(vec(j), vec(j)), {(-1, -1): -1.0})))
+
+    # The input row (law 0).
+    law = linear(0.0, 0.0)
+    kind, *spec = linkage.driving
+    if kind == "rotation":
+        joint, rate = spec
+        axis = value[joint]
+        link = next(k for k in holders[joint] if k != ground)
+        cands = [m for m in links[link] if m in index]
+        radius = {m: float(np.linalg.norm(value[m] - (value[m] @ axis) * axis)) for m in cands}
+        m = max(cands, key=lambda x: radius[x])
+        if radius[m] <= DEGENERATE:
+            raise ModelError(f"input: link '{link}' has no joint off the axis of '{joint}', so "
+                             "its rotation cannot be measured", joint)
+        e1 = _unit(value[m] - (value[m] @ axis) * axis)
+        e2 = np.cross(axis, e1)
+        law = linear(0.0, rate)
+        form = vec(m)
+        row("input", "input", _add(*(_linear({k: e2[x] * c for k, c in form[x].items()})
+                                    for x in range(3))), 1, 0,
+            [(_add(*(_linear({k: -e1[x] * c for k, c in form[x].items()}) for x in range(3))),
+              2, 0)])
+    else:
+        (p1, p2), rate = spec
+        d = _diff(vec(p1), vec(p2))
+        length = float(np.linalg.norm(value[p1] - value[p2]))
+        if length == 0.0:
+            raise ModelError(f"actuator: joints {p1} and {p2} coincide", p1)
+        law = linear(length, rate)
+        row("input", "input", _dot(d, d), 0, -1, [({(-1, -1): -1.0}, 4, 0)])
+
+    generic = [(n, o, [(t, 0, -1)]) for n, o, t in units] + rows
+    garrays, row_names, owners, nc, _, _ = compile_rows(generic, nq, 0, [], [], [], [])
+    q0 = np.concatenate([value[j] for j in moving]) if moving else np.zeros(0)
+    laws = [law]
+
+    def add_law(extra):
+        laws.append(extra)
+        return len(laws) - 1
+
+    empty = Description(name=linkage.name, gravity=(0.0, 0.0), ground=(), bodies=(),
+                        joints=(), markers=())
+    farrays, finfo = force_arrays(empty, {}, None, {}, add_law, nq, q0)
+    none = np.zeros(0, dtype=np.intc)
+    arrays = dict(**farrays, nc=nc, nbody=0, mass=np.ones(nq), q_applied=np.zeros(nq),
+                  unit_row=none, unit_body=none, unit_slot=none, unit_hslot=none,
+                  rev_body=none, rev_local=np.zeros(0), rev_row=none, rev_slot=none,
+                  **garrays, **law_arrays(laws), q0=q0, v0=np.zeros(nq),
+                  hold=np.zeros(nq, dtype=bool), marker_body=np.zeros(0, dtype=np.intp),
+                  marker_local=np.zeros((0, 2)))
+    points = [j for j in joints.values() if j.kind != "prismatic"]
+    coord = np.array([[index[j.name] + x if j.name in index else -1 for x in range(3)]
+                      for j in points], dtype=np.intp).reshape(-1, 3)
+    const = np.array([[0.0] * 3 if j.name in index else value[j.name] for j in points],
+                     dtype=float).reshape(-1, 3)
+    coord.flags.writeable = False
+    const.flags.writeable = False
+    names = dict(
+        bodies=(), joints=tuple(joints), markers=tuple(j.name for j in points),
+        drivers=("input",), forces=(), force_info=finfo,
+        coordinates=tuple(f"{j}.{c}" for j in moving
+                          for c in (("nx", "ny", "nz") if joints[j].kind == "prismatic"
+                                    else ("x", "y", "z"))),
+        constraints=tuple(row_names), owners=tuple(owners))
+    return NaturalModel(linkage, arrays, names, (coord, const), law)
