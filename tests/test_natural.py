@@ -146,6 +146,20 @@ def test_spherical_links_stay_rigid_and_on_the_sphere(name):
             triple = np.einsum("ij,ij->i", vec[members[0]],
                                np.cross(vec[members[1]], vec[members[2]]))
             assert np.all(np.sign(triple) == np.sign(triple[0])), link
+    if name == "spherical_watt1":
+        # The input rocks between two limit positions; traced with reversals, the coupler
+        # curve is closed, each pass through the start's input alternating between the two
+        # branches (a jump across a limit would repeat a branch: the sweep retries such steps
+        # in sub-steps, branch_retries).
+        assert len(r.limits) >= 4 and r.branch_changes == ()
+        assert r.stats["branch_retries"] > 0        # jumps that were met and avoided
+        assert [round(t_lim, 9) for t_lim, _ in r.limits[:2]] == [1.694083134, -0.756935779]
+        back = np.flatnonzero(np.abs(r.t - r.t[0]) < 1e-9)
+        assert len(back) >= 4
+        J8 = r.marker("J8")[back]
+        np.testing.assert_allclose(J8[0::2], np.tile(J8[0], (len(J8[0::2]), 1)), atol=1e-12)
+        np.testing.assert_allclose(J8[1::2], np.tile(J8[1], (len(J8[1::2]), 1)), atol=1e-12)
+        assert np.linalg.norm(J8[1] - J8[0]) > 0.5
 
 
 def test_five_ss_keeps_its_links_and_platform_rigid():

@@ -28,9 +28,10 @@ cdef extern from "klu.h":
         double rcond
         double condest
     ctypedef struct klu_symbolic:
-        pass
+        int *Q                  # column permutation (fixed by the analysis)
     ctypedef struct klu_numeric:
-        pass
+        int *Pnum               # final row permutation
+        void *Udiag             # diagonal of U (double for real matrices)
     int KLU_OK
     int klu_defaults(klu_common *c) nogil
     klu_symbolic *klu_analyze(int n, int *Ap, int *Ai, klu_common *c) nogil
@@ -51,9 +52,11 @@ cdef enum:
     SINGULAR = 2
     NONFINITE = 3
     INTERRUPTED = 4
+    BRANCH = 5
 
 STATUS = {OK: "ok", NO_CONVERGENCE: "no convergence", SINGULAR: "singular",
-          NONFINITE: "non-finite", INTERRUPTED: "interrupted"}
+          NONFINITE: "non-finite", INTERRUPTED: "interrupted",
+          BRANCH: "branch change"}
 
 
 cdef linkdyn_interrupt *ctrl_c = <linkdyn_interrupt *> PyCapsule_Import(
@@ -67,8 +70,10 @@ cdef class KinematicSweep:
     cdef object kernels
     cdef klu_common common
     cdef klu_symbolic *sym
-    cdef klu_numeric *num
+    cdef klu_numeric *num         # Newton's factors (also used for v and a)
+    cdef klu_numeric *num_sol     # factors at each solution: the branch's sign, rcond
     cdef double *buf
+    cdef int *mark
     cdef readonly int n, nnz
     cdef readonly long factorizations, iterations
     cdef readonly int solved      # rows done by the running sweep (read by progress reports)
@@ -88,44 +93,84 @@ cdef class KinematicSweep:
         if self.sym == NULL:
             raise MemoryError("KLU could not analyse the Jacobian pattern")
         self.buf = <double *> malloc((6 * self.n + self.nnz) * sizeof(double))
-        if self.buf == NULL:
+        self.mark = <int *> malloc((self.n + 1) * sizeof(int))
+        if self.buf == NULL or self.mark == NULL:
             raise MemoryError()
         self.fail_index = -1
 
     def __dealloc__(self):
         if self.num != NULL:
             klu_free_numeric(&self.num, &self.common)
+        if self.num_sol != NULL:
+            klu_free_numeric(&self.num_sol, &self.common)
         if self.sym != NULL:
             klu_free_symbolic(&self.sym, &self.common)
         free(self.buf)
+        free(self.mark)
 
-    cdef int _factor(self, double *vals) noexcept nogil:
+    cdef int _factor(self, double *vals, klu_numeric **num) noexcept nogil:
+        """Factors of vals into *num (a refactorisation with its pivots while their ratio
+        stays above 1e-6, else a fresh factorisation); common.rcond <- the condition
+        estimate."""
         self.factorizations += 1
-        if self.num != NULL:
+        if num[0] != NULL:
             if klu_refactor(<int *> self.sys.phiq_colptr, <int *> self.sys.phiq_rowind, vals,
-                            self.sym, self.num, &self.common) and self.common.status == KLU_OK:
-                klu_rcond(self.sym, self.num, &self.common)
+                            self.sym, num[0], &self.common) and self.common.status == KLU_OK:
+                klu_rcond(self.sym, num[0], &self.common)
                 if self.common.rcond > 1e-6:
-                    return self._condition(vals)
-            klu_free_numeric(&self.num, &self.common)
-        self.num = klu_factor(<int *> self.sys.phiq_colptr, <int *> self.sys.phiq_rowind, vals,
-                              self.sym, &self.common)
-        if self.num == NULL:
+                    return self._condition(vals, num[0])
+            klu_free_numeric(num, &self.common)
+        num[0] = klu_factor(<int *> self.sys.phiq_colptr, <int *> self.sys.phiq_rowind, vals,
+                            self.sym, &self.common)
+        if num[0] == NULL:
             self.fail_index = self.common.singular_col
             return SINGULAR
-        return self._condition(vals)
+        return self._condition(vals, num[0])
 
-    cdef int _condition(self, double *vals) noexcept nogil:
+    cdef int _condition(self, double *vals, klu_numeric *num) noexcept nogil:
         """common.rcond <- an estimate of the reciprocal condition number. Near-singular
         matrices have a small pivot under partial pivoting, so while the pivot ratio stays
         above 1e-2 it is kept as the estimate; below that, 1 / klu_condest (1-norm) replaces
         it (a few solves; the pivot ratio alone is too pessimistic after refactorisations)."""
-        klu_rcond(self.sym, self.num, &self.common)
+        klu_rcond(self.sym, num, &self.common)
         if self.common.rcond > 1e-2:
             return 0
-        if klu_condest(<int *> self.sys.phiq_colptr, vals, self.sym, self.num, &self.common):
+        if klu_condest(<int *> self.sys.phiq_colptr, vals, self.sym, num, &self.common):
             self.common.rcond = 1.0 / self.common.condest if self.common.condest > 0 else 0.0
         return 0
+
+    cdef int _parity(self, const int *perm) noexcept nogil:
+        """+1 for an even permutation of 0..n-1, -1 for an odd one (from its cycles)."""
+        cdef int i, j, length, sign = 1
+        for i in range(self.n):
+            self.mark[i] = 0
+        for i in range(self.n):
+            if self.mark[i]:
+                continue
+            j = i
+            length = 0
+            while not self.mark[j]:
+                self.mark[j] = 1
+                j = perm[j]
+                length += 1
+            if length % 2 == 0:
+                sign = -sign
+        return sign
+
+    cdef int _det_sign(self) noexcept nogil:
+        """Sign of det(Phi_q) from the factors at the solution: R P A Q = L U with L unit lower
+        triangular and positive row scales R, so sign det A = sign(prod diag U) times the
+        parities of P and Q. Along a branch of positions it stays constant; it flips across a
+        limit position (the two branches meeting there) and where the branch itself passes a
+        singular configuration."""
+        cdef const double *d = <const double *> self.num_sol.Udiag
+        cdef int i, sign = self._parity(self.num_sol.Pnum) * self._parity(self.sym.Q)
+        for i in range(self.n):
+            if d[i] < 0.0:
+                sign = -sign
+            elif d[i] == 0.0:
+                return 0
+        return sign
 
     cdef void _refined_solve(self, double *x, const double *rhs, const double *vals,
                              double *tmp) noexcept nogil:
@@ -153,11 +198,15 @@ cdef class KinematicSweep:
                 break
 
     def sweep(self, const double[::1] times, q0, double[:, ::1] Q, double[:, ::1] V,
-              double[:, ::1] A, double[::1] rcond, double tol=1e-14, int max_iter=20,
-              law_table=None):
-        """Fill rows of Q, V, A, rcond for each time; returns (status, rows done).
-        ``law_table`` (len(times), 3 * nlaw) holds the values of caller-evaluated laws at each
-        time; they are copied into the kernels' law_values before that time is solved."""
+              double[:, ::1] A, double[::1] rcond, signed char[::1] sign, double tol=1e-14,
+              int max_iter=20, law_table=None, int sign0=0):
+        """Fill rows of Q, V, A, rcond and sign (of det Phi_q) for each time; returns
+        (status, rows done). ``law_table`` (len(times), 3 * nlaw) holds the values of
+        caller-evaluated laws at each time; they are copied into the kernels' law_values
+        before that time is solved. The sweep stops with BRANCH at the first time whose sign
+        differs from the previous time's (from ``sign0`` at the first time, unless 0): the
+        new positions are on another branch, reached by a jump across a limit position or
+        by passing a singular configuration; the caller tells them apart."""
         cdef double[::1] lv = self.kernels.law_values
         cdef const double[:, ::1] table
         cdef int use_table = law_table is not None
@@ -177,8 +226,8 @@ cdef class KinematicSweep:
         cdef double *tmp = self.buf + 5 * n
         cdef double *vals = self.buf + 6 * n
         cdef double t, dt, rn, rn_prev, scale
-        cdef int factored
-        if qs.shape[0] != n or Q.shape[0] < nt or Q.shape[1] != n:
+        cdef int factored, det_sign, prev_sign = sign0
+        if qs.shape[0] != n or Q.shape[0] < nt or Q.shape[1] != n or sign.shape[0] < nt:
             raise ValueError("sweep: array sizes do not match the model")
         self.fail_index = -1
         self.solved = 0
@@ -222,7 +271,7 @@ cdef class KinematicSweep:
                     # factors while they still cut the residual tenfold (modified Newton).
                     if not factored or rn > 0.1 * rn_prev:
                         self.sys.phi_q(self.sys.user, t, q, vals)
-                        status = self._factor(vals)
+                        status = self._factor(vals, &self.num)
                         if status != OK:
                             break
                         factored = 1
@@ -235,8 +284,22 @@ cdef class KinematicSweep:
                         q[i] -= tmp[i]
                 if status != OK:
                     break
-                rcond[k] = self.common.rcond
+                # Factors at the solution: the branch's sign and the condition estimate
+                # belong to it, not to an iterate on the way (after a jump across a limit
+                # position the predictor lies between the branches). Velocities and
+                # accelerations keep Newton's factors, refined against the solution's values.
                 self.sys.phi_q(self.sys.user, t, q, vals)
+                status = self._factor(vals, &self.num_sol)
+                if status != OK:
+                    break
+                det_sign = self._det_sign()
+                if det_sign != 0 and prev_sign != 0 and det_sign != prev_sign:
+                    status = BRANCH
+                    break
+                if det_sign != 0:
+                    prev_sign = det_sign
+                sign[k] = det_sign
+                rcond[k] = self.common.rcond
                 self.sys.phi_t(self.sys.user, t, q, rhs)
                 for i in range(n):
                     rhs[i] = -rhs[i]

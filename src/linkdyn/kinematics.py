@@ -9,10 +9,18 @@ is reported singular (time and constraints); where the sweep cannot go on (a dri
 past a dead centre, or a change point where branches meet) the critical time is found by
 bisection.
 
+Branches. The sign of det Phi_q, taken from the factors at each solution, is constant along a
+branch of positions and opposite on the two branches that meet at a limit position. Where it
+changes between two times, the step is solved again in 2, 4, ... 256 sub-steps: a jump
+across a nearby limit (the Taylor predictor overshoots there) disappears and the sweep stays
+on its branch (``stats["branch_retries"]``); a change that persists is the branch's own
+passage through a singular configuration, reported in ``result.branch_changes``. The
+assembly mode of the start is the one nearest to the guess ``q0``.
+
 The default threshold, 1e-6, is set by how well a singular configuration can be solved:
 near one Newton converges only to about the square root of its tolerance, so even a sample
-that falls exactly on a parallelogram's change point shows an estimate of 1e-8 to 1e-7 (5e-8
-measured), not zero; regular configurations of the built-in linkages stay above 1e-3. Big
+that falls exactly on a parallelogram's change point shows an estimate of about 1e-10 (9e-11
+measured, from the factors at the solution), not zero; regular configurations of the built-in linkages stay above 1e-3. Big
 slender structures are ill-conditioned without being singular (the Warren truss of
 :mod:`linkdyn.models.warren`: 1e-4, 7e-7 and 1e-8 at 25, 300 and 2,500 panels, in KLU's
 estimate and in the singular values alike): give them a ``singular_rcond`` below their own
@@ -36,7 +44,11 @@ from .errors import KinematicsError, ModelError, SingularConfigurationError
 from .model import Model, check_output_size
 from .results import TrajectoryAccessors
 
-__all__ = ["kinematics", "KinematicsResult", "Singularity"]
+__all__ = ["kinematics", "KinematicsResult", "Singularity", "BRANCH_HALVINGS"]
+
+#: Halvings of a step whose positions came out on another branch before the change is taken
+#: as the branch's own (a singular configuration passed) rather than a jump.
+BRANCH_HALVINGS = 8
 
 
 @dataclass(frozen=True)
@@ -57,10 +69,13 @@ class KinematicsResult(TrajectoryAccessors):
 
     ``q``, ``v``, ``a``: (n, nq). ``rcond``: reciprocal 1-norm condition estimate of Phi_q at
     each time (near zero close to singular configurations). ``singularities``: what was met (see
-    :class:`Singularity`). ``stats``: factorizations, newton_iterations, sweep_seconds.
-    ``limits``: with ``at_limit="reverse"``, (input time of the limit, index of the first row
-    after it) for each limit position passed by reversing the input (``t`` then goes back and
-    forth: it is the input's schedule, not a clock).
+    :class:`Singularity`). ``stats``: factorizations, newton_iterations, branch_retries
+    (steps solved again in sub-steps because their positions had jumped to another branch),
+    sweep_seconds. ``limits``: with ``at_limit="reverse"``, (input time of the limit, index of
+    the first row after it) for each limit position passed by reversing the input (``t`` then
+    goes back and forth: it is the input's schedule, not a clock). ``branch_changes``: the
+    input times where the branch followed passes a singular configuration and continues on
+    the other side (the sign of det Phi_q changes along it), to within 2**-8 of a step.
     """
 
     model: Model
@@ -73,6 +88,7 @@ class KinematicsResult(TrajectoryAccessors):
     stats: dict = field(default_factory=dict)
     status: str = "success"
     limits: tuple = ()
+    branch_changes: tuple = ()
 
 
 
@@ -191,15 +207,16 @@ def _least_squares_sweep(model, t, q, tol, max_iterations, run, singular_rcond, 
     return result
 
 
-def _find_limit(model, lo, q_lo, hi, tol, max_iterations, run):
-    """Bisection between the input ``lo`` (solved: ``q_lo``) and ``hi`` (no position) for
-    the last input with a position, to 1e-12 relative: (input, position)."""
+def _find_limit(model, lo, q_lo, hi, tol, max_iterations, run, sign=0):
+    """Bisection between the input ``lo`` (solved: ``q_lo``, on the branch of det Phi_q's
+    ``sign``) and ``hi`` (no position on that branch) for the last input with a position,
+    to 1e-12 relative: (input, position)."""
     for _ in range(60):
         if abs(hi - lo) <= 1e-12 * max(1.0, abs(hi)):
             break
         mid = 0.5 * (lo + hi)
-        st, _, (Qm, _, _, _), _ = _sweep(model, np.array([lo, mid]), q_lo, tol,
-                                         max_iterations, run)
+        st, _, (Qm, _, _, _, _), _ = _sweep(model, np.array([lo, mid]), q_lo, tol,
+                                            max_iterations, run, sign0=sign)
         if st == 0:
             lo, q_lo = mid, Qm[1]
         else:
@@ -210,27 +227,33 @@ def _find_limit(model, lo, q_lo, hi, tol, max_iterations, run):
 def _reverse_at_limits(model, t, out, done, status, tol, max_iterations, run, stats):
     """Pass each limit position onto the other branch and run the input back with the
     remaining increments of ``t`` (kinematics, at_limit="reverse"). Returns the schedule, the
-    arrays and the count of the rows solved, the last status and the limits passed."""
+    arrays and the count of the rows solved, the last status, the limits passed and the
+    branch changes met."""
     steps = np.diff(t)
-    times, parts, limits = [t[:done]], [tuple(a[:done] for a in out)], []
+    times, parts, limits, changes = [t[:done]], [tuple(a[:done] for a in out)], [], []
     total, sign = done, 1.0
     while total < len(t) and status != 0 and STATUS[status] not in ("interrupted",
                                                                       "non-finite"):
         t_last, q_last = float(times[-1][-1]), parts[-1][0][-1]
+        s_last = int(parts[-1][4][-1])
         t_lim, q_lim = _find_limit(model, t_last, q_last, t_last + sign * steps[total - 1],
-                                   tol, max_iterations, run)
+                                   tol, max_iterations, run, s_last)
         # Near a limit both branches are q_lim -/+ c sqrt(|t - t_lim|) n: the mirror of the
-        # last position through the limit's is the other branch's at the same input.
-        st, _, (Qm, _, _, _), _ = _sweep(model, np.array([t_last]), 2.0 * q_lim - q_last,
-                                         tol, max_iterations, run)
-        if st != 0 or np.abs(Qm[0] - q_last).max() <= 1e-9 * max(1.0, np.abs(q_last).max()):
+        # last position through the limit's is the other branch's at the same input, where
+        # det Phi_q has the other sign.
+        st, _, (Qm, _, _, _, Sm), _ = _sweep(model, np.array([t_last]), 2.0 * q_lim - q_last,
+                                             tol, max_iterations, run)
+        if st != 0 or int(Sm[0]) == s_last or np.abs(Qm[0] - q_last).max() <= 1e-9 * max(
+                1.0, np.abs(q_last).max()):
             break                  # no other branch found there: a limit that stays one
         sign = -sign
         schedule = t_last + sign * np.cumsum(steps[total - 1:])
-        st, d, arrays, sw = _sweep(model, np.concatenate([[t_last], schedule]), Qm[0], tol,
-                                   max_iterations, run)
-        stats["factorizations"] += sw.factorizations
-        stats["newton_iterations"] += sw.iterations
+        st, d, arrays, sw, ch = _tracked_sweep(model, np.concatenate([[t_last], schedule]),
+                                               Qm[0], tol, max_iterations, run,
+                                               sign0=int(Sm[0]))
+        for key in stats:
+            stats[key] += sw[key]
+        changes += ch
         status = st
         if d <= 1:
             break
@@ -239,11 +262,11 @@ def _reverse_at_limits(model, t, out, done, status, tol, max_iterations, run, st
         parts.append(tuple(a[1:d] for a in arrays))
         total += d - 1
     t_all = np.concatenate(times)
-    arrays = tuple(np.concatenate([p[i] for p in parts]) for i in range(4))
+    arrays = tuple(np.concatenate([p[i] for p in parts]) for i in range(5))
     if total < len(t):
         # The next input of the schedule, for the stop's bisection and message.
         t_all = np.append(t_all, t_all[-1] + sign * steps[total - 1])
-    return t_all, arrays, total, status, tuple(limits)
+    return t_all, arrays, total, status, tuple(limits), tuple(changes)
 
 
 def _guess(model, q0):
@@ -255,10 +278,12 @@ def _guess(model, q0):
     return q.copy()
 
 
-def _sweep(model, times, q_start, tol, max_iterations, run, progress=None):
+def _sweep(model, times, q_start, tol, max_iterations, run, progress=None, sign0=0):
+    """One compiled sweep: (status, rows done, (Q, V, A, rcond, sign), the sweep)."""
     n = model.nq
     check_output_size(len(times), 3 * n + 1, f"kinematics of model {model.name!r}")
-    out = tuple(np.empty((len(times), n)) for _ in range(3)) + (np.empty(len(times)),)
+    out = tuple(np.empty((len(times), n)) for _ in range(3)) + (
+        np.empty(len(times)), np.zeros(len(times), dtype=np.int8))
     sweep = KinematicSweep(run)
     table = _law_table(model, times)
     reporter = None
@@ -268,11 +293,85 @@ def _sweep(model, times, q_start, tol, max_iterations, run, progress=None):
             return (float(times[k - 1]) if k else float(times[0])), int(k)
         reporter = Reporter(read, progress)
     try:
-        status, done = sweep.sweep(times, q_start, *out, tol, max_iterations, table)
+        status, done = sweep.sweep(times, q_start, *out, tol, max_iterations, table, sign0)
     finally:
         if reporter is not None:
             reporter.stop()
     return status, done, out, sweep
+
+
+def _tracked_sweep(model, times, q_start, tol, max_iterations, run, progress=None, sign0=0):
+    """The compiled sweep, never jumping branch silently.
+
+    Where the positions at a time come out on another branch than the previous time's (the
+    sign of det Phi_q changes), the step is solved again in 2, 4, ... 2**BRANCH_HALVINGS
+    sub-steps. If the sub-steps stay on the branch, the positions had jumped across a
+    nearby limit position (the predictor overshoots there) and the sub-steps' end is taken
+    (stats "branch_retries"). If the sign still changes across the smallest sub-step, the
+    branch itself passes a singular configuration: a branch change, whose input value is
+    recorded, and the sweep goes on with the new sign. Returns (status, rows done, (Q, V, A,
+    rcond, sign), stats, branch changes)."""
+    nt, n = len(times), model.nq
+    out = tuple(np.empty((nt, n)) for _ in range(3)) + (np.empty(nt),
+                                                        np.zeros(nt, dtype=np.int8))
+    stats = dict(factorizations=0, newton_iterations=0, branch_retries=0)
+    changes = []
+
+    def run_sweep(ts, q, sign, report=None):
+        st, d, part, sw = _sweep(model, ts, q, tol, max_iterations, run, report, sign)
+        stats["factorizations"] += sw.factorizations
+        stats["newton_iterations"] += sw.iterations
+        return st, d, part
+
+    st, done, part = run_sweep(times, q_start, sign0, progress)
+    for a, b in zip(out, part):
+        a[:done] = b[:done]
+    pos = done
+    while STATUS[st] == "branch change" and pos > 0:
+        t0, t1 = float(times[pos - 1]), float(times[pos])
+        q0, s0 = out[0][pos - 1], int(out[4][pos - 1])
+        row = None
+        for level in range(1, BRANCH_HALVINGS + 1):
+            sub = np.linspace(t0, t1, 2**level + 1)
+            st, d, sp = run_sweep(sub, q0, s0)
+            if st == 0:
+                stats["branch_retries"] += 1
+                row = tuple(a[-1] for a in sp)
+                break
+            if STATUS[st] != "branch change":
+                break
+        if row is None and STATUS[st] == "branch change":
+            # The sign changes between two inputs 2**-BRANCH_HALVINGS of a step apart: the
+            # branch's own singular configuration. Accept the new sign from there.
+            # (The sweep restarts at sub[d] from the position at sub[d - 1]: its first row
+            # sets the new sign.)
+            changes.append(0.5 * (float(sub[d - 1]) + float(sub[d])))
+            st, d2, sp2 = run_sweep(sub[d:], sp[0][d - 1], 0)
+            if st == 0:
+                row = tuple(a[-1] for a in sp2)
+        elif row is None and out[3][pos - 1] < 1e-6:
+            # The step starts at a singular configuration (sampled on it), from which the
+            # sub-steps cannot start: the sign changes there; the step as first solved holds.
+            st, d2, sp2 = run_sweep(np.array([t0, t1]), q0, 0)
+            if st == 0:
+                changes.append(t0)
+                row = tuple(a[-1] for a in sp2)
+        if row is None:
+            break                       # the step holds a limit: the caller's bisection
+        for a, b in zip(out, row):
+            a[pos] = b
+        pos += 1
+        if pos == nt:
+            st = 0
+            break
+        # Go on from the accepted row (solved again, for the predictor's v and a).
+        st, d, part = run_sweep(times[pos - 1:], out[0][pos - 1], int(out[4][pos - 1]))
+        for a, b in zip(out, part):
+            a[pos:pos + d - 1] = b[1:d]
+        if d == 0:
+            break
+        pos += d - 1
+    return st, pos, out, stats, tuple(changes)
 
 
 def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
@@ -366,8 +465,8 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
     q_start = _guess(model, q0) if model.nc == model.nq else None
     if q_start is not None:
         tic = _time.perf_counter()
-        status, done, (Q, V, A, rc), sweep = _sweep(model, t, q_start, tol, max_iterations,
-                                                    run, progress)
+        status, done, out, stats, changes = _tracked_sweep(model, t, q_start, tol,
+                                                           max_iterations, run, progress)
         if done == 0 and STATUS[status] != "interrupted":
             q_start = None
     if q_start is None:
@@ -377,14 +476,15 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
         if model.nc != model.nq:
             return _least_squares_sweep(model, t, q_start, tol, max_iterations, run,
                                         singular_rcond, on_singular)
-        status, done, (Q, V, A, rc), sweep = _sweep(model, t, q_start, tol, max_iterations,
-                                                    run, progress)
-    stats = dict(factorizations=sweep.factorizations, newton_iterations=sweep.iterations)
+        status, done, out, stats, changes = _tracked_sweep(model, t, q_start, tol,
+                                                           max_iterations, run, progress)
     limits = ()
     if at_limit == "reverse" and status != 0 and done > 0 and STATUS[status] not in (
             "interrupted", "non-finite"):
-        t, (Q, V, A, rc), done, status, limits = _reverse_at_limits(
-            model, t, (Q, V, A, rc), done, status, tol, max_iterations, run, stats)
+        t, out, done, status, limits, more = _reverse_at_limits(
+            model, t, out, done, status, tol, max_iterations, run, stats)
+        changes += more
+    Q, V, A, rc, signs = out
     stats["sweep_seconds"] = _time.perf_counter() - tic
 
     singular = _singularities(model, t, Q, rc, done, singular_rcond, run)
@@ -397,12 +497,12 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
         # Localise where the positions stop existing between the last solved time and t[done].
         hi = float(t[done])
         stop = (_find_limit(model, float(t[done - 1]), Q[done - 1], hi, tol, max_iterations,
-                            run) if done > 0 else (hi, q_start))
+                            run, int(signs[done - 1])) if done > 0 else (hi, q_start))
 
     result = KinematicsResult(model=model, t=t[:done].copy(), q=Q[:done], v=V[:done],
                               a=A[:done], rcond=rc[:done], singularities=tuple(singular),
                               stats=stats, status="interrupted" if interrupted else "success",
-                              limits=limits)
+                              limits=limits, branch_changes=changes)
     if stop is not None:
         t_stop, q_stop = stop
         if STATUS[status] == "non-finite":
