@@ -99,6 +99,25 @@ def test_kinematics_command(tmp_path, capsys):
     assert (plots / "trajectories.png").exists() and (plots / "body_L10.png").exists()
 
 
+def test_kinematics_command_writes_3d_markers_of_spherical_and_spatial_linkages(tmp_path,
+                                                                             capsys):
+    import numpy as np
+
+    for name, nmark in (("spherical_rrpr", 4), ("five_ss", 11)):
+        out, plots = tmp_path / f"{name}.txt", tmp_path / name
+        assert main(["kinematics", name, "--t-end", "0.5", "--dt", "0.01", "--output",
+                     str(out), "--plot", str(plots)]) == 0
+        header = out.read_text().splitlines()[0]
+        assert header.startswith("# t J1.x J1.y J1.z J1.vx J1.vy J1.vz J1.ax J1.ay J1.az J2.x")
+        data = np.loadtxt(out)
+        assert data.shape == (51, 1 + 9 * nmark)
+        assert (plots / "trajectories.png").exists()
+    # The spherical linkage's points stay on the unit sphere (J2: columns 10-12).
+    data = np.loadtxt(tmp_path / "spherical_rrpr.txt")
+    np.testing.assert_allclose(np.linalg.norm(data[:, 10:13], axis=1), 1.0, atol=1e-13)
+    assert "model five_ss: 18 coordinates, 1 driver; 51 positions" in capsys.readouterr().out
+
+
 def test_kinematics_command_rejects_undriven_model(capsys):
     assert main(["kinematics", "jansen"]) == 2
     assert "under-driven: 1 degree of freedom and 0 drivers" in capsys.readouterr().err

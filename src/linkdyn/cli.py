@@ -272,8 +272,9 @@ def _cmd_kinematics(args) -> int:
         print(f"  singular configuration at t = {s.t:.6g} s: "
               f"{describe_rows(model, s.constraints) or 'rows not diagnosed'}")
     if args.output:
-        cols = ["t"] + [f"{m}.{c}" for m in model.marker_names
-                        for c in ("x", "y", "vx", "vy", "ax", "ay")]
+        axes = "xyz"[:model.marker_dimension]
+        cols = ["t"] + [f"{m}.{k}{c}" for m in model.marker_names for k in ("", "v", "a")
+                        for c in axes]
         data = [result.t]
         for m in model.marker_names:
             data += [result.marker(m), result.marker_velocity(m), result.marker_acceleration(m)]

@@ -121,6 +121,8 @@ class Model:
     #: "planar" for models of bodies in the plane; the natural-coordinate models of
     #: :mod:`linkdyn.natural` are "spherical" or "spatial" (kinematics only).
     space = "planar"
+    #: Components of a marker's position: 2 in the plane, 3 in natural-coordinate models.
+    marker_dimension = 2
 
     @property
     def driver_laws(self) -> tuple:

@@ -101,6 +101,8 @@ class NaturalModel(Model):
     in 3D. ``description`` is the :class:`linkdyn.geometric.Linkage`; ``space`` is
     ``"spherical"`` or ``"spatial"``."""
 
+    marker_dimension = 3
+
     def __init__(self, linkage, arrays: dict, names: dict, markers: tuple, law):
         super().__init__(linkage, arrays, names)
         self.space = linkage.kind

@@ -90,8 +90,38 @@ def plot_simulation(result, directory, markers=None) -> list[Path]:
     return paths
 
 
+def _trajectories_3d(plt, result, path) -> Path:
+    """Marker paths of a spherical linkage on its unit sphere (drawn as a wireframe) or of a
+    spatial one, in 3D with equal axis scales; each path's start is marked."""
+    model = result.model
+    fig = plt.figure(figsize=(7, 6.5))
+    ax = fig.add_subplot(projection="3d")
+    if model.space == "spherical":
+        u, w = np.meshgrid(np.linspace(0, 2 * np.pi, 37), np.linspace(0, np.pi, 19))
+        ax.plot_wireframe(np.cos(u) * np.sin(w), np.sin(u) * np.sin(w), np.cos(w),
+                          color="0.85", linewidth=0.5)
+    points = []
+    for name in model.marker_names:
+        p = result.marker(name)
+        points.append(p)
+        line, = ax.plot(p[:, 0], p[:, 1], p[:, 2], label=name)
+        ax.scatter(*p[0], color=line.get_color(), s=12)
+    allp = np.concatenate(points)
+    ax.set_box_aspect(np.maximum(np.ptp(allp, axis=0), 1e-3 * np.ptp(allp).max())
+                      if model.space != "spherical" else (1, 1, 1))
+    ax.set_xlabel("x")
+    ax.set_ylabel("y")
+    ax.set_zlabel("z")
+    ax.legend(fontsize="small")
+    ax.set_title(f"{model.name} ({model.space}): marker paths")
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def plot_kinematics(result, directory) -> list[Path]:
-    """Write ``trajectories.png`` (every marker's path) and, per body, ``body_<name>.png``:
+    """Write ``trajectories.png`` (every marker's path; in 3D for spherical linkages, on their
+    unit sphere, and spatial ones) and, per body, ``body_<name>.png``:
     the signed components of its velocity and acceleration (centre of mass) and, for a body
     that turns, its angular velocity and acceleration, against time."""
     plt = _pyplot()
@@ -99,7 +129,9 @@ def plot_kinematics(result, directory) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     model = result.model
     paths = []
-    if model.marker_names:
+    if model.marker_names and model.marker_dimension == 3:
+        paths.append(_trajectories_3d(plt, result, out / "trajectories.png"))
+    elif model.marker_names:
         fig, ax = plt.subplots(figsize=(7, 6))
         for name in model.marker_names:
             p = result.marker(name)
