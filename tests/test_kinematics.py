@@ -384,3 +384,65 @@ def test_parallelogram_passes_its_change_point_on_its_branch_and_reports_it():
         assert len(k.t) == n and len(k.branch_changes) == 1
         assert abs(k.branch_changes[0] - 1.0) <= (t[1] - t[0]) / 2**8
         np.testing.assert_allclose(k.body_angle("rocker"), k.body_angle("crank"), atol=1e-9)
+
+
+def _reflect(p, a, b):
+    """Points p (n, 2) mirrored across the lines through a and b (n, 2 each)."""
+    d = (b - a) / np.linalg.norm(b - a, axis=1)[:, None]
+    w = p - a
+    return a + 2 * np.einsum("ij,ij->i", w, d)[:, None] * d - w
+
+
+def test_assembly_modes_of_a_four_bar_and_a_sweep_on_the_other_one():
+    """A four-bar has two assembly modes at a crank angle, C mirrored across the line B-D;
+    the solutions with the crank half a turn away (its driver row is a sine) are not modes.
+    A sweep started on the second mode stays on it over a full turn."""
+    from linkdyn.geometric import Linkage
+
+    g = Linkage("fourbar")
+    cx = 11.0 / 3.0
+    for name, p in (("A", (0.0, 0.0)), ("B", (1.0, 0.0)), ("C", (cx, (9 - (4 - cx)**2)**0.5)),
+                    ("D", (4.0, 0.0))):
+        g.revolute(name, p)
+    for name, p in (("Bm", (1.0, 0.0)), ("Cm", (cx, (9 - (4 - cx)**2)**0.5))):
+        g.coupler(name, p)          # markers at B (on the crank) and C (on the rocker)
+    g.link("crank", ["A", "B", "Bm"])
+    g.link("coupler", ["B", "C"])
+    g.link("rocker", ["C", "D", "Cm"])
+    g.link("base", ["A", "D"], ground=True)
+    g.input("A")
+    model = g.build()
+    modes = linkdyn.assembly_modes(model)
+    assert len(modes) == 2 and {m.sign for m in modes} == {-1, 1}
+    np.testing.assert_array_equal(modes[0].q, linkdyn.kinematics(model, [0.0]).q[0])
+    P = [model.marker_positions(m.q) for m in modes]
+    B, C = model.marker_names.index("Bm"), model.marker_names.index("Cm")
+    D = np.array([[4.0, 0.0]])
+    np.testing.assert_allclose(P[1][C], _reflect(P[0][[C]], P[0][[B]], D)[0], atol=1e-12)
+    np.testing.assert_allclose(P[1][B], P[0][B], atol=1e-14)
+    t = np.linspace(0.0, 2 * math.pi, 181)
+    first = linkdyn.kinematics(model, t)
+    second = linkdyn.kinematics(model, t, q0=modes[1].q)
+    np.testing.assert_allclose(second.marker("Cm"),
+                               _reflect(first.marker("Cm"), first.marker("Bm"),
+                                        np.tile(D, (len(t), 1))), atol=1e-11)
+    # Modes of the built-in crank-rocker: the same two.
+    assert len(linkdyn.assembly_modes(linkdyn.load_model("crank_rocker"))) == 2
+
+
+def test_assembly_modes_of_spherical_linkages_and_their_errors():
+    for name, count in (("spherical_rrpr", 2), ("spherical_watt1", 4)):
+        model = linkdyn.load_model(name)
+        modes = linkdyn.assembly_modes(model, t=0.3)
+        assert len(modes) == count
+        for m in modes:
+            assert np.abs(model.phi(m.q, 0.3)).max() < 1e-13
+            assert np.all(model.orientation_cosines(m.q, 0.3) > 0.99)
+        for i in range(count):
+            for j in range(i):
+                assert np.abs(modes[i].q - modes[j].q).max() > 1e-3
+        # Each mode is where a sweep from it stays: its first row.
+        r = linkdyn.kinematics(model, [0.3, 0.31], q0=modes[-1].q)
+        np.testing.assert_allclose(r.q[0], modes[-1].q, atol=1e-13)
+    with pytest.raises(linkdyn.ModelError, match="fully driven"):
+        linkdyn.assembly_modes(linkdyn.load_model("jansen"))

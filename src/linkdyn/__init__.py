@@ -22,7 +22,8 @@ from .errors import (AssemblyError, ControllerError, ConvergenceError, Equilibri
                      NotRecordedError,
                      RedundantConstraintsError, SimulationError, SingularConfigurationError,
                      SingularJacobianError, StepSizeError)
-from .kinematics import KinematicsResult, Singularity, kinematics
+from .kinematics import (AssemblyMode, KinematicsResult, Singularity, assembly_modes,
+                         kinematics)
 from .model import Model
 from .natural import NaturalModel
 from .output import Record
@@ -35,6 +36,7 @@ from .periodic import PeriodicOrbit, PeriodicOrbitError, periodic_orbit
 __all__ = [
     "__version__",
     "AssemblyError",
+    "AssemblyMode",
     "ConsistentState",
     "ControlState",
     "ControllerError",
@@ -65,6 +67,7 @@ __all__ = [
     "SingularConfigurationError",
     "SingularJacobianError",
     "StepSizeError",
+    "assembly_modes",
     "builtin_names",
     "chain",
     "consistent_state",

@@ -129,6 +129,37 @@ class Model:
         """(driver name, Law) of each driver, in row order."""
         return tuple((d.name, d.law) for d in self.description.drivers)
 
+    def orientation_cosines(self, q, t: float = 0.0, state=None) -> np.ndarray:
+        """Rows written as a sine (an angle driver: sin(angle - f); a prismatic joint's
+        relative orientation) are also met half a turn away; their cosines, one per such row
+        (angle drivers, then prismatic joints), are +1 at the intended configuration and -1
+        at the flipped one. ``state``: a run's state holding Python-function law values."""
+        q = np.asarray(q, dtype=float)
+        index = {b: i for i, b in enumerate(self.body_names)}
+
+        def u(ref_body):
+            i = index.get(ref_body)
+            return np.array([1.0, 0.0]) if i is None else q[4 * i + 2:4 * i + 4]
+
+        joints = {j.name: j for j in self.description.joints}
+        out = []
+        for k, (name, law) in enumerate(self.driver_laws):
+            drv = self.description.drivers[k]
+            if not isinstance(drv, AngleDriverSpec):
+                continue
+            j = joints[drv.joint]
+            u1, u2 = u(j.first[0]), u(j.second[0])
+            f = (state.law_values[3 * k] if law.is_function and state is not None
+                 else law(float(t))[0])
+            dot, cross = u1 @ u2, u1[0] * u2[1] - u1[1] * u2[0]
+            out.append(dot * math.cos(f) + cross * math.sin(f))
+        for j in self.description.joints:
+            if isinstance(j, PrismaticSpec):
+                u1, u2 = u(j.first[0]), u(j.second[0])
+                c, s_ = math.cos(j.angle), math.sin(j.angle)
+                out.append((c * u1[0] - s_ * u1[1]) * u2[0] + (s_ * u1[0] + c * u1[1]) * u2[1])
+        return np.array(out)
+
     @property
     def nominal_dof(self) -> int:
         """nq - nc: the degrees of freedom if every constraint row is independent."""

@@ -103,8 +103,11 @@ class NaturalModel(Model):
 
     marker_dimension = 3
 
-    def __init__(self, linkage, arrays: dict, names: dict, markers: tuple, law):
+    def __init__(self, linkage, arrays: dict, names: dict, markers: tuple, law,
+                 turn=None):
         super().__init__(linkage, arrays, names)
+        #: the input turn's measured member: (coordinate index, e1, e2), or None (actuator)
+        self._turn = turn
         self.space = linkage.kind
         self._driver_laws = (("input", law),)
         #: (nmarkers, 3): coordinate index of each marker coordinate, or -1 (ground joint)
@@ -129,6 +132,19 @@ class NaturalModel(Model):
     @property
     def driver_laws(self) -> tuple:
         return self._driver_laws
+
+    def orientation_cosines(self, q, t: float = 0.0, state=None) -> np.ndarray:
+        """The input turn's row, sin(angle - f), is also met half a turn away: its cosine
+        (+1 intended, -1 flipped); empty for an actuator input."""
+        if self._turn is None:
+            return np.zeros(0)
+        k, e1, e2 = self._turn
+        law = self._driver_laws[0][1]
+        f = (state.law_values[0] if law.is_function and state is not None
+             else law(float(t))[0])
+        m = np.asarray(q, dtype=float)[k:k + 3]
+        return np.array([((m @ e1) * np.cos(f) + (m @ e2) * np.sin(f)) / np.hypot(m @ e1,
+                                                                                   m @ e2)])
 
     def _markers_linear(self, z) -> np.ndarray:
         z = np.asarray(z, dtype=float)
@@ -264,7 +280,7 @@ def compile_linkage(linkage) -> NaturalModel:
                 units.append((f"{j}.unit", j, _add(_dot(vec(j), vec(j)), {(-1, -1): -1.0})))
 
     # The input row (law 0).
-    law = linear(0.0, 0.0)
+    law, turn = linear(0.0, 0.0), None
     kind, *spec = linkage.driving
     if kind == "rotation":
         joint, rate = spec
@@ -279,6 +295,7 @@ def compile_linkage(linkage) -> NaturalModel:
         e1 = _unit(value[m] - (value[m] @ axis) * axis)
         e2 = np.cross(axis, e1)
         law = linear(0.0, rate)
+        turn = (index[m], e1, e2)
         form = vec(m)
         row("input", "input", _add(*(_linear({k: e2[x] * c for k, c in form[x].items()})
                                     for x in range(3))), 1, 0,
@@ -326,4 +343,4 @@ def compile_linkage(linkage) -> NaturalModel:
                           for c in (("nx", "ny", "nz") if joints[j].kind == "prismatic"
                                     else ("x", "y", "z"))),
         constraints=tuple(row_names), owners=tuple(owners))
-    return NaturalModel(linkage, arrays, names, (coord, const), law)
+    return NaturalModel(linkage, arrays, names, (coord, const), law, turn)
