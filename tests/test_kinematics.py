@@ -384,6 +384,15 @@ def test_parallelogram_passes_its_change_point_on_its_branch_and_reports_it():
         assert len(k.t) == n and len(k.branch_changes) == 1
         assert abs(k.branch_changes[0] - 1.0) <= (t[1] - t[0]) / 2**8
         np.testing.assert_allclose(k.body_angle("rocker"), k.body_angle("crank"), atol=1e-9)
+    # Sampled exactly on it (t = 1 s), the sample is singular (Newton there converges to about
+    # the square root of its tolerance) and gives the next step no tangent: the sweep steps
+    # over it from the sample before, and stays a parallelogram.
+    t = np.linspace(0.0, 1.5, 151)
+    k = kinematics(model, t, on_singular="continue")
+    assert [s.t for s in k.singularities] == [1.0] and len(k.branch_changes) == 1
+    assert abs(k.branch_changes[0] - 1.0) <= (t[1] - t[0]) / 2**8
+    gap = np.abs(k.body_angle("rocker") - k.body_angle("crank"))
+    assert gap[100] < 1e-8 and np.delete(gap, 100).max() < 1e-12
 
 
 def _reflect(p, a, b):

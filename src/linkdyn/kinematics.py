@@ -14,8 +14,11 @@ branch of positions and opposite on the two branches that meet at a limit positi
 changes between two times, the step is solved again in 2, 4, ... 256 sub-steps: a jump
 across a nearby limit (the Taylor predictor overshoots there) disappears and the sweep stays
 on its branch (``stats["branch_retries"]``); a change that persists is the branch's own
-passage through a singular configuration, reported in ``result.branch_changes``. The
-assembly mode of the start is the one nearest to the guess ``q0``.
+passage through a singular configuration, reported in ``result.branch_changes``. A sample that
+falls exactly on a singular configuration (reciprocal condition below 1e-8) gives the next
+step no tangent; the sweep steps over it from the sample before, so that it goes on along the
+branch it came on. The assembly mode of the start is the one nearest to the guess ``q0``;
+:func:`assembly_modes` lists the others.
 
 The default threshold, 1e-6, is set by how well a singular configuration can be solved:
 near one Newton converges only to about the square root of its tolerance, so even a sample
@@ -50,6 +53,10 @@ __all__ = ["kinematics", "KinematicsResult", "Singularity", "AssemblyMode", "ass
 #: Halvings of a step whose positions came out on another branch before the change is taken
 #: as the branch's own (a singular configuration passed) rather than a jump.
 BRANCH_HALVINGS = 8
+
+#: A sample whose condition estimate is below this lies on a singular configuration: the
+#: sweep steps over it from the sample before (see _tracked_sweep).
+SAMPLE_SINGULAR = 1e-8
 
 
 @dataclass(frozen=True)
@@ -372,6 +379,35 @@ def _tracked_sweep(model, times, q_start, tol, max_iterations, run, progress=Non
         if d == 0:
             break
         pos += d - 1
+    # A sample that falls on a singular configuration (a change point where branches cross)
+    # leaves the next step no tangent to follow: Newton may take either branch from there.
+    # Step over it from the row before, with an intermediate input that avoids the sample
+    # (and its sub-steps do too); where that ends elsewhere, go on from there.
+    scale = max(1.0, float(np.abs(out[0][:pos]).max())) if pos else 1.0
+    j = 1
+    while j < pos - 1:
+        if not out[3][j] < SAMPLE_SINGULAR:
+            j += 1
+            continue
+        t_mid = times[j] + 0.37 * (times[j + 1] - times[j])
+        st2, d2, part2, stats2, ch2 = _tracked_sweep(
+            model, np.array([times[j - 1], t_mid, times[j + 1]]), out[0][j - 1], tol,
+            max_iterations, run, sign0=int(out[4][j - 1]))
+        for key in stats:
+            stats[key] += stats2[key]
+        if st2 == 0 and np.abs(part2[0][2] - out[0][j + 1]).max() > 1e-8 * scale:
+            st3, d3, part3, stats3, ch3 = _tracked_sweep(model, times[j + 1:], part2[0][2],
+                                                         tol, max_iterations, run,
+                                                         sign0=int(part2[4][2]))
+            for key in stats:
+                stats[key] += stats3[key]
+            for a, b in zip(out, part3):
+                a[j + 1:j + 1 + d3] = b[:d3]
+            ahead = (lambda c: c > times[j]) if times[-1] > times[0] else (
+                lambda c: c < times[j])
+            changes = [c for c in changes if not ahead(c)] + list(ch2) + list(ch3)
+            pos, st = j + 1 + d3, st3
+        j += 1
     return st, pos, out, stats, tuple(changes)
 
 
