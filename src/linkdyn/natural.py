@@ -115,13 +115,6 @@ class NaturalModel(Model):
         #: (nmarkers, 3): positions of the ground markers (zero where moving)
         self.marker_constant = markers[1]
 
-    def __eq__(self, other):
-        if not isinstance(other, NaturalModel):
-            return NotImplemented
-        return self.description == other.description
-
-    __hash__ = None
-
     def __reduce__(self):
         return (compile_linkage, (self.description,))
 
