@@ -61,6 +61,23 @@ def test_kinematics_result_animates(tmp_path):
         assert im.n_frames == 3
 
 
+def test_spherical_and_spatial_linkages_animate_in_3d(tmp_path):
+    """Their frames are the requested times (as in the plane); the links' polygons are drawn
+    through the computed points; markers must exist."""
+    for name in ("spherical_watt1", "five_ss"):
+        model = linkdyn.load_model(name)
+        k = linkdyn.kinematics(model, np.linspace(0.0, 0.5, 51))
+        path = k.animate(tmp_path / f"{name}.gif", fps=10)
+        with Image.open(path) as im:
+            assert im.n_frames == 6
+        with pytest.raises(AnimationError, match="has no marker 'J99'"):
+            k.animate(tmp_path / "x.gif", markers=["J99"])
+    df = k.to_dataframe(markers=["J11"])
+    assert list(df.columns) == ["J11.x", "J11.y", "J11.z", "J11.vx", "J11.vy", "J11.vz",
+                                "J11.ax", "J11.ay", "J11.az"]
+    np.testing.assert_array_equal(df["J11.z"], k.marker("J11")[:, 2])
+
+
 def test_bad_arguments_are_refused_before_drawing(tmp_path):
     r = linkdyn.simulate(nfourbar(1), 0.1, dt_out=0.01)
     with pytest.raises(AnimationError, match="format"):

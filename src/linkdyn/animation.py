@@ -7,7 +7,9 @@ Drawing. A bar is its segment from ``a`` to ``b``; a general body is the polygon
 points in the order they were given (a single point: a segment from its centre of mass); a
 revolute joint is a circle at its point, a prismatic joint a short segment along its axis;
 ground points are triangles. Marker traces show the path up to the current frame. The axes
-keep one scale (equal aspect) and fit every frame.
+keep one scale (equal aspect) and fit every frame. Spherical and spatial linkages
+(:mod:`linkdyn.natural`) are drawn in 3D: each link as the polygon through its points (its
+planes are not drawn), ground joints as triangles, a spherical linkage on its unit sphere.
 
 Time. Frames are taken at ``fps`` per second of animation time; ``speed`` is simulated
 seconds per second of animation (``speed=0.1``: ten times slower than real time). Each
@@ -78,7 +80,8 @@ def animate(result, path, *, fps: float = 30.0, speed: float = 1.0, markers=None
     speed : float
         Simulated seconds per second of animation.
     markers : sequence of str, optional
-        Markers whose traces are drawn (default: all of the model's markers).
+        Markers whose traces are drawn (default: all of the model's markers; for a spherical
+        or spatial linkage, its coupler points).
     trace : bool
         Draw the markers' paths up to the current frame (else only their current points).
     dpi, size : resolution and figure size (inches).
@@ -102,6 +105,9 @@ def animate(result, path, *, fps: float = 30.0, speed: float = 1.0, markers=None
     if isinstance(dpi, bool) or not isinstance(dpi, int) or not 10 <= dpi <= 1000:
         raise AnimationError(f"dpi must be an integer from 10 to 1000, got {dpi!r}")
     model = result.model
+    if markers is None and model.marker_dimension == 3:
+        # A linkage of points: trace its coupler points (every joint is a marker there).
+        markers = [j.name for j in model.description.joints.values() if j.kind == "coupler"]
     if markers is None:
         markers = list(model.marker_names)
     elif isinstance(markers, str):
@@ -117,6 +123,8 @@ def animate(result, path, *, fps: float = 30.0, speed: float = 1.0, markers=None
         raise AnimationError("the result has no output rows")
 
     rows = frame_times(result.t, fps, speed)
+    if model.marker_dimension == 3:
+        return _animate_3d(result, path, writer, rows, markers, trace, dpi, size, title)
     geo = PointGeometry(model, np.asarray(result.q))
     all_rows = np.arange(len(result.t))
     outlines = {b: geo.outline(b, rows) for b in model.body_names}
@@ -186,6 +194,70 @@ def animate(result, path, *, fps: float = 30.0, speed: float = 1.0, markers=None
         with writer.saving(fig, str(path), dpi):
             for k in range(len(rows)):
                 draw(k)
+                writer.grab_frame()
+    finally:
+        plt.close(fig)
+    return path
+
+
+def _animate_3d(result, path, writer, rows, markers, trace, dpi, size, title) -> Path:
+    """animate() for the 3D models of spherical and spatial linkages."""
+    from .plotting import _pyplot
+
+    model = result.model
+    linkage = model.description
+    P = model.marker_positions(np.asarray(result.q))          # (n, nmarkers, 3)
+    index = {m: i for i, m in enumerate(model.marker_names)}
+    polygons = []
+    for link, members in linkage.links.items():
+        pts = [index[j] for j in members if j in index]
+        if link != linkage.ground and len(pts) >= 2:
+            polygons.append(pts + [pts[0]] if len(pts) >= 3 else pts)
+    fixed = [index[j] for j in linkage.links[linkage.ground] if j in index]
+    traces = {m: P[:, index[m]] for m in markers}
+    cloud = P.reshape(-1, 3)
+    lo, hi = cloud.min(axis=0), cloud.max(axis=0)
+    if model.space == "spherical":
+        lo, hi = np.full(3, -1.0), np.full(3, 1.0)
+
+    plt = _pyplot()
+    fig = plt.figure(figsize=size, dpi=dpi)
+    try:
+        ax = fig.add_subplot(projection="3d")
+        ax.set_xlim(lo[0], hi[0])
+        ax.set_ylim(lo[1], hi[1])
+        ax.set_zlim(lo[2], hi[2])
+        ax.set_box_aspect(np.maximum(hi - lo, 1e-3 * float(np.max(hi - lo))))
+        ax.set_xlabel("x")
+        ax.set_ylabel("y")
+        ax.set_zlabel("z")
+        ax.set_title(title if title is not None else model.name)
+        if model.space == "spherical":
+            u, w = np.meshgrid(np.linspace(0, 2 * np.pi, 25), np.linspace(0, np.pi, 13))
+            ax.plot_wireframe(np.cos(u) * np.sin(w), np.sin(u) * np.sin(w), np.cos(w),
+                              color="0.88", linewidth=0.4)
+        if fixed:
+            g = P[0, fixed]
+            ax.plot(g[:, 0], g[:, 1], g[:, 2], "^", color="0.35", markersize=7)
+        link_lines = [ax.plot([], [], [], "-", lw=2.0, color="C0")[0] for _ in polygons]
+        trace_lines = {m: ax.plot([], [], [], "-", lw=1, label=m)[0] for m in markers}
+        dots = {m: ax.plot([], [], [], ".", color=trace_lines[m].get_color())[0]
+                for m in markers}
+        if markers:
+            ax.legend(loc="upper right", fontsize="small")
+        clock = ax.text2D(0.02, 0.97, "", transform=ax.transAxes, va="top")
+        with writer.saving(fig, str(path), dpi):
+            for row in rows:
+                for line, poly in zip(link_lines, polygons):
+                    xyz = P[row, poly]
+                    line.set_data_3d(xyz[:, 0], xyz[:, 1], xyz[:, 2])
+                for m in markers:
+                    p = traces[m]
+                    start = 0 if trace else row
+                    trace_lines[m].set_data_3d(p[start:row + 1, 0], p[start:row + 1, 1],
+                                               p[start:row + 1, 2])
+                    dots[m].set_data_3d([p[row, 0]], [p[row, 1]], [p[row, 2]])
+                clock.set_text(f"t = {result.t[row]:.3f} s")
                 writer.grab_frame()
     finally:
         plt.close(fig)

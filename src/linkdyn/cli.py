@@ -59,7 +59,9 @@ def _cmd_models(args) -> int:
     width = max(len(n) for n in names + ["nfourbar:N"]) + 2
     for name in names:
         model = load_model(name)
-        print(f"{name:{width}s}{_count(model.nbody, 'body', 'bodies'):>11s}, "
+        what = (_count(model.nbody, 'body', 'bodies') if model.space == "planar" else
+                model.space)
+        print(f"{name:{width}s}{what:>11s}, "
               f"{_count(len(model.joint_names), 'joint'):>10s}, "
               f"{_count(model.nq, 'coordinate'):>15s}, "
               f"{_count(model.nc, 'constraint'):>15s}")
@@ -103,21 +105,23 @@ def _cmd_assemble(args) -> int:
     t2 = time.perf_counter()
     kinetic, potential = model.energy(state.q, state.v)
     rank = np.linalg.matrix_rank(model.phi_q(state.q).toarray()) if model.nq <= 2000 else None
-    print(f"model {model.name}: {_count(model.nbody, 'body', 'bodies')}, "
-          f"{_count(len(model.joint_names), 'joint')}, "
+    what = (_count(model.nbody, 'body', 'bodies') if model.space == "planar" else
+            f"a {model.space} linkage")
+    print(f"model {model.name}: {what}, {_count(len(model.joint_names), 'joint')}, "
           f"{_count(len(model.marker_names), 'marker')}")
     print(f"  coordinates {model.nq}, constraints {model.nc}, nonzeros in Phi_q "
           f"{model.kernels.phiq_nnz}" + (f", rank {rank}, degrees of freedom {model.nq - rank}"
                                           if rank is not None else ""))
     print(f"  consistent initial state: {state.iterations} Newton iterations, "
           f"|Phi| = {state.phi_norm:.3e}, |Phi_q v + Phi_t| = {state.velocity_norm:.3e}")
-    print(f"  energy: kinetic {kinetic:.10f} J, potential {potential:.10f} J, "
-          f"total {kinetic + potential:.10f} J")
+    if model.space == "planar":     # a linkage of points has no masses
+        print(f"  energy: kinetic {kinetic:.10f} J, potential {potential:.10f} J, "
+              f"total {kinetic + potential:.10f} J")
     positions = model.marker_positions(state.q)
     velocities = model.marker_velocities(state.v)
     for name, p, v in zip(model.marker_names, positions, velocities):
-        print(f"  marker {name}: position ({p[0]:.6f}, {p[1]:.6f}) m, "
-              f"velocity ({v[0]:.6f}, {v[1]:.6f}) m/s")
+        print(f"  marker {name}: position ({', '.join(f'{x:.6f}' for x in p)}) m, "
+              f"velocity ({', '.join(f'{x:.6f}' for x in v)}) m/s")
     print(f"  compile {1e3 * (t1 - t0):.2f} ms, consistent state {1e3 * (t2 - t1):.2f} ms")
     return 0
 

@@ -119,8 +119,9 @@ class TrajectoryAccessors:
     @needs_rows
     def to_dataframe(self, markers=None, bodies=()):
         """A pandas DataFrame indexed by time: ``<marker>.x``, ``.y``, ``.vx``, ``.vy``,
-        ``.ax``, ``.ay`` for the named markers (default all) and ``<body>.x``, ``.y``,
-        ``.angle``, ``.omega`` for the named bodies (default none)."""
+        ``.ax``, ``.ay`` (and the z components in the 3D models of spherical and spatial
+        linkages) for the named markers (default all) and ``<body>.x``, ``.y``, ``.angle``,
+        ``.omega`` for the named bodies (default none)."""
         try:
             import pandas as pd
         except ImportError:
@@ -130,8 +131,8 @@ class TrajectoryAccessors:
         for m in self.model.marker_names if markers is None else markers:
             for label, series in (("", self.marker(m)), ("v", self.marker_velocity(m)),
                                   ("a", self.marker_acceleration(m))):
-                columns[f"{m}.{label}x"] = series[:, 0]
-                columns[f"{m}.{label}y"] = series[:, 1]
+                for i, axis in enumerate("xyz"[:self.model.marker_dimension]):
+                    columns[f"{m}.{label}{axis}"] = series[:, i]
         for b in bodies:
             position = self.body_position(b)
             columns[f"{b}.x"], columns[f"{b}.y"] = position[:, 0], position[:, 1]
