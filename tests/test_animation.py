@@ -72,6 +72,11 @@ def test_spherical_and_spatial_linkages_animate_in_3d(tmp_path):
             assert im.n_frames == 6
         with pytest.raises(AnimationError, match="has no marker 'J99'"):
             k.animate(tmp_path / "x.gif", markers=["J99"])
+
+
+def test_dataframe_of_a_spatial_linkage_has_z_columns():
+    pytest.importorskip("pandas")
+    k = linkdyn.kinematics(linkdyn.load_model("five_ss"), np.linspace(0.0, 0.5, 11))
     df = k.to_dataframe(markers=["J11"])
     assert list(df.columns) == ["J11.x", "J11.y", "J11.z", "J11.vx", "J11.vy", "J11.vz",
                                 "J11.ax", "J11.ay", "J11.az"]
