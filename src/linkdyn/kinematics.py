@@ -23,7 +23,8 @@ branch it came on. The assembly mode of the start is the one nearest to the gues
 The default threshold, 1e-6, is set by how well a singular configuration can be solved:
 near one Newton converges only to about the square root of its tolerance, so even a sample
 that falls exactly on a parallelogram's change point shows an estimate of about 1e-10 (9e-11
-measured, from the factors at the solution), not zero; regular configurations of the built-in linkages stay above 1e-3. Big
+measured, from the factors at the solution), not zero; regular configurations of the built-in
+linkages stay above 1e-3. Big
 slender structures are ill-conditioned without being singular (the Warren truss of
 :mod:`linkdyn.models.warren`: 1e-4, 7e-7 and 1e-8 at 25, 300 and 2,500 panels, in KLU's
 estimate and in the singular values alike): give them a ``singular_rcond`` below their own
@@ -44,7 +45,7 @@ from ._progress import Reporter, check_callback
 from .assembly import (DIAGNOSIS_MAX_COORDINATES, check_redundant, consistent_state,
                        describe_rows, nearly_singular_rows)
 from .errors import KinematicsError, ModelError, SingularConfigurationError
-from .model import Model, check_output_size
+from .model import Model, _readonly, check_output_size
 from .results import TrajectoryAccessors
 
 __all__ = ["kinematics", "KinematicsResult", "Singularity", "AssemblyMode", "assembly_modes",
@@ -357,15 +358,8 @@ def _tracked_sweep(model, times, q_start, tol, max_iterations, run, progress=Non
             st, d2, sp2 = run_sweep(sub[d:], sp[0][d - 1], 0)
             if st == 0:
                 row = tuple(a[-1] for a in sp2)
-        elif row is None and out[3][pos - 1] < 1e-6:
-            # The step starts at a singular configuration (sampled on it), from which the
-            # sub-steps cannot start: the sign changes there; the step as first solved holds.
-            st, d2, sp2 = run_sweep(np.array([t0, t1]), q0, 0)
-            if st == 0:
-                changes.append(t0)
-                row = tuple(a[-1] for a in sp2)
         if row is None:
-            break                       # the step holds a limit: the caller's bisection
+            break       # a limit in the step (the caller's bisection) or a singular sample
         for a, b in zip(out, row):
             a[pos] = b
         pos += 1
@@ -380,12 +374,13 @@ def _tracked_sweep(model, times, q_start, tol, max_iterations, run, progress=Non
             break
         pos += d - 1
     # A sample that falls on a singular configuration (a change point where branches cross)
-    # leaves the next step no tangent to follow: Newton may take either branch from there.
-    # Step over it from the row before, with an intermediate input that avoids the sample
-    # (and its sub-steps do too); where that ends elsewhere, go on from there.
+    # leaves the next step no tangent to follow: Newton may take either branch from there,
+    # or none. Step over it from the row before, with an intermediate input that avoids the
+    # sample (and its sub-steps do too); where that ends elsewhere, or the sweep had stopped
+    # right after the sample, go on from there.
     scale = max(1.0, float(np.abs(out[0][:pos]).max())) if pos else 1.0
     j = 1
-    while j < pos - 1:
+    while j < pos - 1 or (j == pos - 1 and st != 0 and pos < nt):
         if not out[3][j] < SAMPLE_SINGULAR:
             j += 1
             continue
@@ -395,7 +390,8 @@ def _tracked_sweep(model, times, q_start, tol, max_iterations, run, progress=Non
             max_iterations, run, sign0=int(out[4][j - 1]))
         for key in stats:
             stats[key] += stats2[key]
-        if st2 == 0 and np.abs(part2[0][2] - out[0][j + 1]).max() > 1e-8 * scale:
+        if st2 == 0 and (j + 1 == pos or
+                         np.abs(part2[0][2] - out[0][j + 1]).max() > 1e-8 * scale):
             st3, d3, part3, stats3, ch3 = _tracked_sweep(model, times[j + 1:], part2[0][2],
                                                          tol, max_iterations, run,
                                                          sign0=int(part2[4][2]))
@@ -623,7 +619,8 @@ def assembly_modes(model: Model, t: float = 0.0, *, q0=None, starts: int = 16,
     if guess is None:       # let consistent_state say what is wrong with it
         guess = consistent_state(model, q=q0, t=t, hold=(), state=state).q
     scale = max(1.0, float(np.abs(guess).max()))
-    roots = []
+    roots = []          # assembly modes found
+    flipped = []        # solutions with a driver or prismatic joint half a turn off
 
     def solve(q, deflate):
         """Newton (deflated by the roots found when ``deflate``), then plain Newton to
@@ -667,8 +664,6 @@ def assembly_modes(model: Model, t: float = 0.0, *, q0=None, starts: int = 16,
             return None
         return q
 
-    flipped = []
-
     def add(q):
         if q is None or any(np.abs(q - r).max() <= 1e-7 * scale
                             for r in roots + flipped):
@@ -694,12 +689,7 @@ def assembly_modes(model: Model, t: float = 0.0, *, q0=None, starts: int = 16,
     modes = []
     for q in roots:
         st, _, (_, _, _, rc, sg), _ = _sweep(model, np.array([t]), q, 1e-14, 20, run)
-        modes.append(AssemblyMode(t, _readonly(q), int(sg[0]) if st == 0 else 0,
+        modes.append(AssemblyMode(t, _readonly(q.copy()), int(sg[0]) if st == 0 else 0,
                                   float(rc[0]) if st == 0 else 0.0))
     return tuple(modes)
 
-
-def _readonly(a):
-    a = np.array(a, dtype=float)
-    a.flags.writeable = False
-    return a

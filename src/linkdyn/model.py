@@ -143,14 +143,13 @@ class Model:
 
         joints = {j.name: j for j in self.description.joints}
         out = []
-        for k, (name, law) in enumerate(self.driver_laws):
-            drv = self.description.drivers[k]
+        for k, drv in enumerate(self.description.drivers):
             if not isinstance(drv, AngleDriverSpec):
                 continue
             j = joints[drv.joint]
             u1, u2 = u(j.first[0]), u(j.second[0])
-            f = (state.law_values[3 * k] if law.is_function and state is not None
-                 else law(float(t))[0])
+            f = (state.law_values[3 * k] if drv.law.is_function and state is not None
+                 else drv.law(float(t))[0])
             dot, cross = u1 @ u2, u1[0] * u2[1] - u1[1] * u2[0]
             out.append(dot * math.cos(f) + cross * math.sin(f))
         for j in self.description.joints:

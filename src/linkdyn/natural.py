@@ -43,6 +43,8 @@ coordinates), when dynamics follows.
 
 from __future__ import annotations
 
+from itertools import combinations
+
 import numpy as np
 
 from .description import Description
@@ -189,83 +191,68 @@ def compile_linkage(linkage) -> NaturalModel:
     def row(name, owner, terms, tf=0, law=-1, extra=()):
         rows.append((name, owner, [(terms, tf, law), *extra]))
 
+    def pair_row(link, a, b):
+        """Two joints of a link keep a . b (spherical) or |a - b|^2 (spatial)."""
+        if spherical:
+            terms, c = _dot(vec(a), vec(b)), float(value[a] @ value[b])
+        else:
+            d, dv = _diff(vec(a), vec(b)), value[a] - value[b]
+            terms, c = _dot(d, d), float(dv @ dv)
+            if c == 0.0:
+                raise ModelError(f"link '{link}': joints {a} and {b} coincide", link)
+        row(f"{link}.{a}-{b}", link, _add(terms, {(-1, -1): -c}))
+
+    zero = ({}, {}, {})
     combined = set()
     for name, members in links.items():
         if name == ground:
             continue
-        free = [m for m in members if m in index]
-        if not free:
+        if not any(m in index for m in members):
             raise ModelError(f"link '{name}': every joint it carries is on the ground link "
                              f"'{ground}', so it cannot move (make it part of the ground)", name)
-        pts = [value[m] for m in members]
         if len(members) == 2:
-            a, b = members
-            if spherical:
-                c = float(pts[0] @ pts[1])
-                row(f"{name}.{a}-{b}", name, _add(_dot(vec(a), vec(b)), {(-1, -1): -c}))
-            else:
-                d = _diff(vec(a), vec(b))
-                c = float((pts[0] - pts[1]) @ (pts[0] - pts[1]))
-                if c == 0.0:
-                    raise ModelError(f"link '{name}': joints {a} and {b} coincide", name)
-                row(f"{name}.{a}-{b}", name, _add(_dot(d, d), {(-1, -1): -c}))
+            pair_row(name, *members)
             continue
+        # A basis of the link: spherical, its least parallel pair (a, b) about the centre;
+        # spatial, its triangle (a, b, c) of largest area, about a.
         if spherical:
-            # The least parallel pair is the basis (ties: the earlier pair).
-            best, pair = -1.0, None
-            for i in range(len(members)):
-                for k in range(i + 1, len(members)):
-                    s = float(np.linalg.norm(np.cross(pts[i], pts[k])))
-                    if s > best + 1e-12:
-                        best, pair = s, (i, k)
-            if best <= DEGENERATE:
+            size, base = max(((float(np.linalg.norm(np.cross(value[a], value[b]))), (a, b))
+                              for a, b in combinations(members, 2)), key=lambda x: x[0])
+            if size <= DEGENERATE:
                 raise ModelError(f"link '{name}': its joints lie on one axis through the "
                                  "centre, so its rotation about that axis is undefined", name)
-            i, k = pair
-            a, b = members[i], members[k]
-            row(f"{name}.{a}-{b}", name,
-                _add(_dot(vec(a), vec(b)), {(-1, -1): -float(pts[i] @ pts[k])}))
-            basis = np.column_stack([pts[i], pts[k], np.cross(pts[i], pts[k])])
-            cross = _cross(vec(a), vec(b))
-            others = [m for n, m in enumerate(members) if n not in pair]
-            for m in others:
-                alpha, beta, gamma = np.linalg.solve(basis, value[m])
-                for x in range(3):
-                    terms = _add(_linear(vec(m)[x]), _scale(_linear(vec(a)[x]), -alpha),
-                                 _scale(_linear(vec(b)[x]), -beta), _scale(cross[x], -gamma))
-                    row(f"{name}.{m}.{'xyz'[x]}", name, terms)
-                combined.add(m)
+            pairs = [base]
+            origin, o_v = zero, np.zeros(3)
+            u, w = vec(base[0]), vec(base[1])
+            u_v, w_v = value[base[0]], value[base[1]]
         else:
-            # The triangle of largest area is the basis.
-            best, tri = -1.0, None
-            n = len(members)
-            for i in range(n):
-                for k in range(i + 1, n):
-                    for m in range(k + 1, n):
-                        s = float(np.linalg.norm(np.cross(pts[k] - pts[i], pts[m] - pts[i])))
-                        if s > best + 1e-12:
-                            best, tri = s, (i, k, m)
-            span = max(float(np.linalg.norm(p - pts[0])) for p in pts)
-            if best <= DEGENERATE * max(span, 1e-300) ** 2:
+            size, base = max(((float(np.linalg.norm(np.cross(value[b] - value[a],
+                                                                value[c] - value[a]))),
+                               (a, b, c)) for a, b, c in combinations(members, 3)),
+                             key=lambda x: x[0])
+            span = max(float(np.linalg.norm(value[m] - value[members[0]])) for m in members)
+            if size <= DEGENERATE * max(span, 1e-300) ** 2:
                 raise ModelError(f"link '{name}': its joints lie on one line, so its rotation "
                                  "about that line is undefined", name)
-            i, k, m = tri
-            a, b, c = members[i], members[k], members[m]
-            for p, q_ in ((a, b), (b, c), (a, c)):
-                d = _diff(vec(p), vec(q_))
-                dv = value[p] - value[q_]
-                row(f"{name}.{p}-{q_}", name, _add(_dot(d, d), {(-1, -1): -float(dv @ dv)}))
-            ab, ac = _diff(vec(b), vec(a)), _diff(vec(c), vec(a))
-            u, w = value[b] - value[a], value[c] - value[a]
-            basis = np.column_stack([u, w, np.cross(u, w)])
-            cross = _cross(ab, ac)
-            for o in (x for n_, x in enumerate(members) if n_ not in tri):
-                alpha, beta, gamma = np.linalg.solve(basis, value[o] - value[a])
-                for x in range(3):
-                    terms = _add(_linear(vec(o)[x]), _scale(_linear(vec(a)[x]), -1.0),
-                                 _scale(_linear(ab[x]), -alpha), _scale(_linear(ac[x]), -beta),
-                                 _scale(cross[x], -gamma))
-                    row(f"{name}.{o}.{'xyz'[x]}", name, terms)
+            a, b, c = base
+            pairs = [(a, b), (b, c), (a, c)]
+            origin, o_v = vec(a), value[a]
+            u, w = _diff(vec(b), vec(a)), _diff(vec(c), vec(a))
+            u_v, w_v = value[b] - value[a], value[c] - value[a]
+        for pair in pairs:
+            pair_row(name, *pair)
+        # Every other joint keeps its coordinates in the basis (u, w, u x w) about the
+        # origin: m = o + alpha u + beta w + gamma u x w, three rows.
+        basis = np.column_stack([u_v, w_v, np.cross(u_v, w_v)])
+        cross = _cross(u, w)
+        for m in (x for x in members if x not in base):
+            alpha, beta, gamma = np.linalg.solve(basis, value[m] - o_v)
+            for x in range(3):
+                terms = _add(_linear(vec(m)[x]), _scale(_linear(origin[x]), -1.0),
+                             _scale(_linear(u[x]), -alpha), _scale(_linear(w[x]), -beta),
+                             _scale(cross[x], -gamma))
+                row(f"{name}.{m}.{'xyz'[x]}", name, terms)
+            combined.add(m)
     units = []
     if spherical:
         for j in moving:
@@ -273,7 +260,7 @@ def compile_linkage(linkage) -> NaturalModel:
                 units.append((f"{j}.unit", j, _add(_dot(vec(j), vec(j)), {(-1, -1): -1.0})))
 
     # The input row (law 0).
-    law, turn = linear(0.0, 0.0), None
+    turn = None
     kind, *spec = linkage.driving
     if kind == "rotation":
         joint, rate = spec
@@ -289,11 +276,12 @@ def compile_linkage(linkage) -> NaturalModel:
         e2 = np.cross(axis, e1)
         law = linear(0.0, rate)
         turn = (index[m], e1, e2)
-        form = vec(m)
-        row("input", "input", _add(*(_linear({k: e2[x] * c for k, c in form[x].items()})
-                                    for x in range(3))), 1, 0,
-            [(_add(*(_linear({k: -e1[x] * c for k, c in form[x].items()}) for x in range(3))),
-              2, 0)])
+
+        def const(e):
+            return tuple({-1: float(x)} for x in e)
+
+        row("input", "input", _dot(vec(m), const(e2)), 1, 0,
+            [(_scale(_dot(vec(m), const(e1)), -1.0), 2, 0)])
     else:
         (p1, p2), rate = spec
         d = _diff(vec(p1), vec(p2))
