@@ -6,9 +6,8 @@ Each case reports in extra_info: the status ("success", or the error class when 
 cannot finish), the largest error of the benchmark's point (P1, B0) against the exact motion
 over 400 evenly spaced outputs (the benchmark's own measure; its high-precision bound is
 1e-3 m), the energy drift, the steps and the Newton solves ended at their round-off floor
-(``noise_limited``, at the singular configurations); a table is printed. Failures are
-recorded, not hidden: at rtol 1e-12 A02 does not yet get through its singular
-configurations (issue 12).
+(``noise_limited``, a fallback at singular configurations that compensated constraint
+residuals have made rare); a table is printed. Failures are recorded, not hidden.
 """
 
 import time

@@ -47,7 +47,11 @@
  * estimates therefore tolerate a residue (times 2^k / (k + 1)): in the position test the
  * larger of SETTLED eps max|q| and the residue at which the Newton iteration was last seen to
  * stagnate (decaying by NOISE_DECAY per step); in the velocity test at least NOISE eps max|q|.
- * Newton corrections below SETTLED eps max|q| count as converged, and an iteration that
+ * Newton corrections below SETTLED eps max|q| count as converged, and so do corrections below
+ * ROUNDOFF (32) eps max|q| from the second iteration on: round-off does not contract, and a
+ * rolling disk 14 m down an incline (coordinates of 14 m, a 1e7 N/m^1.5 contact) saw its
+ * iterations end at 5 to 16 eps max|q| with rates of 0.25 to 0.5, every one refused, the step
+ * cut to 1e-14 s and the run failed (tests/test_friction.py). An iteration that
  * stagnates (rate >= 0.5) below NOISE eps max|q| has reached the model's round-off floor and
  * is accepted (cutting the step would not lower it; large models such as a 200-bar chain
  * reach it above SETTLED). Without these floors the step collapsed on round-off at local
@@ -86,11 +90,18 @@
  *
  * Singular configurations. Where Phi_q loses rank for an instant (the N-four-bar of the
  * IFToMM benchmarks with all bars on the ground line), the multipliers grow like
- * 1/(t - t_c) and the iteration matrix becomes ill-conditioned: the Newton corrections
- * stagnate at round-off amplified by the matrix (measured: 1e-12 to 2e-10 m on the 81-bar
- * chain, KLU condition estimates 1e6 to 6e8), above what tight tolerances ask. Cutting the
- * step then moves the next attempt closer to t_c and makes it worse, until h reaches h_min.
- * So a Newton solve that fails with a freshly factorised matrix is accepted as
+ * 1/(t - t_c) and the iteration matrix becomes ill-conditioned (KLU condition estimates of
+ * 1e6 to 1e7 on A02). A rounding error e in the constraint residual then moves q by about
+ * e / sigma along the direction Phi_q nearly loses (sigma its smallest singular value, which
+ * goes to zero at t_c): residuals summed in plain double precision made the Newton
+ * corrections stagnate at 1e-13 to 2e-10 m, above what tolerances below 1e-11 ask, and A02
+ * failed at its first crossing. The model's kernels therefore evaluate Phi as compensated
+ * sums (src/linkdyn/_kernels.pyx): a residual accurate to the rounding of q itself moves q
+ * by that rounding only, and A02 (N = 2 and 40) goes through its twenty crossings at every
+ * tolerance down to 1e-12 (at most two noise-limited solves per run, measured from 1e-4 to
+ * 1e-12; below, and a fallback there). For kernels
+ * without compensated residuals (the friction rows of a run, rolling coordinates), a Newton
+ * solve that fails with a freshly factorised matrix is accepted as
  * noise-limited when its last correction is at most NOISE_LIMIT eps max|q| (2^20) and at
  * most CONDEST_FRACTION (1e-4) times eps max|q| times KLU's condition estimate (computed
  * only then): the noise is recorded as the Newton noise the error estimates tolerate, and
@@ -118,6 +129,11 @@
  * not fire again at the restart. Output rows up to the event are written; the state is moved
  * to the event (the interpolant's (q, v, lam) there) and the integration restarts from it at
  * the next call (order 1, consistent accelerations), since the model's mode may change.
+ * A crossing seen on the new state is confirmed on its consistent state (the velocity
+ * projected and the multipliers solved from the index-1 equations, as for output rows), and
+ * the locator's trial states are made consistent alike: the BDF's own multipliers carry the
+ * Newton residue divided by c^2, and a friction limit tested on them fired false slip events
+ * whenever the steps were small (tests/test_friction.py).
  */
 #include "ld_bdf.h"
 
@@ -137,6 +153,7 @@
 #define LOCAL_FLOOR 100.0       /* the transform stops at LOCAL_FLOOR eps max(1, max|q0|) */
 #define REFRESH_ITERS 3         /* a step that took this many Newton iterations refreshes G */
 #define SETTLED 4.0             /* Newton corrections below SETTLED eps max|q| are round-off */
+#define ROUNDOFF 32.0           /* ... and, after the first iteration, below ROUNDOFF eps max|q| */
 #define NOISE_DECAY 0.95       /* per accepted step, of the observed Newton noise */
 #define NOISE 256.0             /* Newton residue (in eps max|q|) the error estimates must tolerate */
 #define NOISE_LIMIT 1048576.0   /* largest correction (in eps max|q|) of a noise-limited solve */
@@ -789,8 +806,9 @@ static int newton(ld_bdf *w, double t_new, double c, int fresh, int *status)
             dy_norm += r * r;
             if (a > max_corr) max_corr = a;
         }
-        /* Every correction at round-off level (of the coordinate vector). */
-        settled = max_corr <= w->settled;
+        /* Every correction at round-off level (of the coordinate vector); from the second
+         * iteration on, a few ulps more (ROUNDOFF): round-off corrections do not contract. */
+        settled = max_corr <= (k > 0 ? ROUNDOFF / SETTLED : 1.0) * w->settled;
         dy_norm = sqrt(dy_norm / nq);
         if (!isfinite(dy_norm)) { *status = LD_BDF_NONFINITE; return 0; }
         /* The contraction rate is measured within this solve (a rate carried over from
@@ -937,6 +955,28 @@ static int events_at(ld_bdf *w, double t, const double *y, double *g)
                                                                            : LD_BDF_CALLBACK;
 }
 
+/* The event functions at the consistent state of y (velocity projected, multipliers from
+ * the index-1 equations; see consistent_output), made in y_ev: y itself may be y_ev. Where
+ * that state cannot be formed (K singular), the raw state's values. */
+static int events_consistent(ld_bdf *w, double t, const double *y, double *g)
+{
+    double worst = w->stats.max_output_velocity_violation;   /* not an output row */
+    int st;
+    if (y != w->y_ev) memcpy(w->y_ev, y, (size_t)w->n * sizeof(double));
+    st = consistent_output(w, t, w->y_ev);
+    w->stats.max_output_velocity_violation = worst;
+    if (st == LD_BDF_CALLBACK) return st;
+    return events_at(w, t, st == LD_BDF_SUCCESS ? w->y_ev : y, g);
+}
+
+static int any_crossing(const ld_bdf *w, const double *g_old, const double *g_new)
+{
+    int k;
+    for (k = 0; k < w->nev; k++)
+        if (crossing(w, k, g_old[k], g_new[k])) return 1;
+    return 0;
+}
+
 /* Locate the earliest crossing in (t_lo, t_hi] (g_old at t_lo, g_new at t_hi, the current
  * step's interpolant in between): Illinois regula falsi on the leading event, bisection when
  * it stalls. Sets t_event, fired[], and returns 1 when an event fired. */
@@ -966,7 +1006,8 @@ static int locate_event(ld_bdf *w, double t_lo, int *status)
         if (!(tm > t_lo + 0.1 * tol && tm < t_hi - 0.1 * tol) || it % 4 == 3)
             tm = 0.5 * (t_lo + t_hi);
         dense_output(w, tm, w->y_ev);
-        if ((*status = events_at(w, tm, w->y_ev, w->g_mid)) != LD_BDF_SUCCESS) return 0;
+        if ((*status = events_consistent(w, tm, w->y_ev, w->g_mid)) != LD_BDF_SUCCESS)
+            return 0;
         /* A crossing in (t_lo, tm] (the trial value zero or past the sign of t_lo) of an
          * event that crosses over the step: of all, the earliest wins. */
         {
@@ -1201,7 +1242,9 @@ int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out, do
         w->tail_event = 0;
         w->tail_t_stop = w->t;
         if (w->nev) {
-            if (events_at(w, w->t, w->D, w->g_new) != LD_BDF_SUCCESS)
+            if (events_at(w, w->t, w->D, w->g_new) != LD_BDF_SUCCESS ||
+                (any_crossing(w, w->g_old, w->g_new) &&
+                 events_consistent(w, w->t, w->D, w->g_new) != LD_BDF_SUCCESS))
                 return fail(w, LD_BDF_CALLBACK, w->t, w->h);
             w->tail_event = locate_event(w, t_prev, &st);
             if (st != LD_BDF_SUCCESS) return fail(w, st, w->t, w->h);

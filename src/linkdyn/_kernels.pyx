@@ -10,7 +10,7 @@ functions. Nothing here allocates or looks anything up by name.
 """
 
 from cpython.pycapsule cimport PyCapsule_New
-from libc.math cimport cos, fabs, sin, sqrt
+from libc.math cimport cos, fabs, fma, sin, sqrt
 from libc.stdlib cimport free, malloc
 
 import numpy as np
@@ -213,6 +213,34 @@ cdef inline void time_coef(const KernelData *d, int m, double t, double *g) noex
 
 
 # ---------------------------------------------------------------------------------------------
+# Compensated sums (Ogita, Rump & Oishi's Sum2 with exact products by fma)
+#
+# The constraint residual Phi(q) is a sum of terms of the size of the coordinates that cancel
+# to zero on the constraint manifold. Summed in double precision it carries rounding errors of
+# eps max|q| that are not of the form Phi_q dq, and near a singular configuration Newton turns
+# them into position noise divided by the smallest singular value of Phi_q (csrc/ld_bdf.c,
+# "Singular configurations"). Summed here with the rounding errors carried along, Phi is as
+# accurate as if computed in twice the precision; the Jacobians need no such care.
+
+cdef struct Acc:
+    double s    # running sum
+    double c    # accumulated rounding errors
+
+
+cdef inline void acc_add(Acc *a, double x) noexcept nogil:
+    cdef double s = a.s + x
+    cdef double z = s - a.s
+    a.c += (a.s - (s - z)) + (x - z)
+    a.s = s
+
+
+cdef inline void acc_add_product(Acc *a, double x, double y) noexcept nogil:
+    cdef double p = x * y
+    a.c += fma(x, y, -p)
+    acc_add(a, p)
+
+
+# ---------------------------------------------------------------------------------------------
 # Kernels (C signatures of ld_system.h)
 
 cdef int k_phi(void *user, double t, const double *q, double *out) noexcept nogil:
@@ -220,39 +248,61 @@ cdef int k_phi(void *user, double t, const double *q, double *out) noexcept nogi
     cdef int i, k, s, b, r
     cdef double sgn, xi, eta, px, py
     cdef const double *qb
+    cdef Acc ax, ay
     for i in range(d.nunit):
         qb = q + 4 * d.unit_body[i]
-        out[d.unit_row[i]] = qb[2] * qb[2] + qb[3] * qb[3] - 1.0
+        ax.s = -1.0
+        ax.c = 0.0
+        acc_add_product(&ax, qb[2], qb[2])
+        acc_add_product(&ax, qb[3], qb[3])
+        out[d.unit_row[i]] = ax.s + ax.c
     for k in range(d.nrev):
         r = d.rev_row[k]
-        px = 0.0
-        py = 0.0
+        ax.s = 0.0
+        ax.c = 0.0
+        ay.s = 0.0
+        ay.c = 0.0
         for s in range(2):
             sgn = 1.0 if s == 0 else -1.0
             b = d.rev_body[2 * k + s]
-            xi = d.rev_local[4 * k + 2 * s]
-            eta = d.rev_local[4 * k + 2 * s + 1]
+            xi = sgn * d.rev_local[4 * k + 2 * s]
+            eta = sgn * d.rev_local[4 * k + 2 * s + 1]
             if b < 0:
-                px += sgn * xi
-                py += sgn * eta
+                acc_add(&ax, xi)
+                acc_add(&ay, eta)
             else:
                 qb = q + 4 * b
-                px += sgn * (qb[0] + xi * qb[2] - eta * qb[3])
-                py += sgn * (qb[1] + xi * qb[3] + eta * qb[2])
-        out[r] = px
-        out[r + 1] = py
+                acc_add(&ax, sgn * qb[0])
+                acc_add_product(&ax, xi, qb[2])
+                acc_add_product(&ax, -eta, qb[3])
+                acc_add(&ay, sgn * qb[1])
+                acc_add_product(&ay, xi, qb[3])
+                acc_add_product(&ay, eta, qb[2])
+        out[r] = ax.s + ax.c
+        out[r + 1] = ay.s + ay.c
+    # A row's terms are consecutive (compile_rows): each row is one compensated sum.
     cdef double g[3]
-    cdef double m
+    cdef double w, m, e
     for k in range(d.ngen_rows):
         out[d.gen_row[k]] = 0.0
+    ax.s = 0.0
+    ax.c = 0.0
     for k in range(d.nterm):
         time_coef(d, k, t, g)
-        m = 1.0
-        if d.term_a[k] >= 0:
-            m = q[d.term_a[k]]
-            if d.term_b[k] >= 0:
-                m *= q[d.term_b[k]]
-        out[d.term_row[k]] += d.term_coef[k] * g[0] * m
+        w = d.term_coef[k] * g[0]
+        if d.term_a[k] < 0:
+            acc_add(&ax, w)
+        elif d.term_b[k] < 0:
+            acc_add_product(&ax, w, q[d.term_a[k]])
+        else:
+            m = q[d.term_a[k]] * q[d.term_b[k]]
+            e = fma(q[d.term_a[k]], q[d.term_b[k]], -m)
+            acc_add_product(&ax, w, m)
+            ax.c += w * e
+        if k + 1 == d.nterm or d.term_row[k + 1] != d.term_row[k]:
+            out[d.term_row[k]] = ax.s + ax.c
+            ax.s = 0.0
+            ax.c = 0.0
     return LD_OK
 
 
