@@ -213,3 +213,18 @@ def test_constraint_residuals_are_summed_without_rounding_noise(name):
             v = float(exact[int(r)])
             naive_error = max(naive_error, abs(px - v) / (2 * np.spacing(abs(v)) + 1e-30))
         assert naive_error > 100
+
+
+def test_kernels_refuse_generic_terms_out_of_row_order():
+    # k_phi sums each row's consecutive terms as one compensated sum: arrays whose rows are
+    # not in order would silently overwrite a row, so the constructor refuses them.
+    from linkdyn._kernels import Kernels
+    from linkdyn.models import linkage
+    from linkdyn.natural import compile_linkage
+
+    arrays = dict(compile_linkage(linkage("five_ss")).kernels.arrays)
+    arrays["nc"] = compile_linkage(linkage("five_ss")).nc
+    Kernels(arrays)   # as compiled: accepted
+    arrays["term_row"] = arrays["term_row"][::-1].copy()
+    with pytest.raises(ValueError, match="term_row must be non-decreasing"):
+        Kernels(arrays)

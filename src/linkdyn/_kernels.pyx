@@ -246,7 +246,7 @@ cdef inline void acc_add_product(Acc *a, double x, double y) noexcept nogil:
 cdef int k_phi(void *user, double t, const double *q, double *out) noexcept nogil:
     cdef KernelData *d = <KernelData *> user
     cdef int i, k, s, b, r
-    cdef double sgn, xi, eta, px, py
+    cdef double sgn, xi, eta
     cdef const double *qb
     cdef Acc ax, ay
     for i in range(d.nunit):
@@ -666,6 +666,8 @@ cdef class Kernels:
         self.nc = int(arrays["nc"])
         if nbody < 0 or 4 * nbody > self.nq:
             raise ValueError("kernel arrays: mass must have 4 entries per body")
+        if np.any(np.diff(a["term_row"]) < 0):   # k_phi sums each row's run of terms
+            raise ValueError("kernel arrays: term_row must be non-decreasing")
         self.phiq_nnz = a["phiq_rowind"].shape[0]
         self.fq_nnz = a["fq_rowind"].shape[0]
         self.fv_nnz = a["fv_rowind"].shape[0]

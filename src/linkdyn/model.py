@@ -411,7 +411,8 @@ def compile_rows(generic, nq: int, nc: int, rows: list, cols: list, row_names: l
     entries of the rows before them (extended here); ``hdiag``: coordinates whose (i, i)
     Hessian entries those rows need. Returns (kernel arrays of the patterns and terms, row
     names, owners, nc, slot of each entry of ``rows``/``cols`` in the CSC values, Hessian
-    slot of each ``hdiag`` entry)."""
+    slot of each ``hdiag`` entry). A row's terms are consecutive (the kernels sum each run
+    of them as one compensated sum)."""
     gen_row, term = [], dict(row=[], a=[], b=[], tf=[], law=[], coef=[])
     entry_of = {}  # (row, col) -> index into rows/cols
     for rname, owner, parts in generic:
