@@ -29,6 +29,7 @@ from .natural import NaturalModel
 from .output import Record
 from .models import builtin_names, chain, load_model
 from .simulate import ControlState, SimulationResult, simulate
+from .accuracy import ErrorEstimate, estimate_error
 from .statics import Equilibrium, Modes, equilibrium, modes
 from .sweep import sweep
 from .periodic import PeriodicOrbit, PeriodicOrbitError, periodic_orbit
@@ -44,6 +45,7 @@ __all__ = [
     "Description",
     "Equilibrium",
     "EquilibriumError",
+    "ErrorEstimate",
     "ForceElementError",
     "GROUND",
     "KinematicsError",
@@ -73,6 +75,7 @@ __all__ = [
     "consistent_state",
     "contacts",
     "equilibrium",
+    "estimate_error",
     "events",
     "forces",
     "geometric",
