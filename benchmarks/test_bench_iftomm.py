@@ -114,3 +114,31 @@ def test_a03_andrews_squeezer(benchmark, tol):
           f"{1e3 * info['seconds']:.1f} ms; LSODA index-1 {1e3 * baseline:.1f} ms, error "
           f"{base_err:.2e} rad ({info['speedup']:.1f}x)")
     assert info["angle_error_rad"] < 1e-2
+
+
+@pytest.mark.parametrize("tol", (1e-6, 1e-8, 1e-10))
+@pytest.mark.benchmark(group="iftomm-a02-error-estimate")
+def test_a02_error_estimate(benchmark, tol):
+    """linkdyn.estimate_error on A02 (N = 2, 20 s, 400 outputs): the estimated and the true
+    largest error of B0, and the cost of the estimate against the run alone, both timed here
+    (best of three each)."""
+    model = nfourbar(2)
+    t = np.linspace(0.0, 20.0, 401)
+    e = benchmark.pedantic(linkdyn.estimate_error, args=(model, 20.0),
+                           kwargs=dict(rtol=tol, atol=tol, t_out=t), rounds=3, iterations=1)
+    alone = []
+    for _ in range(3):
+        start = time.perf_counter()
+        linkdyn.simulate(model, 20.0, rtol=tol, atol=tol, t_out=t)
+        alone.append(time.perf_counter() - start)
+    true = float(np.max(np.hypot(*(e.result.marker("B0") - nfourbar_exact(2, t)).T)))
+    info = {"estimated_error_m": e.max_marker("B0"), "true_error_m": true,
+            "estimate_seconds": benchmark.stats.stats.min, "run_seconds": min(alone),
+            "cost_ratio": benchmark.stats.stats.min / min(alone),
+            "steps": int(e.result.stats["steps"]),
+            "reference_steps": int(e.reference.stats["steps"])}
+    benchmark.extra_info.update(info)
+    print(f"\nA02 N=2 rtol {tol:g}: estimated {info['estimated_error_m']:.2e} m, true "
+          f"{true:.2e} m; estimate {1e3 * info['estimate_seconds']:.1f} ms = "
+          f"{info['cost_ratio']:.1f} x the run alone ({1e3 * min(alone):.1f} ms; "
+          f"{info['steps']} + {info['reference_steps']} steps)")

@@ -3,6 +3,8 @@
 import subprocess
 import sys
 
+import pytest
+
 import linkdyn
 from linkdyn.cli import main
 
@@ -275,3 +277,26 @@ def test_kinematics_continue_singular_writes_what_was_solved(tmp_path, capsys):
     rows = [line for line in out.read_text().splitlines() if not line.startswith("#")]
     assert 1 < len(rows) < 301
     assert main(["kinematics", str(path), "--t-end", "3", "--dt", "0.01"]) == 2
+
+
+def test_simulate_estimates_the_global_error(capsys):
+    """--estimate-error prints the largest estimated error of each marker, from a run 100
+    times tighter: within 20% of A01's true error (against its exact motion)."""
+    import re
+
+    import numpy as np
+    from linkdyn.models import simple_pendulum
+    from linkdyn.models.iftomm import pendulum_exact
+
+    args = ["simulate", "iftomm_a01", "--t-end", "10", "--rtol", "1e-6", "--atol", "1e-6"]
+    assert main(args + ["--estimate-error"]) == 0
+    out = capsys.readouterr().out
+    assert "estimated global error, from a second run at rtol 1e-08" in out
+    estimated = float(re.search(r"marker P1 up to (\S+) m", out).group(1))
+    r = linkdyn.simulate(simple_pendulum(), 10.0, rtol=1e-6, atol=1e-6, dt_out=0.01)
+    true = np.max(np.hypot(*(r.marker("P1") - pendulum_exact(r.t)).T))
+    assert estimated == pytest.approx(true, rel=0.2)
+    # At rtol 1e-12 the second run would be held at the round-off floor: refused, said why.
+    assert main(["simulate", "iftomm_a01", "--t-end", "1", "--rtol", "1e-12", "--atol",
+                 "1e-12", "--estimate-error"]) == 2
+    assert "no error estimate is possible at rtol = 1e-12" in capsys.readouterr().err

@@ -15,7 +15,8 @@ error, off by the second one's (about 1 / refine of it).
 Measured at refine = 100 on A01 and A02 (tests/test_accuracy.py): the largest estimated error
 of the benchmark's point is within 20% of the largest true error, and the error at each output
 row is estimated as well. The price is the second run: at rtol 1e-6 a run 100 times tighter
-takes about 2.5 times the steps of the first, so an estimate costs about 3.5 runs.
+takes about 2.5 times the steps of the first, so an estimate costs 2.5 to 3.4 times the run
+alone (A02 at 1e-6 to 1e-10, benchmarks/test_bench_iftomm.py).
 
 Because the error is proportional to the tolerance (within the scatter of a single run: the
 ratio of error to tolerance of A02 varies by up to 15 times between tolerances half a decade
