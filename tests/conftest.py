@@ -1,11 +1,30 @@
 """Shared small models and numerical helpers for the tests."""
 
+import contextlib
 import math
+import os
+import signal
+import threading
+import warnings
 
 import numpy as np
 import pytest
 
 import linkdyn
+
+
+@contextlib.contextmanager
+def ctrl_c_after(seconds=0.3):
+    """Send this process SIGINT (Ctrl-C) ``seconds`` after entering (POSIX); the warnings
+    raised inside are recorded in the list the context yields."""
+    timer = threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield caught
+    finally:
+        timer.cancel()
 
 
 def central_difference(f, x, h=1e-6):

@@ -5,14 +5,13 @@ factor of the method."""
 
 import math
 import os
-import signal
-import threading
-import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
+
+from conftest import ctrl_c_after
 
 import linkdyn
 from linkdyn.models import nfourbar, simple_pendulum
@@ -191,14 +190,8 @@ def test_estimate_error_refuses_what_it_cannot_do():
 @pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
 def test_ctrl_c_during_the_first_run_stops_the_estimate():
     model = linkdyn.chain(60)
-    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            e = linkdyn.estimate_error(model, 1000.0, rtol=1e-8, atol=1e-8, dt_out=0.01)
-    finally:
-        timer.cancel()
+    with ctrl_c_after(0.3):
+        e = linkdyn.estimate_error(model, 1000.0, rtol=1e-8, atol=1e-8, dt_out=0.01)
     assert e.status == "interrupted" and e.reference is None
     assert e.result.status == "interrupted" and 0 < len(e.result.t) < 100_001
     assert e.t.size == 0 and e.q.shape == (0, model.nq)

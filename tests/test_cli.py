@@ -7,6 +7,7 @@ import pytest
 
 import linkdyn
 from linkdyn.cli import main
+from conftest import ctrl_c_after
 
 
 def test_assemble_jansen(capsys):
@@ -164,26 +165,15 @@ def test_simulate_model_with_force_elements(tmp_path, capsys):
 
 def test_interrupted_commands_say_so(capsys):
     import os
-    import signal
-    import threading
-    import warnings
 
     if os.name != "posix":
         return
-    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
+    with ctrl_c_after(0.3):
         code = main(["kinematics", "--t-end", "100", "--dt", "0.0005"])
-    timer.join()
     assert code == 130
     assert "interrupted:" in capsys.readouterr().out
-    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
+    with ctrl_c_after(0.3):
         code = main(["simulate", "--t-end", "1000", "--dt-out", "1"])
-    timer.join()
     out = capsys.readouterr().out
     assert code == 130 and "(interrupted)" in out and "faster than the published" not in out
 

@@ -8,7 +8,7 @@ import pytest
 
 import linkdyn
 from linkdyn import ModelError, SingularConfigurationError, kinematics, laws
-from conftest import bar_fourbar_builder, fourbar_builder
+from conftest import bar_fourbar_builder, ctrl_c_after, fourbar_builder
 from test_elements import E, W, closed_form, slider_crank
 
 
@@ -268,21 +268,12 @@ def test_function_laws_are_refused_where_they_cannot_work(tmp_path):
 
 
 def test_ctrl_c_interrupts_a_long_sweep():
-    import os
     import signal
-    import threading
-    import warnings
 
     model = slider_crank()
     t = np.linspace(0.0, 2000.0, 3_000_001)
-    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            r = kinematics(model, t)
-    finally:
-        timer.cancel()
+    with ctrl_c_after(0.3) as caught:
+        r = kinematics(model, t)
     assert r.status == "interrupted" and 0 < len(r.t) < len(t)
     assert any("interrupted" in str(w.message) for w in caught)
     x = np.array([closed_form(tt)[0] for tt in r.t[-5:]])

@@ -5,7 +5,6 @@ import math
 import os
 import signal
 import threading
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +13,7 @@ from scipy.special import ellipk
 
 import linkdyn
 from linkdyn import simulate
+from conftest import ctrl_c_after
 
 REFERENCE = np.loadtxt(Path(__file__).parent / "data" / "jansen_reference.txt")
 G = 9.81
@@ -278,14 +278,8 @@ def test_step_budget_raises_with_partial_result():
 @pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
 def test_ctrl_c_interrupts_and_keeps_what_was_computed():
     model = linkdyn.chain(60)
-    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            r = simulate(model, 1000.0, rtol=1e-10, atol=1e-10, dt_out=0.01)
-    finally:
-        timer.cancel()
+    with ctrl_c_after(0.3) as caught:
+        r = simulate(model, 1000.0, rtol=1e-10, atol=1e-10, dt_out=0.01)
     assert r.status == "interrupted"
     assert any("interrupted" in str(w.message) for w in caught)
     assert 0 < len(r.t) < 100_001 and r.t[-1] < 1000.0
