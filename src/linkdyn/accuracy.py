@@ -146,10 +146,10 @@ def estimate_error(model: Model, t_end: float, *, rtol: float = 1e-8, atol: floa
     Raises
     ------
     ValueError
-        ``refine`` below 10 or not finite; ``rtol / refine`` or ``atol / refine`` below
-        1e-14; ``controller`` or ``record`` given; the reference run's local tolerance held
-        at the integrator's round-off floor (100 eps max|q0|) so that it is not at least ten
-        times tighter than the first run's (the estimate would be meaningless: loosen rtol).
+        ``refine`` below 10 or not finite; ``rtol / refine`` below 1e-14; ``controller``
+        or ``record`` given; the reference run's local tolerance held at the integrator's
+        round-off floor (100 eps max(1, max|q0|)) so that it is not at least ten times
+        tighter than the first run's (the estimate would be meaningless: loosen rtol).
     Whatever :func:`linkdyn.simulate` raises for either run.
     """
     if isinstance(refine, bool) or not isinstance(refine, (int, float)) or \
@@ -162,12 +162,11 @@ def estimate_error(model: Model, t_end: float, *, rtol: float = 1e-8, atol: floa
                                 "keeps state would carry the first run's into the second"
                                 if name == "controller" else
                                 "the estimate compares whole rows (q and v)"))
-    for name, tol in (("rtol", rtol), ("atol", atol)):
-        if isinstance(tol, (int, float)) and not isinstance(tol, bool) and \
-                math.isfinite(tol) and 0 < tol / refine < FINEST_RTOL:
-            raise ValueError(f"{name} / refine = {tol / refine:.3g} is below the finest "
-                             f"tolerance simulate accepts ({FINEST_RTOL:g}): loosen {name} "
-                             f"to at least {FINEST_RTOL * refine:.3g} or lower refine")
+    if isinstance(rtol, (int, float)) and not isinstance(rtol, bool) and \
+            math.isfinite(rtol) and 0 < rtol / refine < FINEST_RTOL:
+        raise ValueError(f"rtol / refine = {rtol / refine:.3g} is below the finest tolerance "
+                         f"simulate accepts ({FINEST_RTOL:g}): loosen rtol to at least "
+                         f"{FINEST_RTOL * refine:.3g} or lower refine")
     result = simulate(model, t_end, rtol=rtol, atol=atol, **options)
     if result.status == "interrupted":
         empty = np.empty(0, dtype=int)
