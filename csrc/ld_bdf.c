@@ -158,7 +158,7 @@
 #define LOCAL_FLOOR 100.0       /* the transform stops at LOCAL_FLOOR eps max(1, max|q0|) */
 #define REFRESH_ITERS 3         /* a step that took this many Newton iterations refreshes G */
 #define SETTLED 4.0             /* Newton corrections below SETTLED eps max|q| are round-off */
-#define ROUNDOFF 32.0           /* ... and, after the first iteration, below ROUNDOFF eps max|q| */
+#define ROUNDOFF 32.0           /* ... and, after the first iteration, below this */
 #define NOISE_DECAY 0.95       /* per accepted step, of the observed Newton noise */
 #define NOISE 256.0             /* Newton residue (in eps max|q|) the error estimates must tolerate */
 #define NOISE_LIMIT 1048576.0   /* largest correction (in eps max|q|) of a noise-limited solve */
@@ -960,18 +960,27 @@ static int events_at(ld_bdf *w, double t, const double *y, double *g)
                                                                            : LD_BDF_CALLBACK;
 }
 
-/* The event functions at the consistent state of y (velocity projected, multipliers from
- * the index-1 equations; see consistent_output), made in y_ev: y itself may be y_ev. Where
- * that state cannot be formed (K singular), the raw state's values. */
+/* y_ev <- y, or the current step's interpolant at t when y is NULL. */
+static void event_state(ld_bdf *w, double t, const double *y)
+{
+    if (y) memcpy(w->y_ev, y, (size_t)w->n * sizeof(double));
+    else dense_output(w, t, w->y_ev);
+}
+
+/* The event functions at the consistent state of y (NULL: the interpolant at t), made in
+ * y_ev: velocity projected, multipliers from the index-1 equations (see consistent_output).
+ * Where that state cannot be formed (K singular), the raw state's values: y_ev is made
+ * afresh, since consistent_output may have changed part of it before it failed. */
 static int events_consistent(ld_bdf *w, double t, const double *y, double *g)
 {
     double worst = w->stats.max_output_velocity_violation;   /* not an output row */
     int st;
-    if (y != w->y_ev) memcpy(w->y_ev, y, (size_t)w->n * sizeof(double));
+    event_state(w, t, y);
     st = consistent_output(w, t, w->y_ev);
     w->stats.max_output_velocity_violation = worst;
     if (st == LD_BDF_CALLBACK) return st;
-    return events_at(w, t, st == LD_BDF_SUCCESS ? w->y_ev : y, g);
+    if (st != LD_BDF_SUCCESS) event_state(w, t, y);
+    return events_at(w, t, w->y_ev, g);
 }
 
 static int any_crossing(const ld_bdf *w, const double *g_old, const double *g_new)
@@ -1010,8 +1019,7 @@ static int locate_event(ld_bdf *w, double t_lo, int *status)
         /* Keep the trial well inside the bracket (bisect if regula falsi crawls). */
         if (!(tm > t_lo + 0.1 * tol && tm < t_hi - 0.1 * tol) || it % 4 == 3)
             tm = 0.5 * (t_lo + t_hi);
-        dense_output(w, tm, w->y_ev);
-        if ((*status = events_consistent(w, tm, w->y_ev, w->g_mid)) != LD_BDF_SUCCESS)
+        if ((*status = events_consistent(w, tm, NULL, w->g_mid)) != LD_BDF_SUCCESS)
             return 0;
         /* A crossing in (t_lo, tm] (the trial value zero or past the sign of t_lo) of an
          * event that crosses over the step: of all, the earliest wins. */
