@@ -1,13 +1,16 @@
 """IFToMM multibody benchmark problems (linkdyn.models.iftomm): A01, the simple pendulum over
-10 s (as OpenSim's published run) and over the benchmark's own 2000 s (4000 outputs), A02, the N-four-bar over the benchmark's 20 s, and A03, Andrews' squeezing mechanism over
-0.03 s against the Test Set for IVP Solvers' reference, at rtol = atol from 1e-6 to 1e-12.
+10 s (as OpenSim's published run) and over the benchmark's own 2000 s (4000 outputs), A02,
+the N-four-bar over the benchmark's 20 s, and A03, Andrews' squeezing mechanism over 0.03 s
+against the Test Set for IVP Solvers' reference, at rtol = atol from 1e-6 to 1e-12; and the
+cost of linkdyn.estimate_error on A02.
 
 Each case reports in extra_info: the status ("success", or the error class when linkdyn
 cannot finish), the largest error of the benchmark's point (P1, B0) against the exact motion
 over 400 evenly spaced outputs (4000 for A01 over 2000 s: the benchmark's own measure; its
-high-precision bound is 1e-3 m, its low-precision bound 1e-1 m), the energy drift, the steps and the Newton solves ended at their round-off floor
-(``noise_limited``, a fallback at singular configurations that compensated constraint
-residuals have made rare); a table is printed. Failures are recorded, not hidden.
+high-precision bound is 1e-3 m, its low-precision bound 1e-1 m), the energy drift, the steps
+and the Newton solves ended at their round-off floor (``noise_limited``, a fallback at
+singular configurations that compensated constraint residuals have made rare); a table is
+printed. Failures are recorded, not hidden.
 """
 
 import time
