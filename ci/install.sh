@@ -32,6 +32,18 @@ else
 fi
 
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
-.venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q ".[test,cholmod]"
+# Rebuild only when the sources or the build settings changed since the last install here:
+# a digest of every source file (not the build's own outputs) is kept beside the venv.
+digest=$(find src csrc setup.py pyproject.toml MANIFEST.in -type f ! -name '*.so' \
+             ! -name '*.pyc' ! -path 'src/linkdyn/*.c' ! -path 'src/linkdyn/*.html' \
+             ! -path '*.egg-info/*' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum)
+stamp=.venv/.linkdyn-sources
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ] \
+        && .venv/bin/python -c "import linkdyn" >/dev/null 2>&1; then
+    echo "ci/install.sh: linkdyn in .venv is up to date with the sources (nothing rebuilt)"
+else
+    .venv/bin/python -m pip install -q --upgrade pip
+    .venv/bin/python -m pip install -q ".[test,cholmod]"
+    echo "$digest" > "$stamp"
+fi
 echo "ci/install.sh: linkdyn $(.venv/bin/python -c 'import linkdyn; print(linkdyn.__version__)') installed in .venv"

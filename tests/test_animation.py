@@ -105,3 +105,36 @@ def test_animate_command(tmp_path, capsys):
         assert im.n_frames == 3
     assert main(["animate", "jansen", "--output", str(tmp_path / "x.webm")]) == 2
     assert "unknown animation format" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("element", ["motor", "flexible_joint"])
+def test_models_with_compiler_made_bodies_animate(tmp_path, element):
+    # A motor's rotor inertia and a flexible joint add bodies the description does not have
+    # ("<name>/rotor", "<name>/flex"); they ride at the joint and are drawn with it, and the
+    # described bodies are drawn as always.
+    b = linkdyn.ModelBuilder("arm", gravity=(0.0, -9.81))
+    b.add_ground_point("O", (0.0, 0.0))
+    b.add_bar("arm", length=0.4, density=1.0, position=(0.2, 0.0), angle=0.0)
+    b.add_revolute("J", "ground.O", "arm.a")      # the output (arm) second
+    b.add_marker("tip", "arm.b")
+    if element == "motor":
+        b.add_motor("M", "J", 0.1, rotor_inertia=1e-4, gear_ratio=10, rotor_mass=0.1)
+    else:
+        b.add_flexible_joint("M", "J", stiffness=50.0, damping=0.5, rotor_inertia=1e-4,
+                             rotor_mass=0.1, form="jiminy", flex_inertia=1e-5)
+    model = b.build()
+    assert any(name.startswith("M/") for name in model.body_names)
+    r = linkdyn.simulate(model, 0.3, dt_out=0.01)
+    geo = PointGeometry(model, r.q)
+    assert geo.drawn == ["arm"]
+    path = r.animate(tmp_path / "arm.gif", fps=10)
+    with Image.open(path) as im:
+        first = np.asarray(im.convert("RGB")).copy()
+        im.seek(im.n_frames - 1)
+        last = np.asarray(im.convert("RGB"))
+    assert np.any(first != last)   # the arm fell between the frames
+    out = tmp_path / "cli.gif"
+    model.save(tmp_path / "arm.json")
+    assert main(["animate", str(tmp_path / "arm.json"), "--t-end", "0.2",
+                 "--output", str(out)]) == 0
+    assert out.stat().st_size > 0

@@ -291,8 +291,17 @@ def test_ctrl_c_interrupts_and_keeps_what_was_computed():
 def test_free_fourbar_converges_to_minimal_coordinates(fourbar):
     # The crank-rocker released with its crank turning at 3 rad/s, under gravity, against the
     # one-coordinate Lagrange equation integrated by DOP853 at 1e-13 (ReducedCrank in
-    # conftest.py): the error falls at least tenfold per hundredfold tolerance, below 1e-8 m
-    # at 1e-12.
+    # conftest.py; its own error, against a run at 3e-14, is 2e-12 m).
+    #
+    # What the physics promises: BDF's global error is proportional to the tolerance, with a
+    # constant set by the problem's sensitivity and by the step sequence. The step sequence
+    # is chaotic in the last bits of the start: CHOLMOD and SuperLU give consistent starts
+    # that differ by round-off, and the error at one tolerance then moves by up to 2x
+    # (measured at 1e-12: 2.4e-10 m with CHOLMOD, 4.7e-10 m with SuperLU). So the test does
+    # not compare two single tolerances (their ratio is that 2x noise times the trend); it
+    # fits the trend over seven decades and bounds every error by the proportional constant.
+    # Measured with both back-ends: errors 34 to 470 x tol, slopes 1.02-1.05 (positions) and
+    # 1.03-1.07 (velocities, index-2 variables).
     from scipy.integrate import solve_ivp
 
     from conftest import ReducedCrank
@@ -305,18 +314,19 @@ def test_free_fourbar_converges_to_minimal_coordinates(fourbar):
     states = [reduced.state(th, w) for th, w in sol.y.T]
     p_exact = np.array([fourbar.marker_positions(q)[0] for q, _ in states])
     v_exact = np.array([fourbar.marker_velocities(v)[0] for _, v in states])
+    tols = 10.0 ** np.arange(-6, -13, -1)
     errors, v_errors = [], []
-    for tol in (1e-8, 1e-10, 1e-12):
+    for tol in tols:
         r = simulate(fourbar, 2.0, rtol=tol, atol=tol, t_out=t)
         errors.append(np.abs(r.marker("P") - p_exact).max())
         v_errors.append(np.abs(r.marker_velocity("P") - v_exact).max())
-    assert errors[1] <= errors[0] / 10 and errors[2] <= errors[1] / 10
-    assert errors[2] <= 1e-8
-    # Velocities (index-2 variables, one order less accurate) converge too. A single
-    # tolerance's velocity error varies by a few times with round-off (measured 6.6e-5,
-    # 7.5e-8 and 1.0e-8 m/s; 6.6e-5, 6.2e-7 and 1.1e-8 before the constraint residuals were
-    # compensated sums), so the fall is asserted over the whole range.
-    assert v_errors[2] < v_errors[1] < v_errors[0] and v_errors[2] <= v_errors[0] / 1e3
+    errors, v_errors = np.array(errors), np.array(v_errors)
+    slope = np.polyfit(np.log10(tols), np.log10(errors), 1)[0]
+    v_slope = np.polyfit(np.log10(tols), np.log10(v_errors), 1)[0]
+    assert 0.85 <= slope <= 1.2, (slope, errors)
+    assert 0.8 <= v_slope <= 1.3, (v_slope, v_errors)
+    assert np.all(errors <= 2000 * tols), errors / tols
+    assert errors[-1] <= 1e-8
     assert np.ptp(r.energy) <= 1e-8
 
 

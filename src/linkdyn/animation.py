@@ -127,13 +127,13 @@ def animate(result, path, *, fps: float = 30.0, speed: float = 1.0, markers=None
         return _animate_3d(result, path, writer, rows, markers, trace, dpi, size, title)
     geo = PointGeometry(model, np.asarray(result.q))
     all_rows = np.arange(len(result.t))
-    outlines = {b: geo.outline(b, rows) for b in model.body_names}
+    outlines = {b: geo.outline(b, rows) for b in geo.drawn}
     joints = [j for j in model.description.joints]
     joint_xy = {j.name: geo.ref(j.first, rows) for j in joints}
     traces = {m: np.asarray(result.marker(m)) for m in markers}
 
     # Limits from every drawn point at every output row, with a margin.
-    pts = [geo.outline(b, all_rows).reshape(-1, 2) for b in model.body_names]
+    pts = [geo.outline(b, all_rows).reshape(-1, 2) for b in geo.drawn]
     pts += [np.asarray(list(geo.ground.values()), dtype=float).reshape(-1, 2)]
     pts += list(traces.values())
     cloud = np.concatenate([p for p in pts if p.size])
@@ -155,7 +155,7 @@ def animate(result, path, *, fps: float = 30.0, speed: float = 1.0, markers=None
             g = np.asarray(list(geo.ground.values()), dtype=float)
             ax.plot(g[:, 0], g[:, 1], "^", color="0.35", markersize=8, zorder=1)
         body_lines = {b: ax.plot([], [], "-", lw=2.5, color="C0", solid_capstyle="round",
-                                 zorder=2)[0] for b in model.body_names}
+                                 zorder=2)[0] for b in geo.drawn}
         revolute = [j.name for j in joints if isinstance(j, RevoluteSpec)]
         prismatic = [j for j in joints if isinstance(j, PrismaticSpec)]
         joint_dots = ax.plot([], [], "o", mfc="white", mec="k", markersize=5, zorder=3)[0]

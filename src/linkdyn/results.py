@@ -151,6 +151,10 @@ class PointGeometry:
         self.ground = dict(desc.ground)
         self.bodies = {b.name: b for b in desc.bodies}
         self.index = {name: 4 * i for i, name in enumerate(model.body_names)}
+        # The described bodies have outlines; the compiler's own (a motor's or flexible
+        # joint's "<name>/rotor" and "<name>/flex") ride at their joint's point, which is
+        # drawn with the joints.
+        self.drawn = [b for b in model.body_names if b in self.bodies]
 
     def point(self, body, local, rows) -> np.ndarray:
         """(len(rows), 2) world positions of a body's local point."""
