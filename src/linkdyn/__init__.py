@@ -11,28 +11,52 @@ solvers::
     result = linkdyn.simulate(model, 10.0, rtol=1e-10, atol=1e-10)
 """
 
+import sys as _sys
+
 from ._version import __version__
-from .assembly import ConsistentState, consistent_state
-from .description import GROUND, Description, ModelBuilder
-from . import laws
-from . import contacts, events, forces, geometric, lcp
 from .errors import (AssemblyError, ControllerError, ConvergenceError, EquilibriumError,
                      ForceElementError,
                      KinematicsError, LinkdynError, ModelError, ModelFileError, NonFiniteError,
                      NotRecordedError,
                      RedundantConstraintsError, SimulationError, SingularConfigurationError,
                      SingularJacobianError, StepSizeError)
-from .kinematics import (AssemblyMode, KinematicsResult, Singularity, assembly_modes,
-                         kinematics)
-from .model import Model
-from .natural import NaturalModel
-from .output import Record
+from .elements import contacts, events, forces, friction, laws, lcp
+from .elements.bodies import GROUND
+from .elements.description import Description
+from .compile import model, natural
+from .compile.model import Model
+from .compile.natural import NaturalModel
+from .describe import builder, geometric, modelfile
+from .describe.builder import ModelBuilder
 from .models import builtin_names, chain, load_model
-from .simulate import ControlState, SimulationResult, simulate
-from .accuracy import ErrorEstimate, estimate_error
-from .statics import Equilibrium, Modes, equilibrium, modes
-from .sweep import sweep
-from .periodic import PeriodicOrbit, PeriodicOrbitError, periodic_orbit
+from .results import accessors, animation, output, plotting
+from .results.output import Record
+from .solve import accuracy, assembly, periodic, statics
+from .solve import kinematics as _kinematics_module
+from .solve import simulate as _simulate_module
+from .solve.assembly import ConsistentState, consistent_state
+from .solve.kinematics import (AssemblyMode, KinematicsResult, Singularity, assembly_modes,
+                               kinematics)
+from .solve.simulate import ControlState, SimulationResult, simulate
+from .solve.accuracy import ErrorEstimate, estimate_error
+from .solve.statics import Equilibrium, Modes, equilibrium, modes
+from .solve.periodic import PeriodicOrbit, PeriodicOrbitError, periodic_orbit
+from .batch import sweep as _sweep_module
+from .batch.sweep import sweep
+
+# The package is laid out by stage (elements, compile, describe, results, solve, batch; see
+# the README's layout section). Modules that used to sit at the top keep their old import
+# paths, so that ``import linkdyn.simulate`` or ``from linkdyn.model import compile_model`` in
+# existing code finds the module in its new home.
+for _old, _module in {"laws": laws, "forces": forces, "contacts": contacts, "events": events,
+                      "friction": friction, "lcp": lcp, "model": model, "natural": natural,
+                      "description": builder, "modelfile": modelfile, "geometric": geometric,
+                      "output": output, "plotting": plotting, "animation": animation,
+                      "assembly": assembly, "kinematics": _kinematics_module,
+                      "simulate": _simulate_module, "statics": statics, "periodic": periodic,
+                      "accuracy": accuracy, "sweep": _sweep_module}.items():
+    _sys.modules[f"{__name__}.{_old}"] = _module
+del _old, _module, _sys, builder, accessors
 
 __all__ = [
     "__version__",

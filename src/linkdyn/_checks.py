@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from .errors import ModelError
+from .errors import ModelError, ModelFileError
 
 
 def real(entry: str, what: str, value, *, positive: bool = False,
@@ -30,3 +30,24 @@ def real(entry: str, what: str, value, *, positive: bool = False,
     if nonnegative and value < 0.0:
         raise ModelError(f"{entry}: {what} must be zero or positive, got {value!r}")
     return value
+
+
+def as_file_error(path, where, fn, *args, **kwargs):
+    """Call a builder method; its ModelError becomes a ModelFileError at ``where`` in the
+    file ``path``."""
+    try:
+        return fn(*args, **kwargs)
+    except ModelError as exc:
+        raise ModelFileError(str(exc), path, where, entry=exc.entry) from None
+
+
+def check_fields(entry: dict, where: str, required: set, optional: set, path):
+    if not isinstance(entry, dict):
+        raise ModelFileError(f"expected an object, got {type(entry).__name__}", path, where)
+    missing = sorted(required - entry.keys())
+    if missing:
+        raise ModelFileError(f"missing required field(s): {', '.join(missing)}", path, where)
+    unknown = sorted(entry.keys() - required - optional)
+    if unknown:
+        raise ModelFileError(f"unknown field(s): {', '.join(unknown)} (allowed: "
+                             f"{', '.join(sorted(required | optional))})", path, where)

@@ -24,13 +24,13 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .assembly import consistent_state, describe_rows
 from .errors import KinematicsError, LinkdynError
 from .models import andrews, builtin_names, chain, nfourbar, simple_pendulum, truss
 from .models import load_model as _load_model
-from .kinematics import kinematics
-from .simulate import output_times, simulate
-from .accuracy import estimate_error
+from .solve.accuracy import estimate_error
+from .solve.assembly import consistent_state, describe_rows
+from .solve.kinematics import kinematics
+from .solve.simulate import output_times, simulate
 
 #: CPU time of the published Python run of the Jansen benchmark (seed 000, Table 3).
 PUBLISHED_SECONDS = 76.17
@@ -217,7 +217,7 @@ def _cmd_simulate(args) -> int:
             json.dump({k: st[k] for k in STATS_KEYS}, f, indent=2)
         print(f"  wrote {args.stats_json}")
     if args.plot:
-        from .plotting import plot_simulation
+        from .results.plotting import plot_simulation
 
         for path in plot_simulation(result, args.plot):
             print(f"  wrote {path}")
@@ -247,7 +247,7 @@ def _print_estimate(estimate, args) -> None:
 
 
 def _cmd_animate(args) -> int:
-    from .animation import AnimationError, _writer
+    from .results.animation import AnimationError, _writer
 
     _writable(args.output, "--output")
     _writer(Path(args.output), args.fps)   # an unknown format or no ffmpeg: say so now
@@ -316,7 +316,7 @@ def _cmd_kinematics(args) -> int:
                    comments="# ")
         print(f"  wrote {args.output}")
     if args.plot:
-        from .plotting import plot_kinematics
+        from .results.plotting import plot_kinematics
 
         paths = plot_kinematics(result, args.plot)
         print(f"  wrote {len(paths)} plots into {args.plot}")
@@ -326,7 +326,7 @@ def _cmd_kinematics(args) -> int:
 
 
 def _cmd_sweep(args) -> int:
-    from .sweep import load_sweep_file, sweep
+    from .batch.sweep import load_sweep_file, sweep
 
     kwargs = load_sweep_file(args.file)
     out = args.output
@@ -352,8 +352,8 @@ def _cmd_sweep(args) -> int:
 
 
 def _cmd_gait(args) -> int:
-    from .events import passes
-    from .periodic import PeriodicOrbitError, periodic_orbit
+    from .elements.events import passes
+    from .solve.periodic import PeriodicOrbitError, periodic_orbit
 
     _plot_dir(args.plot)
     model = load_model(args.model)
@@ -399,7 +399,7 @@ def _cmd_gait(args) -> int:
             print(f"  Floquet multipliers |lambda|: {', '.join(f'{m:.4f}' for m in mods[:6])}"
                   f" -> {'stable' if orbit.stable else 'UNSTABLE'}")
     if args.plot:
-        from .plotting import plot_gait
+        from .results.plotting import plot_gait
 
         for path in plot_gait(result, args.plot):
             print(f"  wrote {path}")

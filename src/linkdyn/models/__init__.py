@@ -20,11 +20,11 @@ import math
 import os
 from importlib import resources
 
-from .. import modelfile
-from ..description import ModelBuilder
+from ..compile.model import Model, compile_model
+from ..describe import modelfile
+from ..describe.builder import ModelBuilder
+from ..describe.geometric import Linkage
 from ..errors import ModelError, ModelFileError
-from ..geometric import Linkage
-from ..model import Model, compile_model
 
 from .iftomm import andrews, nfourbar, simple_pendulum
 from .linkages import LINKAGES, linkage

@@ -31,10 +31,10 @@ import math
 
 import numpy as np
 
-from ..description import ModelBuilder
+from ..compile.model import Model
+from ..describe.builder import ModelBuilder
+from ..elements.laws import linear
 from ..errors import ModelError
-from ..laws import linear
-from ..model import Model
 
 __all__ = ["simple_pendulum", "pendulum_exact", "nfourbar", "nfourbar_exact", "andrews",
            "andrews_angles", "ANDREWS_REFERENCE", "ANDREWS_T_END", "GRAVITY"]

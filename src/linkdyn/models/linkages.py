@@ -27,8 +27,8 @@ linear actuator from J1 to J7 whose length grows at 1 unit/s.
 
 from __future__ import annotations
 
-from ..geometric import Linkage
-from ..model import Model
+from ..compile.model import Model
+from ..describe.geometric import Linkage
 
 __all__ = ["stephenson2", "jansen_modified", "crank_rocker", "spherical_rrpr",
            "spherical_watt1", "five_ss", "linkage", "LINKAGES"]

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import math
 
-from ..description import ModelBuilder
+from ..describe.builder import ModelBuilder
+from ..elements import description
 from ..errors import ModelError
 
 __all__ = ["walker", "SEED"]
@@ -153,8 +154,6 @@ def gait_notes(name) -> list:
 def gait_file(name) -> dict:
     """The model file (as a dict) of built-in gait ``name``, notes included: what
     ``src/linkdyn/models/<name>.json`` holds."""
-    from .. import modelfile
-
-    data = modelfile.to_dict(gait(name).description())
+    data = description.to_dict(gait(name).description())
     data["notes"] = gait_notes(name)
-    return modelfile._no_negative_zero(data)
+    return description._no_negative_zero(data)

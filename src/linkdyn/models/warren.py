@@ -22,10 +22,10 @@ import math
 
 import numpy as np
 
-from ..description import ModelBuilder
+from ..compile.model import Model
+from ..describe.builder import ModelBuilder
+from ..elements.laws import linear
 from ..errors import ModelError
-from ..laws import linear
-from ..model import Model
 
 __all__ = ["truss", "truss_exact", "truss_nodes"]
 

@@ -17,11 +17,16 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
-from . import forces as _forces
-from ._kernels import Kernels
-from .description import (GROUND, AngleDriverSpec, CoordinateDriverSpec, Description,
-                          PrismaticSpec, RevoluteSpec, SlideDriverSpec)
-from .errors import ModelError
+from .._kernels import Kernels
+from ..elements import forces as _forces
+from ..elements.bodies import GROUND
+from ..elements.contacts import contact_records
+from ..elements.description import Description
+from ..elements.description import save as save_description
+from ..elements.joints import (AngleDriverSpec, CoordinateDriverSpec, PrismaticSpec,
+                               RevoluteSpec, SlideDriverSpec)
+from ..elements.records import compile_records, reference_angles
+from ..errors import ModelError
 
 __all__ = ["Model", "compile_model", "COORDINATES"]
 
@@ -245,9 +250,7 @@ class Model:
     # -- files -----------------------------------------------------------------------------
     def save(self, path) -> None:
         """Write the model description to a JSON model file (see :mod:`linkdyn.modelfile`)."""
-        from .modelfile import save
-
-        save(self.description, path)
+        save_description(self.description, path)
 
 
 # -- generic quadratic rows ---------------------------------------------------------------------
@@ -475,17 +478,19 @@ def compile_rows(generic, nq: int, nc: int, rows: list, cols: list, row_names: l
 
 
 def force_arrays(desc, body_index, local_of, ground, add_law, nq: int, q0):
-    """The kernels' force-element arrays of ``desc`` (see forces.compile_forces) with their
-    Q_q and Q_v patterns: (arrays, info)."""
-    farrays, finfo, fq_blocks, fv_blocks = _forces.compile_forces(desc, body_index, local_of,
-                                                                 ground, add_law)
+    """The kernels' force-element arrays of ``desc`` (the records of its force elements and
+    contacts, see :mod:`linkdyn.elements.records`) with their Q_q and Q_v patterns:
+    (arrays, info)."""
+    recs, loads = _forces.force_records(desc, body_index, local_of, ground)
+    contact = contact_records(desc, body_index, local_of, ground, len(recs))
+    farrays, finfo, fq_blocks, fv_blocks = compile_records(recs, loads, *contact, add_law)
     nrec = finfo["nrec"]
     fq_colptr, fq_rowind, fq_slots = assign_slots(fq_blocks, nq)
     fv_colptr, fv_rowind, fv_slots = assign_slots(fv_blocks, nq)
     farrays["rec_slot_q"] = fq_slots[:64 * nrec]
     farrays["load_slot_q"] = fq_slots[64 * nrec:]
     farrays["rec_slot_v"] = fv_slots
-    farrays["angle_ref0"] = _forces.reference_angles(farrays, q0)
+    farrays["angle_ref0"] = reference_angles(farrays, q0)
     farrays.update(fq_colptr=fq_colptr, fq_rowind=fq_rowind, fv_colptr=fv_colptr,
                    fv_rowind=fv_rowind)
     return farrays, finfo

@@ -36,9 +36,9 @@ import scipy.linalg as la
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from ..compile.model import Model, require_dynamic
+from ..errors import EquilibriumError
 from .assembly import consistent_state
-from .errors import EquilibriumError
-from .model import Model, require_dynamic
 
 __all__ = ["equilibrium", "Equilibrium", "modes", "Modes"]
 

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import real
-from .errors import ModelError
+from .._checks import real
+from ..errors import ModelError
 
 __all__ = ["Law", "constant", "linear", "polynomial", "harmonic", "tabulated", "function",
            "law_from_dict"]

@@ -47,9 +47,9 @@ from itertools import combinations
 
 import numpy as np
 
-from .description import Description
-from .errors import ModelError
-from .laws import linear
+from ..elements.description import Description
+from ..elements.laws import linear
+from ..errors import ModelError
 from .model import Model, _mul, compile_rows, force_arrays, law_arrays
 
 __all__ = ["NaturalModel", "compile_linkage"]
@@ -156,9 +156,7 @@ class NaturalModel(Model):
 
     def save(self, path) -> None:
         """Write the linkage file (see :mod:`linkdyn.geometric`)."""
-        from .geometric import save
-
-        save(self.description, path)
+        self.description.save(path)
 
 
 def _unit(v):

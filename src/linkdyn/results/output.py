@@ -41,8 +41,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import NotRecordedError
-from .model import check_output_size
+from ..compile.model import check_output_size
+from ..errors import NotRecordedError
 
 __all__ = ["Record", "INVARIANTS"]
 

@@ -45,7 +45,7 @@ import sys
 import time
 from collections.abc import Mapping
 
-from .errors import ModelError
+from ..errors import ModelError
 
 __all__ = ["sweep", "expand_cases", "apply_parameters"]
 
@@ -124,8 +124,8 @@ _COMPILED: dict = {}   # per process: model-file text -> Model, reused across ca
 
 
 def _model_for(base, factory, case):
-    from . import modelfile
-    from .model import compile_model
+    from ..compile.model import compile_model
+    from ..describe import modelfile
 
     if factory is not None:
         return factory({k: v for k, v in case.items() if _is_model_parameter(k)})
@@ -146,9 +146,9 @@ def _model_for(base, factory, case):
 def _call_run(run, model, options):
     import numpy as np
 
-    from .kinematics import kinematics
-    from .simulate import simulate
-    from .statics import equilibrium
+    from ..solve.kinematics import kinematics
+    from ..solve.simulate import simulate
+    from ..solve.statics import equilibrium
 
     options = dict(options)
     if run == "simulate":
@@ -250,8 +250,8 @@ def sweep(model, parameters, *, run="simulate", run_options=None, outputs=None,
         import pandas as pd
     except ImportError:
         raise ImportError("linkdyn.sweep needs pandas (pip install 'linkdyn[sweep]')") from None
-    from .model import Model, require_dynamic
-    from .models import load_model
+    from ..compile.model import Model, require_dynamic
+    from ..models import load_model
 
     factory = None
     if isinstance(model, (str, os.PathLike)):
@@ -272,7 +272,7 @@ def sweep(model, parameters, *, run="simulate", run_options=None, outputs=None,
         raise TypeError("sweep: outputs must be a callable outputs(result) -> mapping")
     cases = expand_cases(parameters)
     if base is not None:   # validate every model path up front, in this process
-        from . import modelfile
+        from ..describe import modelfile
 
         data = modelfile.to_dict(base)
         for case in cases:

@@ -40,13 +40,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._kinematics import STATUS, KinematicSweep
-from ._progress import Reporter, check_callback
+from .._kinematics import STATUS, KinematicSweep
+from .._progress import Reporter, check_callback
+from ..compile.model import Model, _readonly, check_output_size
+from ..errors import KinematicsError, ModelError, SingularConfigurationError
+from ..results.accessors import TrajectoryAccessors
 from .assembly import (DIAGNOSIS_MAX_COORDINATES, check_redundant, consistent_state,
                        describe_rows, nearly_singular_rows)
-from .errors import KinematicsError, ModelError, SingularConfigurationError
-from .model import Model, _readonly, check_output_size
-from .results import TrajectoryAccessors
 
 __all__ = ["kinematics", "KinematicsResult", "Singularity", "AssemblyMode", "assembly_modes",
            "BRANCH_HALVINGS"]

@@ -25,8 +25,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .description import GROUND, PrismaticSpec, RevoluteSpec
-from .results import PointGeometry
+from ..elements.bodies import GROUND
+from ..elements.joints import PrismaticSpec, RevoluteSpec
+from .geometry import PointGeometry
+from .plotting import _pyplot
 
 __all__ = ["animate", "frame_times", "AnimationError"]
 
@@ -95,7 +97,6 @@ def animate(result, path, *, fps: float = 30.0, speed: float = 1.0, markers=None
         than MAX_FRAMES frames. Errors writing the file (a missing directory) are raised
         before any frame is drawn.
     """
-    from .plotting import _pyplot
 
     path = Path(path)
     for name, value in (("fps", fps), ("speed", speed)):
@@ -202,7 +203,6 @@ def animate(result, path, *, fps: float = 30.0, speed: float = 1.0, markers=None
 
 def _animate_3d(result, path, writer, rows, markers, trace, dpi, size, title) -> Path:
     """animate() for the 3D models of spherical and spatial linkages."""
-    from .plotting import _pyplot
 
     model = result.model
     linkage = model.description

@@ -38,7 +38,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import LinkdynError
+from ..errors import LinkdynError
+from .assembly import consistent_state
+from .simulate import simulate
 
 __all__ = ["periodic_orbit", "PeriodicOrbit", "PeriodicOrbitError", "poincare_map"]
 
@@ -85,7 +87,6 @@ def poincare_map(model, section, q, v, *, crossings=1, t_max=10.0, swinging=(), 
     (q, v) at t = 0 with the contacts ``swinging`` swinging (``options`` go to
     :func:`linkdyn.simulate`). Raises PeriodicOrbitError when a crossing does not come
     within ``t_max`` seconds."""
-    from .simulate import simulate
 
     t = 0.0
     count = 0
@@ -115,7 +116,6 @@ def periodic_orbit(model, section, q0=None, v0=None, *, swinging=(), crossings=1
     :class:`PeriodicOrbit`; raises :class:`PeriodicOrbitError` when it fails. The swinging
     contacts on the section are those the first map reaches it with; they are kept for
     every later map (a periodic orbit crosses its section in one discrete state)."""
-    from .assembly import consistent_state
 
     if translation not in (None, "x", "y"):
         raise ValueError(f"translation must be None, 'x' or 'y', got {translation!r}")

@@ -52,12 +52,12 @@ from types import MappingProxyType
 
 import numpy as np
 
-from ._checks import real
-from .description import ModelBuilder
-from .errors import ModelError, ModelFileError
-from .laws import linear
-from .model import Model
-from .modelfile import as_file_error, check_fields
+from .._checks import as_file_error, check_fields, real
+from ..compile.model import Model, compile_model
+from ..compile.natural import compile_linkage
+from ..elements.laws import linear
+from ..errors import ModelError, ModelFileError
+from .builder import ModelBuilder
 
 __all__ = ["Linkage", "from_dict", "to_dict", "save", "LINKAGE_FORMAT_VERSION", "KINDS",
            "SPHERE_TOLERANCE"]
@@ -347,13 +347,13 @@ class Linkage:
         Spherical and spatial: a :class:`linkdyn.natural.NaturalModel` in the joints'
         coordinates. Raises ModelError for an incomplete or inconsistent description."""
         if self.kind != PLANAR:
-            from .natural import compile_linkage
-
             self._checked()
             return compile_linkage(self)
-        from .model import compile_model
-
         return compile_model(self.description())
+
+    def save(self, path) -> None:
+        """Write this linkage as a linkage file (JSON; see the module notes)."""
+        save(self, path)
 
     def description(self):
         """A planar linkage as a :class:`linkdyn.Description` of bodies and joints (what

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._lcp import lemke
-from .errors import LinkdynError
+from .._lcp import lemke
+from ..errors import LinkdynError
 
 __all__ = ["solve_lcp", "LCPSolution", "LCPError"]
 

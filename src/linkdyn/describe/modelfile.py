@@ -61,14 +61,14 @@ import json
 import os
 from pathlib import Path
 
-from .description import (AngleDriverSpec, BarSpec, BodySpec, CoordinateDriverSpec,
-                          Description, ModelBuilder, PrismaticSpec, SlideDriverSpec)
-from . import contacts, forces
-from .errors import ModelError, ModelFileError
+from .._checks import as_file_error, check_fields
+from ..elements import contacts, forces
+from ..elements.description import FORMAT_VERSION, Description, dumps, save, to_dict
+from ..errors import ModelError, ModelFileError
+from .builder import ModelBuilder
+from . import geometric
 
 __all__ = ["FORMAT_VERSION", "load", "loads", "save", "dumps", "to_dict", "from_dict"]
-
-FORMAT_VERSION = 1
 
 _KINEMATIC = {"position", "angle", "u", "velocity", "omega", "ud", "hold", "points"}
 _BODY_FIELDS = {
@@ -84,27 +84,6 @@ _MARKER_FIELDS = ({"name", "point"}, set())
 _TOP_FIELDS = ({"linkdyn_model", "name", "bodies"},
                {"gravity", "ground", "joints", "markers", "drivers", "forces", "contacts",
                 "notes"})
-
-
-def as_file_error(path, where, fn, *args, **kwargs):
-    """Call a builder method; its ModelError becomes a ModelFileError at ``where`` in the
-    file ``path``."""
-    try:
-        return fn(*args, **kwargs)
-    except ModelError as exc:
-        raise ModelFileError(str(exc), path, where, entry=exc.entry) from None
-
-
-def check_fields(entry: dict, where: str, required: set, optional: set, path):
-    if not isinstance(entry, dict):
-        raise ModelFileError(f"expected an object, got {type(entry).__name__}", path, where)
-    missing = sorted(required - entry.keys())
-    if missing:
-        raise ModelFileError(f"missing required field(s): {', '.join(missing)}", path, where)
-    unknown = sorted(entry.keys() - required - optional)
-    if unknown:
-        raise ModelFileError(f"unknown field(s): {', '.join(unknown)} (allowed: "
-                             f"{', '.join(sorted(required | optional))})", path, where)
 
 
 def from_dict(data, path=None) -> Description:
@@ -204,56 +183,6 @@ def from_dict(data, path=None) -> Description:
     return builder.description()
 
 
-def to_dict(desc: Description) -> dict:
-    """The canonical JSON-ready form of a description."""
-    bodies = []
-    for b in desc.bodies:
-        if isinstance(b, BarSpec):
-            d = {"type": "bar", "name": b.name, "length": b.length}
-            for k in ("density", "mass", "inertia"):
-                if getattr(b, k) is not None:
-                    d[k] = getattr(b, k)
-        else:
-            assert isinstance(b, BodySpec)
-            d = {"type": "body", "name": b.name, "mass": b.mass, "inertia": b.inertia}
-        if b.points:
-            d["points"] = {name: list(xy) for name, xy in b.points}
-        d.update(position=list(b.position), u=list(b.u), velocity=list(b.velocity),
-                 ud=list(b.ud))
-        if b.hold:
-            d["hold"] = True
-        bodies.append(d)
-    return {
-        "linkdyn_model": FORMAT_VERSION,
-        "name": desc.name,
-        "gravity": list(desc.gravity),
-        "ground": {name: list(xy) for name, xy in desc.ground},
-        "bodies": bodies,
-        "joints": [_joint_dict(j) for j in desc.joints],
-        "drivers": [_driver_dict(d) for d in desc.drivers],
-        "forces": [forces.to_dict(f) for f in desc.forces],
-        "contacts": [contacts.to_dict(c) for c in desc.contacts],
-        "markers": [{"name": m.name, "point": f"{m.body}.{m.point}"} for m in desc.markers],
-    }
-
-
-def _joint_dict(j) -> dict:
-    d = {"type": "prismatic" if isinstance(j, PrismaticSpec) else "revolute", "name": j.name,
-         "first": ".".join(j.first), "second": ".".join(j.second)}
-    if isinstance(j, PrismaticSpec):
-        d.update(axis=j.axis, angle=j.angle)
-    return d
-
-
-def _driver_dict(d) -> dict:
-    if isinstance(d, CoordinateDriverSpec):
-        return {"type": "coordinate", "name": d.name, "point": ".".join(d.point),
-                "axis": d.axis, "law": d.law.to_dict()}
-    kind = "angle" if isinstance(d, AngleDriverSpec) else "slide"
-    assert isinstance(d, (AngleDriverSpec, SlideDriverSpec))
-    return {"type": kind, "name": d.name, "joint": d.joint, "law": d.law.to_dict()}
-
-
 def loads(text: str, path=None):
     """Parse a model file's text: its :class:`Description` (a planar linkage file's too), or
     for a spherical or spatial linkage file its :class:`linkdyn.geometric.Linkage`."""
@@ -270,8 +199,6 @@ def loads(text: str, path=None):
         # A linkage of points and lines (linkdyn.geometric), compiled to bodies and joints;
         # a spherical or spatial one is returned as it is (its build() compiles it to
         # natural coordinates).
-        from . import geometric
-
         linkage = geometric.from_dict(data, path)
         if linkage.kind != geometric.PLANAR:
             return linkage
@@ -280,21 +207,6 @@ def loads(text: str, path=None):
         except ModelError as exc:
             raise ModelFileError(str(exc), path, entry=exc.entry) from None
     return from_dict(data, path)
-
-
-def _no_negative_zero(x):
-    """-0.0 written as 0.0 (a sign of zero carries no meaning in a model file)."""
-    if isinstance(x, float):
-        return x + 0.0
-    if isinstance(x, dict):
-        return {k: _no_negative_zero(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_no_negative_zero(v) for v in x]
-    return x
-
-
-def dumps(desc: Description) -> str:
-    return json.dumps(_no_negative_zero(to_dict(desc)), indent=2) + "\n"
 
 
 def load(path):
@@ -310,6 +222,3 @@ def load(path):
     return loads(text, path)
 
 
-def save(desc: Description, path) -> None:
-    """Write a description as a model file (canonical form)."""
-    Path(path).write_text(dumps(desc), encoding="utf-8")

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .model import Model
+from ..compile.model import Model
 from .simulate import SimulationResult, simulate
 
 __all__ = ["ErrorEstimate", "estimate_error"]

@@ -1,225 +1,32 @@
-"""The model description: plain immutable records, and the builder that validates them.
+"""The validated builder: :class:`ModelBuilder` checks every name, reference and number as
+it is given (errors name the offending entry and say what was expected), gathers the element
+records into a :class:`linkdyn.elements.description.Description`, and ``build()`` hands that
+to the compiler, which returns a frozen :class:`linkdyn.Model`.
 
-Data flows one way: description -> :class:`ModelBuilder` (names, validation, clear errors)
--> :meth:`ModelBuilder.build` (compile) -> :class:`linkdyn.Model` (frozen arrays).
-All user-facing checks live here; the compiled model and the kernels trust what they get.
-
-Conventions (SI units throughout)
----------------------------------
-* A planar body is described by its centre of mass ``position = (x, y)`` and a body-fixed unit
-  vector ``u = (ux, uy)``, the body's local xi axis. ``perp(u) = (-uy, ux)`` is its local eta
-  axis, so angles are counter-clockwise and ``u = (cos angle, sin angle)``.
-* A body-fixed point with local coordinates ``(xi, eta)`` (relative to the centre of mass) sits
-  at ``r + xi * u + eta * perp(u)``. Every body has the point ``cm = (0, 0)``.
-* A bar of length ``L`` has its centre of mass at mid-length and the points ``a = (-L/2, 0)`` and
-  ``b = (L/2, 0)``: ``u`` points from ``a`` to ``b``.
-* ``inertia`` is the polar moment of inertia about the centre of mass (kg m^2); a bar's default
-  is ``m L^2 / 12``.
-* Initial values (``position``, ``u``, ``velocity``, ``ud``) are guesses: they are projected onto
-  the constraints by :func:`linkdyn.consistent_state`, which keeps bodies marked ``hold`` fixed.
+Data flows one way: builder -> Description (immutable records) -> compile -> Model. All
+user-facing checks live here and in the element families' builders (forces, contacts); the
+compiled model and the kernels trust what they get. Conventions of bodies and points:
+:mod:`linkdyn.elements.bodies`.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
-from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import Mapping
 
-from ._checks import real
-from .errors import ModelError
-from .contacts import ContactBuilder
-from .forces import ForceBuilder
-from .laws import Law, law_from_dict
+from .._checks import real
+from ..compile.model import Model, compile_model
+from ..elements.bodies import (GROUND, BarSpec, BodySpec, MarkerSpec, PointRef, Vec2, _element,
+                               _finite, _positive, _vec2)
+from ..elements.contacts import ContactBuilder
+from ..elements.description import Description
+from ..elements.forces import ForceBuilder
+from ..elements.joints import (AngleDriverSpec, CoordinateDriverSpec, PrismaticSpec,
+                               RevoluteSpec, SlideDriverSpec)
+from ..elements.laws import Law, law_from_dict
+from ..errors import ModelError
 
-__all__ = [
-    "GROUND",
-    "BodySpec",
-    "BarSpec",
-    "RevoluteSpec",
-    "PrismaticSpec",
-    "AngleDriverSpec",
-    "SlideDriverSpec",
-    "CoordinateDriverSpec",
-    "MarkerSpec",
-    "Description",
-    "ModelBuilder",
-]
-
-#: Name of the ground (the fixed frame); reserved, no body may take it.
-GROUND = "ground"
-
-Vec2 = tuple[float, float]
-PointRef = tuple[str, str]  # (body or "ground", point name)
-
-
-@dataclass(frozen=True)
-class BodySpec:
-    """A general planar rigid body."""
-
-    name: str
-    mass: float
-    inertia: float
-    points: tuple[tuple[str, Vec2], ...] = ()
-    position: Vec2 = (0.0, 0.0)
-    u: Vec2 = (1.0, 0.0)
-    velocity: Vec2 = (0.0, 0.0)
-    ud: Vec2 = (0.0, 0.0)
-    hold: bool = False
-
-    def resolved_mass(self) -> float:
-        return self.mass
-
-    def resolved_inertia(self) -> float:
-        return self.inertia
-
-    def local_points(self) -> dict[str, Vec2]:
-        return {"cm": (0.0, 0.0), **dict(self.points)}
-
-
-@dataclass(frozen=True)
-class BarSpec:
-    """A slender uniform bar with ends ``a`` and ``b``; mass from ``mass`` or ``density``
-    (kg/m), exactly one of them given."""
-
-    name: str
-    length: float
-    density: float | None = None
-    mass: float | None = None
-    inertia: float | None = None
-    points: tuple[tuple[str, Vec2], ...] = ()
-    position: Vec2 = (0.0, 0.0)
-    u: Vec2 = (1.0, 0.0)
-    velocity: Vec2 = (0.0, 0.0)
-    ud: Vec2 = (0.0, 0.0)
-    hold: bool = False
-
-    def resolved_mass(self) -> float:
-        return self.mass if self.mass is not None else self.density * self.length
-
-    def resolved_inertia(self) -> float:
-        if self.inertia is not None:
-            return self.inertia
-        return self.resolved_mass() * self.length**2 / 12.0
-
-    def local_points(self) -> dict[str, Vec2]:
-        half = 0.5 * self.length
-        return {"cm": (0.0, 0.0), "a": (-half, 0.0), "b": (half, 0.0), **dict(self.points)}
-
-
-@dataclass(frozen=True)
-class RevoluteSpec:
-    """A revolute (pin) joint: point ``first`` coincides with point ``second``.
-    The constraint rows are ``r_first - r_second = 0`` (x row, then y row)."""
-
-    name: str
-    first: PointRef
-    second: PointRef
-
-
-@dataclass(frozen=True)
-class PrismaticSpec:
-    """A prismatic (translational) joint: the second body keeps the relative orientation
-    ``angle`` (rad, angle of the second body's u minus the first's) and its point ``second``
-    stays on the line through point ``first`` with direction at ``axis`` (rad) from the first
-    body's u. Rows: ``<name>.rotation`` (sine of the orientation error) and ``<name>.axis``
-    (distance from the line times |axis|)."""
-
-    name: str
-    first: PointRef
-    second: PointRef
-    axis: float
-    angle: float
-
-
-@dataclass(frozen=True)
-class AngleDriverSpec:
-    """Drives the relative angle of revolute ``joint`` (second body's angle minus the
-    first's; the ground's is 0) along ``law``: row sin(angle - f(t)) = 0."""
-
-    name: str
-    joint: str
-    law: Law
-
-
-@dataclass(frozen=True)
-class SlideDriverSpec:
-    """Drives the displacement along prismatic ``joint`` (of its second point from its first,
-    along the axis) along ``law``."""
-
-    name: str
-    joint: str
-    law: Law
-
-
-@dataclass(frozen=True)
-class CoordinateDriverSpec:
-    """Drives the global x or y coordinate of a body point along ``law``."""
-
-    name: str
-    point: PointRef
-    axis: str
-    law: Law
-
-
-@dataclass(frozen=True)
-class MarkerSpec:
-    """A named body-fixed point reported in results."""
-
-    name: str
-    body: str
-    point: str
-
-
-@dataclass(frozen=True)
-class Description:
-    """A complete, validated model description (immutable). Two descriptions are equal
-    when every field is equal; a model saved to a file loads back to an equal description."""
-
-    name: str
-    gravity: Vec2
-    ground: tuple[tuple[str, Vec2], ...]
-    bodies: tuple[BodySpec | BarSpec, ...]
-    joints: tuple[RevoluteSpec | PrismaticSpec, ...]
-    markers: tuple[MarkerSpec, ...]
-    drivers: tuple[AngleDriverSpec | SlideDriverSpec | CoordinateDriverSpec, ...] = ()
-    forces: tuple = ()   # force elements, see linkdyn.forces
-    contacts: tuple = ()  # contacts, see linkdyn.contacts
-
-
-@contextmanager
-def _element(name):
-    """Attach the element's name to any ModelError raised while it is checked."""
-    try:
-        yield
-    except ModelError as exc:
-        if exc.entry is None:
-            exc.entry = name
-        raise
-
-
-def _finite(entry: str, what: str, value) -> float:
-    return real(entry, what, value)
-
-
-def _positive(entry: str, what: str, value) -> float:
-    return real(entry, what, value, positive=True)
-
-
-def _vec2(entry: str, what: str, value) -> Vec2:
-    if type(value) in (tuple, list) and len(value) == 2:
-        # The common case without the ABC check (a tenth of the build time of big models).
-        return (_finite(entry, what, value[0]), _finite(entry, what, value[1]))
-    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
-        raise ModelError(f"{entry}: {what} must be a pair of numbers (x, y), got {value!r}")
-    # Take at most three items: an endless or huge iterable is not materialised.
-    items = list(itertools.islice(value, 3))
-    if len(items) != 2:
-        count = ("more than 2 values" if len(items) > 2 else
-                 f"{len(items)} value{'' if len(items) == 1 else 's'}")
-        raise ModelError(f"{entry}: {what} must be a pair of numbers (x, y), got {count}")
-    return (_finite(entry, what, items[0]), _finite(entry, what, items[1]))
+__all__ = ["ModelBuilder"]
 
 
 class ModelBuilder(ForceBuilder, ContactBuilder):
@@ -533,8 +340,6 @@ class ModelBuilder(ForceBuilder, ContactBuilder):
             contacts=tuple(self._contacts.values()),
         )
 
-    def build(self):
+    def build(self) -> Model:
         """Compile the description into a frozen :class:`linkdyn.Model`."""
-        from .model import compile_model
-
         return compile_model(self.description())

@@ -29,9 +29,9 @@ try:  # CHOLMOD through scikit-sparse is optional: pip install "linkdyn[cholmod]
 except ImportError:  # pragma: no cover - exercised where scikit-sparse is absent
     analyze_AAt = None
 
-from .description import GROUND
-from .errors import AssemblyError, ModelError, RedundantConstraintsError
-from .model import COORDINATES, Model
+from ..compile.model import COORDINATES, Model
+from ..elements.bodies import GROUND
+from ..errors import AssemblyError, ModelError, RedundantConstraintsError
 
 __all__ = ["ConsistentState", "consistent_state", "hold_mask", "spd_backend"]
 

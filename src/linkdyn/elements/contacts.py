@@ -70,8 +70,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .errors import ModelError
-from .forces import ROLL, SLIDE, _number, _Record
+from .._checks import real as _number
+from ..errors import ModelError
+from .bodies import GROUND, _element
+from .records import ROLL, SLIDE, _Record
 
 __all__ = ["ContactSpec", "ContactBuilder", "FILE_FIELDS", "to_dict", "contact_records",
            "HERTZ", "LANKARANI", "FRICTION", "STICK_VELOCITY"]
@@ -125,8 +127,6 @@ class ContactBuilder:
         walker: this one ignores its circle while it swings (module notes). ``arc`` =
         (a_min, a_max) makes the circle an arc: the directions from its centre, in rad from
         the body's u, that carry it (module notes). See :mod:`linkdyn.contacts`."""
-        from .description import GROUND, _element
-
         name = self._new_name("contact", name)
         entry = f"contact '{name}'"
         with _element(name):
@@ -232,8 +232,6 @@ def contact_records(desc, body_index, local_of, ground, first):
     normal record, mu, mu0, stick velocity); swings as (contact, normal record, partner,
     partner's normal record, body, local centre, partner's body, its local centre, line
     angle); arcs as (contact, normal record, body, a_min, a_max, line normal (nx, ny))."""
-    from .description import GROUND
-
     recs, frictions, swings, arcs, normal_of, centre_of = [], [], [], [], {}, {}
     for c in desc.contacts:
         b1, p1 = ((-1, ground[c.line_point[1]]) if c.line_point[0] == GROUND else

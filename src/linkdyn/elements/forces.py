@@ -3,7 +3,8 @@
 Everything about the family lives here: the records (immutable specs), the builder methods
 (:class:`ForceBuilder`, mixed into :class:`linkdyn.ModelBuilder`), the model-file entries
 (:data:`FILE_TYPES`, :func:`to_dict`) and the compile step to the flat arrays of the C
-kernels (:func:`compile_forces`; the kernels are ``csrc/ld_forces.c``).
+kernels (:func:`force_records`, packed with the contacts' by
+:func:`linkdyn.elements.records.compile_records`; the kernels are ``csrc/ld_forces.c``).
 
 Every element but the point loads acts along one scalar coordinate ``s`` of the mechanism:
 
@@ -62,22 +63,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import real
-from .errors import ModelError
+from .._checks import real
+from ..errors import ModelError
+from .bodies import GROUND, BodySpec, _element
+from .joints import PrismaticSpec, RevoluteSpec
 from .laws import Law, constant, law_from_dict
+from .records import (ANGLE, DISTANCE, INPUT_ADD, INPUT_NONE, INPUT_TARGET, SLIDE, _Record)
 
 __all__ = [
     "SpringDamperSpec", "TorsionalSpringDamperSpec", "JointDamperSpec", "MotorSpec",
     "ServoSpec", "TorqueSpec", "ForceSpec", "FlexibleJointSpec", "ForceBuilder",
-    "FILE_TYPES", "to_dict", "compile_forces", "expand",
+    "FILE_TYPES", "to_dict", "force_records", "expand",
 ]
 
 PointRef = tuple[str, str]
-
-# Coordinate kinds and input modes of csrc/ld_forces.h.
-DISTANCE, ANGLE, SLIDE, ROLL = 0, 1, 2, 3
-INPUT_NONE, INPUT_ADD, INPUT_TARGET = 0, 1, 2
-
 
 @dataclass(frozen=True)
 class SpringDamperSpec:
@@ -238,8 +237,6 @@ class ForceBuilder:
     builder's tables and reference checks)."""
 
     def _joint_of(self, entry, joint, kinds=("revolute", "prismatic")):
-        from .description import PrismaticSpec, RevoluteSpec
-
         if not isinstance(joint, str):
             raise ModelError(f"{entry}: joint must be a joint's name, got {joint!r}")
         if joint not in self._joints:
@@ -254,8 +251,6 @@ class ForceBuilder:
         return j, kind
 
     def _add_force(self, name, make):
-        from .description import _element
-
         name = self._new_name("force element", name)
         with _element(name):
             self._forces[name] = make(f"force element '{name}'", name)
@@ -362,8 +357,6 @@ class ForceBuilder:
             j, _ = self._joint_of(entry, joint, ("revolute",))
             if form not in ("series", "jiminy"):
                 raise ModelError(f"{entry}: form must be 'series' or 'jiminy', got {form!r}")
-            from .description import GROUND
-
             if j.second[0] == GROUND:
                 raise ModelError(f"{entry}: the joint's second body is the output; joint "
                                  f"'{joint}' has the ground there (swap its points)")
@@ -411,8 +404,6 @@ class ForceBuilder:
         (numbers or laws): global x and y (``frame="global"``) or along the body's u and
         perp(u) (``frame="body"``, a follower force)."""
         def make(entry, name):
-            from .description import GROUND
-
             ref = self._ref(entry, point)
             if ref[0] == GROUND:
                 raise ModelError(f"{entry}: apply the force to a body point, not a ground point")
@@ -429,8 +420,6 @@ class ForceBuilder:
 
 def _guess_point(bodies, ground, ref):
     """Global position of a point reference in the initial guesses."""
-    from .description import GROUND
-
     body, point = ref
     if body == GROUND:
         return ground[point]
@@ -444,8 +433,6 @@ def _guess_point(bodies, ground, ref):
 
 def _guess_rotation(bodies, body):
     """(unit vector, angular velocity) of a body in the guesses; the ground's (1, 0), 0."""
-    from .description import GROUND
-
     if body == GROUND:
         return (1.0, 0.0), 0.0
     b = bodies[body]
@@ -513,25 +500,8 @@ def to_dict(spec) -> dict:
 
 # -- compile ----------------------------------------------------------------------------------
 
-@dataclass
-class _Record:
-    owner: str
-    coord: int
-    bodies: tuple[int, int]
-    geom: tuple
-    k: float = 0.0
-    c: float = 0.0
-    ref: Law | float = 0.0
-    load: Law | None = None
-    input_mode: int = INPUT_NONE
-    law: int = 0                       # LD_FORCE_*: 0 linear, else a contact law
-    law_par: tuple = (0.0, 0.0, 0.0, 0.0)
-
-
 def _joint_coordinate(joint, body_index, local_of, ground):
     """(coordinate kind, bodies, geometry) of a joint's relative angle or slide."""
-    from .description import GROUND, PrismaticSpec
-
     def side(ref):
         b, p = ref
         if b == GROUND:
@@ -545,9 +515,9 @@ def _joint_coordinate(joint, body_index, local_of, ground):
     return ANGLE, (b1, b2), (0.0, 0.0, 0.0, 0.0, 1.0, 0.0)
 
 
-def _records(desc, body_index, local_of, ground):
-    """Records and loads of every element, in description order, with their owners."""
-    from .description import GROUND
+def force_records(desc, body_index, local_of, ground):
+    """Records and loads of every force element, in description order, with their owners
+    (compiled to arrays by :func:`linkdyn.elements.records.compile_records`)."""
 
     joints = {j.name: j for j in desc.joints}
     recs, loads = [], []
@@ -589,137 +559,11 @@ def _records(desc, body_index, local_of, ground):
     return recs, loads
 
 
-def _local_masks(rec: _Record):
-    """Structural non-zeros of the record's gradient (8,) and of Q_q, Q_v (8, 8)."""
-    g = np.zeros(8, dtype=bool)
-    for side, b in enumerate(rec.bodies):
-        if b >= 0:
-            g[4 * side + (2 if rec.coord == ANGLE else 0):4 * side + 4] = True
-    gg = np.outer(g, g)
-    if rec.coord == SLIDE:
-        u1 = np.zeros(8, dtype=bool)
-        if rec.bodies[0] >= 0:
-            u1[2:4] = True
-        hess = (np.outer(u1, g) | np.outer(g, u1))
-    else:
-        hess = gg
-    mask_q = hess | (gg if (rec.k or rec.c or rec.law) else np.zeros_like(gg))
-    mask_v = gg if (rec.c or rec.law) else np.zeros_like(gg)
-    return mask_q, mask_v
-
-
-def compile_forces(desc, body_index, local_of, ground, add_law):
-    """Flat arrays of csrc/ld_forces.h for the description's force elements.
-
-    ``local_of(body_index, point name)`` gives a body point's local coordinates and
-    ``add_law(law)`` the index of a law in the model's law table. Returns ``(arrays, info,
-    fq_entries, fv_entries)``: ``info`` describes the elements for the results
-    (``element -> (records, loads)``, input names, initial references), the entry lists give
-    each record's (row, col) pairs in local-block order for the Q_q and Q_v patterns
-    (``model.compile_model`` turns them into slots with :func:`assign_slots`)."""
-    from .contacts import contact_records
-
-    recs, loads = _records(desc, body_index, local_of, ground)
-    contacts_from = len(recs)
-    contact_recs, frictions, swings, arcs = contact_records(desc, body_index, local_of,
-                                                            ground, len(recs))
-    recs += contact_recs
-    nrec, nload = len(recs), len(loads)
-    inputs = [r.owner for r in recs if r.input_mode != INPUT_NONE]
-    a = dict(
-        rec_coord=np.array([r.coord for r in recs], dtype=np.intc),
-        rec_body=np.array([r.bodies for r in recs], dtype=np.intc).reshape(-1),
-        rec_geom=np.array([r.geom for r in recs], dtype=float).reshape(-1),
-        rec_k=np.array([r.k for r in recs], dtype=float),
-        rec_c=np.array([r.c for r in recs], dtype=float),
-        rec_ref_law=np.full(nrec, -1, dtype=np.intc),
-        rec_ref_value=np.zeros(nrec),
-        rec_load_law=np.full(nrec, -1, dtype=np.intc),
-        rec_input_mode=np.array([r.input_mode for r in recs], dtype=np.intc),
-        rec_input=np.full(nrec, -1, dtype=np.intc),
-        rec_law=np.array([r.law for r in recs], dtype=np.intc),
-        rec_law_par=np.array([r.law_par for r in recs], dtype=float).reshape(-1),
-        load_body=np.array([ld[1] for ld in loads], dtype=np.intc),
-        load_point=np.array([ld[2] for ld in loads], dtype=float).reshape(-1),
-        load_frame=np.array([ld[5] for ld in loads], dtype=np.intc),
-        load_laws=np.full(2 * nload, -1, dtype=np.intc),
-    )
-    for i, r in enumerate(recs):
-        if isinstance(r.ref, Law):
-            if r.ref.kind == "constant":
-                a["rec_ref_value"][i] = r.ref.params[0]
-            else:
-                a["rec_ref_law"][i] = add_law(r.ref)
-        else:
-            a["rec_ref_value"][i] = r.ref
-        if r.load is not None and not (r.load.kind == "constant" and r.load.params[0] == 0.0):
-            a["rec_load_law"][i] = add_law(r.load)
-        if r.input_mode != INPUT_NONE:
-            a["rec_input"][i] = inputs.index(r.owner)
-    for i, ld in enumerate(loads):
-        for c, law in enumerate((ld[3], ld[4])):
-            if not (law.kind == "constant" and law.params[0] == 0.0):
-                a["load_laws"][2 * i + c] = add_law(law)
-
-    def global_index(rec, local):
-        b = rec.bodies[local // 4]
-        return -1 if b < 0 else 4 * b + local % 4
-
-    fq_entries, fv_entries = [], []
-    for r in recs:
-        mq, mv = _local_masks(r)
-        for mask, out in ((mq, fq_entries), (mv, fv_entries)):
-            ent = []
-            for i in range(8):
-                for j in range(8):
-                    gi, gj = global_index(r, i), global_index(r, j)
-                    ent.append((gi, gj) if mask[i, j] and gi >= 0 and gj >= 0 else None)
-            out.append(ent)
-    load_fq = []
-    for ld in loads:
-        ent = [None] * 16
-        if ld[5]:
-            for i in range(4):
-                for j in (2, 3):
-                    ent[4 * i + j] = (4 * ld[1] + i, 4 * ld[1] + j)
-        load_fq.append(ent)
-
-    elements = {}
-    for i, r in enumerate(recs):
-        elements.setdefault(r.owner, ([], []))[0].append(i)
-    for i, ld in enumerate(loads):
-        elements.setdefault(ld[0], ([], []))[1].append(i)
-    info = dict(elements=elements, inputs=tuple(inputs), nrec=nrec, nload=nload,
-                coord=tuple(r.coord for r in recs),
-                contacts=tuple((i, recs[i].owner, recs[i].law)
-                               for i in range(contacts_from, nrec) if recs[i].coord == SLIDE),
-                frictions=tuple(frictions), swings=tuple(swings), arcs=tuple(arcs))
-    return a, info, fq_entries + load_fq, fv_entries
-
-
-def reference_angles(arrays, q0, values=None) -> np.ndarray:
-    """Reference angles of the records at q0: for angle records the given ``values`` (a
-    run's start: their angles on the model's branch) or, without them, the relative angle
-    in q0 in (-pi, pi] (the branch of the stateless evaluation, Model.force and
-    Model.energy); for rolling records the relative angle in q0; 0 for the others."""
-    body = arrays["rec_body"].reshape(-1, 2)
-    coord = arrays["rec_coord"]
-    out = np.zeros(len(body)) if values is None else np.array(values, dtype=float)
-    for r in np.flatnonzero((coord == ANGLE) if values is None else (coord == ROLL)):
-        b1, b2 = body[r]
-        a1 = 0.0 if b1 < 0 else math.atan2(q0[4 * b1 + 3], q0[4 * b1 + 2])
-        a2 = 0.0 if b2 < 0 else math.atan2(q0[4 * b2 + 3], q0[4 * b2 + 2])
-        out[r] = math.remainder(a2 - a1, 2 * math.pi)
-    return out
-
-
 def expand(desc):
     """The description the compiler numbers: the user's, plus the bodies, pins and records
     that rotor inertias and flexible joints are made of (see the module notes). Returns
     ``(expanded description, armatures)``."""
     from dataclasses import replace
-
-    from .description import BodySpec, RevoluteSpec
 
     bodies = {b.name: b for b in desc.bodies}
     ground = dict(desc.ground)

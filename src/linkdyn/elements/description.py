@@ -1,0 +1,106 @@
+"""The whole description: :class:`Description` gathers the element records of a model (bodies,
+joints, drivers, markers, force elements, contacts) into one immutable record, and this module
+writes it in the model-file form (read back by :mod:`linkdyn.modelfile`, whose docstring gives
+the format)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import contacts, forces
+from .bodies import BarSpec, BodySpec, MarkerSpec, Vec2
+from .joints import (AngleDriverSpec, CoordinateDriverSpec, PrismaticSpec, RevoluteSpec,
+                     SlideDriverSpec)
+
+__all__ = ["Description", "FORMAT_VERSION", "to_dict", "dumps", "save"]
+
+#: The model-file format version written and read.
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Description:
+    """A complete, validated model description (immutable). Two descriptions are equal
+    when every field is equal; a model saved to a file loads back to an equal description."""
+
+    name: str
+    gravity: Vec2
+    ground: tuple[tuple[str, Vec2], ...]
+    bodies: tuple[BodySpec | BarSpec, ...]
+    joints: tuple[RevoluteSpec | PrismaticSpec, ...]
+    markers: tuple[MarkerSpec, ...]
+    drivers: tuple[AngleDriverSpec | SlideDriverSpec | CoordinateDriverSpec, ...] = ()
+    forces: tuple = ()   # force elements, see linkdyn.forces
+    contacts: tuple = ()  # contacts, see linkdyn.contacts
+
+
+def to_dict(desc: Description) -> dict:
+    """The canonical JSON-ready form of a description."""
+    bodies = []
+    for b in desc.bodies:
+        if isinstance(b, BarSpec):
+            d = {"type": "bar", "name": b.name, "length": b.length}
+            for k in ("density", "mass", "inertia"):
+                if getattr(b, k) is not None:
+                    d[k] = getattr(b, k)
+        else:
+            assert isinstance(b, BodySpec)
+            d = {"type": "body", "name": b.name, "mass": b.mass, "inertia": b.inertia}
+        if b.points:
+            d["points"] = {name: list(xy) for name, xy in b.points}
+        d.update(position=list(b.position), u=list(b.u), velocity=list(b.velocity),
+                 ud=list(b.ud))
+        if b.hold:
+            d["hold"] = True
+        bodies.append(d)
+    return {
+        "linkdyn_model": FORMAT_VERSION,
+        "name": desc.name,
+        "gravity": list(desc.gravity),
+        "ground": {name: list(xy) for name, xy in desc.ground},
+        "bodies": bodies,
+        "joints": [_joint_dict(j) for j in desc.joints],
+        "drivers": [_driver_dict(d) for d in desc.drivers],
+        "forces": [forces.to_dict(f) for f in desc.forces],
+        "contacts": [contacts.to_dict(c) for c in desc.contacts],
+        "markers": [{"name": m.name, "point": f"{m.body}.{m.point}"} for m in desc.markers],
+    }
+
+
+def _joint_dict(j) -> dict:
+    d = {"type": "prismatic" if isinstance(j, PrismaticSpec) else "revolute", "name": j.name,
+         "first": ".".join(j.first), "second": ".".join(j.second)}
+    if isinstance(j, PrismaticSpec):
+        d.update(axis=j.axis, angle=j.angle)
+    return d
+
+
+def _driver_dict(d) -> dict:
+    if isinstance(d, CoordinateDriverSpec):
+        return {"type": "coordinate", "name": d.name, "point": ".".join(d.point),
+                "axis": d.axis, "law": d.law.to_dict()}
+    kind = "angle" if isinstance(d, AngleDriverSpec) else "slide"
+    assert isinstance(d, (AngleDriverSpec, SlideDriverSpec))
+    return {"type": kind, "name": d.name, "joint": d.joint, "law": d.law.to_dict()}
+
+
+def _no_negative_zero(x):
+    """-0.0 written as 0.0 (a sign of zero carries no meaning in a model file)."""
+    if isinstance(x, float):
+        return x + 0.0
+    if isinstance(x, dict):
+        return {k: _no_negative_zero(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_no_negative_zero(v) for v in x]
+    return x
+
+
+def dumps(desc: Description) -> str:
+    return json.dumps(_no_negative_zero(to_dict(desc)), indent=2) + "\n"
+
+
+def save(desc: Description, path) -> None:
+    """Write a description as a model file (canonical form)."""
+    Path(path).write_text(dumps(desc), encoding="utf-8")

@@ -1,0 +1,57 @@
+"""Where a model's drawn points are over a trajectory: ground points, body points, joint
+points and the outlines drawn for bodies (used by the animations and the joint accessors)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..elements.bodies import GROUND, BarSpec
+
+__all__ = ["PointGeometry"]
+
+
+class PointGeometry:
+    """World positions (m) of a model's points at rows of a trajectory ``q`` (n, nq): ground
+    points, body points, joint points and the outlines drawn for bodies."""
+
+    def __init__(self, model, q):
+        self.model, self.q = model, q
+        desc = model.description
+        self.ground = dict(desc.ground)
+        self.bodies = {b.name: b for b in desc.bodies}
+        self.index = {name: 4 * i for i, name in enumerate(model.body_names)}
+        # The described bodies have outlines; the compiler's own (a motor's or flexible
+        # joint's "<name>/rotor" and "<name>/flex") ride at their joint's point, which is
+        # drawn with the joints.
+        self.drawn = [b for b in model.body_names if b in self.bodies]
+
+    def point(self, body, local, rows) -> np.ndarray:
+        """(len(rows), 2) world positions of a body's local point."""
+        if body == GROUND:
+            return np.broadcast_to(np.asarray(local, dtype=float), (len(rows), 2))
+        i = self.index[body]
+        x, y, ux, uy = (self.q[rows, i + k] for k in range(4))
+        sx, sy = local
+        return np.column_stack([x + ux * sx - uy * sy, y + uy * sx + ux * sy])
+
+    def ref(self, ref, rows) -> np.ndarray:
+        body, name = ref
+        if body == GROUND:
+            return self.point(GROUND, self.ground[name], rows)
+        return self.point(body, self.bodies[body].local_points()[name], rows)
+
+    def outline(self, body, rows) -> np.ndarray:
+        """(len(rows), k, 2): the points drawn for a body, in drawing order."""
+        spec = self.bodies[body]
+        pts = spec.local_points()
+        if isinstance(spec, BarSpec):
+            order = [pts["a"], pts["b"]]
+        elif len(pts) >= 2:
+            order = list(pts.values())
+            if len(order) > 2:
+                order.append(order[0])
+        else:
+            order = [(0.0, 0.0)] + list(pts.values())
+            if len(order) == 1:
+                order.append((0.0, 0.0))
+        return np.stack([self.point(body, p, rows) for p in order], axis=1)

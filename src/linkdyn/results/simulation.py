@@ -1,0 +1,344 @@
+"""What :func:`linkdyn.simulate` returns: :class:`SimulationResult`, the trajectories at the
+output times with the run's events, contact modes, controller samples and work counters, and
+the accessors of forces, energies and reactions computed from them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..compile.model import Model
+from ..elements.bodies import GROUND
+from ..elements.friction import gradient
+from ..elements.joints import PrismaticSpec
+from .accessors import TrajectoryAccessors, needs_rows, recordable
+from .geometry import PointGeometry
+
+__all__ = ["SimulationResult"]
+
+
+@dataclass(frozen=True)
+class SimulationResult(TrajectoryAccessors):
+    """Trajectories at the output times.
+
+    Attributes
+    ----------
+    model : Model
+    t : ndarray (n,)
+        Output times (s); the last is ``t_end`` unless the run was interrupted.
+    recorded : dict or None
+        With ``simulate(..., record=Record(...))``: the recorded series by (accessor,
+        argument), which the accessors return; ``q``, ``v``, ``lam``, ``z`` and
+        ``stick_lam`` are then None (see :mod:`linkdyn.output`).
+    q, v : ndarray (n, nq)
+        Coordinates and their velocities (output velocities are projected onto the
+        velocity constraints unless ``project_output=False``).
+    lam : ndarray (n, nc)
+        Lagrange multipliers of the constraint rows (``model.constraint_names``).
+    stats : dict
+        Work counters (``steps``, ``rejected_steps``, ``newton_iterations``,
+        ``residual_evaluations``, ``jacobian_evaluations``, ``factorizations``, ...) and
+        ``integration_seconds``, the wall time of the integration alone, and
+        ``output_seconds``, the time spent on output rows (interpolation, projection and
+        the reduction to recorded series) with ``output_rows`` their number; with a controller
+        also ``controller_samples``, ``controller_restarts`` and ``controller_seconds``
+        (time spent in the controller function).
+    status : str
+        ``"success"``, ``"event"`` (a terminal event stopped the run: the last row is the
+        state at the event) or ``"interrupted"`` (Ctrl-C: the arrays hold what was
+        computed).
+    events : tuple of linkdyn.events.EventRecord
+        The events that happened, in time order (time, name, direction).
+    z : ndarray (n, nz)
+        Quadratures integrated with the state: the work of each force record and load, then
+        each record's coordinate tracked over turns (use ``work``, ``element_work``,
+        ``element_coordinate``).
+    control_t, control_inputs, control_active : ndarray
+        Sample times (m,) of the controller and the inputs held from each (m, ninput), with
+        the flags of inputs replacing a servo's target (empty without a controller).
+    impacts : tuple of (t, record, speed)
+        Approach speeds recorded at the onsets of Lankarani-Nikravesh contacts (they set the
+        contact's damping from then on).
+    friction_modes : tuple of (t, contact, mode)
+        Every change of mode of a contact with friction ("open", "slide+", "slide-",
+        "stick"; see :mod:`linkdyn.friction`), from the start on.
+    stick_lam : ndarray (n, ncontact) or None
+        Multipliers of the stick rows of the contacts with friction (zero while a contact
+        does not stick); ``friction_force(contact)`` turns them into forces.
+    """
+
+    model: Model
+    t: np.ndarray
+    q: np.ndarray
+    v: np.ndarray
+    lam: np.ndarray
+    stats: dict
+    status: str = "success"
+    events: tuple = ()
+    z: np.ndarray | None = None
+    control_t: np.ndarray | None = None
+    control_inputs: np.ndarray | None = None
+    control_active: np.ndarray | None = None
+    impacts: tuple = ()
+    friction_modes: tuple = ()
+    stick_lam: np.ndarray | None = None
+    _friction_rows: tuple = field(default=(), repr=False, compare=False)
+    recorded: dict | None = field(default=None, repr=False, compare=False)
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    @needs_rows
+    def a(self) -> np.ndarray:
+        """Accelerations (n, nq) of the output rows from the equations of motion,
+        M a = Q(q, v, t) - Phi_q^T lam, with the forces the run applied at each row."""
+        if "a" not in self._cache:
+            m, k = self.model, self.model.kernels
+            a = np.empty_like(self.v)
+            for i, state in self._row_states():
+                q, v, t = self.q[i], self.v[i], self.t[i]
+                a[i] = (k.force(q, v, t, state=state) - m.phi_q(q, t).T @ self.lam[i]
+                        - self._stick_force(i, state)) / m.mass
+            self._cache["a"] = a
+        return self._cache["a"]
+
+    @property
+    @recordable
+    def kinetic_energy(self) -> np.ndarray:
+        return 0.5 * np.sum(self.model.mass * self.v**2, axis=1)
+
+    @property
+    @recordable
+    def potential_energy(self) -> np.ndarray:
+        """Potential energy of gravity (zero at y = 0) plus the energy stored in springs (J)."""
+        # Row by row alike whatever the number of rows (a matrix product is not: BLAS
+        # blocks by shape), so that recorded series equal whole-row ones bit for bit.
+        return -np.sum(self.q * self.model.kernels.arrays["q_applied"], axis=1) + \
+            self._elements()[2]
+
+    @property
+    @recordable
+    def energy(self) -> np.ndarray:
+        """Total mechanical energy (J) at each output time: kinetic, gravity and springs.
+        ``energy - energy[0]`` equals ``work`` to the integrator's tolerance."""
+        return self.kinetic_energy + self.potential_energy
+
+    @property
+    @recordable
+    def work(self) -> np.ndarray:
+        """Work (J) done since t0 by everything in the force elements but the springs'
+        stored energy: dampers, motors, servos, loads, moving free lengths and rest angles."""
+        info = self.model.force_info
+        return self._z()[:, :info["nrec"] + info["nload"]].sum(axis=1)
+
+    def swinging_at(self, t) -> tuple:
+        """The contacts that were swinging (:mod:`linkdyn.contacts`) at time ``t`` of this
+        run: what ``simulate(..., swinging=...)`` needs to continue from a state at t."""
+        out = set()
+        for when, name, mode in self.friction_modes:
+            if when > t:
+                break
+            if mode == "swing":
+                out.add(name)
+            elif mode == "clear":
+                out.discard(name)
+        return tuple(sorted(out))
+
+    def _stick_force(self, i, state):
+        """Generalised force of the stick rows at row i: -sum lam_k grad s_T,k."""
+        out = np.zeros(self.model.nq)
+        if self.stick_lam is None:
+            return out
+        for k, f in enumerate(self.model.force_info["frictions"]):
+            lam = self.stick_lam[i, k]
+            if lam != 0.0:
+                out -= lam * gradient(state, f[1], self.q[i], self.v[i])[0]
+        return out
+
+    @needs_rows
+    def friction_force(self, contact: str) -> np.ndarray:
+        """Friction force (N) on the circle of ``contact`` along the line's direction, per
+        output row: -mu F_N sign(v_T) while it slides, the stick row's force while it
+        sticks, 0 while open (see :mod:`linkdyn.friction`)."""
+        frictions = self.model.force_info["frictions"]
+        names = [f[0] for f in frictions]
+        if contact not in names:
+            raise KeyError(f"model {self.model.name!r} has no contact {contact!r} with "
+                           f"friction (contacts with friction: {', '.join(names) or 'none'})")
+        k = names.index(contact)
+        rec = self._elements()[0][:, frictions[k][1], 2]
+        return rec - (self.stick_lam[:, k] if self.stick_lam is not None else 0.0)
+
+    def _z(self):
+        n = self.t.shape[0]
+        return self.z if self.z is not None else np.zeros((n, 0))
+
+    def _element(self, name):
+        info = self.model.force_info
+        if name not in info["elements"]:
+            raise KeyError(f"model {self.model.name!r} has no force element {name!r} (force "
+                           f"elements: {', '.join(self.model.force_names) or 'none'})")
+        return info["elements"][name]
+
+    @recordable
+    def element_work(self, name: str) -> np.ndarray:
+        """Work (J) done by force element ``name`` since t0 (its non-conservative part)."""
+        recs, loads = self._element(name)
+        nrec = self.model.force_info["nrec"]
+        cols = list(recs) + [nrec + i for i in loads]
+        return self._z()[:, cols].sum(axis=1)
+
+    @recordable
+    def element_force(self, name: str) -> np.ndarray:
+        """What force element ``name`` applies: for elements along a coordinate (n,), the
+        force or torque f along it (N or N m; a spring's f is minus its tension); for
+        ``add_force`` loads (n, 2), the global force (N)."""
+        recs, loads = self._element(name)
+        rec, load, _ = self._elements()
+        return rec[:, recs[0], 2] if recs else load[:, loads[0]]
+
+    @recordable
+    def element_coordinate(self, name: str) -> np.ndarray:
+        """The coordinate (n,) an element acts along: a spring's length (m), a joint's
+        relative angle (rad, continuous over turns) or slide (m), a body's angle."""
+        recs, _ = self._element(name)
+        if not recs:
+            raise KeyError(f"force element {name!r} is a point load: it has no coordinate")
+        return self._elements()[0][:, recs[0], 0]
+
+    def _row_states(self):
+        """(row, state) for each output row: a run state with the force elements' branches
+        (tracked angles), the controller inputs held and the contact impact speeds recorded
+        at that row, as the run had them."""
+        k = self.model.kernels
+        info = self.model.force_info
+        nrec, nload = info["nrec"], info["nload"]
+        state = k.run_state()
+        z = self._z()
+        tracked = z[:, nrec + nload:] if z.shape[1] else None
+        sample = (np.searchsorted(self.control_t, self.t, side="left") - 1
+                  if self.control_t is not None and len(self.control_t) else None)
+        impacts, next_impact = sorted(self.impacts), 0
+        changes, next_change = self._friction_rows, 0
+        for i in range(self.t.shape[0]):
+            # Sliding directions of contacts with friction from the row they applied to.
+            while next_change < len(changes) and changes[next_change][0] <= i:
+                _, what, r, value = changes[next_change]
+                (state.slip if what == "slip" else state.gate)[r] = value
+                next_change += 1
+            # Impact speeds recorded at onsets before this row (a row at the event time was
+            # written before the event was handled).
+            while next_impact < len(impacts) and impacts[next_impact][0] < self.t[i]:
+                _, r, speed = impacts[next_impact]
+                state.impact[r] = speed
+                next_impact += 1
+            if tracked is not None:
+                state.angle_ref[:nrec] = tracked[i]
+            if sample is not None and sample[i] >= 0:
+                state.inputs[:k.ninput] = self.control_inputs[sample[i]]
+                state.active[:k.ninput] = self.control_active[sample[i]]
+            yield i, state
+
+    def _elements(self):
+        """Per row: records (n, nrec, 3) of (s, s', f), loads (n, nload, 2), spring energy
+        (n,), each evaluated on the branch the run tracked and with the inputs held then."""
+        if "elements" in self._cache:
+            return self._cache["elements"]
+        k = self.model.kernels
+        info = self.model.force_info
+        nrec, nload, n = info["nrec"], info["nload"], self.t.shape[0]
+        rec = np.zeros((n, nrec, 3))
+        load = np.zeros((n, nload, 2))
+        spring = np.zeros(n)
+        if nrec + nload:
+            for i, state in self._row_states():
+                rec[i], load[i] = k.force_values(self.q[i], self.v[i], self.t[i], state)
+                spring[i] = (k.potential_energy(self.q[i], self.t[i], state)
+                             + self.q[i] @ k.arrays["q_applied"])
+        self._cache["elements"] = (rec, load, spring)
+        return self._cache["elements"]
+
+    def _norms(self):
+        if "norms" not in self._cache:
+            self._cache["norms"] = np.array(
+                [self.model.constraint_norms(q, v, t) for t, q, v in zip(self.t, self.q, self.v)]
+            ).reshape(-1, 2)
+        return self._cache["norms"]
+
+    @property
+    @recordable
+    def phi_norm(self) -> np.ndarray:
+        """|Phi(q, t)| at each output time."""
+        return self._norms()[:, 0]
+
+    @property
+    @recordable
+    def phid_norm(self) -> np.ndarray:
+        """|Phi_q v + Phi_t| at each output time."""
+        return self._norms()[:, 1]
+
+    @recordable
+    def driver_effort(self, driver: str) -> np.ndarray:
+        """What driver ``driver`` applies (n,): for an angle driver the torque (N m) on the
+        joint's second body (the first receives the opposite), for a slide driver the force
+        (N) along the axis on the second body, for a coordinate driver the force (N) along
+        its axis on the body: ``-lam`` of the driver's row."""
+        if driver not in self.model.driver_names:
+            raise KeyError(f"model {self.model.name!r} has no driver {driver!r} (drivers: "
+                           f"{', '.join(self.model.driver_names) or 'none'})")
+        return -self.lam[:, self.model.constraint_names.index(driver)]
+
+    def _joint(self, joint):
+        specs = {j.name: j for j in self.model.description.joints}
+        if not isinstance(joint, str) or joint not in specs:
+            raise KeyError(f"model {self.model.name!r} has no joint {joint!r} (joints: "
+                           f"{', '.join(specs) or 'none'})")
+        return specs[joint]
+
+    @recordable
+    def joint_force(self, joint: str) -> np.ndarray:
+        """Force (n, 2) in N that ``joint`` exerts on its first body (the second body
+        receives the opposite). A revolute joint's acts at the joint point: ``-lam`` of its x
+        and y rows. A prismatic joint's is its constraint force, normal to the axis (a slide
+        driver's force along the axis is ``driver_effort``); with it goes the moment
+        ``joint_moment``."""
+        spec = self._joint(joint)
+        if isinstance(spec, PrismaticSpec):
+            return self._prismatic(spec)[0]
+        row = self.model.constraint_names.index(f"{joint}.x")
+        return -self.lam[:, row:row + 2]
+
+    @recordable
+    def joint_moment(self, joint: str) -> np.ndarray:
+        """Moment (n,) in N m that ``joint`` exerts on its first body about the joint's first
+        point (counter-clockwise positive; the second body receives the opposite force and
+        moment about the same point): what a prismatic joint's rotation and axis rows apply
+        besides ``joint_force``; zero for a revolute joint."""
+        spec = self._joint(joint)
+        if isinstance(spec, PrismaticSpec):
+            return self._prismatic(spec)[1]
+        return np.zeros(len(self.t))
+
+    def _prismatic(self, spec):
+        """Force and moment of a prismatic joint on its first body, from the generalised
+        constraint forces -Phi_q^T lam of its two rows on one of its bodies."""
+        m = self.model
+        rows = [m.constraint_names.index(f"{spec.name}.rotation"),
+                m.constraint_names.index(f"{spec.name}.axis")]
+        # The forces on the second body, negated; on the first when the second is ground.
+        body, sign = ((spec.second[0], -1.0) if spec.second[0] != GROUND
+                      else (spec.first[0], 1.0))
+        i = 4 * m.body_names.index(body)
+        point = PointGeometry(m, self.q).ref(spec.first, np.arange(len(self.t)))
+        force = np.empty((len(self.t), 2))
+        moment = np.empty(len(self.t))
+        for k in range(len(self.t)):
+            J = m.phi_q(self.q[k], float(self.t[k]))[rows][:, i:i + 4].toarray()
+            g = -J.T @ self.lam[k, rows]
+            ux, uy = self.q[k, i + 2], self.q[k, i + 3]
+            # A moment about the centre of mass does work on u through du = (-uy, ux) dtheta.
+            m_centre = -g[2] * uy + g[3] * ux
+            r = self.q[k, i:i + 2] - point[k]
+            force[k] = sign * g[:2]
+            moment[k] = sign * (m_centre + r[0] * g[1] - r[1] * g[0])
+        return force, moment

@@ -1,0 +1,324 @@
+"""One run of :func:`linkdyn.simulate`, in the shape of IDA's step loop: prepare the run
+(:class:`DynamicsRun` takes a consistent start, makes the per-run state of the kernels, the
+contact modes, the compiled integrator and the output sink), integrate between stops
+(:meth:`DynamicsRun.integrate`: controller samples, events, contact mode switches), finish
+(:meth:`DynamicsRun.finish`: the result, or the failure carrying the partial result).
+
+Everything here belongs to the run, never to the model: a model can serve many runs at once.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+
+from .._bdf import STATUS, BDFIntegrator
+from .._progress import Reporter
+from ..compile.model import Model
+from ..elements.events import (ARC, BACK, CONTACT, FRICTION_SLIP, FRICTION_STOP, PASS,
+                               EventRecord, compile_events)
+from ..elements.friction import ContactModes
+from ..elements.records import reference_angles
+from ..errors import (ControllerError, ConvergenceError, ForceElementError, NonFiniteError,
+                      SimulationError, SingularJacobianError, StepSizeError)
+from ..results.output import RecordedSeries, WholeRows
+from ..results.simulation import SimulationResult
+from .assembly import consistent_state, describe_rows, nearly_singular_rows
+from .control import apply_controller
+from .run_options import RunOptions
+
+__all__ = ["DynamicsRun", "BDF_REGULARIZATION", "OUTPUT_REGULARIZATION"]
+
+#: The integrator's regularisation with redundant="allow" (ld_bdf.c, "Redundant constraints").
+BDF_REGULARIZATION = 1e-12
+OUTPUT_REGULARIZATION = 1e-8
+
+#: Events after which the contacts decide their modes again (linkdyn.friction).
+MODE_EVENTS = (CONTACT, FRICTION_STOP, FRICTION_SLIP, PASS, BACK, ARC)
+
+# Integrator status codes (csrc/ld_bdf.h): 0 on, 1 interrupted, 2 at a terminal event.
+GOING, INTERRUPTED, AT_EVENT = 0, 1, 2
+
+
+class DynamicsRun:
+    """The per-run state of one simulation and the loop that advances it."""
+
+    def __init__(self, model: Model, opt: RunOptions):
+        self.model, self.opt = model, opt
+        self.state = consistent_state(model, q=opt.q0, v=opt.v0, t=opt.t0, hold=opt.hold,
+                                      redundant=opt.redundant)
+        # Per-run state: reference angles start at the consistent state's angles on the
+        # branch of the guesses; the tracked coordinates start there too.
+        rec0 = self._start_records()
+        self.run = model.kernels.run_state(reference_angles(model.kernels.arrays,
+                                                            self.state.q, rec0[:, 0]))
+        info = model.force_info
+        self.friction = (ContactModes(model, self.run, opt.swinging, opt.t0)
+                         if info["frictions"] or info["swings"] or info["arcs"] else None)
+        self.z0 = np.concatenate([np.zeros(info["nrec"] + info["nload"]), rec0[:, 0]])
+        self.ev = compile_events(model, opt.events)
+        self.run.set_events(self.ev)
+        self.integ = BDFIntegrator(
+            self.run, opt.rtol, opt.atol, h_init=opt.h_init, h_max=opt.h_max,
+            max_order=opt.max_order, max_steps=opt.max_steps, newton_tol=opt.newton_tol,
+            project_output=opt.project_output, proportional=opt.proportional,
+            event_tol=opt.event_tol,
+            regularization=BDF_REGULARIZATION if opt.allow_redundant else 0.0,
+            output_regularization=OUTPUT_REGULARIZATION,
+            stop_when_full=opt.series is not None)
+        # What the run records besides the rows: controller samples, events, impacts.
+        self.samples, self.held, self.active = [], [], []
+        self.records, self.impacts = [], []
+        self.control_seconds, self.restarts = 0.0, 0
+        self.sink = (WholeRows(opt.times, self.integ.n) if opt.series is None else
+                     RecordedSeries(opt.times, self.integ.n, opt.series, self._reduce))
+        self.start = None
+
+    def _start_records(self) -> np.ndarray:
+        """The force records' coordinates at the start (a force element whose direction is
+        undefined there raises ForceElementError)."""
+        model, t0 = self.model, self.opt.t0
+        try:
+            rec0, _ = model.kernels.force_values(self.state.q, self.state.v, t0)
+        except ValueError as exc:
+            owner = _owner(model, exc.args[1])
+            raise ForceElementError(
+                f"model {model.name!r}: force element '{owner}' cannot be evaluated at "
+                f"t = {t0:.9g} s: its two points coincide, where the direction of its force "
+                "is undefined", t0, 0.0, None, owner) from None
+        return rec0
+
+    def _reduce(self, t, rows, first):
+        """A Record's series of a block of output rows."""
+        part = self._result(t, rows, {}, GOING, first)
+        return {(a, n): (getattr(part, a) if n is None else getattr(part, a)(n))
+                for a, n, _ in self.opt.series}
+
+    # -- integrate between stops -----------------------------------------------------------
+    def integrate(self) -> int:
+        """Run to t_end, or to a terminal event, an interrupt or a failure: its status."""
+        opt, integ = self.opt, self.integ
+        self.start = time.perf_counter()
+        reporter = (Reporter(lambda: (float(integ.t), int(integ.stats()["steps"])),
+                             opt.progress) if opt.progress is not None else None)
+        try:
+            status = self._initialise()
+            k = 0
+            while status == GOING:
+                target = self._next_stop(k)
+                status = self._advance(target)
+                if status != GOING or target == opt.t_end:
+                    break
+                k += 1
+                if self._sample(target, integ.state()):
+                    self.restarts += 1
+                    status = integ.restart()
+            if status == AT_EVENT:
+                status = self._stop_at_event()
+        except ControllerError as exc:
+            exc.result = self._finish_result(GOING, True)
+            raise
+        finally:
+            if reporter is not None:
+                reporter.stop()
+        return status
+
+    def _initialise(self) -> int:
+        """The first controller sample, the contacts' first modes, the integrator's start."""
+        opt, state = self.opt, self.state
+        if opt.controller is not None:
+            self._sample(opt.t0, np.concatenate([state.q, state.v]))
+        v_start = state.v
+        if self.friction is not None:
+            v_start = self.friction.decide(opt.t0, state.q, state.v)
+        return self.integ.init(opt.t0, state.q, v_start, self.z0)
+
+    def _next_stop(self, k: int) -> float:
+        """Where the integrator stops next: the next controller sample, or t_end."""
+        opt = self.opt
+        if opt.controller is not None:
+            t_next = opt.t0 + (k + 1) * opt.control_period
+            if t_next < opt.t_end - 1e-9 * opt.control_period:
+                return t_next
+        return opt.t_end
+
+    def _sample(self, t, y_now) -> bool:
+        """A controller sample at t: whether an input changed (the forces jump)."""
+        c0 = time.perf_counter()
+        changed = apply_controller(self.model, self.opt.controller, t, y_now, self.run)
+        self.control_seconds += time.perf_counter() - c0
+        ninput = self.model.kernels.ninput
+        self.samples.append(t)
+        self.held.append(self.run.inputs[:ninput].copy())
+        self.active.append(self.run.active[:ninput].copy())
+        return changed
+
+    def _advance(self, target) -> int:
+        """Integrate to target through the non-terminal events; AT_EVENT after a terminal
+        one."""
+        while True:
+            status = self.sink.integrate(self.integ, target)
+            if status != AT_EVENT:
+                return status
+            t_ev, fired = self.integ.event()
+            stop = self._record_events(t_ev, fired)
+            restarted = False
+            if self.friction is not None and any(self.ev["kind"][k] in MODE_EVENTS
+                                                 for k in np.flatnonzero(fired)):
+                status = self._switch_modes(t_ev, fired)
+                if status != GOING:
+                    return status
+                restarted = True
+            if stop:
+                return AT_EVENT
+            if self.opt.event_rows:
+                # The event's state, consistent (a restart there), as a row of its own.
+                status = GOING if restarted else self.integ.restart()
+                if status != GOING:
+                    return status
+                self.sink.append(float(self.integ.t), self.integ.state())
+
+    def _record_events(self, t_ev, fired) -> bool:
+        """Record the events that fired at t_ev; whether one of them is terminal."""
+        model, ev, run = self.model, self.ev, self.run
+        stop = False
+        for k in np.flatnonzero(fired):
+            if ev["kind"][k] == CONTACT and run.gate[ev["record"][k]] == 0.0:
+                continue   # the circle of a swinging contact passing through its line
+            self.records.append(EventRecord(float(t_ev), ev["events"][k].name, int(fired[k])))
+            stop = stop or ev["events"][k].terminal
+            if ev["kind"][k] == CONTACT and fired[k] > 0:
+                # Onset: the approach speed sets Lankarani-Nikravesh damping (per run).
+                s_now = self.integ.state()
+                rec, _ = model.kernels.force_values(s_now[:model.nq],
+                                                    s_now[model.nq:2 * model.nq], t_ev, run)
+                run.impact[ev["record"][k]] = -rec[ev["record"][k], 1]
+                self.impacts.append((float(t_ev), int(ev["record"][k]),
+                                     float(run.impact[ev["record"][k]])))
+        return stop
+
+    def _switch_modes(self, t_ev, fired) -> int:
+        """Contacts change modes (linkdyn.friction): decide, restart from the state with the
+        velocity of sticking contacts made consistent."""
+        nq, ev = self.model.nq, self.ev
+        y_now = self.integ.state()
+        breaking = {ev["events"][k].target for k in np.flatnonzero(fired)
+                    if ev["kind"][k] == FRICTION_SLIP}
+        v_new = self.friction.decide(t_ev, y_now[:nq], y_now[nq:2 * nq], breaking,
+                                     self.sink.written)
+        return self.integ.restart_at(y_now[:nq], v_new)
+
+    def _stop_at_event(self) -> int:
+        """Stopped at a terminal event: the last row is the event state, made consistent
+        (multipliers from the index-1 equations) by a restart there."""
+        integ, sink = self.integ, self.sink
+        status = integ.restart()
+        if sink.written == 0 or integ.t > sink.last_t:
+            sink.append(float(integ.t), integ.state())
+        return AT_EVENT if status == GOING else status
+
+    # -- finish ----------------------------------------------------------------------------
+    def finish(self, status: int) -> SimulationResult:
+        """The result; a warning if interrupted; the failure (with the partial result)
+        raised."""
+        result = self._finish_result(status, self.opt.controller is not None)
+        if status == INTERRUPTED:
+            warnings.warn(f"linkdyn: simulation interrupted at t = {self.integ.t:.6g} s; the "
+                          f"result holds the {len(result.t)} output rows computed so far",
+                          RuntimeWarning, stacklevel=3)
+        elif status not in (GOING, AT_EVENT):
+            raise _failure(self.model, self.integ, status, result, self.run)
+        return result
+
+    def _finish_result(self, status, controlled) -> SimulationResult:
+        """The run's result from its output sink, with its stats."""
+        elapsed = time.perf_counter() - self.start - self.control_seconds
+        stats = self.integ.stats()
+        stats["output_seconds"] += self.sink.seconds
+        stats["integration_seconds"] = max(0.0, elapsed - stats["output_seconds"])
+        if controlled:
+            stats.update(controller_samples=len(self.samples),
+                         controller_restarts=self.restarts,
+                         controller_seconds=self.control_seconds)
+        if self.model.force_info["frictions"]:
+            stats["friction_decisions"] = self.friction.decisions
+        t, rows = self.sink.result()
+        if isinstance(self.sink, WholeRows):
+            return self._result(t, rows, stats, status)
+        return self._result(t, None, stats, status, recorded=rows)
+
+    def _result(self, t, rows, stats, status, first=0, recorded=None) -> SimulationResult:
+        """A result of whole rows (q, v, lam, stick multipliers, z), or with ``rows`` None of
+        ``recorded`` series. ``first``: the index in the run of the first row (the friction
+        modes' row changes before it apply from row 0)."""
+        model, friction = self.model, self.friction
+        nq, nc = model.nq, model.nc
+        ns = len(model.force_info["frictions"])
+        ninput = model.kernels.ninput
+        changes = ()
+        if friction is not None:
+            changes = tuple((max(0, row - first), *rest) for row, *rest in friction.row_changes)
+        columns = (dict(q=None, v=None, lam=None, z=None, stick_lam=None) if rows is None else
+                   dict(q=rows[:, :nq], v=rows[:, nq:2 * nq], lam=rows[:, 2 * nq:2 * nq + nc],
+                        z=rows[:, 2 * nq + nc + ns:],
+                        stick_lam=rows[:, 2 * nq + nc:2 * nq + nc + ns] if ns else None))
+        samples = self.samples
+        return SimulationResult(
+            model=model, t=t, stats=stats, **columns,
+            status={INTERRUPTED: "interrupted", AT_EVENT: "event"}.get(status, "success"),
+            events=tuple(self.records), impacts=tuple(self.impacts),
+            friction_modes=tuple(friction.history) if friction is not None else (),
+            _friction_rows=changes, recorded=recorded,
+            control_t=np.array(samples, dtype=float),
+            control_inputs=np.array(self.held, dtype=float).reshape(len(samples), ninput),
+            control_active=np.array(self.active, dtype=np.intc).reshape(len(samples), ninput))
+
+
+def _owner(model: Model, record: int) -> str:
+    """The force element a kernel record belongs to."""
+    return next(name for name, (recs, _) in model.force_info["elements"].items()
+                if record in recs)
+
+
+def _failure(model: Model, integ: BDFIntegrator, status: int, result, run) -> SimulationError:
+    t, h, index = integ.failure()
+    where = f"at t = {t:.9g} s with step h = {h:.3g} s"
+    if status == -8 and run.fail >= 0:
+        owner = _owner(model, run.fail)
+        return ForceElementError(
+            f"model {model.name!r}: force element '{owner}' cannot be evaluated {where}: its "
+            "two points coincide, where the direction of its force is undefined", t, h,
+            result, owner)
+    if status == -6:
+        names = []
+        if 0 <= index < model.nq:
+            names = [model.coordinate_names[index]]
+        elif index >= model.nq:
+            names = [model.constraint_names[index - model.nq]]
+        detail = (f"; the zero pivot is at {'coordinate' if index < model.nq else 'constraint'} "
+                  f"{names[0]}" if names else "")
+        return SingularJacobianError(
+            f"model {model.name!r}: the iteration matrix is singular {where}: the constraint "
+            f"Jacobian lost rank (a singular configuration or redundant constraints){detail}",
+            t, h, result, names)
+    cls = {-4: StepSizeError, -5: ConvergenceError, -7: NonFiniteError}.get(status,
+                                                                            SimulationError)
+    detail, names = "", []
+    if status in (-4, -5):
+        y = integ.state()
+        rc, names = nearly_singular_rows(model, y[:model.nq], float(integ.t), run,
+                                         threshold=1e-6)
+        names = list(names)
+        if names:
+            drivers = [n for n in names if n in model.driver_names]
+            what = (f"the driver{'s' if len(drivers) > 1 else ''} "
+                    f"{', '.join(repr(d) for d in drivers)} cannot be followed past this point "
+                    "(pushed past a dead centre?)" if drivers else
+                    "a singular configuration")
+            detail = (f". The constraint Jacobian is nearly singular at the last accepted "
+                      f"state, t = {float(integ.t):.9g} s (reciprocal condition {rc:.1e}): "
+                      f"{what}; involved: {describe_rows(model, names)}")
+    return cls(f"model {model.name!r}: integration failed {where}: {STATUS[status]}{detail}",
+               t, h, result, names)

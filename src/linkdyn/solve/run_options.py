@@ -1,0 +1,213 @@
+"""The options of a dynamics run, checked once at the edge: :func:`check_options` turns the
+keyword arguments of :func:`linkdyn.simulate` into one frozen :class:`RunOptions` (output
+times planned, sizes estimated) or raises an error that names the argument and says what
+was expected. Nothing after this point validates arguments."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._progress import check_callback
+from ..compile.model import Model, require_dynamic
+from ..errors import ModelError
+from ..results.output import Record, check_size
+from .assembly import check_redundant
+
+__all__ = ["RunOptions", "check_options", "output_times", "DEFAULT_MAX_STEPS"]
+
+#: Default step budget of simulate (documented there).
+DEFAULT_MAX_STEPS = 5_000_000
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What :func:`linkdyn.simulate` was asked for, checked (see its parameters)."""
+
+    t0: float
+    t_end: float
+    rtol: float
+    atol: float
+    times: np.ndarray          # planned output times
+    event_rows: bool           # t_out="events": a row at each event
+    series: tuple | None       # a Record's series, or None for whole rows
+    q0: object
+    v0: object
+    hold: object
+    h_init: float
+    h_max: float
+    max_order: int
+    max_steps: int
+    newton_tol: float
+    project_output: bool
+    proportional: bool
+    controller: object
+    control_period: float | None
+    events: object
+    event_tol: float
+    swinging: tuple
+    redundant: str
+    allow_redundant: bool
+    progress: object
+
+
+def positive(name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+            math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    return float(value)
+
+
+def output_times(t0: float, t_end: float, dt: float) -> np.ndarray:
+    """t0, t0 + dt, ..., ending exactly at t_end (the last interval may be shorter)."""
+    count = (t_end - t0) / dt
+    if not count < 1e12:
+        raise ValueError(f"output_times: {count:.3g} output times from {t0} to {t_end} every "
+                         f"{dt} s are too many")
+    n = int(math.floor(count * (1 + 1e-12)))
+    t = t0 + dt * np.arange(n + 1)
+    # k dt carries round-off (3 * 0.3 = 0.8999999999999999): round to 15 digits of the span
+    # so that decimal output times come out as written.
+    t = np.round(t, max(0, 15 - math.ceil(math.log10(max(abs(t0), abs(t_end), 1.0)))))
+    if t_end - t[-1] > 1e-9 * dt:
+        t = np.append(t, t_end)
+    t[-1] = t_end if abs(t[-1] - t_end) <= 1e-9 * dt else t[-1]
+    return t
+
+
+def check_options(model, t_end, *, rtol, atol, t_out, dt_out, t0, q0, v0, hold, h_init,
+                  h_max, max_order, max_steps, newton_tol, project_output, proportional,
+                  controller, control_period, events, event_tol, swinging, redundant,
+                  progress, record) -> RunOptions:
+    """The checked options of a run of ``model`` (ValueError, TypeError or ModelError
+    naming what is wrong)."""
+    _check_model(model)
+    t0, t_end = _check_span(t0, t_end)
+    rtol, atol = positive("rtol", rtol), positive("atol", atol)
+    if rtol >= 1.0:
+        raise ValueError(f"rtol = {rtol:g} is not a relative tolerance (use rtol < 1)")
+    if rtol < 1e-14:
+        raise ValueError(f"rtol = {rtol:g} is below what double precision can deliver "
+                         "(use rtol >= 1e-14)")
+    if isinstance(max_order, bool) or not isinstance(max_order, int) or not 1 <= max_order <= 5:
+        raise ValueError(f"max_order must be an integer from 1 to 5, got {max_order!r}")
+    if max_steps is None:
+        max_steps = DEFAULT_MAX_STEPS
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or \
+            not 0 <= max_steps < 2**63:
+        raise ValueError(f"max_steps must be a non-negative integer below 2**63, got "
+                         f"{max_steps!r}")
+    for name, value in (("h_init", h_init), ("h_max", h_max), ("newton_tol", newton_tol),
+                        ("event_tol", event_tol)):
+        if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
+            raise ValueError(f"{name} must be a non-negative finite number, got {value!r}")
+    if record is not None and not isinstance(record, Record):
+        raise TypeError(f"record must be a linkdyn.Record, got {type(record).__name__}")
+    # The series kept (names checked before any work), or None for whole rows.
+    series = record.series(model) if record is not None else None
+    times = _plan_outputs(model, t0, t_end, t_out, dt_out, series)
+    control_period = _check_controller(model, controller, control_period)
+    allow_redundant = check_redundant(redundant)
+    swinging = _check_swinging(model, swinging)
+    check_callback(progress)
+    return RunOptions(
+        t0=t0, t_end=t_end, rtol=rtol, atol=atol, times=times,
+        event_rows=isinstance(t_out, str) and t_out == "events", series=series, q0=q0,
+        v0=v0, hold=hold, h_init=h_init, h_max=h_max, max_order=max_order,
+        max_steps=max_steps, newton_tol=newton_tol, project_output=project_output,
+        proportional=proportional, controller=controller, control_period=control_period,
+        events=events, event_tol=event_tol, swinging=swinging, redundant=redundant,
+        allow_redundant=allow_redundant, progress=progress)
+
+
+def row_width(model: Model) -> int:
+    """Values in one whole output row: q, v, lam, the stick multipliers and z."""
+    nstick = len(model.force_info["frictions"])    # stick rows of contacts with friction
+    return 2 * model.nq + model.nc + nstick + model.kernels.nz
+
+
+def _check_model(model) -> None:
+    if not isinstance(model, Model):
+        raise TypeError(f"model must be a linkdyn.Model, got {type(model).__name__}")
+    require_dynamic(model, "simulate")
+    for d in model.description.drivers:
+        if d.law.is_function:
+            raise ModelError(f"driver '{d.name}': its law is a Python function, which the "
+                             "compiled integrator cannot call; simulate needs constant, linear, "
+                             "polynomial or harmonic laws (functions serve kinematics)", d.name)
+
+
+def _check_span(t0, t_end) -> tuple[float, float]:
+    t0 = float(t0)
+    if not math.isfinite(t0):
+        raise ValueError(f"t0 must be finite, got {t0!r}")
+    if isinstance(t_end, bool) or not isinstance(t_end, (int, float)) or not (
+            math.isfinite(t_end) and t_end > t0):
+        raise ValueError(f"t_end must be a finite time after t0 = {t0}, got {t_end!r}")
+    t_end = float(t_end)
+    if t_end - t0 < 1e-13 * max(1.0, abs(t0), abs(t_end)):
+        raise ValueError(f"t_end - t0 = {t_end - t0:.3g} s is below the time resolution of "
+                         f"double precision at t = {t0:g} s (the span must be at least "
+                         "1e-13 max(1, |t|))")
+    return t0, t_end
+
+
+def _plan_outputs(model, t0, t_end, t_out, dt_out, series) -> np.ndarray:
+    """The output times asked for, after checking that their rows fit in memory."""
+    width = row_width(model)
+    if isinstance(t_out, str):
+        if t_out not in ("final", "events"):
+            raise ValueError(f"t_out must be an array of times, 'final' or 'events', got "
+                             f"{t_out!r}")
+        if dt_out is not None:
+            raise ValueError("give t_out or dt_out, not both")
+        return np.array([t_end] if t_out == "final" else [t0, t_end])
+    if t_out is None:
+        dt = (t_end - t0) / 1000 if dt_out is None else positive("dt_out", dt_out)
+        # Before the times exist: their number alone may not fit.
+        check_size(int(min((t_end - t0) / dt, 1e18)) + 2, series, width,
+                   f"model {model.name!r}")
+        return output_times(t0, t_end, dt)
+    if dt_out is not None:
+        raise ValueError("give t_out or dt_out, not both")
+    times = np.array(t_out, dtype=float).ravel()
+    if times.size == 0 or not np.all(np.isfinite(times)):
+        raise ValueError("t_out must be a non-empty array of finite times")
+    if np.any(np.diff(times) < 0):
+        i = int(np.flatnonzero(np.diff(times) < 0)[0])
+        raise ValueError(f"t_out must be non-decreasing: t_out[{i + 1}] = {times[i + 1]} "
+                         f"< t_out[{i}] = {times[i]}")
+    if times[0] < t0 or times[-1] > t_end:
+        raise ValueError(f"t_out must lie in [t0, t_end] = [{t0}, {t_end}], got "
+                         f"[{times[0]}, {times[-1]}]")
+    check_size(times.size, series, width, f"model {model.name!r}")
+    return times
+
+
+def _check_controller(model, controller, control_period) -> float | None:
+    if controller is not None:
+        if not callable(controller):
+            raise TypeError(f"controller must be callable as controller(t, state), got "
+                            f"{controller!r}")
+        if control_period is None:
+            raise ValueError("a controller needs control_period (the sample period, s)")
+        control_period = positive("control_period", control_period)
+        if not model.force_info["inputs"]:
+            raise ValueError(f"model {model.name!r} has no motor or servo for a controller "
+                             "to drive")
+    elif control_period is not None:
+        raise ValueError("control_period was given without a controller")
+    return control_period
+
+
+def _check_swinging(model, swinging) -> tuple:
+    if isinstance(swinging, str):
+        swinging = (swinging,)
+    known = [w[0] for w in model.force_info["swings"]]
+    for name in swinging:
+        if name not in known:
+            raise ValueError(f"swinging: model {model.name!r} has no contact {name!r} with a "
+                             f"swing partner (swinging contacts: {', '.join(known) or 'none'})")
+    return tuple(swinging)

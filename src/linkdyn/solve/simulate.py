@@ -1,0 +1,143 @@
+"""Dynamics: ``simulate(model, t_end)`` integrates the index-3 equations of motion
+
+    q' = v,    M v' + Phi_q^T lam = Q(q, v, t),    Phi(q, t) = 0
+
+with linkdyn's variable-order BDF integrator in C (csrc/ld_bdf.c: the method, its error
+control and its choices are described there) and returns a :class:`SimulationResult`.
+
+A run has three stages, each in a module of its own: the options are checked at the edge
+(:mod:`linkdyn.solve.run_options`), the run is prepared and integrated between its stops
+(:mod:`linkdyn.solve.dynamics_run`), and the result is what
+:mod:`linkdyn.results.simulation` describes.
+"""
+
+from __future__ import annotations
+
+from ..compile.model import Model
+from ..results.output import Record
+from ..results.simulation import SimulationResult
+from .control import ControlState
+from .dynamics_run import BDF_REGULARIZATION, OUTPUT_REGULARIZATION, DynamicsRun
+from .run_options import DEFAULT_MAX_STEPS, check_options, output_times
+
+__all__ = ["simulate", "SimulationResult", "ControlState", "output_times", "DEFAULT_MAX_STEPS",
+           "BDF_REGULARIZATION", "OUTPUT_REGULARIZATION"]
+
+
+def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e-8,
+             t_out=None, dt_out: float | None = None, t0: float = 0.0, q0=None, v0=None,
+             hold=None, h_init: float = 0.0, h_max: float = 0.0, max_order: int = 5,
+             max_steps: int | None = None, newton_tol: float = 0.0,
+             project_output: bool = True,
+             proportional: bool = True, controller=None,
+             control_period: float | None = None, events=None,
+             event_tol: float = 0.0, swinging=(), redundant: str = "raise",
+             progress=None, record: Record | None = None) -> SimulationResult:
+    """Integrate ``model`` from ``t0`` to ``t_end`` (s).
+
+    Parameters
+    ----------
+    rtol, atol : float
+        Error tolerances (positions in m or unit-vector components; see ld_bdf.c and
+        ``proportional``).
+    t_out : array_like or {"final", "events"}, optional
+        Non-decreasing output times in [t0, t_end]; ``"final"``: one row, at the end of the
+        run; ``"events"``: rows at t0, at each event (after its mode changes) and at the end.
+    dt_out : float, optional
+        Output interval when ``t_out`` is not given (default (t_end - t0) / 1000); the
+        outputs are t0, t0 + dt_out, ..., t_end exactly.
+    q0, v0, hold :
+        Initial guesses and held coordinates, made consistent by
+        :func:`linkdyn.consistent_state` (defaults: the model's own).
+    h_init, h_max : float
+        First and largest step (0: automatic, no limit).
+    max_order : int
+        Highest BDF order, 1 to 5.
+    max_steps : int, optional
+        Step budget (default 5,000,000; 0: none); exceeding it raises
+        :class:`SimulationError`, so that a run that cannot progress (a step size driven to
+        round-off by an unreasonable model) stops with a message instead of grinding on.
+    newton_tol : float
+        Newton convergence threshold as a fraction of the (local) position tolerance (0:
+        the default 1e-3); never below the round-off floor 10 eps / local_rtol, which a
+        Newton iteration cannot reach. In the index-3 formulation a Newton residue in q
+        reaches v divided by h/gamma_k, so loose tolerances want a small newton_tol.
+    project_output : bool
+        Make output rows consistent: project the velocity onto the velocity constraints
+        (the raw largest violation is in ``stats["max_output_velocity_violation"]``) and
+        take the multipliers from the index-1 equations at the output state (the BDF's own
+        multipliers carry the Newton residue divided by h^2).
+    proportional : bool
+        Tolerance proportionality (default): below 2e-6 the local error test uses
+        ``rtol * (rtol / 2e-6) ** 0.25`` (atol scaled alike, never below
+        ``100 * eps * max(1, max|q0|)``), so that
+        the global error falls in proportion to the tolerance (measured from 1e-4 to 1e-12;
+        :func:`linkdyn.estimate_error` estimates it). ``stats["local_rtol"]`` and
+        ``stats["local_atol"]`` report what was used. False tests the local error against
+        rtol and atol themselves.
+    controller : callable, optional
+        Feedback control written in Python: ``controller(t, state)`` is called at t0 and
+        every ``control_period`` seconds after (a :class:`ControlState` gives ``q``, ``v``
+        and measurements) and returns ``{name: input}`` for motors (an added torque or
+        force) and servos (a new target) of the model. The inputs are held until the next
+        sample (zero-order hold, as a digital controller does); the integrator runs compiled
+        between samples. When an input changes the forces jump, so the integrator restarts
+        at the sample from the current state (consistent accelerations, order 1: the BDF
+        history across a jump would be wrong); an unchanged input costs no restart.
+    control_period : float
+        Sample period (s) of the controller; required with it.
+    events : sequence of linkdyn.events.Event, optional
+        Conditions located in time while the integrator runs (see :mod:`linkdyn.events`):
+        terminal ones stop the run at the event, the others are recorded in
+        ``result.events`` and the integration restarts there.
+    event_tol : float
+        Time tolerance (s) of the event location (0: 1e-12 max(1, |t|)).
+    swinging : sequence of str
+        Contacts with a swing partner that start swinging (no force until their circle is
+        clear ahead of the partner's; :mod:`linkdyn.contacts`). Which foot swings is not a
+        function of the state alone: a run started mid-step must be told (the result's
+        ``swinging_at(t)`` gives it for a time of an earlier run).
+    redundant : {"raise", "allow"}
+        ``"raise"`` (default): redundant constraints raise
+        :class:`~linkdyn.errors.RedundantConstraintsError` (from the consistent initial
+        state). ``"allow"``: redundant but consistent constraints are accepted. The linear
+        systems of the integrator are then regularised (ld_bdf.c, "Redundant constraints"):
+        the output multipliers of a redundant set are the least-norm ones in the metric
+        diag(Phi_q M^-1 Phi_q^T) (Tikhonov-regularised with 1e-8 of it: alike rockers get
+        alike reactions to about 1e-5 relative at rtol 1e-10), and their resultant is the
+        exact one. Conflicting constraints still raise.
+    record : linkdyn.Record, optional
+        Keep only the named series (markers, bodies, joints, drivers, force elements,
+        invariants) instead of whole rows: for big models or many output times (see
+        :mod:`linkdyn.output`; the series equal a whole-row run's bit for bit).
+    progress : callable, optional
+        ``progress(t, steps)`` is called about every 0.5 s of wall time
+        while the integrator runs, from a helper thread, with the time reached and the steps
+        taken (for display: the compiled integrator runs without the GIL and is not slowed;
+        the values are read while it runs). An exception from it stops the calls, not the
+        run. The command uses it to show progress on a terminal.
+
+    Returns
+    -------
+    SimulationResult
+
+    Raises
+    ------
+    ValueError
+        Bad arguments (each names the argument and what was expected).
+    AssemblyError
+        No consistent initial state.
+    StepSizeError, ConvergenceError, SingularJacobianError, NonFiniteError
+        The integration failed; the exception carries ``t``, ``h`` and the partial
+        ``result``.
+    """
+    opt = check_options(
+        model, t_end, rtol=rtol, atol=atol, t_out=t_out, dt_out=dt_out, t0=t0, q0=q0, v0=v0,
+        hold=hold, h_init=h_init, h_max=h_max, max_order=max_order, max_steps=max_steps,
+        newton_tol=newton_tol, project_output=project_output, proportional=proportional,
+        controller=controller, control_period=control_period, events=events,
+        event_tol=event_tol, swinging=swinging, redundant=redundant, progress=progress,
+        record=record)
+    run = DynamicsRun(model, opt)        # consistent start, per-run state, integrator, sink
+    status = run.integrate()             # between stops: samples, events, mode switches
+    return run.finish(status)            # the result, or the failure with the partial result
