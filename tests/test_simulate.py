@@ -398,7 +398,7 @@ def test_spans_outputs_and_step_budgets_are_checked(monkeypatch):
     # On a machine of 1 GiB (half of it allowed), a million kinematic positions of 133
     # values (1.06 GB) are refused up front.
     sizes = {"SC_PAGE_SIZE": 4096, "SC_PHYS_PAGES": 2**30 // 4096}
-    monkeypatch.setattr(linkdyn.model.os, "sysconf", lambda name: sizes[name])
+    monkeypatch.setattr(linkdyn.compile.model.os, "sysconf", lambda name: sizes[name])
     with pytest.raises(ValueError, match="GiB"):
         linkdyn.kinematics(linkdyn.load_model("jansen_driven"), np.linspace(0.0, 1.0, 10**6))
     monkeypatch.undo()

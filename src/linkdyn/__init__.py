@@ -23,7 +23,7 @@ from .errors import (AssemblyError, ControllerError, ConvergenceError, Equilibri
 from .elements import contacts, events, forces, friction, laws, lcp
 from .elements.bodies import GROUND
 from .elements.description import Description
-from .compile import model, natural
+from . import compile as _compile_package
 from .compile.model import Model
 from .compile.natural import NaturalModel
 from .describe import builder, geometric, modelfile
@@ -46,17 +46,22 @@ from .batch.sweep import sweep
 
 # The package is laid out by stage (elements, compile, describe, results, solve, batch; see
 # the README's layout section). Modules that used to sit at the top keep their old import
-# paths, so that ``import linkdyn.simulate`` or ``from linkdyn.model import compile_model`` in
-# existing code finds the module in its new home.
+# paths, so that ``import linkdyn.forces`` or ``from linkdyn.model import compile_model`` in
+# existing code finds the module in its new home (``model`` and ``natural``: the compile
+# package, which exports what they did). Names bound above (the functions simulate,
+# kinematics, sweep) stay what they are.
 for _old, _module in {"laws": laws, "forces": forces, "contacts": contacts, "events": events,
-                      "friction": friction, "lcp": lcp, "model": model, "natural": natural,
+                      "friction": friction, "lcp": lcp, "model": _compile_package,
+                      "natural": _compile_package,
                       "description": builder, "modelfile": modelfile, "geometric": geometric,
                       "output": output, "plotting": plotting, "animation": animation,
                       "assembly": assembly, "kinematics": _kinematics_module,
                       "simulate": _simulate_module, "statics": statics, "periodic": periodic,
                       "accuracy": accuracy, "sweep": _sweep_module}.items():
     _sys.modules[f"{__name__}.{_old}"] = _module
-del _old, _module, _sys, builder, accessors
+    globals().setdefault(_old, _module)
+del _old, _module, _sys, _compile_package, builder, accessors, _kinematics_module, \
+    _simulate_module, _sweep_module
 
 __all__ = [
     "__version__",

@@ -124,7 +124,7 @@ _COMPILED: dict = {}   # per process: model-file text -> Model, reused across ca
 
 
 def _model_for(base, factory, case):
-    from ..compile.model import compile_model
+    from ..compile.compiler import compile_model
     from ..describe import modelfile
 
     if factory is not None:

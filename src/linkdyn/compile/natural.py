@@ -50,9 +50,11 @@ import numpy as np
 from ..elements.description import Description
 from ..elements.laws import linear
 from ..errors import ModelError
-from .model import Model, _mul, compile_rows, force_arrays, law_arrays
+from .model import Model
+from .patterns import Numbering
+from .patterns import mul as _mul
 
-__all__ = ["NaturalModel", "compile_linkage"]
+__all__ = ["NaturalModel", "number_linkage"]
 
 #: A link whose members are this close to parallel (spherical: |a x b| of unit vectors) or to
 #: collinear (spatial: the largest triangle's area relative to its longest side squared)
@@ -106,8 +108,8 @@ class NaturalModel(Model):
     marker_dimension = 3
 
     def __init__(self, linkage, arrays: dict, names: dict, markers: tuple, law,
-                 turn=None):
-        super().__init__(linkage, arrays, names)
+                 turn=None, *, compiler):
+        super().__init__(linkage, arrays, names, compiler)
         #: the input turn's measured member: (coordinate index, e1, e2), or None (actuator)
         self._turn = turn
         self.space = linkage.kind
@@ -116,9 +118,6 @@ class NaturalModel(Model):
         self.marker_coordinate = markers[0]
         #: (nmarkers, 3): positions of the ground markers (zero where moving)
         self.marker_constant = markers[1]
-
-    def __reduce__(self):
-        return (compile_linkage, (self.description,))
 
     def __repr__(self):
         return (f"<linkdyn.NaturalModel {self.name!r} ({self.space}): "
@@ -163,12 +162,11 @@ def _unit(v):
     return np.asarray(v, dtype=float) / np.linalg.norm(v)
 
 
-def compile_linkage(linkage) -> NaturalModel:
+def number_linkage(linkage) -> Numbering:
     """Number the moving joints' coordinates and the rows of a spherical or spatial
-    :class:`linkdyn.geometric.Linkage` (validated by it) and build the kernels."""
+    :class:`linkdyn.geometric.Linkage` (validated by it): every row is a generic row."""
     spherical = linkage.kind == "spherical"
     joints, links, ground = linkage.joints, linkage.links, linkage.ground
-    holders = linkage.holders()
     value = {}                      # joint -> its vector (a unit vector on a sphere)
     for j in joints.values():
         v = np.array(j.coordinates[:3], dtype=float)
@@ -177,88 +175,139 @@ def compile_linkage(linkage) -> NaturalModel:
     moving = [j for j in joints if j not in fixed]
     index = {j: 3 * k for k, j in enumerate(moving)}
     nq = 3 * len(moving)
+    forms = _Forms(spherical, value, index)
+    combined = set()
+    for name, members in links.items():
+        if name != ground:
+            combined |= _link_rows(forms, name, members, ground)
+    units = []
+    if spherical:
+        for j in moving:
+            if j not in combined:
+                units.append((f"{j}.unit", j, _add(_dot(forms.vec(j), forms.vec(j)),
+                                                   {(-1, -1): -1.0})))
+    law, turn = _input_row(forms, linkage, linkage.holders())
+    q0 = np.concatenate([value[j] for j in moving]) if moving else np.zeros(0)
+    points = [j for j in joints.values() if j.kind != "prismatic"]
+    coord = np.array([[index[j.name] + x if j.name in index else -1 for x in range(3)]
+                      for j in points], dtype=np.intp).reshape(-1, 3)
+    const = np.array([[0.0] * 3 if j.name in index else value[j.name] for j in points],
+                     dtype=float).reshape(-1, 3)
+    coord.flags.writeable = False
+    const.flags.writeable = False
+    none = np.zeros(0, dtype=np.intc)
 
-    def vec(j):
+    def family_arrays(slot, hess_slot) -> dict:
+        """No bodies: no unit-vector or revolute rows of the planar kernels."""
+        return dict(nbody=0, unit_row=none, unit_body=none, unit_slot=none, unit_hslot=none,
+                    rev_body=none, rev_local=np.zeros(0), rev_row=none, rev_slot=none)
+
+    empty = Description(name=linkage.name, gravity=(0.0, 0.0), ground=(), bodies=(),
+                        joints=(), markers=())
+    return Numbering(
+        description=linkage, model_type=NaturalModel, model_args=((coord, const), law, turn),
+        q0=q0, v0=np.zeros(nq), hold=np.zeros(nq, dtype=bool), mass=np.ones(nq),
+        q_applied=np.zeros(nq),
+        coordinates=[f"{j}.{c}" for j in moving
+                     for c in (("nx", "ny", "nz") if joints[j].kind == "prismatic"
+                               else ("x", "y", "z"))],
+        rows=[], cols=[], row_names=[], owners=[], nc=0, hdiag=np.zeros(0, dtype=np.intc),
+        generic=[(n, o, [(t, 0, -1)]) for n, o, t in units] + forms.rows, laws=[law],
+        force_description=empty, body_index={}, local_of=None, ground={},
+        marker_body=np.zeros(0, dtype=np.intp), marker_local=np.zeros((0, 2)),
+        names=dict(bodies=(), joints=tuple(joints), markers=tuple(j.name for j in points),
+                   drivers=("input",), forces=()),
+        family_arrays=family_arrays)
+
+
+class _Forms:
+    """The joints' vectors as linear forms, and the generic rows made of them."""
+
+    def __init__(self, spherical, value, index):
+        self.spherical, self.value, self.index = spherical, value, index
+        self.rows = []              # (name, owner, parts)
+
+    def vec(self, j):
         """The joint's vector as three linear forms."""
-        if j in index:
-            return tuple({index[j] + i: 1.0} for i in range(3))
-        return tuple({-1: float(x)} for x in value[j])
+        if j in self.index:
+            return tuple({self.index[j] + i: 1.0} for i in range(3))
+        return tuple({-1: float(x)} for x in self.value[j])
 
-    rows = []                       # (name, owner, parts)
+    def row(self, name, owner, terms, tf=0, law=-1, extra=()):
+        self.rows.append((name, owner, [(terms, tf, law), *extra]))
 
-    def row(name, owner, terms, tf=0, law=-1, extra=()):
-        rows.append((name, owner, [(terms, tf, law), *extra]))
-
-    def pair_row(link, a, b):
+    def pair_row(self, link, a, b):
         """Two joints of a link keep a . b (spherical) or |a - b|^2 (spatial)."""
-        if spherical:
+        value, vec = self.value, self.vec
+        if self.spherical:
             terms, c = _dot(vec(a), vec(b)), float(value[a] @ value[b])
         else:
             d, dv = _diff(vec(a), vec(b)), value[a] - value[b]
             terms, c = _dot(d, d), float(dv @ dv)
             if c == 0.0:
                 raise ModelError(f"link '{link}': joints {a} and {b} coincide", link)
-        row(f"{link}.{a}-{b}", link, _add(terms, {(-1, -1): -c}))
+        self.row(f"{link}.{a}-{b}", link, _add(terms, {(-1, -1): -c}))
 
+
+def _link_rows(forms: _Forms, name, members, ground) -> set:
+    """The rows that keep link ``name`` rigid; returns the joints held by a basis of it."""
+    value, vec, index = forms.value, forms.vec, forms.index
+    if not any(m in index for m in members):
+        raise ModelError(f"link '{name}': every joint it carries is on the ground link "
+                         f"'{ground}', so it cannot move (make it part of the ground)", name)
+    if len(members) == 2:
+        forms.pair_row(name, *members)
+        return set()
+    # A basis of the link: spherical, its least parallel pair (a, b) about the centre;
+    # spatial, its triangle (a, b, c) of largest area, about a.
     zero = ({}, {}, {})
-    combined = set()
-    for name, members in links.items():
-        if name == ground:
-            continue
-        if not any(m in index for m in members):
-            raise ModelError(f"link '{name}': every joint it carries is on the ground link "
-                             f"'{ground}', so it cannot move (make it part of the ground)", name)
-        if len(members) == 2:
-            pair_row(name, *members)
-            continue
-        # A basis of the link: spherical, its least parallel pair (a, b) about the centre;
-        # spatial, its triangle (a, b, c) of largest area, about a.
-        if spherical:
-            size, base = max(((float(np.linalg.norm(np.cross(value[a], value[b]))), (a, b))
-                              for a, b in combinations(members, 2)), key=lambda x: x[0])
-            if size <= DEGENERATE:
-                raise ModelError(f"link '{name}': its joints lie on one axis through the "
-                                 "centre, so its rotation about that axis is undefined", name)
-            pairs = [base]
-            origin, o_v = zero, np.zeros(3)
-            u, w = vec(base[0]), vec(base[1])
-            u_v, w_v = value[base[0]], value[base[1]]
-        else:
-            size, base = max(((float(np.linalg.norm(np.cross(value[b] - value[a],
-                                                                value[c] - value[a]))),
-                               (a, b, c)) for a, b, c in combinations(members, 3)),
-                             key=lambda x: x[0])
-            span = max(float(np.linalg.norm(value[m] - value[members[0]])) for m in members)
-            if size <= DEGENERATE * max(span, 1e-300) ** 2:
-                raise ModelError(f"link '{name}': its joints lie on one line, so its rotation "
-                                 "about that line is undefined", name)
-            a, b, c = base
-            pairs = [(a, b), (b, c), (a, c)]
-            origin, o_v = vec(a), value[a]
-            u, w = _diff(vec(b), vec(a)), _diff(vec(c), vec(a))
-            u_v, w_v = value[b] - value[a], value[c] - value[a]
-        for pair in pairs:
-            pair_row(name, *pair)
-        # Every other joint keeps its coordinates in the basis (u, w, u x w) about the
-        # origin: m = o + alpha u + beta w + gamma u x w, three rows.
-        basis = np.column_stack([u_v, w_v, np.cross(u_v, w_v)])
-        cross = _cross(u, w)
-        for m in (x for x in members if x not in base):
-            alpha, beta, gamma = np.linalg.solve(basis, value[m] - o_v)
-            for x in range(3):
-                terms = _add(_linear(vec(m)[x]), _scale(_linear(origin[x]), -1.0),
-                             _scale(_linear(u[x]), -alpha), _scale(_linear(w[x]), -beta),
-                             _scale(cross[x], -gamma))
-                row(f"{name}.{m}.{'xyz'[x]}", name, terms)
-            combined.add(m)
-    units = []
-    if spherical:
-        for j in moving:
-            if j not in combined:
-                units.append((f"{j}.unit", j, _add(_dot(vec(j), vec(j)), {(-1, -1): -1.0})))
+    if forms.spherical:
+        size, base = max(((float(np.linalg.norm(np.cross(value[a], value[b]))), (a, b))
+                          for a, b in combinations(members, 2)), key=lambda x: x[0])
+        if size <= DEGENERATE:
+            raise ModelError(f"link '{name}': its joints lie on one axis through the "
+                             "centre, so its rotation about that axis is undefined", name)
+        pairs = [base]
+        origin, o_v = zero, np.zeros(3)
+        u, w = vec(base[0]), vec(base[1])
+        u_v, w_v = value[base[0]], value[base[1]]
+    else:
+        size, base = max(((float(np.linalg.norm(np.cross(value[b] - value[a],
+                                                            value[c] - value[a]))),
+                           (a, b, c)) for a, b, c in combinations(members, 3)),
+                         key=lambda x: x[0])
+        span = max(float(np.linalg.norm(value[m] - value[members[0]])) for m in members)
+        if size <= DEGENERATE * max(span, 1e-300) ** 2:
+            raise ModelError(f"link '{name}': its joints lie on one line, so its rotation "
+                             "about that line is undefined", name)
+        a, b, c = base
+        pairs = [(a, b), (b, c), (a, c)]
+        origin, o_v = vec(a), value[a]
+        u, w = _diff(vec(b), vec(a)), _diff(vec(c), vec(a))
+        u_v, w_v = value[b] - value[a], value[c] - value[a]
+    for pair in pairs:
+        forms.pair_row(name, *pair)
+    # Every other joint keeps its coordinates in the basis (u, w, u x w) about the
+    # origin: m = o + alpha u + beta w + gamma u x w, three rows.
+    basis = np.column_stack([u_v, w_v, np.cross(u_v, w_v)])
+    cross = _cross(u, w)
+    held = set()
+    for m in (x for x in members if x not in base):
+        alpha, beta, gamma = np.linalg.solve(basis, value[m] - o_v)
+        for x in range(3):
+            terms = _add(_linear(vec(m)[x]), _scale(_linear(origin[x]), -1.0),
+                         _scale(_linear(u[x]), -alpha), _scale(_linear(w[x]), -beta),
+                         _scale(cross[x], -gamma))
+            forms.row(f"{name}.{m}.{'xyz'[x]}", name, terms)
+        held.add(m)
+    return held
 
-    # The input row (law 0).
-    turn = None
+
+def _input_row(forms: _Forms, linkage, holders):
+    """The input row (law 0): a turn about a ground joint's axis or a linear actuator.
+    Returns (its law, the turn's measured member or None)."""
+    value, vec, index = forms.value, forms.vec, forms.index
+    links, ground = linkage.links, linkage.ground
     kind, *spec = linkage.driving
     if kind == "rotation":
         joint, rate = spec
@@ -272,54 +321,17 @@ def compile_linkage(linkage) -> NaturalModel:
                              "its rotation cannot be measured", joint)
         e1 = _unit(value[m] - (value[m] @ axis) * axis)
         e2 = np.cross(axis, e1)
-        law = linear(0.0, rate)
-        turn = (index[m], e1, e2)
 
         def const(e):
             return tuple({-1: float(x)} for x in e)
 
-        row("input", "input", _dot(vec(m), const(e2)), 1, 0,
-            [(_scale(_dot(vec(m), const(e1)), -1.0), 2, 0)])
-    else:
-        (p1, p2), rate = spec
-        d = _diff(vec(p1), vec(p2))
-        length = float(np.linalg.norm(value[p1] - value[p2]))
-        if length == 0.0:
-            raise ModelError(f"actuator: joints {p1} and {p2} coincide", p1)
-        law = linear(length, rate)
-        row("input", "input", _dot(d, d), 0, -1, [({(-1, -1): -1.0}, 4, 0)])
-
-    generic = [(n, o, [(t, 0, -1)]) for n, o, t in units] + rows
-    garrays, row_names, owners, nc, _, _ = compile_rows(generic, nq, 0, [], [], [], [])
-    q0 = np.concatenate([value[j] for j in moving]) if moving else np.zeros(0)
-    laws = [law]
-
-    def add_law(extra):
-        laws.append(extra)
-        return len(laws) - 1
-
-    empty = Description(name=linkage.name, gravity=(0.0, 0.0), ground=(), bodies=(),
-                        joints=(), markers=())
-    farrays, finfo = force_arrays(empty, {}, None, {}, add_law, nq, q0)
-    none = np.zeros(0, dtype=np.intc)
-    arrays = dict(**farrays, nc=nc, nbody=0, mass=np.ones(nq), q_applied=np.zeros(nq),
-                  unit_row=none, unit_body=none, unit_slot=none, unit_hslot=none,
-                  rev_body=none, rev_local=np.zeros(0), rev_row=none, rev_slot=none,
-                  **garrays, **law_arrays(laws), q0=q0, v0=np.zeros(nq),
-                  hold=np.zeros(nq, dtype=bool), marker_body=np.zeros(0, dtype=np.intp),
-                  marker_local=np.zeros((0, 2)))
-    points = [j for j in joints.values() if j.kind != "prismatic"]
-    coord = np.array([[index[j.name] + x if j.name in index else -1 for x in range(3)]
-                      for j in points], dtype=np.intp).reshape(-1, 3)
-    const = np.array([[0.0] * 3 if j.name in index else value[j.name] for j in points],
-                     dtype=float).reshape(-1, 3)
-    coord.flags.writeable = False
-    const.flags.writeable = False
-    names = dict(
-        bodies=(), joints=tuple(joints), markers=tuple(j.name for j in points),
-        drivers=("input",), forces=(), force_info=finfo,
-        coordinates=tuple(f"{j}.{c}" for j in moving
-                          for c in (("nx", "ny", "nz") if joints[j].kind == "prismatic"
-                                    else ("x", "y", "z"))),
-        constraints=tuple(row_names), owners=tuple(owners))
-    return NaturalModel(linkage, arrays, names, (coord, const), law, turn)
+        forms.row("input", "input", _dot(vec(m), const(e2)), 1, 0,
+                  [(_scale(_dot(vec(m), const(e1)), -1.0), 2, 0)])
+        return linear(0.0, rate), (index[m], e1, e2)
+    (p1, p2), rate = spec
+    d = _diff(vec(p1), vec(p2))
+    length = float(np.linalg.norm(value[p1] - value[p2]))
+    if length == 0.0:
+        raise ModelError(f"actuator: joints {p1} and {p2} coincide", p1)
+    forms.row("input", "input", _dot(d, d), 0, -1, [({(-1, -1): -1.0}, 4, 0)])
+    return linear(length, rate), None

@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
-from .._checks import real
-from ..compile.model import Model, compile_model
+from ..compile.compiler import compile_model
+from ..compile.model import Model
 from ..elements.bodies import (GROUND, BarSpec, BodySpec, MarkerSpec, PointRef, Vec2, _element,
                                _finite, _positive, _vec2)
 from ..elements.contacts import ContactBuilder

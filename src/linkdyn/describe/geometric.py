@@ -53,8 +53,8 @@ from types import MappingProxyType
 import numpy as np
 
 from .._checks import as_file_error, check_fields, real
-from ..compile.model import Model, compile_model
-from ..compile.natural import compile_linkage
+from ..compile.compiler import compile_model
+from ..compile.model import Model
 from ..elements.laws import linear
 from ..errors import ModelError, ModelFileError
 from .builder import ModelBuilder
@@ -348,7 +348,7 @@ class Linkage:
         coordinates. Raises ModelError for an incomplete or inconsistent description."""
         if self.kind != PLANAR:
             self._checked()
-            return compile_linkage(self)
+            return compile_model(self)
         return compile_model(self.description())
 
     def save(self, path) -> None:

@@ -61,14 +61,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
 from .._checks import real
 from ..errors import ModelError
 from .bodies import GROUND, BodySpec, _element
 from .joints import PrismaticSpec, RevoluteSpec
 from .laws import Law, constant, law_from_dict
-from .records import (ANGLE, DISTANCE, INPUT_ADD, INPUT_NONE, INPUT_TARGET, SLIDE, _Record)
+from .records import ANGLE, DISTANCE, INPUT_ADD, INPUT_TARGET, SLIDE, _Record
 
 __all__ = [
     "SpringDamperSpec", "TorsionalSpringDamperSpec", "JointDamperSpec", "MotorSpec",

@@ -20,7 +20,8 @@ import math
 import os
 from importlib import resources
 
-from ..compile.model import Model, compile_model
+from ..compile.compiler import compile_model
+from ..compile.model import Model
 from ..describe import modelfile
 from ..describe.builder import ModelBuilder
 from ..describe.geometric import Linkage

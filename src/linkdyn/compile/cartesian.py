@@ -1,0 +1,227 @@
+"""Planar bodies in fully Cartesian coordinates: body i owns q[4i:4i+4] = (x, y, ux, uy), its
+centre of mass and a body-fixed unit vector, so the mass matrix is constant and diagonal,
+diag(m, m, Jz, Jz). Numbering: one unit-vector row per body in body order (an armature's
+rotor has two turn rows instead), then the revolute joints' two rows each, then the generic
+rows: prismatic joints, drivers and armatures, quadratic forms in these coordinates (terms
+coef * g(t) * q_a * q_b, with g a driving law's 1, cos f, sin f, f or f^2).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..elements import forces as _forces
+from ..elements.bodies import GROUND
+from ..elements.description import Description
+from ..elements.joints import (AngleDriverSpec, CoordinateDriverSpec, PrismaticSpec,
+                               RevoluteSpec, SlideDriverSpec)
+from ..errors import ModelError
+from .model import COORDINATES, Model
+from .patterns import Numbering
+from .patterns import mul as _mul
+
+__all__ = ["number_bodies"]
+
+
+def _point_form(body: int, local, ground_xy=None):
+    if body < 0:
+        return {-1: ground_xy[0]}, {-1: ground_xy[1]}
+    xi, eta = local
+    c = 4 * body
+    return {c: 1.0, c + 2: xi, c + 3: -eta}, {c + 1: 1.0, c + 3: xi, c + 2: eta}
+
+
+def _u_form(body: int):
+    if body < 0:
+        return {-1: 1.0}, {-1: 0.0}
+    return {4 * body + 2: 1.0}, {4 * body + 3: 1.0}
+
+
+def _comb(*pairs):
+    """sum of coef * form."""
+    out = {}
+    for coef, form in pairs:
+        for k, v in form.items():
+            out[k] = out.get(k, 0.0) + coef * v
+    return out
+
+
+def _rotate(ux, uy, angle):
+    c, s = math.cos(angle), math.sin(angle)
+    return _comb((c, ux), (-s, uy)), _comb((s, ux), (c, uy))
+
+
+def _cross(a, b):
+    t = _mul(a[0], b[1])
+    for k, v in _mul(a[1], b[0], -1.0).items():
+        t[k] = t.get(k, 0.0) + v
+    return t
+
+
+def _dot(a, b):
+    t = _mul(a[0], b[0])
+    for k, v in _mul(a[1], b[1]).items():
+        t[k] = t.get(k, 0.0) + v
+    return t
+
+
+def _generic_rows(desc: Description, body_index, ground, armatures=()):
+    """Rows of prismatic joints, drivers and rotor armatures: [(row name, owner, [(terms, tf,
+    law)])], laws."""
+    rows, laws = [], []
+
+    def point(ref):
+        b, p = ref
+        if b == GROUND:
+            return -1, _point_form(-1, None, ground[p])
+        i = body_index[b]
+        return i, _point_form(i, desc.bodies[i].local_points()[p])
+
+    def prismatic_parts(j):
+        i1, p1 = point(j.first)
+        i2, p2 = point(j.second)
+        u1, u2 = _u_form(i1), _u_form(i2)
+        axis = _rotate(*u1, j.axis)
+        d = (_comb((1.0, p2[0]), (-1.0, p1[0])), _comb((1.0, p2[1]), (-1.0, p1[1])))
+        return u1, u2, axis, d
+
+    joints = {j.name: j for j in desc.joints}
+    for j in desc.joints:
+        if isinstance(j, PrismaticSpec):
+            u1, u2, axis, d = prismatic_parts(j)
+            rows.append((f"{j.name}.rotation", j.name,
+                         [(_cross(_rotate(*u1, j.angle), u2), 0, -1)]))
+            rows.append((f"{j.name}.axis", j.name, [(_cross(axis, d), 0, -1)]))
+    for drv in desc.drivers:
+        law = len(laws)
+        laws.append(drv.law)
+        if isinstance(drv, AngleDriverSpec):
+            j = joints[drv.joint]
+            i1 = body_index.get(j.first[0], -1)
+            i2 = body_index.get(j.second[0], -1)
+            u1, u2 = _u_form(i1), _u_form(i2)
+            neg_dot = {k: -v for k, v in _dot(u1, u2).items()}
+            rows.append((drv.name, drv.name, [(_cross(u1, u2), 1, law), (neg_dot, 2, law)]))
+        elif isinstance(drv, SlideDriverSpec):
+            _, _, axis, d = prismatic_parts(joints[drv.joint])
+            rows.append((drv.name, drv.name, [(_dot(axis, d), 0, -1), ({(-1, -1): -1.0}, 3, law)]))
+        else:
+            assert isinstance(drv, CoordinateDriverSpec)
+            _, p = point(drv.point)
+            lin = p[0] if drv.axis == "x" else p[1]
+            terms = {((k, -1) if k >= 0 else (-1, -1)): v for k, v in lin.items()}
+            rows.append((drv.name, drv.name, [(terms, 0, -1), ({(-1, -1): -1.0}, 3, law)]))
+    for arm in armatures:
+        # u_rotor = u2 conj(u1): x row uRx - u1.u2, y row uRy - u1 x u2 (bilinear).
+        r = body_index[arm.rotor]
+        u1 = _u_form(body_index.get(arm.body1, -1))
+        u2 = _u_form(body_index.get(arm.body2, -1))
+        for comp, form in ((2, _dot(u1, u2)), (3, _cross(u1, u2))):
+            terms = {k: -v for k, v in form.items()}
+            terms[(4 * r + comp, -1)] = terms.get((4 * r + comp, -1), 0.0) + 1.0
+            rows.append((f"{arm.rotor}.{'x' if comp == 2 else 'y'}_turn", arm.owner,
+                         [(terms, 0, -1)]))
+    return rows, laws
+
+
+def number_bodies(desc: Description) -> Numbering:
+    """Number the bodies' coordinates and their unit-vector and revolute rows."""
+    if not desc.bodies:
+        raise ModelError(f"model {desc.name!r} has no bodies")
+    user_desc = desc
+    # Rotors of motors and flexible joints become bodies, pins and records of their own.
+    desc, armatures = _forces.expand(desc)
+    body_index = {b.name: i for i, b in enumerate(desc.bodies)}
+    nq = 4 * len(desc.bodies)
+    mass, q_applied, q0, v0, hold = (np.empty(nq), np.zeros(nq), np.empty(nq), np.empty(nq),
+                                     np.zeros(nq, dtype=bool))
+    coord_names = []
+    for i, b in enumerate(desc.bodies):
+        m, jz = b.resolved_mass(), b.resolved_inertia()
+        mass[4 * i:4 * i + 4] = (m, m, jz, jz)
+        q_applied[4 * i:4 * i + 2] = (m * desc.gravity[0], m * desc.gravity[1])
+        q0[4 * i:4 * i + 4] = (*b.position, *b.u)
+        v0[4 * i:4 * i + 4] = (*b.velocity, *b.ud)
+        hold[4 * i:4 * i + 4] = b.hold
+        coord_names += [f"{b.name}.{c}" for c in COORDINATES]
+    rows, cols, row_names, owners = [], [], [], []
+    unit_body = _unit_rows(desc, body_index, armatures, rows, cols, row_names, owners)
+    ground = dict(desc.ground)
+    revolute = _revolute_rows(desc, body_index, ground, len(unit_body), rows, cols, row_names,
+                              owners)
+    # Generic rows (prismatic joints, drivers, armatures): terms and their Jacobian entries.
+    generic, laws = _generic_rows(desc, body_index, ground, armatures)
+
+    def family_arrays(slot, hess_slot) -> dict:
+        """The unit-vector and revolute rows' arrays, with their slots in Phi_q."""
+        rev_body, rev_local, rev_row, rev_entry = revolute
+        unit_slot = slot[: 2 * len(unit_body)].reshape(len(unit_body), 2)
+        rev_slot = np.where(rev_entry >= 0, slot[np.maximum(rev_entry, 0)], -1).astype(np.intc)
+        return dict(unit_row=np.arange(len(unit_body), dtype=np.intc), unit_body=unit_body,
+                    unit_slot=unit_slot.ravel(), unit_hslot=hess_slot,
+                    rev_body=rev_body.ravel(), rev_local=rev_local.ravel(), rev_row=rev_row,
+                    rev_slot=rev_slot.ravel())
+
+    marker_body = np.array([body_index[m.body] for m in desc.markers], dtype=np.intp)
+    marker_local = np.array([desc.bodies[body_index[m.body]].local_points()[m.point]
+                             for m in desc.markers], dtype=float).reshape(-1, 2)
+    return Numbering(
+        description=user_desc, model_type=Model, model_args=(), q0=q0, v0=v0, hold=hold,
+        mass=mass, q_applied=q_applied, coordinates=coord_names, rows=rows, cols=cols,
+        row_names=row_names, owners=owners, nc=len(unit_body) + 2 * len(revolute[2]),
+        hdiag=np.stack([4 * unit_body + 2, 4 * unit_body + 3], axis=1).ravel(),
+        generic=generic, laws=laws, force_description=desc, body_index=body_index,
+        local_of=lambda i, p: desc.bodies[i].local_points()[p], ground=ground,
+        marker_body=marker_body, marker_local=marker_local,
+        names=dict(bodies=tuple(b.name for b in desc.bodies),
+                   joints=tuple(j.name for j in desc.joints),
+                   markers=tuple(m.name for m in desc.markers),
+                   drivers=tuple(d.name for d in desc.drivers),
+                   forces=tuple(f.name for f in desc.forces)),
+        family_arrays=family_arrays)
+
+
+def _unit_rows(desc, body_index, armatures, rows, cols, row_names, owners) -> np.ndarray:
+    """Unit-vector rows: row k for the k-th body that has one (an armature's rotor has its
+    two turn rows instead), entries d/dux, d/duy. Returns the bodies, in row order."""
+    turned = {body_index[a.rotor] for a in armatures}
+    unit_body = np.array([i for i in range(len(desc.bodies)) if i not in turned],
+                         dtype=np.intc)
+    for k, i in enumerate(unit_body):
+        row_names.append(f"{desc.bodies[i].name}.unit")
+        owners.append(desc.bodies[i].name)
+        rows += [k, k]
+        cols += [4 * i + 2, 4 * i + 3]
+    return unit_body
+
+
+def _revolute_rows(desc, body_index, ground, nc, rows, cols, row_names, owners):
+    """Revolute rows (x, then y) after the ``nc`` rows made: (bodies, local points, first
+    row, index into rows/cols of each entry) per joint."""
+    revolutes = [j for j in desc.joints if isinstance(j, RevoluteSpec)]
+    nrev = len(revolutes)
+    rev_body = np.full((nrev, 2), -1, dtype=np.intc)
+    rev_local = np.zeros((nrev, 4))
+    rev_row = np.empty(nrev, dtype=np.intc)
+    rev_entry = np.full((nrev, 12), -1, dtype=np.int64)  # index into rows/cols lists
+    for k, j in enumerate(revolutes):
+        rev_row[k] = nc
+        row_names += [f"{j.name}.x", f"{j.name}.y"]
+        owners += [j.name, j.name]
+        for s, (bname, pname) in enumerate((j.first, j.second)):
+            if bname == GROUND:
+                rev_local[k, 2 * s:2 * s + 2] = ground[pname]
+                continue
+            bi = body_index[bname]
+            rev_body[k, s] = bi
+            rev_local[k, 2 * s:2 * s + 2] = desc.bodies[bi].local_points()[pname]
+            c = 4 * bi
+            for e, (r, col) in enumerate(((nc, c), (nc, c + 2), (nc, c + 3),
+                                          (nc + 1, c + 1), (nc + 1, c + 2), (nc + 1, c + 3))):
+                rev_entry[k, 6 * s + e] = len(rows)
+                rows.append(r)
+                cols.append(col)
+        nc += 2
+    return rev_body, rev_local, rev_row, rev_entry

@@ -1,0 +1,59 @@
+"""The one compile path: every description, whatever its coordinates, becomes a frozen
+:class:`~linkdyn.compile.model.Model` through the same steps.
+
+1. A coordinate family numbers its coordinates and the rows its own kernels evaluate:
+   :func:`linkdyn.compile.cartesian.number_bodies` for planar bodies in fully Cartesian
+   coordinates, :func:`linkdyn.compile.natural.number_linkage` for spherical and spatial
+   linkages in natural coordinates. Each returns a :class:`~.patterns.Numbering`.
+2. The shared steps (:func:`assemble`) number the generic rows after the family's, fix the
+   CSC patterns of Phi_q and of the Hessian, compile the force elements and contacts to the
+   force kernels' records, and make the law table.
+3. The model type of the family is built on these arrays and names.
+
+Nothing after this point looks anything up by name.
+"""
+
+from __future__ import annotations
+
+from ..elements.description import Description
+from .cartesian import number_bodies
+from .model import Model
+from .natural import number_linkage
+from .patterns import Numbering, compile_rows, force_arrays, law_arrays
+
+__all__ = ["compile_model", "compile_linkage", "assemble"]
+
+
+def compile_model(description) -> Model:
+    """Compile a description into a frozen model: a :class:`linkdyn.Description` of planar
+    bodies, or a spherical or spatial :class:`linkdyn.geometric.Linkage` (validated by it)."""
+    if isinstance(description, Description):
+        return assemble(number_bodies(description))
+    return assemble(number_linkage(description))
+
+
+def compile_linkage(linkage) -> Model:
+    """A spherical or spatial linkage compiled (what :func:`compile_model` does with it)."""
+    return assemble(number_linkage(linkage))
+
+
+def assemble(n: Numbering) -> Model:
+    """The shared compile steps on a family's numbering: patterns, forces, laws, the model."""
+    nq = len(n.mass)
+    garrays, row_names, owners, nc, slot, hess_slot = compile_rows(
+        n.generic, nq, n.nc, n.rows, n.cols, n.row_names, n.owners, n.hdiag)
+    laws = list(n.laws)
+
+    def add_law(law):
+        laws.append(law)
+        return len(laws) - 1
+
+    farrays, finfo = force_arrays(n.force_description, n.body_index, n.local_of, n.ground,
+                                  add_law, nq, n.q0)
+    arrays = dict(**farrays, nc=nc, mass=n.mass, q_applied=n.q_applied,
+                  **n.family_arrays(slot, hess_slot), **garrays, **law_arrays(laws),
+                  q0=n.q0, v0=n.v0, hold=n.hold, marker_body=n.marker_body,
+                  marker_local=n.marker_local)
+    names = dict(**n.names, force_info=finfo, coordinates=tuple(n.coordinates),
+                 constraints=tuple(row_names), owners=tuple(owners))
+    return n.model_type(n.description, arrays, names, *n.model_args, compiler=compile_model)
