@@ -165,3 +165,25 @@ def test_old_module_paths_still_import():
 
     assert ModelBuilder is linkdyn.ModelBuilder and callable(compile_model)
     assert PointGeometry.__module__ == "linkdyn.results.geometry"
+
+
+#: Size limits that keep every module and function readable at one sitting.
+MODULE_LINES, FUNCTION_LINES = 800, 100
+
+
+def test_modules_and_functions_stay_readable():
+    too_long = []
+    for path in PACKAGE.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        if text.count("\n") > MODULE_LINES:
+            too_long.append(f"{path.relative_to(PACKAGE)}: {text.count(chr(10))} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                doc = node.body[0]
+                if (isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant)
+                        and isinstance(doc.value.value, str)):
+                    lines -= doc.end_lineno - doc.lineno + 1     # the docstring is reading
+                if lines > FUNCTION_LINES:
+                    too_long.append(f"{path.relative_to(PACKAGE)}: {node.name}, {lines} lines")
+    assert not too_long, "\n".join(too_long)

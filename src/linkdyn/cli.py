@@ -448,6 +448,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model", nargs="?", default="jansen",
                    help="built-in model name or model file (default: jansen)")
     p.set_defaults(func=_cmd_assemble)
+    _add_simulate(sub)
+    _add_kinematics(sub)
+    _add_animate_gait_sweep(sub)
+    return parser
+
+
+def _add_simulate(sub) -> None:
     p = sub.add_parser("simulate", help="integrate the dynamics of a model",
                        description="Integrate the index-3 equations of motion with linkdyn's "
                        "BDF integrator and report work, timing and invariants.")
@@ -470,6 +477,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stats-json", metavar="FILE", help="write the work counters as JSON")
     p.add_argument("--plot", metavar="DIR", help="write PNG plots into DIR")
     p.set_defaults(func=_cmd_simulate)
+
+
+def _add_kinematics(sub) -> None:
     p = sub.add_parser("kinematics", help="kinematic analysis of a fully driven model",
                        description="Positions, velocities and accelerations of a model whose "
                        "degrees of freedom are all driven, with singularity detection.")
@@ -484,6 +494,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write marker positions, velocities, accelerations as text")
     p.add_argument("--plot", metavar="DIR", help="write PNG plots into DIR")
     p.set_defaults(func=_cmd_kinematics)
+
+
+def _add_animate_gait_sweep(sub) -> None:
     p = sub.add_parser("animate", help="simulate (or analyse) a model and write an animation",
                        description="Run a model (dynamics by default, kinematics with "
                        "--kinematics) and write a GIF (Pillow) or MP4 (ffmpeg) of its bars, "
@@ -528,7 +541,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help="where the cases run (default: the file's, else a process pool)")
     p.add_argument("--workers", type=int, help="number of worker processes")
     p.set_defaults(func=_cmd_sweep)
-    return parser
 
 
 def main(argv=None) -> int:

@@ -126,6 +126,12 @@ def animate(result, path, *, fps: float = 30.0, speed: float = 1.0, markers=None
     rows = frame_times(result.t, fps, speed)
     if model.marker_dimension == 3:
         return _animate_3d(result, path, writer, rows, markers, trace, dpi, size, title)
+    return _animate_2d(result, path, writer, rows, markers, trace, dpi, size, title)
+
+
+def _animate_2d(result, path, writer, rows, markers, trace, dpi, size, title) -> Path:
+    """animate() for planar models: bars and bodies, joints, sliders and marker traces."""
+    model = result.model
     geo = PointGeometry(model, np.asarray(result.q))
     all_rows = np.arange(len(result.t))
     outlines = {b: geo.outline(b, rows) for b in geo.drawn}

@@ -457,34 +457,8 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
     SingularConfigurationError, KinematicsError
         As above; both carry ``t``, ``constraints`` and the partial ``result``.
     """
-    if not isinstance(model, Model):
-        raise TypeError(f"model must be a linkdyn.Model, got {type(model).__name__}")
-    ndrv = len(model.driver_names)
-    dof = model.nq - (model.nc - ndrv)
-    allow = check_redundant(redundant)
-    if model.nc != model.nq and not (allow and model.nc > model.nq and ndrv > 0):
-        kind = "under-driven" if model.nc < model.nq else "over-driven"
-        dofs = f"{dof} degree{'' if dof == 1 else 's'} of freedom"
-        drivers = f"{ndrv} driver{'' if ndrv == 1 else 's'}"
-        hint = (" (if the extra rows are redundant but consistent, pass redundant='allow')"
-                if model.nc > model.nq and not allow else "")
-        raise ModelError(f"model {model.name!r} is {kind}: {dofs} and {drivers}; kinematic "
-                         f"analysis needs one driver per degree of freedom{hint}")
-    if on_singular not in ("raise", "continue"):
-        raise ValueError(f"on_singular must be 'raise' or 'continue', got {on_singular!r}")
-    if at_limit not in ("raise", "reverse"):
-        raise ValueError(f"at_limit must be 'raise' or 'reverse', got {at_limit!r}")
-    check_callback(progress)
-    for name, value in (("tol", tol), ("singular_rcond", singular_rcond)):
-        if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-            raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    t = np.array(times, dtype=float).ravel()
-    if t.size == 0 or not np.all(np.isfinite(t)):
-        raise ValueError("times must be a non-empty array of finite values")
-    if np.any(np.diff(t) <= 0):
-        i = int(np.flatnonzero(np.diff(t) <= 0)[0])
-        raise ValueError(f"times must increase: times[{i + 1}] = {t[i + 1]} <= times[{i}] = "
-                         f"{t[i]}")
+    t = _checked_times(model, times, redundant, on_singular, at_limit, progress, tol,
+                       singular_rcond)
 
     # Per-run state: the values of laws given as Python functions live in the run, never in
     # the model, so that runs of one model in several threads do not interfere.
@@ -537,34 +511,77 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
                               stats=stats, status="interrupted" if interrupted else "success",
                               limits=limits, branch_changes=changes)
     if stop is not None:
-        t_stop, q_stop = stop
-        if STATUS[status] == "non-finite":
-            raise KinematicsError(f"model {model.name!r}: the constraints evaluate to NaN or "
-                                  f"Inf at t = {t[done]:.9g} s (last solved t = {t_stop:.9g} "
-                                  "s); check the drivers' laws", float(t[done]), (), result)
-        rows = _left_null_rows(model, q_stop, t_stop, run)
-        raise SingularConfigurationError(
-            f"model {model.name!r}: the sweep cannot go on past t = {t_stop:.9g} s "
-            f"({STATUS[status]} at t = {t[done]:.9g} s): the Jacobian becomes singular there, "
-            "a limit position the driven input cannot pass or a change point where branches "
-            f"meet (involved: {describe_rows(model, rows)})", t_stop, rows, result)
+        raise _stop_error(model, t, done, status, stop, run, result)
     if singular and on_singular == "raise":
-        s0 = singular[0]
-        if s0.constraints:
-            detail = f"involved: {describe_rows(model, s0.constraints)}"
-        else:
-            # No rows named: the dense diagnosis is for small models. A big slender structure
-            # is ill-conditioned everywhere (a Warren truss: 1e-4, 7e-7 and 1e-8 at 25, 300
-            # and 2,500 panels), which the threshold cannot tell from a singularity.
-            detail = (f"the rows involved are not diagnosed for models over "
-                      f"{DIAGNOSIS_MAX_COORDINATES} coordinates; if the mechanism is not at a "
-                      "singular configuration, its Jacobian is ill-conditioned by its size and "
-                      "shape (long slender structures are): lower singular_rcond below "
-                      f"{s0.rcond:.1g} or pass on_singular='continue'")
-        raise SingularConfigurationError(
-            f"model {model.name!r}: singular configuration at t = {s0.t:.9g} s (reciprocal "
-            f"condition {s0.rcond:.2g}; {detail})", s0.t, s0.constraints, result)
+        raise _singular_error(model, singular[0], result)
     return result
+
+
+def _checked_times(model, times, redundant, on_singular, at_limit, progress, tol,
+                   singular_rcond) -> np.ndarray:
+    """The sweep's times, after checking that the model is fully driven and the options."""
+    if not isinstance(model, Model):
+        raise TypeError(f"model must be a linkdyn.Model, got {type(model).__name__}")
+    ndrv = len(model.driver_names)
+    dof = model.nq - (model.nc - ndrv)
+    allow = check_redundant(redundant)
+    if model.nc != model.nq and not (allow and model.nc > model.nq and ndrv > 0):
+        kind = "under-driven" if model.nc < model.nq else "over-driven"
+        dofs = f"{dof} degree{'' if dof == 1 else 's'} of freedom"
+        drivers = f"{ndrv} driver{'' if ndrv == 1 else 's'}"
+        hint = (" (if the extra rows are redundant but consistent, pass redundant='allow')"
+                if model.nc > model.nq and not allow else "")
+        raise ModelError(f"model {model.name!r} is {kind}: {dofs} and {drivers}; kinematic "
+                         f"analysis needs one driver per degree of freedom{hint}")
+    if on_singular not in ("raise", "continue"):
+        raise ValueError(f"on_singular must be 'raise' or 'continue', got {on_singular!r}")
+    if at_limit not in ("raise", "reverse"):
+        raise ValueError(f"at_limit must be 'raise' or 'reverse', got {at_limit!r}")
+    check_callback(progress)
+    for name, value in (("tol", tol), ("singular_rcond", singular_rcond)):
+        if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+            raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    t = np.array(times, dtype=float).ravel()
+    if t.size == 0 or not np.all(np.isfinite(t)):
+        raise ValueError("times must be a non-empty array of finite values")
+    if np.any(np.diff(t) <= 0):
+        i = int(np.flatnonzero(np.diff(t) <= 0)[0])
+        raise ValueError(f"times must increase: times[{i + 1}] = {t[i + 1]} <= times[{i}] = "
+                         f"{t[i]}")
+    return t
+
+
+def _stop_error(model, t, done, status, stop, run, result):
+    """Why the sweep stopped at t[done]: non-finite constraints, or a singular Jacobian."""
+    t_stop, q_stop = stop
+    if STATUS[status] == "non-finite":
+        return KinematicsError(f"model {model.name!r}: the constraints evaluate to NaN or "
+                               f"Inf at t = {t[done]:.9g} s (last solved t = {t_stop:.9g} "
+                               "s); check the drivers' laws", float(t[done]), (), result)
+    rows = _left_null_rows(model, q_stop, t_stop, run)
+    return SingularConfigurationError(
+        f"model {model.name!r}: the sweep cannot go on past t = {t_stop:.9g} s "
+        f"({STATUS[status]} at t = {t[done]:.9g} s): the Jacobian becomes singular there, "
+        "a limit position the driven input cannot pass or a change point where branches "
+        f"meet (involved: {describe_rows(model, rows)})", t_stop, rows, result)
+
+
+def _singular_error(model, s0, result):
+    """The first singular configuration a sweep passed, as the error it raises."""
+    if s0.constraints:
+        detail = f"involved: {describe_rows(model, s0.constraints)}"
+    else:
+        # No rows named: the dense diagnosis is for small models. A big slender structure
+        # is ill-conditioned everywhere (a Warren truss: 1e-4, 7e-7 and 1e-8 at 25, 300
+        # and 2,500 panels), which the threshold cannot tell from a singularity.
+        detail = (f"the rows involved are not diagnosed for models over "
+                  f"{DIAGNOSIS_MAX_COORDINATES} coordinates; if the mechanism is not at a "
+                  "singular configuration, its Jacobian is ill-conditioned by its size and "
+                  "shape (long slender structures are): lower singular_rcond below "
+                  f"{s0.rcond:.1g} or pass on_singular='continue'")
+    return SingularConfigurationError(
+        f"model {model.name!r}: singular configuration at t = {s0.t:.9g} s (reciprocal "
+        f"condition {s0.rcond:.2g}; {detail})", s0.t, s0.constraints, result)
 
 
 @dataclass(frozen=True)
