@@ -79,6 +79,21 @@ def test_coordinate_event_counts_turns():
     assert abs(r.element_coordinate("torsion")[-1] - 10 * math.pi) < 1e-9
 
 
+def test_automatic_names_of_events_on_one_marker_are_distinct():
+    # Two crossings of the tip's x at different values, and one of y: every event of the
+    # run is reported under its own name, at the exact quarter period for x = 0.
+    theta0 = 2.0
+    period = 4 * ellipk(math.sin(theta0 / 2) ** 2) / math.sqrt(9.81 / (2.0 / 3.0))
+    r = linkdyn.simulate(pendulum(theta0), period, rtol=1e-10, atol=1e-10,
+                         events=[ev.marker_crosses("tip", "x", 0.0, terminal=False),
+                                 ev.marker_crosses("tip", "x", 0.5, terminal=False),
+                                 ev.marker_crosses("tip", "y", -0.5, terminal=False)])
+    names = {e.name for e in r.events}
+    assert names == {"tip.x@0", "tip.x@0.5", "tip.y"}
+    first_zero = min(e.t for e in r.events if e.name == "tip.x@0")
+    assert abs(first_zero - period / 4) < 1e-8
+
+
 def test_bad_events_raise():
     model = pendulum()
     with pytest.raises(KeyError, match="no marker 'hand'"):
@@ -92,7 +107,7 @@ def test_bad_events_raise():
     with pytest.raises(ValueError, match="finite"):
         ev.marker_crosses("tip", "x", float("nan"))
     with pytest.raises(ValueError, match="twice"):
-        linkdyn.simulate(model, 1.0, events=[ev.marker_crosses("tip", "x", 0.0),
-                                              ev.marker_crosses("tip", "x", 0.1)])
+        linkdyn.simulate(model, 1.0, events=[ev.marker_crosses("tip", "x", 0.0, name="a"),
+                                              ev.marker_crosses("tip", "x", 0.1, name="a")])
     with pytest.raises(TypeError, match="events\\[0\\]"):
         linkdyn.simulate(model, 1.0, events=["tip.x = 0"])

@@ -130,3 +130,25 @@ def test_modes_about_a_moving_state_with_velocity():
                                rtol=1e-9)
     with pytest.raises(ValueError, match="pair"):
         linkdyn.modes(model, "upright")
+
+
+def test_reactions_of_a_block_held_on_an_inclined_rail():
+    # A block of mass m on a rail through O at angle a, held by a spring along the rail: the
+    # rail carries the weight's normal part, m g cos(a), and the moment of the weight about
+    # O, m g d cos(a) at distance d; the spring the part along the rail, m g sin(a).
+    m, g, a, k = 2.0, 9.81, 0.4, 500.0
+    b = linkdyn.ModelBuilder("incline", gravity=(0.0, -g))
+    b.add_ground_point("O", (0.0, 0.0))
+    b.add_body("block", mass=m, inertia=0.05, position=(math.cos(a), math.sin(a)), angle=a)
+    b.add_prismatic("rail", "ground.O", "block.cm", axis=a)
+    b.add_spring_damper("spring", "ground.O", "block.cm", k, 0.0, 1.0)
+    eq = linkdyn.equilibrium(b.build())
+    d = 1.0 - m * g * math.sin(a) / k                  # the spring's compression
+    np.testing.assert_allclose(eq.q[:2], d * np.array([math.cos(a), math.sin(a)]), atol=1e-12)
+    normal = np.array([-math.sin(a), math.cos(a)])
+    # On the first body (the ground): the opposite of what the block receives.
+    np.testing.assert_allclose(eq.joint_force("rail"), -m * g * math.cos(a) * normal,
+                               atol=1e-9)
+    assert abs(eq.joint_moment("rail") + m * g * d * math.cos(a)) < 1e-9
+    with pytest.raises(linkdyn.UnknownNameError, match="joints: rail"):
+        eq.joint_force("nope")

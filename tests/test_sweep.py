@@ -90,7 +90,8 @@ def test_a_failing_case_is_recorded_and_the_others_kept():
                           run_options={"t_end": 0.1, "atol": 1e-8}, outputs=foot_outputs,
                           executor="serial")
     assert list(table["status"]) == ["ok", "error", "ok"]
-    assert table["error_type"][1] == "ValueError" and "rtol" in table["error_message"][1]
+    # A bad option is a linkdyn ArgumentError (a ValueError too), recorded by its own name.
+    assert table["error_type"][1] == "ArgumentError" and "rtol" in table["error_message"][1]
     assert np.isfinite(table["foot_min_y"][0]) and np.isfinite(table["foot_min_y"][2])
 
 

@@ -14,8 +14,8 @@ solvers::
 import sys as _sys
 
 from ._version import __version__
-from .errors import (AssemblyError, ControllerError, ConvergenceError, EquilibriumError,
-                     ForceElementError,
+from .errors import (ArgumentError, ArgumentTypeError, AssemblyError, ControllerError,
+                     ConvergenceError, EquilibriumError, ForceElementError, UnknownNameError,
                      KinematicsError, LinkdynError, ModelError, ModelFileError, NonFiniteError,
                      NotRecordedError,
                      RedundantConstraintsError, SimulationError, SingularConfigurationError,
@@ -65,6 +65,9 @@ del _old, _module, _sys, _compile_package, builder, accessors, _kinematics_modul
 
 __all__ = [
     "__version__",
+    "ArgumentError",
+    "ArgumentTypeError",
+    "UnknownNameError",
     "AssemblyError",
     "AssemblyMode",
     "ConsistentState",

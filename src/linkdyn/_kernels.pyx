@@ -15,6 +15,8 @@ from libc.stdlib cimport free, malloc
 
 import numpy as np
 
+from linkdyn.errors import ArgumentError
+
 from linkdyn._ld_system cimport LD_ERR_DOMAIN, LD_OK, ld_eval_q, ld_eval_qv, ld_system
 from linkdyn._interrupt cimport linkdyn_interrupt
 
@@ -408,7 +410,8 @@ cdef int k_phi_qq_lam(void *user, double t, const double *q, const double *lam,
     # revolute rows are linear in q and contribute nothing.
     cdef KernelData *d = <KernelData *> user
     cdef int i, k
-    cdef double l, g[3]
+    cdef double l
+    cdef double g[3]
     for i in range(d.hess_nnz):
         val[i] = 0.0
     for i in range(d.nunit):
@@ -468,8 +471,10 @@ cdef int k_events(void *user, double t, const double *q, const double *v, const 
     cdef KernelData *d = <KernelData *> user
     cdef int i, j
     cdef const double *qb
-    cdef int r, st, idx[8]
-    cdef double s, grad[8], vhv, fn
+    cdef int r, st
+    cdef int idx[8]
+    cdef double s, vhv, fn
+    cdef double grad[8]
     for i in range(d.nev):
         if d.ev_gate[i] >= 0 and d.run.gate != NULL and d.run.gate[d.ev_gate[i]] != 0.0:
             g[i] = 1.0   # an event of a swinging contact, which does not swing now
@@ -540,8 +545,10 @@ cdef int r_phi(void *user, double t, const double *q, double *out) noexcept nogi
 
 cdef int r_phi_q(void *user, double t, const double *q, double *val) noexcept nogil:
     cdef KernelData *d = <KernelData *> user
-    cdef int k, i, st, idx[8]
-    cdef double s, g[8], vhv
+    cdef int k, i, st
+    cdef int idx[8]
+    cdef double s, vhv
+    cdef double g[8]
     k_phi_q(user, t, q, d.scratch_phiq)
     for i in range(d.phiq_ext_nnz):
         val[i] = 0.0
@@ -570,8 +577,10 @@ cdef int r_phi_t(void *user, double t, const double *q, double *out) noexcept no
 cdef int r_gamma(void *user, double t, const double *q, const double *v,
                  double *out) noexcept nogil:
     cdef KernelData *d = <KernelData *> user
-    cdef int k, st, idx[8]
-    cdef double s, g[8], vhv
+    cdef int k, st
+    cdef int idx[8]
+    cdef double s, vhv
+    cdef double g[8]
     k_gamma(user, t, q, v, out)
     for k in range(d.nstick):
         st = ld_forces_coordinate_derivs(&d.forces, &d.run, d.stick_rec[k], q, v, idx, &s, g,
@@ -784,7 +793,7 @@ cdef class Kernels:
     cdef _vec(self, x, int n, str what):
         arr = np.ascontiguousarray(x, dtype=np.float64)
         if arr.ndim != 1 or arr.shape[0] != n:
-            raise ValueError(f"{what} must be a 1-D array of length {n}, got shape {arr.shape}")
+            raise ArgumentError(f"{what} must be a 1-D array of length {n}, got shape {arr.shape}")
         return arr
 
     cdef _out(self, out, int n, str what):
@@ -792,7 +801,7 @@ cdef class Kernels:
             return np.empty(n)
         if (not isinstance(out, np.ndarray) or out.dtype != np.float64 or out.ndim != 1
                 or out.shape[0] != n or not out.flags.c_contiguous or not out.flags.writeable):
-            raise ValueError(f"{what} must be a writeable contiguous float64 array of length {n}")
+            raise ArgumentError(f"{what} must be a writeable contiguous float64 array of length {n}")
         return out
 
     def phi(self, q, double t=0.0, out=None, RunState state=None):

@@ -6,6 +6,7 @@ for a display. An exception from the callback ends the reports, not the run."""
 from __future__ import annotations
 
 import threading
+from .errors import ArgumentError
 
 #: Wall time (s) between two reports.
 PERIOD = 0.5
@@ -34,4 +35,4 @@ class Reporter:
 
 def check_callback(progress):
     if progress is not None and not callable(progress):
-        raise ValueError(f"progress must be callable or None, got {progress!r}")
+        raise ArgumentError(f"progress must be callable or None, got {progress!r}")

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .errors import KinematicsError, LinkdynError
+from .errors import ArgumentError, KinematicsError, LinkdynError
 from .models import andrews, builtin_names, chain, nfourbar, simple_pendulum, truss
 from .models import load_model as _load_model
 from .solve.accuracy import estimate_error
@@ -84,9 +84,9 @@ def _writable(path, what):
         return
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(parent):
-        raise ValueError(f"{what} {path}: the directory {parent} does not exist")
+        raise ArgumentError(f"{what} {path}: the directory {parent} does not exist")
     if not os.access(parent, os.W_OK):
-        raise ValueError(f"{what} {path}: the directory {parent} is not writable")
+        raise ArgumentError(f"{what} {path}: the directory {parent} is not writable")
 
 
 def _plot_dir(path):
@@ -94,7 +94,7 @@ def _plot_dir(path):
     if path is None:
         return
     if os.path.exists(path) and not os.path.isdir(path):
-        raise ValueError(f"--plot {path}: exists and is not a directory")
+        raise ArgumentError(f"--plot {path}: exists and is not a directory")
     _writable(os.path.join(path, "x") if os.path.isdir(path) else path, "--plot")
 
 
@@ -264,7 +264,7 @@ def _cmd_animate(args) -> int:
     try:
         path = result.animate(args.output, fps=args.fps, speed=args.speed)
     except AnimationError as exc:
-        raise ValueError(str(exc)) from None
+        raise ArgumentError(str(exc)) from None
     print(f"model {model.name}: t = 0 .. {result.t[-1]:g} s; wrote {path}")
     return 0 if result.status == "success" else 130
 
@@ -331,7 +331,7 @@ def _cmd_sweep(args) -> int:
     kwargs = load_sweep_file(args.file)
     out = args.output
     if out and not out.endswith((".csv", ".parquet")):
-        raise ValueError(f"--output {out}: the file name must end in .csv or .parquet")
+        raise ArgumentError(f"--output {out}: the file name must end in .csv or .parquet")
     if args.executor:
         kwargs["executor"] = args.executor
     if args.workers:
@@ -359,8 +359,8 @@ def _cmd_gait(args) -> int:
     model = load_model(args.model)
     missing = [b for b in ("leg1", "leg2") if b not in model.body_names]
     if missing or "hip" not in model.marker_names or len(model.force_info["contacts"]) != 2:
-        raise ValueError(f"model {model.name!r} is not a walker (it needs bodies leg1, leg2, "
-                         "a marker hip and two foot contacts: see linkdyn.models.walker)")
+        raise ArgumentError(f"model {model.name!r} is not a walker (it needs bodies leg1, leg2, "
+                            "a marker hip and two foot contacts: see linkdyn.models.walker)")
     result = simulate(model, args.t_end, rtol=args.rtol, atol=args.rtol * 1e-2,
                       dt_out=args.dt_out)
     st = result.stats

@@ -2,8 +2,19 @@
 
 Every error a user can provoke with bad input is one of these, and its message names the
 offending entry (body, joint, marker, file field, constraint row or time) and what was expected.
+The errors about arguments also derive from the builtin class Python code expects
+(ValueError, TypeError, KeyError), so that both ``except linkdyn.LinkdynError`` and
+``except ValueError`` catch a bad value.
 
     LinkdynError                 base class of everything below
+    ├── ArgumentError (ValueError)
+    │                            a bad argument to a function: out of range, or a wrong
+    │                            combination of options
+    ├── ArgumentTypeError (TypeError)
+    │                            an argument of the wrong type
+    ├── UnknownNameError (KeyError)
+    │                            a name the model has no element of (body, marker, joint,
+    │                            driver, force element, contact, built-in linkage)
     ├── ModelError (ValueError)  an invalid model description (builder or file)
     │   └── ModelFileError       a model file that cannot be read or has a bad field
     ├── AssemblyError            no consistent state near the given guess
@@ -32,6 +43,9 @@ import math
 
 __all__ = [
     "LinkdynError",
+    "ArgumentError",
+    "ArgumentTypeError",
+    "UnknownNameError",
     "ModelError",
     "ModelFileError",
     "AssemblyError",
@@ -51,6 +65,24 @@ __all__ = [
 
 class LinkdynError(Exception):
     """Base class of all linkdyn errors."""
+
+
+class ArgumentError(LinkdynError, ValueError):
+    """A bad argument: a value out of its range, or options that do not go together (the
+    message names the argument and says what was expected)."""
+
+
+class ArgumentTypeError(LinkdynError, TypeError):
+    """An argument of the wrong type (the message names it and the type expected)."""
+
+
+class UnknownNameError(LinkdynError, KeyError):
+    """A name the model (or the table asked) has no entry for; the message lists the names
+    it has."""
+
+    def __str__(self):
+        # KeyError shows its argument's repr; the message reads better as it is.
+        return str(self.args[0]) if self.args else ""
 
 
 class ModelError(LinkdynError, ValueError):

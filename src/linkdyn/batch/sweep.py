@@ -45,7 +45,7 @@ import sys
 import time
 from collections.abc import Mapping
 
-from ..errors import ModelError
+from ..errors import ArgumentError, ArgumentTypeError, ModelError
 
 __all__ = ["sweep", "expand_cases", "apply_parameters"]
 
@@ -63,19 +63,19 @@ def expand_cases(parameters) -> list[dict]:
         for name in names:
             v = parameters[name]
             if isinstance(v, (str, bytes)) or not hasattr(v, "__iter__"):
-                raise ValueError(f"sweep: the grid values of {name!r} must be a sequence, got "
-                                 f"{v!r}")
+                raise ArgumentError(f"sweep: the grid values of {name!r} must be a sequence, got "
+                                    f"{v!r}")
             values.append(list(v))
             if not values[-1]:
-                raise ValueError(f"sweep: the grid of {name!r} is empty")
+                raise ArgumentError(f"sweep: the grid of {name!r} is empty")
         return [dict(zip(names, combo)) for combo in itertools.product(*values)]
     cases = []
     for i, case in enumerate(parameters):
         if not isinstance(case, Mapping):
-            raise ValueError(f"sweep: case {i} must be a mapping name -> value, got {case!r}")
+            raise ArgumentError(f"sweep: case {i} must be a mapping name -> value, got {case!r}")
         cases.append(dict(case))
     if not cases:
-        raise ValueError("sweep: no cases")
+        raise ArgumentError("sweep: no cases")
     return cases
 
 
@@ -154,12 +154,12 @@ def _call_run(run, model, options):
     if run == "simulate":
         t_end = options.pop("t_end", None)
         if t_end is None:
-            raise ValueError("sweep: run 'simulate' needs the run option t_end")
+            raise ArgumentError("sweep: run 'simulate' needs the run option t_end")
         return simulate(model, t_end, **options)
     if run == "kinematics":
         t_end, dt = options.pop("t_end", None), options.pop("dt", None)
         if t_end is None or dt is None:
-            raise ValueError("sweep: run 'kinematics' needs the run options t_end and dt")
+            raise ArgumentError("sweep: run 'kinematics' needs the run options t_end and dt")
         return kinematics(model, np.arange(0.0, t_end + 0.5 * dt, dt), **options)
     if run == "equilibrium":
         return equilibrium(model, **options)
@@ -262,14 +262,14 @@ def sweep(model, parameters, *, run="simulate", run_options=None, outputs=None,
     elif callable(model):
         factory, base = model, None
     else:
-        raise TypeError(f"sweep: model must be a Model, a model name or path, or a factory, "
-                        f"got {type(model).__name__}")
+        raise ArgumentTypeError(f"sweep: model must be a Model, a model name or path, or a "
+                                f"factory, got {type(model).__name__}")
     if not (run in RUNS or callable(run)):
-        raise ValueError(f"sweep: run must be one of {', '.join(RUNS)} or a callable, got "
-                         f"{run!r}")
+        raise ArgumentError(f"sweep: run must be one of {', '.join(RUNS)} or a callable, got "
+                            f"{run!r}")
     run_options = dict(run_options or {})
     if outputs is not None and not callable(outputs):
-        raise TypeError("sweep: outputs must be a callable outputs(result) -> mapping")
+        raise ArgumentTypeError("sweep: outputs must be a callable outputs(result) -> mapping")
     cases = expand_cases(parameters)
     if base is not None:   # validate every model path up front, in this process
         from ..describe import modelfile
@@ -279,7 +279,7 @@ def sweep(model, parameters, *, run="simulate", run_options=None, outputs=None,
             apply_parameters(data, case)
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
                                 or workers < 1):
-        raise ValueError(f"sweep: workers must be a positive integer, got {workers!r}")
+        raise ArgumentError(f"sweep: workers must be a positive integer, got {workers!r}")
 
     if executor is None:
         executor = "process" if (os.cpu_count() or 1) > 1 and len(cases) > 1 else "serial"
@@ -294,8 +294,8 @@ def sweep(model, parameters, *, run="simulate", run_options=None, outputs=None,
         elif executor == "dask" or _is_dask_client(executor):
             _dask(args, cases, rows, bar, workers, None if executor == "dask" else executor)
         else:
-            raise ValueError(f"sweep: executor must be 'serial', 'process', 'dask' or a "
-                             f"dask.distributed.Client, got {executor!r}")
+            raise ArgumentError(f"sweep: executor must be 'serial', 'process', 'dask' or a "
+                                f"dask.distributed.Client, got {executor!r}")
     finally:
         if bar is not None:
             bar.close()
@@ -396,30 +396,30 @@ class Outputs:
 
     def __init__(self, specs):
         if not isinstance(specs, list) or not specs:
-            raise ValueError("sweep file: outputs must be a non-empty list of objects")
+            raise ArgumentError("sweep file: outputs must be a non-empty list of objects")
         self.specs = []
         for i, spec in enumerate(specs):
             where = f"outputs[{i}]"
             if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
-                raise ValueError(f"sweep file: {where} must be an object with a 'name'")
+                raise ArgumentError(f"sweep file: {where} must be an object with a 'name'")
             kinds = [k for k in ("marker", "quantity", "element", "stat") if k in spec]
             if len(kinds) != 1:
-                raise ValueError(f"sweep file: {where} needs exactly one of marker, quantity, "
-                                 "element, stat")
+                raise ArgumentError(f"sweep file: {where} needs exactly one of marker, quantity, "
+                                    "element, stat")
             allowed = {"name", kinds[0], "reduce"} | {"marker": {"axis"},
                                                       "element": {"value"}}.get(kinds[0],
                                                                                 set())
             extra = sorted(set(spec) - allowed)
             if extra:
-                raise ValueError(f"sweep file: {where} has unknown field(s) {', '.join(extra)}")
+                raise ArgumentError(f"sweep file: {where} has unknown field(s) {', '.join(extra)}")
             if spec.get("reduce", "final") not in REDUCTIONS:
-                raise ValueError(f"sweep file: {where}.reduce must be one of "
-                                 f"{', '.join(REDUCTIONS)}")
+                raise ArgumentError(f"sweep file: {where}.reduce must be one of "
+                                    f"{', '.join(REDUCTIONS)}")
             if kinds[0] == "marker" and spec.get("axis") not in ("x", "y"):
-                raise ValueError(f"sweep file: {where}.axis must be 'x' or 'y'")
+                raise ArgumentError(f"sweep file: {where}.axis must be 'x' or 'y'")
             if kinds[0] == "element" and spec.get("value", "force") not in ("force",
                                                                              "coordinate"):
-                raise ValueError(f"sweep file: {where}.value must be 'force' or 'coordinate'")
+                raise ArgumentError(f"sweep file: {where}.value must be 'force' or 'coordinate'")
             self.specs.append((spec["name"], kinds[0], spec))
 
     def __call__(self, result) -> dict:
@@ -456,26 +456,26 @@ def load_sweep_file(path) -> dict:
         with open(path, encoding="utf-8") as f:
             data = json.load(f)
     except OSError as exc:
-        raise ValueError(f"cannot read the sweep file {path}: {exc.strerror}") from None
+        raise ArgumentError(f"cannot read the sweep file {path}: {exc.strerror}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"sweep file {path}: not valid JSON ({exc})") from None
+        raise ArgumentError(f"sweep file {path}: not valid JSON ({exc})") from None
     if not isinstance(data, dict):
-        raise ValueError(f"sweep file {path}: expected an object")
+        raise ArgumentError(f"sweep file {path}: expected an object")
     required, optional = SWEEP_FILE_FIELDS
     missing = sorted(required - data.keys())
     unknown = sorted(data.keys() - required - optional)
     if missing or unknown:
-        raise ValueError(f"sweep file {path}: "
-                         + (f"missing field(s) {', '.join(missing)}" if missing else "")
-                         + ("; " if missing and unknown else "")
-                         + (f"unknown field(s) {', '.join(unknown)}" if unknown else ""))
+        raise ArgumentError(f"sweep file {path}: "
+                            + (f"missing field(s) {', '.join(missing)}" if missing else "")
+                            + ("; " if missing and unknown else "")
+                            + (f"unknown field(s) {', '.join(unknown)}" if unknown else ""))
     kwargs = dict(model=data["model"], parameters=data["parameters"],
                   run=data.get("run", "simulate"), run_options=data.get("run_options", {}),
                   executor=data.get("executor"), workers=data.get("workers"))
     if kwargs["run"] not in RUNS:
-        raise ValueError(f"sweep file {path}: run must be one of {', '.join(RUNS)}")
+        raise ArgumentError(f"sweep file {path}: run must be one of {', '.join(RUNS)}")
     if not isinstance(kwargs["run_options"], dict):
-        raise ValueError(f"sweep file {path}: run_options must be an object")
+        raise ArgumentError(f"sweep file {path}: run_options must be an object")
     if "outputs" in data:
         kwargs["outputs"] = Outputs(data["outputs"])
     return kwargs

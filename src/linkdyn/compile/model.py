@@ -15,7 +15,7 @@ from .._kernels import Kernels
 from ..elements.description import Description
 from ..elements.description import save as save_description
 from ..elements.joints import AngleDriverSpec, PrismaticSpec
-from ..errors import ModelError
+from ..errors import ArgumentError, ModelError, UnknownNameError
 
 __all__ = ["Model", "COORDINATES", "require_dynamic", "check_output_size"]
 
@@ -203,8 +203,8 @@ class Model:
         try:
             return self.marker_names.index(name)
         except ValueError:
-            raise KeyError(f"model {self.name!r} has no marker {name!r} (markers: "
-                           f"{', '.join(self.marker_names) or 'none'})") from None
+            raise UnknownNameError(f"model {self.name!r} has no marker {name!r} (markers: "
+                                   f"{', '.join(self.marker_names) or 'none'})") from None
 
     def marker_positions(self, q) -> np.ndarray:
         """Global positions of all markers: q of shape (..., nq) -> (..., nmarkers, 2)."""
@@ -249,8 +249,9 @@ def check_output_size(rows: int, row_values: int, what: str) -> None:
     except (AttributeError, ValueError, OSError):
         limit = 8.0 * 2**30
     if size > limit:
-        raise ValueError(f"{what}: {rows} output rows of {row_values} values need "
-                         f"{size / 2**30:.3g} GiB, more than the {limit / 2**30:.3g} GiB allowed "
-                         "(half of this machine's memory); ask for fewer output times")
+        raise ArgumentError(f"{what}: {rows} output rows of {row_values} values need "
+                            f"{size / 2**30:.3g} GiB, more than the {limit / 2**30:.3g} GiB "
+                            "allowed (half of this machine's memory); ask for fewer output "
+                            "times")
 
 

@@ -124,6 +124,10 @@ def _vec2(entry: str, what: str, value) -> Vec2:
         return (_finite(entry, what, value[0]), _finite(entry, what, value[1]))
     if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
         raise ModelError(f"{entry}: {what} must be a pair of numbers (x, y), got {value!r}")
+    shape = getattr(value, "shape", None)
+    if shape is not None and tuple(shape) != (2,):
+        raise ModelError(f"{entry}: {what} must be a pair of numbers (x, y), got an array of "
+                         f"shape {tuple(shape)}")
     # Take at most three items: an endless or huge iterable is not materialised.
     items = list(itertools.islice(value, 3))
     if len(items) != 2:

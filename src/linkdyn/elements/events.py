@@ -17,9 +17,10 @@ consistent accelerations), as it must after a discontinuity. Events are given pe
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
+from ..errors import ArgumentError, ArgumentTypeError, UnknownNameError
 
 __all__ = ["Event", "EventRecord", "marker_crosses", "coordinate_crosses", "touchdown",
            "passes", "compile_events"]
@@ -39,6 +40,9 @@ class Event:
     value: float
     direction: int
     terminal: bool
+    #: True when the name was made from the target (no ``name=`` given): such names are
+    #: made distinct in a run (see :func:`marker_crosses`).
+    automatic: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -53,28 +57,33 @@ class EventRecord:
 
 def _common(name, default, value, direction, terminal):
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ValueError(f"event {name or default!r}: value must be a finite number, got "
-                         f"{value!r}")
+        raise ArgumentError(f"event {name or default!r}: value must be a finite number, got "
+                            f"{value!r}")
     if direction not in (-1, 0, 1) or isinstance(direction, bool):
-        raise ValueError(f"event {name or default!r}: direction must be -1, 0 or +1, got "
-                         f"{direction!r}")
+        raise ArgumentError(f"event {name or default!r}: direction must be -1, 0 or +1, got "
+                            f"{direction!r}")
     if not isinstance(terminal, bool):
-        raise ValueError(f"event {name or default!r}: terminal must be True or False, got "
-                         f"{terminal!r}")
+        raise ArgumentError(f"event {name or default!r}: terminal must be True or False, got "
+                            f"{terminal!r}")
     if name is not None and (not isinstance(name, str) or not name):
-        raise ValueError(f"event name must be a non-empty string, got {name!r}")
-    return name or default
+        raise ArgumentError(f"event name must be a non-empty string, got {name!r}")
+    return name or default, name is None
 
 
 def marker_crosses(marker: str, axis: str, value: float, direction: int = 0,
                    terminal: bool = True, name: str | None = None) -> Event:
-    """The global ``axis`` ("x" or "y") coordinate of ``marker`` passes ``value`` (m)."""
+    """The global ``axis`` ("x" or "y") coordinate of ``marker`` passes ``value`` (m).
+
+    Without ``name`` the event is named ``"<marker>.<axis>"``; where a run has several such
+    events on one marker and axis, each is named after its value too (``"foot.y@0.1"``,
+    then with the direction, ``"foot.y@0.1/up"``), so that every name in
+    ``result.events`` is distinct."""
     if not isinstance(marker, str):
-        raise ValueError(f"marker_crosses: marker must be a marker's name, got {marker!r}")
+        raise ArgumentError(f"marker_crosses: marker must be a marker's name, got {marker!r}")
     if axis not in ("x", "y"):
-        raise ValueError(f"marker_crosses: axis must be 'x' or 'y', got {axis!r}")
-    name = _common(name, f"{marker}.{axis}", value, direction, terminal)
-    return Event(name, MARKER, marker, axis, float(value), direction, terminal)
+        raise ArgumentError(f"marker_crosses: axis must be 'x' or 'y', got {axis!r}")
+    name, automatic = _common(name, f"{marker}.{axis}", value, direction, terminal)
+    return Event(name, MARKER, marker, axis, float(value), direction, terminal, automatic)
 
 
 def coordinate_crosses(element: str, value: float, direction: int = 0,
@@ -82,19 +91,20 @@ def coordinate_crosses(element: str, value: float, direction: int = 0,
     """The coordinate of force element ``element`` (a spring's length, a joint's relative
     angle over turns or slide, a body's angle: see :mod:`linkdyn.forces`) passes ``value``."""
     if not isinstance(element, str):
-        raise ValueError(f"coordinate_crosses: element must be a force element's name, got "
-                         f"{element!r}")
-    name = _common(name, element, value, direction, terminal)
-    return Event(name, COORDINATE, element, None, float(value), direction, terminal)
+        raise ArgumentError(f"coordinate_crosses: element must be a force element's name, got "
+                            f"{element!r}")
+    name, automatic = _common(name, element, value, direction, terminal)
+    return Event(name, COORDINATE, element, None, float(value), direction, terminal,
+                 automatic)
 
 
 def touchdown(contact: str, terminal: bool = True, name: str | None = None) -> Event:
     """Contact ``contact`` closes: its penetration becomes positive (a heel strike; a
     swinging contact's circle passing through the line does not count)."""
     if not isinstance(contact, str):
-        raise ValueError(f"touchdown: contact must be a contact's name, got {contact!r}")
-    name = _common(name, f"{contact}/touchdown", 0.0, 1, terminal)
-    return Event(name, CONTACT, contact, None, 0.0, 1, terminal)
+        raise ArgumentError(f"touchdown: contact must be a contact's name, got {contact!r}")
+    name, automatic = _common(name, f"{contact}/touchdown", 0.0, 1, terminal)
+    return Event(name, CONTACT, contact, None, 0.0, 1, terminal, automatic)
 
 
 def passes(contact: str, terminal: bool = True, name: str | None = None) -> Event:
@@ -102,9 +112,9 @@ def passes(contact: str, terminal: bool = True, name: str | None = None) -> Even
     along their line (a walker's swing foot passing the stance foot: once per step, a
     smooth Poincare section even for gaits whose feet bounce)."""
     if not isinstance(contact, str):
-        raise ValueError(f"passes: contact must be a contact's name, got {contact!r}")
-    name = _common(name, f"{contact}/passes", 0.0, 1, terminal)
-    return Event(name, PASS, contact, None, 0.0, 1, terminal)
+        raise ArgumentError(f"passes: contact must be a contact's name, got {contact!r}")
+    name, automatic = _common(name, f"{contact}/passes", 0.0, 1, terminal)
+    return Event(name, PASS, contact, None, 0.0, 1, terminal, automatic)
 
 
 def compile_events(model, events) -> dict:
@@ -139,6 +149,7 @@ def compile_events(model, events) -> dict:
     arc_events = tuple(Event(f"{a[0]}/arc_{end}", ARC, a[0], None, 0.0, 0, False)
                        for a in arcs for end in ("min", "max"))
     names = {e.name for e in contact_events + friction_events + pass_events + arc_events}
+    events = _distinct_names(events, names)
     n = len(events)
     out = dict(kind=np.zeros(n, dtype=np.intc), direction=np.zeros(n, dtype=np.intc),
                body=np.full(n, -1, dtype=np.intc), coef=np.zeros((n, 4)),
@@ -172,30 +183,58 @@ def compile_events(model, events) -> dict:
     return out
 
 
+def _distinct_names(events, taken) -> tuple:
+    """The user's events with their automatic names made distinct: an automatic name shared
+    with another event gets the event's value, then its direction, then a count."""
+    events = tuple(events)
+    if not all(isinstance(e, Event) for e in events):
+        return events                  # the per-event check names the stranger
+    given = [e.name for e in events if not e.automatic]
+    out = []
+    for i, e in enumerate(events):
+        if not e.automatic:
+            out.append(e)
+            continue
+        others = taken | set(given) | {x.name for j, x in enumerate(events) if j != i}
+        name = e.name
+        if name in others:
+            name = f"{e.name}@{e.value:g}"
+            same = [x for j, x in enumerate(events) if j != i and x.automatic
+                    and x.name == e.name and f"{x.value:g}" == f"{e.value:g}"]
+            if same or name in others:
+                name += "/" + {1: "up", -1: "down", 0: "both"}[e.direction]
+            k = 2
+            base = name
+            while name in {x.name for x in out} | taken | set(given):
+                name, k = f"{base}#{k}", k + 1
+        out.append(replace(e, name=name))
+    return tuple(out)
+
+
 def _user_event(model, i, ev, names, out, records, swings) -> None:
     """Row i of the event arrays: the user's event ``ev`` (checked against the model)."""
     if not isinstance(ev, Event) or ev.kind not in (MARKER, COORDINATE, CONTACT, PASS):
-        raise TypeError(f"events[{i}] must be a linkdyn.events.Event (from marker_crosses, "
-                        f"coordinate_crosses, touchdown or passes), got "
-                        f"{type(ev).__name__}")
+        raise ArgumentTypeError(f"events[{i}] must be a linkdyn.events.Event (from marker_crosses, "
+                                f"coordinate_crosses, touchdown or passes), got "
+                                f"{type(ev).__name__}")
     if ev.name in names:
-        raise ValueError(f"events[{i}]: the name {ev.name!r} is used twice (contacts "
-                         "report their events under their own names)")
+        raise ArgumentError(f"events[{i}]: the name {ev.name!r} is used twice (contacts "
+                            "report their events under their own names)")
     names.add(ev.name)
     out["kind"][i], out["direction"][i] = ev.kind, ev.direction
     if ev.kind == PASS:
         swing = {w[0]: w for w in swings}
         if ev.target not in swing:
-            raise KeyError(f"event {ev.name!r}: model {model.name!r} has no contact "
-                           f"{ev.target!r} with a swing partner (swinging contacts: "
-                           f"{', '.join(swing) or 'none'})")
+            raise UnknownNameError(f"event {ev.name!r}: model {model.name!r} has no contact "
+                                   f"{ev.target!r} with a swing partner (swinging contacts: "
+                                   f"{', '.join(swing) or 'none'})")
         w = swing[ev.target]
         out["body"][i], out["record"][i], out["const"][i] = w[4], w[6], w[8]
         out["coef"][i] = (*w[5], *w[7])
     elif ev.kind == CONTACT:
         if ev.target not in records:
-            raise KeyError(f"event {ev.name!r}: model {model.name!r} has no contact "
-                           f"{ev.target!r} (contacts: {', '.join(records) or 'none'})")
+            raise UnknownNameError(f"event {ev.name!r}: model {model.name!r} has no contact "
+                                   f"{ev.target!r} (contacts: {', '.join(records) or 'none'})")
         out["record"][i] = records[ev.target]
     elif ev.kind == MARKER:
         k = model.marker_index(ev.target)     # KeyError listing the markers
@@ -207,9 +246,9 @@ def _user_event(model, i, ev, names, out, records, swings) -> None:
     else:
         elements = model.force_info["elements"]
         if ev.target not in elements or not elements[ev.target][0]:
-            raise KeyError(f"event {ev.name!r}: model {model.name!r} has no force element "
-                           f"{ev.target!r} with a coordinate (force elements: "
-                           f"{', '.join(model.force_names) or 'none'})")
+            raise UnknownNameError(f"event {ev.name!r}: model {model.name!r} has no force element "
+                                   f"{ev.target!r} with a coordinate (force elements: "
+                                   f"{', '.join(model.force_names) or 'none'})")
         out["record"][i] = elements[ev.target][0][0]
         out["const"][i] = -ev.value
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._checks import real
-from ..errors import ModelError
+from ..errors import ArgumentError, ModelError
 
 __all__ = ["Law", "constant", "linear", "polynomial", "harmonic", "tabulated", "function",
            "law_from_dict"]
@@ -92,8 +92,8 @@ class Law:
             except (TypeError, ValueError):
                 f = ()
             if len(f) != 3 or not all(math.isfinite(x) for x in f):
-                raise ValueError(f"law function returned {value!r} at t = {t}: expected three "
-                                 "finite numbers (value, first and second derivative)")
+                raise ArgumentError(f"law function returned {value!r} at t = {t}: expected three "
+                                    "finite numbers (value, first and second derivative)")
             return f
         if self.kind == "harmonic":
             a, b, w, ph = self.params

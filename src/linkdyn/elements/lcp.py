@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._lcp import lemke
-from ..errors import LinkdynError
+from ..errors import ArgumentError, LinkdynError
 
 __all__ = ["solve_lcp", "LCPSolution", "LCPError"]
 
@@ -54,16 +54,16 @@ def solve_lcp(M, q, *, max_pivots: int | None = None, pivot_tol: float = 1e-12) 
     M = np.asarray(M, dtype=float)
     q = np.asarray(q, dtype=float)
     if q.ndim != 1 or M.shape != (q.shape[0], q.shape[0]):
-        raise ValueError(f"solve_lcp: M must be (n, n) and q (n,); got {M.shape} and {q.shape}")
+        raise ArgumentError(f"solve_lcp: M must be (n, n) and q (n,); got {M.shape} and {q.shape}")
     if not (np.all(np.isfinite(M)) and np.all(np.isfinite(q))):
-        raise ValueError("solve_lcp: M and q must be finite")
+        raise ArgumentError("solve_lcp: M and q must be finite")
     if max_pivots is None:
         max_pivots = 0
     elif isinstance(max_pivots, bool) or not isinstance(max_pivots, int) or max_pivots < 1:
-        raise ValueError(f"solve_lcp: max_pivots must be a positive integer, got {max_pivots!r}")
+        raise ArgumentError(f"solve_lcp: max_pivots must be a positive integer, got {max_pivots!r}")
     if not (isinstance(pivot_tol, (int, float)) and math.isfinite(pivot_tol) and
             0 < pivot_tol < 1):
-        raise ValueError(f"solve_lcp: pivot_tol must be in (0, 1), got {pivot_tol!r}")
+        raise ArgumentError(f"solve_lcp: pivot_tol must be in (0, 1), got {pivot_tol!r}")
     status, z, w, pivots = lemke(M, q, max_pivots, pivot_tol)
     if status == -1:
         raise LCPError(f"solve_lcp: ray termination after {pivots} pivots: no solution found "

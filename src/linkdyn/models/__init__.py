@@ -25,13 +25,14 @@ from ..compile.model import Model
 from ..describe import modelfile
 from ..describe.builder import ModelBuilder
 from ..describe.geometric import Linkage
-from ..errors import ModelError, ModelFileError
+from ..errors import ArgumentTypeError, ModelError, ModelFileError
 
 from .iftomm import andrews, nfourbar, simple_pendulum
 from .linkages import LINKAGES, linkage
 from .warren import truss
 
-__all__ = ["builtin_names", "load_model", "andrews", "chain", "nfourbar", "simple_pendulum",
+__all__ = ["builtin_names", "load_model", "as_model", "andrews", "chain", "nfourbar",
+           "simple_pendulum",
            "truss"]
 
 
@@ -84,6 +85,18 @@ def load_model(name_or_path) -> Model:
         raise ModelFileError(f"unknown model: not a built-in model (built-ins: "
                              f"{', '.join(builtin_names())}) and no such file", path=text)
     return _compile(modelfile.load(text), text)
+
+
+def as_model(model) -> Model:
+    """``model`` itself when it is a compiled :class:`Model`; a built-in model's name or a
+    model file's path is loaded (:func:`load_model`). Anything else raises
+    :class:`linkdyn.errors.ArgumentTypeError`. The solvers take a model through this."""
+    if isinstance(model, Model):
+        return model
+    if isinstance(model, (str, os.PathLike)):
+        return load_model(model)
+    raise ArgumentTypeError(f"model must be a linkdyn.Model, a built-in model's name or a "
+                            f"model file's path, got {type(model).__name__}")
 
 
 def _compile(loaded, path) -> Model:

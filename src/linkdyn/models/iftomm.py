@@ -34,7 +34,7 @@ import numpy as np
 from ..compile.model import Model
 from ..describe.builder import ModelBuilder
 from ..elements.laws import linear
-from ..errors import ModelError
+from ..errors import ArgumentError, ModelError
 
 __all__ = ["simple_pendulum", "pendulum_exact", "nfourbar", "nfourbar_exact", "andrews",
            "andrews_angles", "ANDREWS_REFERENCE", "ANDREWS_T_END", "GRAVITY"]
@@ -212,9 +212,9 @@ def andrews_angles(result) -> np.ndarray:
                             for b in ANDREWS_BODIES])
     # Turns are counted from row to row: rows a half turn apart cannot tell +pi from -pi.
     if len(turn) > 1 and np.abs(np.diff(turn, axis=0)).max() > 0.9 * math.pi:
-        raise ValueError("andrews_angles: a body turns by about half a turn between two "
-                         "output rows, so its turns cannot be counted; ask for more output "
-                         "times (dt_out = 1e-4 s is enough)")
+        raise ArgumentError("andrews_angles: a body turns by about half a turn between two "
+                            "output rows, so its turns cannot be counted; ask for more output "
+                            "times (dt_out = 1e-4 s is enough)")
     beta0, theta0, gamma0, phi0, delta0, omega0, eps0 = ANDREWS_INITIAL
     beta = beta0 + turn[:, 0]
     gamma = gamma0 + turn[:, 2]

@@ -27,6 +27,7 @@ linear actuator from J1 to J7 whose length grows at 1 unit/s.
 
 from __future__ import annotations
 
+from ..errors import UnknownNameError
 from ..compile.model import Model
 from ..describe.geometric import Linkage
 
@@ -51,7 +52,7 @@ def linkage(name: str) -> Linkage:
     """The :class:`linkdyn.geometric.Linkage` of one of :data:`LINKAGES` (its points, lines
     and planes, e.g. to write it as a linkage file with geometric.to_dict)."""
     if name not in _TABLES:
-        raise KeyError(f"no linkage {name!r} (linkages: {', '.join(_TABLES)})")
+        raise UnknownNameError(f"no linkage {name!r} (linkages: {', '.join(_TABLES)})")
     return _TABLES[name]()
 
 

@@ -8,6 +8,7 @@ import functools
 
 import numpy as np
 
+from ..errors import UnknownNameError
 from .animation import animate
 from .output import not_recorded
 
@@ -53,8 +54,8 @@ class TrajectoryAccessors:
     def _body(self, name) -> int:
         names = self.model.body_names
         if not isinstance(name, str) or name not in names:
-            raise KeyError(f"model {self.model.name!r} has no body {name!r} (bodies: "
-                           f"{', '.join(names)})")
+            raise UnknownNameError(f"model {self.model.name!r} has no body {name!r} (bodies: "
+                                   f"{', '.join(names)})")
         return 4 * names.index(name)
 
     @needs_rows

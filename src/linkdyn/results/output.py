@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..compile.model import check_output_size
-from ..errors import NotRecordedError
+from ..errors import ArgumentError, ArgumentTypeError, NotRecordedError
 
 __all__ = ["Record", "INVARIANTS"]
 
@@ -68,10 +68,11 @@ def _names(field, value):
     try:
         names = tuple(value)
     except TypeError:
-        raise TypeError(f"Record.{field} must be a sequence of names, got {value!r}") from None
+        raise ArgumentTypeError(f"Record.{field} must be a sequence of names, got "
+                                f"{value!r}") from None
     for name in names:
         if not isinstance(name, str):
-            raise TypeError(f"Record.{field}: names are strings, got {name!r}")
+            raise ArgumentTypeError(f"Record.{field}: names are strings, got {name!r}")
     return names
 
 
@@ -95,8 +96,8 @@ class Record:
             object.__setattr__(self, field, _names(field, getattr(self, field)))
         for name in self.invariants:
             if name not in INVARIANTS:
-                raise ValueError(f"Record.invariants: unknown invariant {name!r} (known: "
-                                 f"{', '.join(INVARIANTS)})")
+                raise ArgumentError(f"Record.invariants: unknown invariant {name!r} (known: "
+                                    f"{', '.join(INVARIANTS)})")
 
     def series(self, model) -> list:
         """The (accessor, argument or None, numbers per row) triples this record keeps for
@@ -108,7 +109,7 @@ class Record:
         for field, accessors in _ACCESSORS.items():
             for name in getattr(self, field):
                 if name not in known[field]:
-                    raise ValueError(
+                    raise ArgumentError(
                         f"Record.{field}: model {model.name!r} has no {field[:-1]} {name!r} "
                         f"({field}: {', '.join(known[field]) or 'none'})")
                 for accessor, width in accessors:
@@ -241,7 +242,7 @@ def check_size(rows, series, width, what):
         hint = ("" if series is not None else
                 ", or keep fewer numbers a row: record=linkdyn.Record(...) keeps named series, "
                 "t_out='final' the last row only")
-        raise ValueError(f"{exc}{hint}") from None
+        raise ArgumentError(f"{exc}{hint}") from None
 
 
 def not_recorded(result, key):

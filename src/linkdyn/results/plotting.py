@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from ..errors import UnknownNameError
 
 
 def _pyplot():
@@ -53,8 +54,8 @@ def plot_simulation(result, directory, markers=None) -> list[Path]:
     names = list(model.marker_names) if markers is None else list(markers)
     for name in names:
         if name not in model.marker_names:
-            raise KeyError(f"model {model.name!r} has no marker {name!r} (markers: "
-                           f"{', '.join(model.marker_names) or 'none'})")
+            raise UnknownNameError(f"model {model.name!r} has no marker {name!r} (markers: "
+                                   f"{', '.join(model.marker_names) or 'none'})")
     if names:
         fig, axes = plt.subplots(2, 1, sharex=True, figsize=(8, 6))
         for name in names:

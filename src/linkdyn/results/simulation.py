@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import UnknownNameError
 from ..compile.model import Model
 from ..elements.bodies import GROUND
 from ..elements.friction import gradient
@@ -15,7 +16,7 @@ from ..elements.joints import PrismaticSpec
 from .accessors import TrajectoryAccessors, needs_rows, recordable
 from .geometry import PointGeometry
 
-__all__ = ["SimulationResult"]
+__all__ = ["SimulationResult", "prismatic_reaction"]
 
 
 @dataclass(frozen=True)
@@ -163,8 +164,9 @@ class SimulationResult(TrajectoryAccessors):
         frictions = self.model.force_info["frictions"]
         names = [f[0] for f in frictions]
         if contact not in names:
-            raise KeyError(f"model {self.model.name!r} has no contact {contact!r} with "
-                           f"friction (contacts with friction: {', '.join(names) or 'none'})")
+            raise UnknownNameError(f"model {self.model.name!r} has no contact {contact!r} with "
+                                   f"friction (contacts with friction: "
+                                   f"{', '.join(names) or 'none'})")
         k = names.index(contact)
         rec = self._elements()[0][:, frictions[k][1], 2]
         return rec - (self.stick_lam[:, k] if self.stick_lam is not None else 0.0)
@@ -176,8 +178,9 @@ class SimulationResult(TrajectoryAccessors):
     def _element(self, name):
         info = self.model.force_info
         if name not in info["elements"]:
-            raise KeyError(f"model {self.model.name!r} has no force element {name!r} (force "
-                           f"elements: {', '.join(self.model.force_names) or 'none'})")
+            raise UnknownNameError(f"model {self.model.name!r} has no force element {name!r} "
+                                   f"(force elements: "
+                                   f"{', '.join(self.model.force_names) or 'none'})")
         return info["elements"][name]
 
     @recordable
@@ -203,7 +206,7 @@ class SimulationResult(TrajectoryAccessors):
         relative angle (rad, continuous over turns) or slide (m), a body's angle."""
         recs, _ = self._element(name)
         if not recs:
-            raise KeyError(f"force element {name!r} is a point load: it has no coordinate")
+            raise UnknownNameError(f"force element {name!r} is a point load: it has no coordinate")
         return self._elements()[0][:, recs[0], 0]
 
     def _row_states(self):
@@ -284,15 +287,15 @@ class SimulationResult(TrajectoryAccessors):
         (N) along the axis on the second body, for a coordinate driver the force (N) along
         its axis on the body: ``-lam`` of the driver's row."""
         if driver not in self.model.driver_names:
-            raise KeyError(f"model {self.model.name!r} has no driver {driver!r} (drivers: "
-                           f"{', '.join(self.model.driver_names) or 'none'})")
+            raise UnknownNameError(f"model {self.model.name!r} has no driver {driver!r} (drivers: "
+                                   f"{', '.join(self.model.driver_names) or 'none'})")
         return -self.lam[:, self.model.constraint_names.index(driver)]
 
     def _joint(self, joint):
         specs = {j.name: j for j in self.model.description.joints}
         if not isinstance(joint, str) or joint not in specs:
-            raise KeyError(f"model {self.model.name!r} has no joint {joint!r} (joints: "
-                           f"{', '.join(specs) or 'none'})")
+            raise UnknownNameError(f"model {self.model.name!r} has no joint {joint!r} (joints: "
+                                   f"{', '.join(specs) or 'none'})")
         return specs[joint]
 
     @recordable
@@ -320,25 +323,30 @@ class SimulationResult(TrajectoryAccessors):
         return np.zeros(len(self.t))
 
     def _prismatic(self, spec):
-        """Force and moment of a prismatic joint on its first body, from the generalised
-        constraint forces -Phi_q^T lam of its two rows on one of its bodies."""
-        m = self.model
-        rows = [m.constraint_names.index(f"{spec.name}.rotation"),
-                m.constraint_names.index(f"{spec.name}.axis")]
-        # The forces on the second body, negated; on the first when the second is ground.
-        body, sign = ((spec.second[0], -1.0) if spec.second[0] != GROUND
-                      else (spec.first[0], 1.0))
-        i = 4 * m.body_names.index(body)
-        point = PointGeometry(m, self.q).ref(spec.first, np.arange(len(self.t)))
+        """Force and moment of a prismatic joint on its first body at every output row."""
+        point = PointGeometry(self.model, self.q).ref(spec.first, np.arange(len(self.t)))
         force = np.empty((len(self.t), 2))
         moment = np.empty(len(self.t))
         for k in range(len(self.t)):
-            J = m.phi_q(self.q[k], float(self.t[k]))[rows][:, i:i + 4].toarray()
-            g = -J.T @ self.lam[k, rows]
-            ux, uy = self.q[k, i + 2], self.q[k, i + 3]
-            # A moment about the centre of mass does work on u through du = (-uy, ux) dtheta.
-            m_centre = -g[2] * uy + g[3] * ux
-            r = self.q[k, i:i + 2] - point[k]
-            force[k] = sign * g[:2]
-            moment[k] = sign * (m_centre + r[0] * g[1] - r[1] * g[0])
+            force[k], moment[k] = prismatic_reaction(self.model, spec, self.q[k],
+                                                     float(self.t[k]), self.lam[k], point[k])
         return force, moment
+
+
+def prismatic_reaction(model, spec, q, t, lam, point) -> tuple[np.ndarray, float]:
+    """Force (2,) and moment (about the joint's first point, at ``point``) that prismatic
+    joint ``spec`` exerts on its first body at one state, from the generalised constraint
+    forces -Phi_q^T lam of its two rows on one of its bodies."""
+    rows = [model.constraint_names.index(f"{spec.name}.rotation"),
+            model.constraint_names.index(f"{spec.name}.axis")]
+    # The forces on the second body, negated; on the first when the second is ground.
+    body, sign = ((spec.second[0], -1.0) if spec.second[0] != GROUND
+                  else (spec.first[0], 1.0))
+    i = 4 * model.body_names.index(body)
+    J = model.phi_q(q, t)[rows][:, i:i + 4].toarray()
+    g = -J.T @ lam[rows]
+    ux, uy = q[i + 2], q[i + 3]
+    # A moment about the centre of mass does work on u through du = (-uy, ux) dtheta.
+    m_centre = -g[2] * uy + g[3] * ux
+    r = q[i:i + 2] - point
+    return sign * g[:2], float(sign * (m_centre + r[0] * g[1] - r[1] * g[0]))

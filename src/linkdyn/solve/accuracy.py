@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..models import as_model
+from ..errors import ArgumentError
 from ..compile.model import Model
 from .simulate import SimulationResult, simulate
 
@@ -112,8 +114,8 @@ class ErrorEstimate:
 
     def _reference(self):
         if self.reference is None:
-            raise ValueError("the estimate has no reference run (the first run was "
-                             "interrupted)")
+            raise ArgumentError("the estimate has no reference run (the first run was "
+                                "interrupted)")
         return self.reference
 
 
@@ -152,21 +154,22 @@ def estimate_error(model: Model, t_end: float, *, rtol: float = 1e-8, atol: floa
         tighter than the first run's (the estimate would be meaningless: loosen rtol).
     Whatever :func:`linkdyn.simulate` raises for either run.
     """
+    model = as_model(model)
     if isinstance(refine, bool) or not isinstance(refine, (int, float)) or \
             not math.isfinite(refine) or refine < 10:
-        raise ValueError(f"refine must be a finite number of at least 10, got {refine!r}")
+        raise ArgumentError(f"refine must be a finite number of at least 10, got {refine!r}")
     for name in ("controller", "record"):
         if options.get(name) is not None:
-            raise ValueError(f"estimate_error does not take {name}: "
-                             + ("it would be called by both runs, and a controller that "
+            raise ArgumentError(f"estimate_error does not take {name}: "
+                                + ("it would be called by both runs, and a controller that "
                                 "keeps state would carry the first run's into the second"
                                 if name == "controller" else
                                 "the estimate compares whole rows (q and v)"))
     if isinstance(rtol, (int, float)) and not isinstance(rtol, bool) and \
             math.isfinite(rtol) and 0 < rtol / refine < FINEST_RTOL:
-        raise ValueError(f"rtol / refine = {rtol / refine:.3g} is below the finest tolerance "
-                         f"simulate accepts ({FINEST_RTOL:g}): loosen rtol to at least "
-                         f"{FINEST_RTOL * refine:.3g} or lower refine")
+        raise ArgumentError(f"rtol / refine = {rtol / refine:.3g} is below the finest tolerance "
+                            f"simulate accepts ({FINEST_RTOL:g}): loosen rtol to at least "
+                            f"{FINEST_RTOL * refine:.3g} or lower refine")
     result = simulate(model, t_end, rtol=rtol, atol=atol, **options)
     if result.status == "interrupted":
         empty = np.empty(0, dtype=int)
@@ -177,7 +180,7 @@ def estimate_error(model: Model, t_end: float, *, rtol: float = 1e-8, atol: floa
     coarse = result.stats["local_rtol"]
     floor = LOCAL_FLOOR * np.finfo(float).eps * max(1.0, float(np.max(np.abs(result.q[0]))))
     if max(floor, coarse / refine) > coarse / 10:
-        raise ValueError(
+        raise ArgumentError(
             f"the reference run's local tolerance would be held at the integrator's "
             f"round-off floor ({floor:.3g} = 100 eps max(1, max|q0|)) and not be ten times "
             f"tighter than the first run's ({coarse:.3g}): no error estimate is possible at "

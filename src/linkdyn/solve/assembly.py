@@ -29,9 +29,10 @@ try:  # CHOLMOD through scikit-sparse is optional: pip install "linkdyn[cholmod]
 except ImportError:  # pragma: no cover - exercised where scikit-sparse is absent
     analyze_AAt = None
 
+from ..models import as_model
 from ..compile.model import COORDINATES, Model
 from ..elements.bodies import GROUND
-from ..errors import AssemblyError, ModelError, RedundantConstraintsError
+from ..errors import ArgumentError, AssemblyError, ModelError, RedundantConstraintsError
 
 __all__ = ["ConsistentState", "consistent_state", "hold_mask", "spd_backend"]
 
@@ -121,7 +122,7 @@ REDUNDANT_MODES = ("raise", "allow")
 def check_redundant(redundant) -> bool:
     """True for ``"allow"``, False for ``"raise"``; ValueError otherwise."""
     if not isinstance(redundant, str) or redundant not in REDUNDANT_MODES:
-        raise ValueError(f"redundant must be 'raise' or 'allow', got {redundant!r}")
+        raise ArgumentError(f"redundant must be 'raise' or 'allow', got {redundant!r}")
     return redundant == "allow"
 
 
@@ -173,11 +174,11 @@ def _vector(model: Model, x, default, what: str) -> np.ndarray:
         return np.array(default, dtype=float)
     arr = np.array(x, dtype=float)
     if arr.shape != (model.nq,):
-        raise ValueError(f"{what} must have shape ({model.nq},), got {arr.shape}")
+        raise ArgumentError(f"{what} must have shape ({model.nq},), got {arr.shape}")
     bad = np.flatnonzero(~np.isfinite(arr))
     if bad.size:
-        raise ValueError(f"{what}: coordinate '{model.coordinate_names[bad[0]]}' is not finite "
-                         f"({arr[bad[0]]!r})")
+        raise ArgumentError(f"{what}: coordinate '{model.coordinate_names[bad[0]]}' is not finite "
+                            f"({arr[bad[0]]!r})")
     return arr
 
 
@@ -387,6 +388,7 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
         The Jacobian lost rank (with ``redundant="raise"``), or redundant constraints conflict:
         the message names the constraints involved.
     """
+    model = as_model(model)
     allow = check_redundant(redundant)
     q = _vector(model, q, model.q0, "q")
     v = _vector(model, v, model.v0, "v")

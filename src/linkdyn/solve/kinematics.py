@@ -40,10 +40,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..models import as_model
 from .._kinematics import STATUS, KinematicSweep
 from .._progress import Reporter, check_callback
 from ..compile.model import Model, _readonly, check_output_size
-from ..errors import KinematicsError, ModelError, SingularConfigurationError
+from ..errors import (ArgumentError, ArgumentTypeError, KinematicsError, ModelError,
+                      SingularConfigurationError)
 from ..results.accessors import TrajectoryAccessors
 from .assembly import (DIAGNOSIS_MAX_COORDINATES, check_redundant, consistent_state,
                        describe_rows, nearly_singular_rows)
@@ -457,6 +459,7 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
     SingularConfigurationError, KinematicsError
         As above; both carry ``t``, ``constraints`` and the partial ``result``.
     """
+    model = as_model(model)
     t = _checked_times(model, times, redundant, on_singular, at_limit, progress, tol,
                        singular_rcond)
 
@@ -521,7 +524,7 @@ def _checked_times(model, times, redundant, on_singular, at_limit, progress, tol
                    singular_rcond) -> np.ndarray:
     """The sweep's times, after checking that the model is fully driven and the options."""
     if not isinstance(model, Model):
-        raise TypeError(f"model must be a linkdyn.Model, got {type(model).__name__}")
+        raise ArgumentTypeError(f"model must be a linkdyn.Model, got {type(model).__name__}")
     ndrv = len(model.driver_names)
     dof = model.nq - (model.nc - ndrv)
     allow = check_redundant(redundant)
@@ -534,20 +537,24 @@ def _checked_times(model, times, redundant, on_singular, at_limit, progress, tol
         raise ModelError(f"model {model.name!r} is {kind}: {dofs} and {drivers}; kinematic "
                          f"analysis needs one driver per degree of freedom{hint}")
     if on_singular not in ("raise", "continue"):
-        raise ValueError(f"on_singular must be 'raise' or 'continue', got {on_singular!r}")
+        raise ArgumentError(f"on_singular must be 'raise' or 'continue', got {on_singular!r}")
     if at_limit not in ("raise", "reverse"):
-        raise ValueError(f"at_limit must be 'raise' or 'reverse', got {at_limit!r}")
+        raise ArgumentError(f"at_limit must be 'raise' or 'reverse', got {at_limit!r}")
     check_callback(progress)
     for name, value in (("tol", tol), ("singular_rcond", singular_rcond)):
         if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-            raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    t = np.array(times, dtype=float).ravel()
+            raise ArgumentError(f"{name} must be a positive finite number, got {value!r}")
+    t = np.array(times, dtype=float)
+    if t.ndim > 1:
+        raise ArgumentError(f"times must be a 1-D array of times (s), got an array of shape "
+                            f"{t.shape}")
+    t = t.ravel()
     if t.size == 0 or not np.all(np.isfinite(t)):
-        raise ValueError("times must be a non-empty array of finite values")
+        raise ArgumentError("times must be a non-empty array of finite values")
     if np.any(np.diff(t) <= 0):
         i = int(np.flatnonzero(np.diff(t) <= 0)[0])
-        raise ValueError(f"times must increase: times[{i + 1}] = {t[i + 1]} <= times[{i}] = "
-                         f"{t[i]}")
+        raise ArgumentError(f"times must increase: times[{i + 1}] = {t[i + 1]} <= times[{i}] = "
+                            f"{t[i]}")
     return t
 
 
@@ -616,20 +623,21 @@ def assembly_modes(model: Model, t: float = 0.0, *, q0=None, starts: int = 16,
     Returns a tuple of :class:`AssemblyMode`. Raises ModelError for a model that is not
     fully driven, and AssemblyError (from :func:`linkdyn.consistent_state`) where even the
     guess cannot be assembled."""
+    model = as_model(model)
     import scipy.sparse.linalg as spla
 
     if not isinstance(model, Model):
-        raise TypeError(f"model must be a linkdyn.Model, got {type(model).__name__}")
+        raise ArgumentTypeError(f"model must be a linkdyn.Model, got {type(model).__name__}")
     if model.nc != model.nq:
         raise ModelError(f"model {model.name!r}: assembly modes are isolated configurations "
                          f"of a fully driven model (as many constraint rows as coordinates), "
                          f"got {model.nc} rows for {model.nq} coordinates")
     for name, value in (("starts", starts), ("max_modes", max_modes)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+            raise ArgumentError(f"{name} must be a non-negative integer, got {value!r}")
     t = float(t)
     if not math.isfinite(t):
-        raise ValueError(f"t must be finite, got {t!r}")
+        raise ArgumentError(f"t must be finite, got {t!r}")
     run = model.kernels.run_state()
     state = _state_at(model, run, t)
     guess = _guess(model, q0)

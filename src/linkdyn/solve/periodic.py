@@ -38,7 +38,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import LinkdynError
+from ..models import as_model
+from ..errors import ArgumentError, LinkdynError
 from .assembly import consistent_state
 from .simulate import simulate
 
@@ -116,14 +117,15 @@ def periodic_orbit(model, section, q0=None, v0=None, *, swinging=(), crossings=1
     :class:`PeriodicOrbit`; raises :class:`PeriodicOrbitError` when it fails. The swinging
     contacts on the section are those the first map reaches it with; they are kept for
     every later map (a periodic orbit crosses its section in one discrete state)."""
+    model = as_model(model)
 
     if translation not in (None, "x", "y"):
-        raise ValueError(f"translation must be None, 'x' or 'y', got {translation!r}")
+        raise ArgumentError(f"translation must be None, 'x' or 'y', got {translation!r}")
     if isinstance(crossings, bool) or not isinstance(crossings, int) or crossings < 1:
-        raise ValueError(f"crossings must be a positive integer, got {crossings!r}")
+        raise ArgumentError(f"crossings must be a positive integer, got {crossings!r}")
     for name, value in (("t_max", t_max), ("tol", tol), ("fd_step", fd_step)):
         if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-            raise ValueError(f"{name} must be a positive number, got {value!r}")
+            raise ArgumentError(f"{name} must be a positive number, got {value!r}")
     nq = model.nq
     axis = None if translation is None else (0 if translation == "x" else 1)
     opts = dict(crossings=crossings, t_max=t_max, rtol=rtol, atol=atol, **options)

@@ -12,7 +12,7 @@ import numpy as np
 
 from .._progress import check_callback
 from ..compile.model import Model, require_dynamic
-from ..errors import ModelError
+from ..errors import ArgumentError, ArgumentTypeError, ModelError
 from ..results.output import Record, check_size
 from .assembly import check_redundant
 
@@ -56,7 +56,7 @@ class RunOptions:
 def positive(name, value):
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
             math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+        raise ArgumentError(f"{name} must be a positive finite number, got {value!r}")
     return float(value)
 
 
@@ -64,8 +64,8 @@ def output_times(t0: float, t_end: float, dt: float) -> np.ndarray:
     """t0, t0 + dt, ..., ending exactly at t_end (the last interval may be shorter)."""
     count = (t_end - t0) / dt
     if not count < 1e12:
-        raise ValueError(f"output_times: {count:.3g} output times from {t0} to {t_end} every "
-                         f"{dt} s are too many")
+        raise ArgumentError(f"output_times: {count:.3g} output times from {t0} to {t_end} every "
+                            f"{dt} s are too many")
     n = int(math.floor(count * (1 + 1e-12)))
     t = t0 + dt * np.arange(n + 1)
     # k dt carries round-off (3 * 0.3 = 0.8999999999999999): round to 15 digits of the span
@@ -87,24 +87,24 @@ def check_options(model, t_end, *, rtol, atol, t_out, dt_out, t0, q0, v0, hold, 
     t0, t_end = _check_span(t0, t_end)
     rtol, atol = positive("rtol", rtol), positive("atol", atol)
     if rtol >= 1.0:
-        raise ValueError(f"rtol = {rtol:g} is not a relative tolerance (use rtol < 1)")
+        raise ArgumentError(f"rtol = {rtol:g} is not a relative tolerance (use rtol < 1)")
     if rtol < 1e-14:
-        raise ValueError(f"rtol = {rtol:g} is below what double precision can deliver "
-                         "(use rtol >= 1e-14)")
+        raise ArgumentError(f"rtol = {rtol:g} is below what double precision can deliver "
+                            "(use rtol >= 1e-14)")
     if isinstance(max_order, bool) or not isinstance(max_order, int) or not 1 <= max_order <= 5:
-        raise ValueError(f"max_order must be an integer from 1 to 5, got {max_order!r}")
+        raise ArgumentError(f"max_order must be an integer from 1 to 5, got {max_order!r}")
     if max_steps is None:
         max_steps = DEFAULT_MAX_STEPS
     if isinstance(max_steps, bool) or not isinstance(max_steps, int) or \
             not 0 <= max_steps < 2**63:
-        raise ValueError(f"max_steps must be a non-negative integer below 2**63, got "
-                         f"{max_steps!r}")
+        raise ArgumentError(f"max_steps must be a non-negative integer below 2**63, got "
+                            f"{max_steps!r}")
     for name, value in (("h_init", h_init), ("h_max", h_max), ("newton_tol", newton_tol),
                         ("event_tol", event_tol)):
         if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
-            raise ValueError(f"{name} must be a non-negative finite number, got {value!r}")
+            raise ArgumentError(f"{name} must be a non-negative finite number, got {value!r}")
     if record is not None and not isinstance(record, Record):
-        raise TypeError(f"record must be a linkdyn.Record, got {type(record).__name__}")
+        raise ArgumentTypeError(f"record must be a linkdyn.Record, got {type(record).__name__}")
     # The series kept (names checked before any work), or None for whole rows.
     series = record.series(model) if record is not None else None
     times = _plan_outputs(model, t0, t_end, t_out, dt_out, series)
@@ -130,7 +130,7 @@ def row_width(model: Model) -> int:
 
 def _check_model(model) -> None:
     if not isinstance(model, Model):
-        raise TypeError(f"model must be a linkdyn.Model, got {type(model).__name__}")
+        raise ArgumentTypeError(f"model must be a linkdyn.Model, got {type(model).__name__}")
     require_dynamic(model, "simulate")
     for d in model.description.drivers:
         if d.law.is_function:
@@ -142,15 +142,15 @@ def _check_model(model) -> None:
 def _check_span(t0, t_end) -> tuple[float, float]:
     t0 = float(t0)
     if not math.isfinite(t0):
-        raise ValueError(f"t0 must be finite, got {t0!r}")
+        raise ArgumentError(f"t0 must be finite, got {t0!r}")
     if isinstance(t_end, bool) or not isinstance(t_end, (int, float)) or not (
             math.isfinite(t_end) and t_end > t0):
-        raise ValueError(f"t_end must be a finite time after t0 = {t0}, got {t_end!r}")
+        raise ArgumentError(f"t_end must be a finite time after t0 = {t0}, got {t_end!r}")
     t_end = float(t_end)
     if t_end - t0 < 1e-13 * max(1.0, abs(t0), abs(t_end)):
-        raise ValueError(f"t_end - t0 = {t_end - t0:.3g} s is below the time resolution of "
-                         f"double precision at t = {t0:g} s (the span must be at least "
-                         "1e-13 max(1, |t|))")
+        raise ArgumentError(f"t_end - t0 = {t_end - t0:.3g} s is below the time resolution of "
+                            f"double precision at t = {t0:g} s (the span must be at least "
+                            "1e-13 max(1, |t|))")
     return t0, t_end
 
 
@@ -159,10 +159,10 @@ def _plan_outputs(model, t0, t_end, t_out, dt_out, series) -> np.ndarray:
     width = row_width(model)
     if isinstance(t_out, str):
         if t_out not in ("final", "events"):
-            raise ValueError(f"t_out must be an array of times, 'final' or 'events', got "
-                             f"{t_out!r}")
+            raise ArgumentError(f"t_out must be an array of times, 'final' or 'events', got "
+                                f"{t_out!r}")
         if dt_out is not None:
-            raise ValueError("give t_out or dt_out, not both")
+            raise ArgumentError("give t_out or dt_out, not both")
         return np.array([t_end] if t_out == "final" else [t0, t_end])
     if t_out is None:
         dt = (t_end - t0) / 1000 if dt_out is None else positive("dt_out", dt_out)
@@ -171,17 +171,17 @@ def _plan_outputs(model, t0, t_end, t_out, dt_out, series) -> np.ndarray:
                    f"model {model.name!r}")
         return output_times(t0, t_end, dt)
     if dt_out is not None:
-        raise ValueError("give t_out or dt_out, not both")
+        raise ArgumentError("give t_out or dt_out, not both")
     times = np.array(t_out, dtype=float).ravel()
     if times.size == 0 or not np.all(np.isfinite(times)):
-        raise ValueError("t_out must be a non-empty array of finite times")
+        raise ArgumentError("t_out must be a non-empty array of finite times")
     if np.any(np.diff(times) < 0):
         i = int(np.flatnonzero(np.diff(times) < 0)[0])
-        raise ValueError(f"t_out must be non-decreasing: t_out[{i + 1}] = {times[i + 1]} "
-                         f"< t_out[{i}] = {times[i]}")
+        raise ArgumentError(f"t_out must be non-decreasing: t_out[{i + 1}] = {times[i + 1]} "
+                            f"< t_out[{i}] = {times[i]}")
     if times[0] < t0 or times[-1] > t_end:
-        raise ValueError(f"t_out must lie in [t0, t_end] = [{t0}, {t_end}], got "
-                         f"[{times[0]}, {times[-1]}]")
+        raise ArgumentError(f"t_out must lie in [t0, t_end] = [{t0}, {t_end}], got "
+                            f"[{times[0]}, {times[-1]}]")
     check_size(times.size, series, width, f"model {model.name!r}")
     return times
 
@@ -189,16 +189,16 @@ def _plan_outputs(model, t0, t_end, t_out, dt_out, series) -> np.ndarray:
 def _check_controller(model, controller, control_period) -> float | None:
     if controller is not None:
         if not callable(controller):
-            raise TypeError(f"controller must be callable as controller(t, state), got "
-                            f"{controller!r}")
+            raise ArgumentTypeError(f"controller must be callable as controller(t, state), got "
+                                    f"{controller!r}")
         if control_period is None:
-            raise ValueError("a controller needs control_period (the sample period, s)")
+            raise ArgumentError("a controller needs control_period (the sample period, s)")
         control_period = positive("control_period", control_period)
         if not model.force_info["inputs"]:
-            raise ValueError(f"model {model.name!r} has no motor or servo for a controller "
-                             "to drive")
+            raise ArgumentError(f"model {model.name!r} has no motor or servo for a controller "
+                                "to drive")
     elif control_period is not None:
-        raise ValueError("control_period was given without a controller")
+        raise ArgumentError("control_period was given without a controller")
     return control_period
 
 
@@ -208,6 +208,6 @@ def _check_swinging(model, swinging) -> tuple:
     known = [w[0] for w in model.force_info["swings"]]
     for name in swinging:
         if name not in known:
-            raise ValueError(f"swinging: model {model.name!r} has no contact {name!r} with a "
-                             f"swing partner (swinging contacts: {', '.join(known) or 'none'})")
+            raise ArgumentError(f"swinging: model {model.name!r} has no contact {name!r} with a "
+                                f"swing partner (swinging contacts: {', '.join(known) or 'none'})")
     return tuple(swinging)

@@ -13,6 +13,7 @@ A run has three stages, each in a module of its own: the options are checked at 
 
 from __future__ import annotations
 
+from ..models import as_model
 from ..compile.model import Model
 from ..results.output import Record
 from ..results.simulation import SimulationResult
@@ -131,6 +132,7 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         The integration failed; the exception carries ``t``, ``h`` and the partial
         ``result``.
     """
+    model = as_model(model)
     opt = check_options(
         model, t_end, rtol=rtol, atol=atol, t_out=t_out, dt_out=dt_out, t0=t0, q0=q0, v0=v0,
         hold=hold, h_init=h_init, h_max=h_max, max_order=max_order, max_steps=max_steps,

@@ -36,8 +36,12 @@ import scipy.linalg as la
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from ..models import as_model
 from ..compile.model import Model, require_dynamic
-from ..errors import EquilibriumError
+from ..elements.joints import PrismaticSpec
+from ..errors import ArgumentError, ArgumentTypeError, EquilibriumError, UnknownNameError
+from ..results.geometry import PointGeometry
+from ..results.simulation import prismatic_reaction
 from .assembly import consistent_state
 
 __all__ = ["equilibrium", "Equilibrium", "modes", "Modes"]
@@ -76,22 +80,42 @@ class Equilibrium:
     iterations: int
     residual: float
 
+    def _joint(self, joint):
+        specs = {j.name: j for j in self.model.description.joints}
+        if not isinstance(joint, str) or joint not in specs:
+            raise UnknownNameError(f"model {self.model.name!r} has no joint {joint!r} "
+                                   f"(joints: {', '.join(specs) or 'none'})")
+        return specs[joint]
+
     def joint_force(self, joint: str) -> np.ndarray:
-        """Force (2,) in N that revolute ``joint`` exerts on its first body (the second
-        receives the opposite)."""
-        m = self.model
-        if joint not in m.joint_names or f"{joint}.x" not in m.constraint_names:
-            raise KeyError(f"model {m.name!r} has no revolute joint {joint!r} (joints: "
-                           f"{', '.join(m.joint_names) or 'none'})")
-        row = m.constraint_names.index(f"{joint}.x")
+        """Force (2,) in N that ``joint`` exerts on its first body (the second receives the
+        opposite): a revolute joint's at the joint point; a prismatic joint's constraint
+        force, normal to its axis, with the moment :meth:`joint_moment` (conventions of
+        :meth:`linkdyn.SimulationResult.joint_force`)."""
+        spec = self._joint(joint)
+        if isinstance(spec, PrismaticSpec):
+            return self._prismatic(spec)[0]
+        row = self.model.constraint_names.index(f"{joint}.x")
         return -self.lam[row:row + 2]
+
+    def joint_moment(self, joint: str) -> float:
+        """Moment in N m that ``joint`` exerts on its first body about the joint's first
+        point (counter-clockwise positive); zero for a revolute joint."""
+        spec = self._joint(joint)
+        if isinstance(spec, PrismaticSpec):
+            return self._prismatic(spec)[1]
+        return 0.0
+
+    def _prismatic(self, spec):
+        point = PointGeometry(self.model, self.q[None, :]).ref(spec.first, np.arange(1))[0]
+        return prismatic_reaction(self.model, spec, self.q, self.t, self.lam, point)
 
     def driver_effort(self, driver: str) -> float:
         """The torque or force driver ``driver`` applies to hold the equilibrium."""
         m = self.model
         if driver not in m.driver_names:
-            raise KeyError(f"model {m.name!r} has no driver {driver!r} (drivers: "
-                           f"{', '.join(m.driver_names) or 'none'})")
+            raise UnknownNameError(f"model {m.name!r} has no driver {driver!r} (drivers: "
+                                   f"{', '.join(m.driver_names) or 'none'})")
         return float(-self.lam[m.constraint_names.index(driver)])
 
 
@@ -159,17 +183,18 @@ def equilibrium(model: Model, q=None, t: float = 0.0, tol: float = 1e-10,
         loads keep it moving, such as a slider pushed along its free direction); the
         exception carries the last iterate and its residual.
     """
+    model = as_model(model)
     if not isinstance(model, Model):
-        raise TypeError(f"model must be a linkdyn.Model, got {type(model).__name__}")
+        raise ArgumentTypeError(f"model must be a linkdyn.Model, got {type(model).__name__}")
     require_dynamic(model, "equilibrium")
     t = float(t)
     if not math.isfinite(t):
-        raise ValueError(f"t must be finite, got {t!r}")
+        raise ArgumentError(f"t must be finite, got {t!r}")
     if not (isinstance(tol, (int, float)) and math.isfinite(tol) and tol > 0):
-        raise ValueError(f"tol must be a positive number, got {tol!r}")
+        raise ArgumentError(f"tol must be a positive number, got {tol!r}")
     if isinstance(max_iterations, bool) or not isinstance(max_iterations, int) or \
             max_iterations < 1:
-        raise ValueError(f"max_iterations must be a positive integer, got {max_iterations!r}")
+        raise ArgumentError(f"max_iterations must be a positive integer, got {max_iterations!r}")
     nq = model.nq
     zero = np.zeros(nq)
     q = consistent_state(model, q=q, v=zero, t=t).q.copy()
@@ -232,8 +257,9 @@ def modes(model: Model, state=None, t: float | None = None) -> Modes:
     """Natural frequencies, damping ratios and mode shapes about ``state``: an
     :class:`Equilibrium` (default: ``equilibrium(model)``), or a pair ``(q, v)`` at time
     ``t`` (default 0), whose multipliers are taken from the index-1 equations."""
+    model = as_model(model)
     if not isinstance(model, Model):
-        raise TypeError(f"model must be a linkdyn.Model, got {type(model).__name__}")
+        raise ArgumentTypeError(f"model must be a linkdyn.Model, got {type(model).__name__}")
     require_dynamic(model, "modes")
     nq = model.nq
     if state is None:
@@ -244,8 +270,8 @@ def modes(model: Model, state=None, t: float | None = None) -> Modes:
         try:
             q, v = (np.asarray(x, dtype=float).reshape(nq) for x in state)
         except (TypeError, ValueError):
-            raise ValueError(f"state must be an Equilibrium or a pair (q, v) of arrays of "
-                             f"length {nq}") from None
+            raise ArgumentError(f"state must be an Equilibrium or a pair (q, v) of arrays of "
+                                f"length {nq}") from None
         t = 0.0 if t is None else float(t)
         J = model.phi_q(q, t)
         M = sp.diags(model.mass)

@@ -1,0 +1,65 @@
+"""Errors a user provokes through the Python API are linkdyn's own (``except
+linkdyn.LinkdynError`` catches them) and also the builtin class Python code expects, and
+their messages say what was wrong with what was given."""
+
+import numpy as np
+import pytest
+
+import linkdyn
+from linkdyn.errors import ArgumentError, ArgumentTypeError, UnknownNameError
+
+
+@pytest.fixture(scope="module")
+def jansen():
+    return linkdyn.load_model("jansen")
+
+
+@pytest.mark.parametrize("call, builtin", [
+    (lambda m: linkdyn.simulate(m, -1.0), ValueError),
+    (lambda m: linkdyn.simulate(m, 1.0, rtol=2.0), ValueError),
+    (lambda m: linkdyn.simulate(m, 1.0, record=[1]), TypeError),
+    (lambda m: linkdyn.consistent_state(m, q=np.zeros(3)), ValueError),
+    (lambda m: linkdyn.equilibrium(m, tol=-1.0), ValueError),
+    (lambda m: linkdyn.events.marker_crosses("P3", "z", 0.0), ValueError),
+    (lambda m: m.marker_index("nope"), KeyError),
+    (lambda m: m.phi(np.zeros(5)), ValueError),
+])
+def test_argument_errors_are_linkdyn_errors_and_builtin_ones(jansen, call, builtin):
+    with pytest.raises(linkdyn.LinkdynError) as caught:
+        call(jansen)
+    assert isinstance(caught.value, builtin)
+    assert isinstance(caught.value, (ArgumentError, ArgumentTypeError, UnknownNameError))
+
+
+def test_unknown_names_read_as_sentences(jansen):
+    r = linkdyn.simulate(jansen, 0.05)
+    with pytest.raises(UnknownNameError) as caught:
+        r.marker("nope")
+    # KeyError would show the message in quotes; the names the model has are listed.
+    assert str(caught.value) == "model 'jansen' has no marker 'nope' (markers: P3, foot)"
+
+
+def test_times_of_the_wrong_shape_are_named_as_such():
+    model = linkdyn.load_model("jansen_driven")
+    with pytest.raises(ArgumentError, match=r"1-D array of times .* shape \(3, 2\)"):
+        linkdyn.kinematics(model, np.zeros((3, 2)))
+
+
+def test_a_point_given_as_a_matrix_says_its_shape():
+    b = linkdyn.ModelBuilder("m")
+    with pytest.raises(linkdyn.ModelError, match=r"position must be a pair .* shape \(2, 2\)"):
+        b.add_bar("a", length=1.0, density=1.0, position=np.zeros((2, 2)))
+
+
+def test_solvers_take_a_model_by_name_as_sweeps_do(jansen):
+    by_name = linkdyn.simulate("jansen", 0.05, dt_out=0.01)
+    by_model = linkdyn.simulate(jansen, 0.05, dt_out=0.01)
+    np.testing.assert_array_equal(by_name.q, by_model.q)
+    state = linkdyn.consistent_state("jansen")
+    np.testing.assert_array_equal(state.q, linkdyn.consistent_state(jansen).q)
+    k = linkdyn.kinematics("jansen_driven", np.linspace(0.0, 0.1, 11))
+    assert k.q.shape == (11, 44)
+    with pytest.raises(linkdyn.ModelFileError, match="unknown model"):
+        linkdyn.simulate("no_such_model", 1.0)
+    with pytest.raises(ArgumentTypeError, match="built-in model's name"):
+        linkdyn.simulate(42, 1.0)
