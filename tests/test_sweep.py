@@ -141,7 +141,7 @@ def test_sweep_command_writes_csv(tmp_path, capsys):
     path.write_text(json.dumps(spec))
     out = tmp_path / "table.csv"
     assert main(["sweep", str(path), "--executor", "serial", "--output", str(out)]) == 0
-    assert "2 cases, 2 ok" in capsys.readouterr().out
+    assert "2 cases, 2 succeeded, 0 failed" in capsys.readouterr().out
     table = pd.read_csv(out)
     assert table["foot_min_y"].nunique() == 2
     # The numbers are those of the same run made directly.
@@ -157,3 +157,32 @@ def test_sweep_command_writes_csv(tmp_path, capsys):
     path.write_text(json.dumps(spec))
     assert main(["sweep", str(path)]) == 2
     assert "reduce must be one of" in capsys.readouterr().err
+
+
+def test_misspelt_paths_and_options_are_refused_before_any_case_runs(tmp_path, capsys):
+    import json
+
+    from linkdyn.cli import main
+
+    with pytest.raises(linkdyn.ModelError, match=r"'bodies.L5.lenght'.*unknown field.*lenght"):
+        linkdyn.sweep("jansen", {"bodies.L5.lenght": [0.61, 0.62]},
+                      run_options={"t_end": 0.1}, executor="serial")
+    with pytest.raises(linkdyn.ArgumentError, match="'rtoll' is not an option of run"):
+        linkdyn.sweep("jansen", {"bodies.L5.length": [0.61]},
+                      run_options={"t_end": 0.1, "rtoll": 1e-6}, executor="serial")
+    # A bad value (not a bad path) fails its own case only.
+    table = linkdyn.sweep("jansen", {"bodies.L5.length": [0.61, -1.0]},
+                          run_options={"t_end": 0.05}, executor="serial")
+    assert list(table["status"]) == ["ok", "error"]
+    # A table that could not be written is refused before the sweep runs.
+    spec = {"model": "jansen", "run_options": {"t_end": 0.05},
+            "parameters": {"bodies.L5.length": [0.61]}}
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(spec))
+    import importlib.util
+
+    if not any(importlib.util.find_spec(m) for m in ("pyarrow", "fastparquet")):
+        assert main(["sweep", str(path), "--output", str(tmp_path / "t.parquet")]) == 2
+        assert "Parquet needs pyarrow" in capsys.readouterr().err
+    assert main(["sweep", str(path), "--output", str(tmp_path / "no" / "t.csv")]) == 2
+    assert "does not exist" in capsys.readouterr().err

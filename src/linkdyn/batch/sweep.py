@@ -118,6 +118,51 @@ def apply_parameters(data: dict, case: Mapping) -> dict:
     return data
 
 
+def _check_paths(base, cases) -> None:
+    """Every model parameter names an entry and a field its model file has or may have: a
+    misspelt field is refused here, before any case runs, instead of failing every case."""
+    from ..describe import modelfile
+    from ..errors import ModelFileError
+
+    data = modelfile.to_dict(base)
+    for case in cases:
+        apply_parameters(data, case)
+    checked = set()
+    for case in cases:
+        for name, value in case.items():
+            if not _is_model_parameter(name) or name == "gravity" or name in checked:
+                continue
+            checked.add(name)
+            try:
+                modelfile.from_dict(apply_parameters(data, {name: value}), path="<sweep>")
+            except ModelFileError as exc:
+                if "unknown field" in str(exc):
+                    where = str(exc).split(": ", 1)[-1]      # without the "<sweep>" path
+                    raise ModelError(f"sweep parameter {name!r}: {where}") from None
+                # Any other error is the value's: that case fails on its own.
+
+
+def _check_run_options(run, run_options, cases) -> None:
+    """The run options (and the cases' non-model parameters) are options of the run."""
+    import inspect
+
+    from ..solve.kinematics import kinematics
+    from ..solve.simulate import simulate
+    from ..solve.statics import equilibrium
+
+    function = {"simulate": simulate, "kinematics": kinematics,
+                "equilibrium": equilibrium}[run]
+    known = set(inspect.signature(function).parameters) - {"model", "times"}
+    known |= {"simulate": {"t_end"}, "kinematics": {"t_end", "dt"}}.get(run, set())
+    given = set(run_options) | {k for case in cases for k in case
+                                if not _is_model_parameter(k)}
+    unknown = sorted(given - known)
+    if unknown:
+        raise ArgumentError(f"sweep: {', '.join(repr(u) for u in unknown)} "
+                            f"{'is not an option' if len(unknown) == 1 else 'are not options'}"
+                            f" of run {run!r} (its options: {', '.join(sorted(known))})")
+
+
 # -- what runs in a worker ------------------------------------------------------------------
 
 _COMPILED: dict = {}   # per process: model-file text -> Model, reused across cases
@@ -272,11 +317,9 @@ def sweep(model, parameters, *, run="simulate", run_options=None, outputs=None,
         raise ArgumentTypeError("sweep: outputs must be a callable outputs(result) -> mapping")
     cases = expand_cases(parameters)
     if base is not None:   # validate every model path up front, in this process
-        from ..describe import modelfile
-
-        data = modelfile.to_dict(base)
-        for case in cases:
-            apply_parameters(data, case)
+        _check_paths(base, cases)
+    if isinstance(run, str):
+        _check_run_options(run, run_options, cases)
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
                                 or workers < 1):
         raise ArgumentError(f"sweep: workers must be a positive integer, got {workers!r}")

@@ -238,6 +238,12 @@ def require_dynamic(model: Model, what: str) -> None:
                          "coordinates, a kinematic description without masses or forces: "
                          "linkdyn.kinematics is its solver (dynamics of spherical and spatial "
                          "linkages is not available yet)", model.name)
+    if getattr(model.description, "kinematic", False):
+        raise ModelError(f"{what}: model {model.name!r} is a linkage of points and lines, a "
+                         "kinematic description: its bodies carry placeholder masses, so it "
+                         "has no dynamics (linkdyn.kinematics is its solver). To simulate it, "
+                         "describe its bodies with their masses (ModelBuilder or a model "
+                         "file)", model.name)
 
 
 def check_output_size(rows: int, row_values: int, what: str) -> None:

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 import numpy as np
@@ -414,7 +414,8 @@ class Linkage:
             b.add_angle_driver("input", name, linear(0.0, -rate))
         else:
             b.add_slide_driver("input", joint, linear(0.0, rate))
-        return b.description()
+        # Its bodies' masses are placeholders: the description is kinematic.
+        return replace(b.description(), kinematic=True)
 
 
 _TYPES = {"revolute": REVOLUTE, "prismatic": PRISMATIC, "coupler": COUPLER, "spherical": BALL}

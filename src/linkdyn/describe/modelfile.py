@@ -58,6 +58,7 @@ as ``u``, angular velocity as ``ud``); loading a saved file gives an equal descr
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 import os
 from pathlib import Path
 
@@ -83,7 +84,7 @@ _DRIVER_FIELDS = {"angle": ({"type", "name", "joint", "law"}, set()),
 _MARKER_FIELDS = ({"name", "point"}, set())
 _TOP_FIELDS = ({"linkdyn_model", "name", "bodies"},
                {"gravity", "ground", "joints", "markers", "drivers", "forces", "contacts",
-                "notes"})
+                "notes", "kinematic"})
 
 
 def from_dict(data, path=None) -> Description:
@@ -94,6 +95,10 @@ def from_dict(data, path=None) -> Description:
             (isinstance(notes, list) and all(isinstance(x, str) for x in notes))):
         raise ModelFileError("notes must be a string or a list of strings (documentation "
                              "only)", path, "top level")
+    kinematic = data.get("kinematic", False)
+    if not isinstance(kinematic, bool):
+        raise ModelFileError(f"kinematic must be true or false, got {kinematic!r}", path,
+                             "kinematic")
     version = data["linkdyn_model"]
     if isinstance(version, bool) or version != FORMAT_VERSION:
         raise ModelFileError(f"unsupported format version {version!r} (this linkdyn reads "
@@ -180,7 +185,7 @@ def from_dict(data, path=None) -> Description:
     for n, entry in enumerate(markers):
         check_fields(entry, f"markers[{n}]", *_MARKER_FIELDS, path)
         call(f"markers[{n}]", builder.add_marker, entry["name"], entry["point"])
-    return builder.description()
+    return replace(builder.description(), kinematic=kinematic)
 
 
 def loads(text: str, path=None):

@@ -34,6 +34,10 @@ class Description:
     drivers: tuple[AngleDriverSpec | SlideDriverSpec | CoordinateDriverSpec, ...] = ()
     forces: tuple = ()   # force elements, see linkdyn.forces
     contacts: tuple = ()  # contacts, see linkdyn.contacts
+    #: True for a linkage of points and lines (linkdyn.geometric): its bodies carry unit
+    #: placeholder masses, so it has kinematics but no dynamics (the solvers of dynamics
+    #: refuse it).
+    kinematic: bool = False
 
 
 def to_dict(desc: Description) -> dict:
@@ -55,7 +59,7 @@ def to_dict(desc: Description) -> dict:
         if b.hold:
             d["hold"] = True
         bodies.append(d)
-    return {
+    out = {
         "linkdyn_model": FORMAT_VERSION,
         "name": desc.name,
         "gravity": list(desc.gravity),
@@ -67,6 +71,9 @@ def to_dict(desc: Description) -> dict:
         "contacts": [contacts.to_dict(c) for c in desc.contacts],
         "markers": [{"name": m.name, "point": f"{m.body}.{m.point}"} for m in desc.markers],
     }
+    if desc.kinematic:
+        out["kinematic"] = True
+    return out
 
 
 def _joint_dict(j) -> dict:

@@ -29,7 +29,7 @@ from .assembly import consistent_state, describe_rows, nearly_singular_rows
 from .control import apply_controller
 from .run_options import RunOptions
 
-__all__ = ["DynamicsRun", "BDF_REGULARIZATION", "OUTPUT_REGULARIZATION"]
+__all__ = ["DynamicsRun", "BDF_REGULARIZATION", "OUTPUT_REGULARIZATION", "worst_violation"]
 
 #: The integrator's regularisation with redundant="allow" (ld_bdf.c, "Redundant constraints").
 BDF_REGULARIZATION = 1e-12
@@ -37,6 +37,9 @@ OUTPUT_REGULARIZATION = 1e-8
 
 #: Events after which the contacts decide their modes again (linkdyn.friction).
 MODE_EVENTS = (CONTACT, FRICTION_STOP, FRICTION_SLIP, PASS, BACK, ARC)
+
+#: How far the output rows may violate the constraints, in (atol + rtol max|q|).
+LIMIT_PHI = 10.0
 
 # Integrator status codes (csrc/ld_bdf.h): 0 on, 1 interrupted, 2 at a terminal event.
 GOING, INTERRUPTED, AT_EVENT = 0, 1, 2
@@ -224,6 +227,8 @@ class DynamicsRun:
         """The result; a warning if interrupted; the failure (with the partial result)
         raised."""
         result = self._finish_result(status, self.opt.controller is not None)
+        if status in (GOING, AT_EVENT):
+            self._check_constraints(result)
         if status == INTERRUPTED:
             warnings.warn(f"linkdyn: simulation interrupted at t = {self.integ.t:.6g} s; the "
                           f"result holds the {len(result.t)} output rows computed so far",
@@ -231,6 +236,23 @@ class DynamicsRun:
         elif status not in (GOING, AT_EVENT):
             raise _failure(self.model, self.integ, status, result, self.run)
         return result
+
+    def _check_constraints(self, result) -> None:
+        """The output rows keep the constraints to the tolerances (measured: |Phi| up to
+        1.2 (atol + rtol max|q|) at rtol = atol from 1e-6 to 0.03 on the Jansen and IFToMM
+        A02 linkages); ten times that means the run did not hold the mechanism together,
+        and its result is not returned as if it had."""
+        if result.q is None or len(result.t) == 0:
+            return                       # recorded series: no whole rows to check
+        model, opt = self.model, self.opt
+        bound = LIMIT_PHI * (opt.atol + opt.rtol * float(np.abs(result.q).max()))
+        worst, at = worst_violation(model, result.t, result.q)
+        if not worst <= bound:
+            raise SimulationError(
+                f"model {model.name!r}: the output violates the constraints by {worst:.3g} at "
+                f"t = {result.t[at]:.9g} s, more than the tolerances allow ({bound:.3g} = "
+                f"{LIMIT_PHI:g} (atol + rtol max|q|)): the mechanism came apart; use tighter "
+                "rtol and atol", float(result.t[at]), 0.0, result, ())
 
     def _finish_result(self, status, controlled) -> SimulationResult:
         """The run's result from its output sink, with its stats."""
@@ -274,6 +296,19 @@ class DynamicsRun:
             control_t=np.array(samples, dtype=float),
             control_inputs=np.array(self.held, dtype=float).reshape(len(samples), ninput),
             control_active=np.array(self.active, dtype=np.intc).reshape(len(samples), ninput))
+
+
+def worst_violation(model: Model, t, q) -> tuple[float, int]:
+    """The largest |Phi| (max-norm) over the rows of a trajectory, and its row (NaN counts
+    as the worst)."""
+    worst, at = 0.0, 0
+    for k in range(len(t)):
+        phi = float(np.abs(model.phi(q[k], float(t[k]))).max()) if model.nc else 0.0
+        if not phi <= worst:
+            worst, at = phi, k
+            if phi != phi:
+                break
+    return worst, at
 
 
 def _owner(model: Model, record: int) -> str:

@@ -20,6 +20,10 @@ __all__ = ["RunOptions", "check_options", "output_times", "DEFAULT_MAX_STEPS"]
 
 #: Default step budget of simulate (documented there).
 DEFAULT_MAX_STEPS = 5_000_000
+#: The loosest tolerances simulate accepts: rtol, and atol relative to the largest
+#: coordinate of the model's guess. Looser ones let the error test pass steps that tear the
+#: mechanism apart (a 10% error per step is a link's length on a metre-sized mechanism).
+MAX_RTOL, MAX_ATOL = 0.1, 0.1
 
 
 @dataclass(frozen=True)
@@ -86,8 +90,17 @@ def check_options(model, t_end, *, rtol, atol, t_out, dt_out, t0, q0, v0, hold, 
     _check_model(model)
     t0, t_end = _check_span(t0, t_end)
     rtol, atol = positive("rtol", rtol), positive("atol", atol)
-    if rtol >= 1.0:
-        raise ArgumentError(f"rtol = {rtol:g} is not a relative tolerance (use rtol < 1)")
+    if rtol > MAX_RTOL:
+        raise ArgumentError(f"rtol = {rtol:g} lets every coordinate be off by "
+                            f"{100 * min(rtol, 1.0):.3g}% at each step: the constraints cannot "
+                            f"hold the mechanism together (use rtol <= {MAX_RTOL:g}; 1e-6 to "
+                            "1e-10 are usual)")
+    scale = float(np.abs(model.q0).max()) if model.nq else 1.0
+    if atol > MAX_ATOL * scale:
+        raise ArgumentError(f"atol = {atol:g} is not small against the model: its coordinates "
+                            f"reach {scale:.3g} (m, or unit-vector components), so the "
+                            "constraints could not hold the mechanism together (use atol <= "
+                            f"{MAX_ATOL * scale:.3g}; 1e-6 to 1e-10 are usual)")
     if rtol < 1e-14:
         raise ArgumentError(f"rtol = {rtol:g} is below what double precision can deliver "
                             "(use rtol >= 1e-14)")
