@@ -1113,7 +1113,6 @@ int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out, do
                      int *n_written)
 {
     int n = w->n, nq = w->nq, i, k, order, st;
-    long steps_here = 0;
     if (!w->initialised || !(t_end >= w->t) || n_out < 0 || *n_written < 0 || *n_written > n_out)
         return LD_BDF_BAD_INPUT;
     /* A step whose rows filled the last buffer (stop_when_full): its remaining rows first. */
@@ -1132,7 +1131,9 @@ int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out, do
         double t_new, c, err, h_min, safety, t_prev = w->t;
         int converged, refreshed;
         if (w->opt.interrupt && *w->opt.interrupt) return LD_BDF_INTERRUPTED;
-        if (w->opt.max_steps > 0 && steps_here >= w->opt.max_steps)
+        /* The budget is the run's, not the call's: a run restarted at every event (a
+           chattering contact) still ends. */
+        if (w->opt.max_steps > 0 && w->stats.steps >= w->opt.max_steps)
             return fail(w, LD_BDF_TOO_MUCH_WORK, w->t, w->h);
         h_min = w->opt.h_min > 0 ? w->opt.h_min : 1e-14 * fmax(1.0, fabs(w->t));
         if (w->opt.h_max > 0 && w->h > w->opt.h_max) {
@@ -1232,7 +1233,6 @@ int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out, do
         }
         /* Update the differences with d = y_new - y_pred. */
         if (w->newton_iters >= REFRESH_ITERS) w->refresh_next = 1;
-        steps_here++;
         w->stats.steps++;
         w->noise *= NOISE_DECAY;
         w->stats.order_steps[order]++;

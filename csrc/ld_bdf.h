@@ -34,7 +34,8 @@ typedef struct ld_bdf_options {
     double h_min;           /* smallest step before failing; 0: 1e-14 * max(1, |t|) */
     double h_max;           /* largest step; 0: no limit */
     int max_order;          /* 1..LD_BDF_MAX_ORDER */
-    long max_steps;         /* per ld_bdf_integrate call; 0: no limit */
+    long max_steps;         /* accepted steps of the whole run (over every call and restart);
+                               0: no limit */
     int newton_max_iter;    /* Newton iterations per attempt (default 4) */
     double newton_tol;      /* Newton convergence, as a fraction of the position tolerance;
                                0: 1e-3; never below 10 eps / local rtol */

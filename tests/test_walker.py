@@ -257,3 +257,37 @@ def test_swing_rule_holds_only_while_the_foot_swings_forward():
                             swinging=[foot], rtol=1e-9, atol=1e-11)
     modes = [(t, m) for t, n, m in back.friction_modes if n == foot]
     assert modes[:2] == [(r.t[i], "swing"), (r.t[i], "clear")]
+
+
+def test_ctrl_c_stops_a_run_in_a_storm_of_contact_events():
+    # At rtol 1e-6 the walker's feet switch stick-slip modes thousands of times within
+    # 1e-7 s at each stance: the run spends most of its time between compiled calls
+    # (events, mode decisions). Ctrl-C must stop it there too, with what it computed.
+    from conftest import ctrl_c_after
+
+    model = linkdyn.load_model("walker_gait1")
+    with ctrl_c_after(1.0) as caught:
+        r = linkdyn.simulate(model, 100.0, rtol=1e-6, atol=1e-6, dt_out=0.01)
+    assert r.status == "interrupted" and r.t[-1] < 100.0
+    assert any("interrupted" in str(w.message) for w in caught)
+    assert np.all(np.diff(r.t) > 0) and np.isfinite(r.q).all()
+
+
+def test_a_chattering_contact_ends_the_run_with_its_name_and_time():
+    # At rtol 1e-4 foot2 comes to rest and slips again at one instant without end (a Zeno
+    # point of the stick-slip model at this tolerance): the run stops with an error that
+    # names the contact and the time, and keeps the rows computed before it.
+    model = linkdyn.load_model("walker_gait1")
+    with pytest.raises(linkdyn.SimulationError, match=r"'foot2' switched modes 20000 times") \
+            as caught:
+        linkdyn.simulate(model, 2.0, rtol=1e-4, atol=1e-4, dt_out=0.01)
+    err = caught.value
+    assert 0.3 < err.t < 0.34 and "foot2" in err.constraints
+    assert err.result is not None and err.result.t[-1] <= err.t
+
+
+def test_the_step_budget_is_the_runs_not_each_calls():
+    # Every event restarts the integrator; the budget still counts the whole run.
+    model = linkdyn.load_model("walker_gait1")
+    with pytest.raises(linkdyn.SimulationError, match="max_steps = 3000, is spent"):
+        linkdyn.simulate(model, 2.0, rtol=1e-6, atol=1e-6, max_steps=3000)

@@ -92,6 +92,8 @@ cdef class BDFIntegrator:
     cdef ld_bdf *w
     cdef object run
     cdef readonly int n, nq, nc, nz, nev
+    #: True once Ctrl-C was seen during a call (the run stops at its next chance)
+    cdef public bint interrupted
 
     def __cinit__(self, run, double rtol, double atol, double h_init=0.0,
                   double h_min=0.0, double h_max=0.0, int max_order=5, long max_steps=0,
@@ -183,6 +185,10 @@ cdef class BDFIntegrator:
         try:
             with nogil:
                 status = ld_bdf_integrate(self.w, t_end, n_out, tp, yp, &nw)
+            # Ctrl-C during a call that ended for another reason (an event, a full buffer)
+            # is kept here: the next call's enter() clears the handler's flag.
+            if ctrl_c.flag[0]:
+                self.interrupted = True
         finally:
             ctrl_c.leave()
         return status, nw
