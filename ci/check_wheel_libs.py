@@ -5,6 +5,7 @@ interpreter of the environment the wheel is installed in."""
 import re
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import linkdyn
@@ -29,9 +30,16 @@ for ext in extensions:
                                 f"{libs}")
             else:
                 bundled += 1
+# What a distribution carries besides code: its licence text and the typing marker.
+dist = metadata.distribution("linkdyn")
+files = {str(f) for f in dist.files or ()}
+if not any(f.endswith("LICENSE") for f in files):
+    problems.append("the wheel carries no LICENSE file")
+if not (pkg / "py.typed").exists():
+    problems.append("the wheel carries no py.typed marker")
 if problems:
     sys.exit("wheel is not self-contained:\n  " + "\n  ".join(problems))
 if bundled == 0:
     sys.exit("no SuiteSparse library found among the extensions' dependencies")
 print(f"ok: {len(extensions)} extensions; {bundled} SuiteSparse dependencies, all resolved "
-      f"inside {libs}")
+      f"inside {libs}; LICENSE and py.typed included")

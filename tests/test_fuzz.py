@@ -20,6 +20,7 @@ from linkdyn.description import ModelBuilder
 from linkdyn.errors import LinkdynError
 from linkdyn.model import compile_model
 from linkdyn.models import _builtin_file
+from linkdyn.models.linkages import linkage
 
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
@@ -30,6 +31,9 @@ FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 SEEDS = {name: _builtin_file(name) for name in ("jansen", "block_on_incline", "walker_gait1")}
+# Linkage files of points, lines and planes: planar, spherical, spatial.
+LINKAGE_SEEDS = {name: linkdyn.geometric.to_dict(linkage(name))
+                 for name in ("stephenson2", "spherical_rrpr", "five_ss")}
 
 # Values a careless or hostile file may hold where a number, name or list is expected.
 scalars = st.one_of(
@@ -89,6 +93,26 @@ def _load_and_assemble(text):
         _readable(exc)
 
 
+def _load_and_run(text, times=None):
+    """Load any model or linkage file and run it briefly: a kinematic sweep of a driven
+    model, a short simulation of one with dynamics (contacts and friction included). Only
+    documented errors may come out, and what a run returns is finite."""
+    import numpy as np
+
+    try:
+        model = compile_model(modelfile.loads(text, path="<fuzz>"))
+        if model.space != "planar" or model.description.kinematic:
+            k = linkdyn.kinematics(model, np.linspace(0.0, 0.05, 6), at_limit="reverse",
+                                   on_singular="continue")
+            assert np.all(np.isfinite(k.q))
+        else:
+            r = linkdyn.simulate(model, 0.05, rtol=1e-6, atol=1e-6, dt_out=0.01,
+                                 max_steps=3000)
+            assert np.all(np.isfinite(r.q)) and np.all(np.isfinite(r.energy))
+    except LinkdynError as exc:
+        _readable(exc)
+
+
 @FUZZ
 @given(seed=st.sampled_from(sorted(SEEDS)), data=st.data())
 def test_mutated_model_files_raise_only_documented_errors(seed, data):
@@ -107,6 +131,36 @@ def test_mutated_model_files_raise_only_documented_errors(seed, data):
     except (ValueError, OverflowError):  # pragma: no cover - json.dumps of our own values
         return
     _load_and_assemble(text)
+
+
+def _mutated(doc, data):
+    n_mutations = data.draw(st.integers(1, 3))
+    for _ in range(n_mutations):
+        paths = list(_paths(doc))
+        path = data.draw(st.sampled_from(paths))
+        action = data.draw(st.sampled_from(["replace", "delete", "duplicate"]))
+        if not path:
+            action = "replace"
+        doc = _mutate(doc, path, action, data.draw(values))
+    return json.dumps(doc, allow_nan=True)
+
+
+@FUZZ
+@given(seed=st.sampled_from(sorted(LINKAGE_SEEDS)), data=st.data())
+def test_mutated_linkage_files_raise_only_documented_errors(seed, data):
+    _load_and_run(_mutated(LINKAGE_SEEDS[seed], data))
+
+
+RUN_EXAMPLES = max(50, EXAMPLES // 4)     # each case integrates: fewer of them
+
+
+@settings(max_examples=RUN_EXAMPLES, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(seed=st.sampled_from(["block_on_incline", "walker_gait1"]), data=st.data())
+def test_mutated_contact_models_run_or_raise_documented_errors(seed, data):
+    # Contacts, friction and the walker's swinging feet, mutated and then simulated: the
+    # stick-slip decisions (an LCP) meet whatever the mutation made of the model.
+    _load_and_run(_mutated(SEEDS[seed], data))
 
 
 @FUZZ

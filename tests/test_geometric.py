@@ -249,3 +249,27 @@ def test_a_limit_position_is_found_and_reversal_traces_the_closed_curve():
     assert abs(r.t[back]) < 1e-9 and np.abs(r.q[back] - r.q[0]).max() < 1e-12
     with pytest.raises(ValueError, match="at_limit must be 'raise' or 'reverse'"):
         linkdyn.kinematics(model, times, at_limit="turn")
+
+
+def test_a_linkage_without_coupler_points_tabulates_its_links_and_refuses_dynamics():
+    pytest.importorskip("pandas")
+    g = Linkage("bare")
+    g.revolute("O", (0.0, 0.0))
+    g.revolute("A", (0.1, 0.0))
+    g.revolute("B", (0.35, 0.25))
+    g.revolute("C", (0.4, 0.0))
+    g.link("crank", ["O", "A"])
+    g.link("coupler", ["A", "B"])
+    g.link("rocker", ["B", "C"])
+    g.link("base", ["O", "C"], ground=True)
+    g.input("O", 1.0)
+    model = g.build()
+    assert model.marker_names == () and model.description.kinematic
+    k = linkdyn.kinematics(model, np.linspace(0.0, 0.5, 6))
+    table = k.to_dataframe()
+    assert list(table.columns[:4]) == ["crank.x", "crank.y", "crank.angle", "crank.omega"]
+    # The crank turns at the input rate about O: its centre at half its length from O.
+    np.testing.assert_allclose(np.hypot(table["crank.x"], table["crank.y"]), 0.05, atol=1e-12)
+    np.testing.assert_allclose(np.diff(table["crank.angle"]), 0.1, atol=1e-10)
+    with pytest.raises(linkdyn.ModelError, match="placeholder masses"):
+        linkdyn.simulate(model, 1.0)

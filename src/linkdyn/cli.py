@@ -152,23 +152,25 @@ STATS_KEYS = ("integration_seconds", "output_seconds", "steps", "rejected_steps"
 
 
 class _TerminalProgress:
-    """simulate's progress callback for a terminal: one line on stderr, rewritten in place,
-    cleared at the end (nothing when stderr is not a terminal)."""
+    """The progress callback of simulate and kinematics for a terminal: a tqdm bar on
+    stderr over the simulated time, with the work done, cleared at the end."""
 
     def __init__(self, t_end, stream=None, unit="steps"):
-        self.t_end, self.stream, self.shown = t_end, stream or sys.stderr, False
+        from tqdm import tqdm
+
         self.unit = unit
+        self.bar = tqdm(total=float(t_end), file=stream or sys.stderr, leave=False,
+                        dynamic_ncols=True, unit="s",
+                        bar_format="  t = {n:.4g} s of {total:g} s {percentage:3.0f}%|{bar}| "
+                                   "{desc}")
 
     def __call__(self, t, count):
-        self.stream.write(f"\r  t = {t:.4g} s of {self.t_end:g} s ({100 * t / self.t_end:.0f}%),"
-                          f" {count} {self.unit} ")
-        self.stream.flush()
-        self.shown = True
+        self.bar.n = min(float(t), self.bar.total)
+        self.bar.set_description_str(f"{count} {self.unit}", refresh=False)
+        self.bar.refresh()
 
     def clear(self):
-        if self.shown:
-            self.stream.write("\r" + " " * 60 + "\r")
-            self.stream.flush()
+        self.bar.close()
 
 
 def _cmd_simulate(args) -> int:

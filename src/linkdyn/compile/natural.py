@@ -165,6 +165,7 @@ def _unit(v):
 def number_linkage(linkage) -> Numbering:
     """Number the moving joints' coordinates and the rows of a spherical or spatial
     :class:`linkdyn.geometric.Linkage` (validated by it): every row is a generic row."""
+    holders = linkage.checked_holders()   # a ground, an input on it, joints held right
     spherical = linkage.kind == "spherical"
     joints, links, ground = linkage.joints, linkage.links, linkage.ground
     value = {}                      # joint -> its vector (a unit vector on a sphere)
@@ -186,7 +187,7 @@ def number_linkage(linkage) -> Numbering:
             if j not in combined:
                 units.append((f"{j}.unit", j, _add(_dot(forms.vec(j), forms.vec(j)),
                                                    {(-1, -1): -1.0})))
-    law, turn = _input_row(forms, linkage, linkage.holders())
+    law, turn = _input_row(forms, linkage, holders)
     q0 = np.concatenate([value[j] for j in moving]) if moving else np.zeros(0)
     points = [j for j in joints.values() if j.kind != "prismatic"]
     coord = np.array([[index[j.name] + x if j.name in index else -1 for x in range(3)]

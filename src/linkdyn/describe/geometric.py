@@ -229,6 +229,13 @@ class Linkage:
         (x, y, z) in a spherical (on the unit sphere) or spatial linkage."""
         self._add_joint(COUPLER, name, point)
 
+    @staticmethod
+    def _joint_name(entry, value) -> None:
+        """A joint is referred to by its name (a string): a list or an object is not one."""
+        if not isinstance(value, str):
+            raise ModelError(f"{entry}: a joint is named by a string, got "
+                             f"{type(value).__name__} {value!r}")
+
     # -- links and input -------------------------------------------------------------------------
     def link(self, name: str, joints, ground: bool = False) -> None:
         """A link carrying ``joints`` (names, at least two); ``ground=True``: the fixed
@@ -237,7 +244,15 @@ class Linkage:
         entry = f"link '{name}'"
         if name in self._links:
             raise ModelError(f"{entry}: the name is already used", name)
-        joints = (joints,) if isinstance(joints, str) else tuple(joints)
+        if isinstance(joints, str):
+            joints = (joints,)
+        elif isinstance(joints, (list, tuple)):
+            joints = tuple(joints)
+        else:
+            raise ModelError(f"{entry}: joints must be a list of joint names, got "
+                             f"{type(joints).__name__}", name)
+        for j in joints:
+            self._joint_name(entry, j)
         if len(joints) < 2:
             raise ModelError(f"{entry}: a link carries at least two joints, got "
                              f"{list(joints)}", name)
@@ -263,6 +278,7 @@ class Linkage:
         if self.kind == SPATIAL:
             raise ModelError("input: a spatial linkage is driven by a linear actuator between "
                              "two of its points: actuator(first, second, rate)")
+        self._joint_name("input", joint)
         if joint not in self._joints:
             raise ModelError(f"input: unknown joint {joint!r} (joints: "
                              f"{', '.join(self._joints) or 'none'})")
@@ -281,6 +297,7 @@ class Linkage:
             raise ModelError("actuator: planar linkages are driven at a joint: "
                              "input(joint, rate)")
         for j in (first, second):
+            self._joint_name("actuator", j)
             if j not in self._joints:
                 raise ModelError(f"actuator: unknown joint {j!r} (joints: "
                                  f"{', '.join(self._joints) or 'none'})")
@@ -327,8 +344,9 @@ class Linkage:
                                  f"by {len(links)}", j)
         return holders
 
-    def _checked(self):
-        """Holders, after the checks every kind shares (a ground, an input on the ground)."""
+    def checked_holders(self) -> dict:
+        """Joint name -> the links holding it, after the checks every kind shares (a ground,
+        an input on the ground, every joint held by the right number of links)."""
         if self._ground is None:
             raise ModelError(f"linkage '{self.name}': no ground link (link(..., ground=True))")
         kind, joint, _ = self.driving
@@ -347,7 +365,7 @@ class Linkage:
         Spherical and spatial: a :class:`linkdyn.natural.NaturalModel` in the joints'
         coordinates. Raises ModelError for an incomplete or inconsistent description."""
         if self.kind != PLANAR:
-            self._checked()
+            self.checked_holders()
             return compile_model(self)
         return compile_model(self.description())
 
@@ -361,7 +379,7 @@ class Linkage:
         if self.kind != PLANAR:
             raise ModelError(f"linkage '{self.name}': a {self.kind} linkage compiles to natural "
                              "coordinates, not to planar bodies: use build()")
-        holders = self._checked()
+        holders = self.checked_holders()
         joint, rate = self._input
         g = self._ground
         b = ModelBuilder(self.name, gravity=(0.0, 0.0))
@@ -443,14 +461,14 @@ def from_dict(data, path=None) -> Linkage:
         return as_file_error(path, where, fn, *args, **kwargs)
 
     kind = data.get("kind", PLANAR)
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         raise ModelFileError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}", path,
                              "kind")
     g = call("name", Linkage, data["name"], kind)
     for i, j in enumerate(_list(data, "joints", path)):
         where = f"joints[{i}]"
         check_fields(j, where, {"name", "type", "coordinates"}, set(), path)
-        if j["type"] not in _TYPES:
+        if not isinstance(j["type"], str) or j["type"] not in _TYPES:
             raise ModelFileError(f"type must be one of {', '.join(_TYPES)}, got "
                                  f"{j['type']!r}", path, f"{where}.type")
         if not isinstance(j["coordinates"], list):

@@ -200,6 +200,10 @@ def loads(text: str, path=None):
         raise ModelFileError("not a model file: nested too deeply", path) from None
     except ValueError as exc:   # e.g. an integer beyond Python's digit limit
         raise ModelFileError(f"not a model file: {exc}", path) from None
+    if _depth(data) > MAX_DEPTH:
+        # Model files are a few levels deep; a document that parses at hundreds of levels
+        # would exhaust the stack later, wherever a recursive step meets it.
+        raise ModelFileError(f"not a model file: nested deeper than {MAX_DEPTH} levels", path)
     if isinstance(data, dict) and "linkdyn_linkage" in data:
         # A linkage of points and lines (linkdyn.geometric), compiled to bodies and joints;
         # a spherical or spatial one is returned as it is (its build() compiles it to
@@ -212,6 +216,25 @@ def loads(text: str, path=None):
         except ModelError as exc:
             raise ModelFileError(str(exc), path, entry=exc.entry) from None
     return from_dict(data, path)
+
+
+#: The deepest nesting a model or linkage file may have (they need six levels).
+MAX_DEPTH = 32
+
+
+def _depth(data) -> int:
+    """Nesting depth of a decoded JSON document, without recursion."""
+    deepest, stack = 0, [(data, 1)]
+    while stack:
+        node, level = stack.pop()
+        deepest = max(deepest, level)
+        if deepest > MAX_DEPTH:
+            break
+        if isinstance(node, dict):
+            stack.extend((v, level + 1) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, level + 1) for v in node)
+    return deepest
 
 
 def load(path):

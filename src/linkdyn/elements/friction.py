@@ -49,6 +49,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from ..errors import NonFiniteError
 from .lcp import LCPError, solve_lcp
 
 __all__ = ["stick_arrays", "gradient", "ContactModes", "MODE_NAMES", "OPEN", "STICK"]
@@ -286,6 +287,13 @@ class ContactModes:
         eye = np.eye(nm)
         Mlcp = np.block([[np.zeros((nm, nm)), -eye], [eye, W]])
         qlcp = np.concatenate([2.0 * bound, -(W @ bound + w)])
+        if not (np.all(np.isfinite(Mlcp)) and np.all(np.isfinite(qlcp))):
+            names = [self.frictions[k][0] for k in cand]
+            raise NonFiniteError(f"model {m.name!r}: the contact forces of "
+                                 f"{', '.join(repr(n) for n in names)} are not finite at "
+                                 f"t = {t:.9g} s (the state or the contact law overflowed): the "
+                                 "stick-slip decision cannot be made", float(t), 0.0, None,
+                                 names)
         self.decisions += 1
         try:
             z = solve_lcp(Mlcp, qlcp).z

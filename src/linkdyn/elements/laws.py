@@ -163,7 +163,19 @@ def tabulated(t, values, interpolant: str = "cubic") -> Law:
     if bad:
         raise ModelError(f"law 'tabulated': t must be strictly increasing; t[{bad[0]}] = "
                          f"{ts[bad[0]]} follows {ts[bad[0] - 1]}")
-    return Law("tabulated", (tuple(ts), tuple(vs), interpolant))
+    law = Law("tabulated", (tuple(ts), tuple(vs), interpolant))
+    # The interpolant is made now, so that data it cannot represent is refused here: slopes
+    # or coefficients beyond double precision (huge values, or times too close).
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        try:
+            _, coef = law._pieces()
+        except ValueError:
+            coef = np.array([np.inf])
+    if not np.all(np.isfinite(coef)):
+        raise ModelError("law 'tabulated': the interpolant of these values overflows (slopes "
+                         "or curvatures beyond double precision: values too large for the "
+                         "spacing of t)")
+    return law
 
 
 def function(fn) -> Law:

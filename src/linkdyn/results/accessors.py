@@ -116,11 +116,13 @@ class TrajectoryAccessors:
         return self.model.marker_velocities(self.a)[:, self.model.marker_index(name)]
 
     @needs_rows
-    def to_dataframe(self, markers=None, bodies=()):
+    def to_dataframe(self, markers=None, bodies=None):
         """A pandas DataFrame indexed by time: ``<marker>.x``, ``.y``, ``.vx``, ``.vy``,
         ``.ax``, ``.ay`` (and the z components in the 3D models of spherical and spatial
         linkages) for the named markers (default all) and ``<body>.x``, ``.y``, ``.angle``,
-        ``.omega`` for the named bodies (default none)."""
+        ``.omega`` for the named bodies (default none; all of them for a model without
+        markers, such as a linkage without coupler points, so that the table is never
+        empty)."""
         try:
             import pandas as pd
         except ImportError:
@@ -132,6 +134,8 @@ class TrajectoryAccessors:
                                   ("a", self.marker_acceleration(m))):
                 for i, axis in enumerate("xyz"[:self.model.marker_dimension]):
                     columns[f"{m}.{label}{axis}"] = series[:, i]
+        if bodies is None:
+            bodies = () if self.model.marker_names else self.model.body_names
         for b in bodies:
             position = self.body_position(b)
             columns[f"{b}.x"], columns[f"{b}.y"] = position[:, 0], position[:, 1]

@@ -21,7 +21,7 @@ from ..elements.events import (ARC, BACK, CONTACT, FRICTION_SLIP, FRICTION_STOP,
                                EventRecord, compile_events)
 from ..elements.friction import ContactModes
 from ..elements.records import reference_angles
-from ..errors import (ControllerError, ConvergenceError, ForceElementError, NonFiniteError,
+from ..errors import (ConvergenceError, ForceElementError, NonFiniteError,
                       SimulationError, SingularJacobianError, StepSizeError)
 from ..results.output import RecordedSeries, WholeRows
 from ..results.simulation import SimulationResult
@@ -136,8 +136,11 @@ class DynamicsRun:
             # Ctrl-C while Python ran between compiled calls (events, mode decisions,
             # controller samples): the run stops there with what it computed.
             status = INTERRUPTED
-        except ControllerError as exc:
-            exc.result = self._finish_result(GOING, True)
+        except SimulationError as exc:
+            # A controller's failure, or a failure found between compiled calls (a contact
+            # decision on a non-finite state): with the rows computed so far.
+            if exc.result is None:
+                exc.result = self._finish_result(GOING, self.opt.controller is not None)
             raise
         finally:
             if reporter is not None:

@@ -311,7 +311,8 @@ def _sweep(model, times, q_start, tol, max_iterations, run, progress=None, sign0
     return status, done, out, sweep
 
 
-def _tracked_sweep(model, times, q_start, tol, max_iterations, run, progress=None, sign0=0):
+def _tracked_sweep(model, times, q_start, tol, max_iterations, run, progress=None, sign0=0,
+                   step_over=True):
     """The compiled sweep, never jumping branch silently.
 
     Where the positions at a time come out on another branch than the previous time's (the
@@ -320,8 +321,10 @@ def _tracked_sweep(model, times, q_start, tol, max_iterations, run, progress=Non
     nearby limit position (the predictor overshoots there) and the sub-steps' end is taken
     (stats "branch_retries"). If the sign still changes across the smallest sub-step, the
     branch itself passes a singular configuration: a branch change, whose input value is
-    recorded, and the sweep goes on with the new sign. Returns (status, rows done, (Q, V, A,
-    rcond, sign), stats, branch changes)."""
+    recorded, and the sweep goes on with the new sign. With ``step_over``, samples on a
+    singular configuration are stepped over (below); the sweeps made for that do not step
+    over themselves, so that nothing recurses deeper than one level whatever the number of
+    samples. Returns (status, rows done, (Q, V, A, rcond, sign), stats, branch changes)."""
     nt, n = len(times), model.nq
     out = tuple(np.empty((nt, n)) for _ in range(3)) + (np.empty(nt),
                                                         np.zeros(nt, dtype=np.int8))
@@ -382,21 +385,23 @@ def _tracked_sweep(model, times, q_start, tol, max_iterations, run, progress=Non
     # right after the sample, go on from there.
     scale = max(1.0, float(np.abs(out[0][:pos]).max())) if pos else 1.0
     j = 1
-    while j < pos - 1 or (j == pos - 1 and st != 0 and pos < nt):
+    while step_over and (j < pos - 1 or (j == pos - 1 and st != 0 and pos < nt)):
         if not out[3][j] < SAMPLE_SINGULAR:
             j += 1
             continue
         t_mid = times[j] + 0.37 * (times[j + 1] - times[j])
         st2, d2, part2, stats2, ch2 = _tracked_sweep(
             model, np.array([times[j - 1], t_mid, times[j + 1]]), out[0][j - 1], tol,
-            max_iterations, run, sign0=int(out[4][j - 1]))
+            max_iterations, run, sign0=int(out[4][j - 1]), step_over=False)
         for key in stats:
             stats[key] += stats2[key]
         if st2 == 0 and (j + 1 == pos or
                          np.abs(part2[0][2] - out[0][j + 1]).max() > 1e-8 * scale):
+            # The rest again from there; its singular samples are this loop's next j.
             st3, d3, part3, stats3, ch3 = _tracked_sweep(model, times[j + 1:], part2[0][2],
                                                          tol, max_iterations, run,
-                                                         sign0=int(part2[4][2]))
+                                                         sign0=int(part2[4][2]),
+                                                         step_over=False)
             for key in stats:
                 stats[key] += stats3[key]
             for a, b in zip(out, part3):
