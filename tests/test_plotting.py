@@ -62,3 +62,26 @@ def test_kinematics_body_panels(tmp_path, saved):
     vx = fig.axes[0].get_lines()[0].get_ydata()
     assert np.allclose(vx, k.body_velocity("S")[:, 0]) and np.all(vx < 0)   # signed
     assert not fig.axes[0].yaxis.get_major_formatter().get_useOffset()
+
+
+def test_a_series_flat_to_round_off_is_drawn_flat():
+    # A resting block's coordinate varies by 1e-15 m: drawn on its own range it would be a
+    # trend of round-off with ten-digit tick labels; it is drawn as a flat line.
+    from linkdyn.results.plotting import _pyplot, _readable_axis
+
+    plt = _pyplot()
+    t = np.linspace(0.0, 100.0, 1001)
+    flat = 1.5036e-4 + 1e-15 * np.sin(t)
+    moving = 0.1 * np.sin(t)
+    fig, (a, b) = plt.subplots(2, 1, layout="constrained")
+    try:
+        a.plot(t, flat)
+        b.plot(t, moving)
+        auto = b.get_ylim()
+        _readable_axis(a)
+        _readable_axis(b)
+        lo, hi = a.get_ylim()
+        assert hi - lo > 1.9e-6 and lo < flat.min() and hi > flat.max()
+        assert b.get_ylim() == auto            # a real motion keeps its own range
+    finally:
+        plt.close(fig)

@@ -291,3 +291,15 @@ def test_the_step_budget_is_the_runs_not_each_calls():
     model = linkdyn.load_model("walker_gait1")
     with pytest.raises(linkdyn.SimulationError, match="max_steps = 3000, is spent"):
         linkdyn.simulate(model, 2.0, rtol=1e-6, atol=1e-6, max_steps=3000)
+
+
+def test_a_failed_orbit_search_says_why_and_what_helps():
+    # From the model's initial state (far from the gait) the shooting stalls: the error
+    # names the stall and the usual remedies instead of a bare list of residuals.
+    model = linkdyn.load_model("walker_gait1")
+    with pytest.raises(linkdyn.PeriodicOrbitError) as caught:
+        linkdyn.periodic_orbit(model, touchdown("foot1"), translation="x", max_iter=3)
+    text = str(caught.value)
+    assert "stalled at" in text and "local minimum" in text
+    assert "start from a state on or near the orbit" in text and "crossings=" in text
+    assert caught.value.residual > 1e-3 and caught.value.x.shape == (2 * model.nq,)

@@ -35,10 +35,21 @@ def _log_panel(ax, t, values, label):
     ax.set_ylabel(label)
 
 
-def _plain_numbers(ax):
-    """Tick labels as plain numbers: no offset (+1.2e3) or scientific multiplier on a nearly
-    constant signal."""
-    ax.ticklabel_format(axis="y", useOffset=False, style="plain")
+def _readable_axis(ax):
+    """Tick labels are the values themselves (no +offset or multiplier), and a series flat
+    to round-off is drawn as the flat line it is, on a range of a thousandth of its size:
+    zoomed to 1e-15 m, round-off would read as a trend with ten-digit tick labels."""
+    ax.ticklabel_format(axis="y", useOffset=False)
+    values = [np.asarray(line.get_ydata(), dtype=float) for line in ax.get_lines()]
+    y = np.concatenate([v.ravel() for v in values]) if values else np.zeros(0)
+    y = y[np.isfinite(y)]
+    if y.size == 0:
+        return
+    lo, hi = float(y.min()), float(y.max())
+    size = max(abs(lo), abs(hi))
+    if hi - lo <= 1e-9 * max(size, 1e-3):
+        mid, pad = 0.5 * (lo + hi), max(1e-3 * size, 1e-6)
+        ax.set_ylim(mid - pad, mid + pad)
 
 
 def plot_simulation(result, directory, markers=None) -> list[Path]:
@@ -57,7 +68,7 @@ def plot_simulation(result, directory, markers=None) -> list[Path]:
             raise UnknownNameError(f"model {model.name!r} has no marker {name!r} (markers: "
                                    f"{', '.join(model.marker_names) or 'none'})")
     if names:
-        fig, axes = plt.subplots(2, 1, sharex=True, figsize=(8, 6))
+        fig, axes = plt.subplots(2, 1, sharex=True, figsize=(8, 6), layout="constrained")
         for name in names:
             p = result.marker(name)
             for ax, k in zip(axes, (0, 1)):
@@ -65,14 +76,14 @@ def plot_simulation(result, directory, markers=None) -> list[Path]:
         for ax, label in zip(axes, ("x", "y")):
             ax.set_ylabel(f"{label} [m]")
             ax.grid(True)
-            _plain_numbers(ax)
-        axes[0].legend(loc="best", fontsize="small")
+            _readable_axis(ax)
+        axes[0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
         axes[-1].set_xlabel("t [s]")
         fig.suptitle(f"{model.name}: markers {', '.join(names)}")
         paths.append(out / "markers.png")
         fig.savefig(paths[-1], dpi=120)
         plt.close(fig)
-    fig, axes = plt.subplots(3, 1, sharex=True, figsize=(8, 8))
+    fig, axes = plt.subplots(3, 1, sharex=True, figsize=(8, 8), layout="constrained")
     energy = result.energy
     axes[0].plot(result.t, energy - energy[0], label="E - E(0)")
     if model.force_names:   # the balance E - E(0) = W of the force elements
@@ -95,7 +106,7 @@ def _trajectories_3d(plt, result, path) -> Path:
     """Marker paths of a spherical linkage on its unit sphere (drawn as a wireframe) or of a
     spatial one, in 3D with equal axis scales; each path's start is marked."""
     model = result.model
-    fig = plt.figure(figsize=(7, 6.5))
+    fig = plt.figure(figsize=(7, 6.5), layout="constrained")
     ax = fig.add_subplot(projection="3d")
     if model.space == "spherical":
         u, w = np.meshgrid(np.linspace(0, 2 * np.pi, 37), np.linspace(0, np.pi, 19))
@@ -133,7 +144,7 @@ def plot_kinematics(result, directory) -> list[Path]:
     if model.marker_names and model.marker_dimension == 3:
         paths.append(_trajectories_3d(plt, result, out / "trajectories.png"))
     elif model.marker_names:
-        fig, ax = plt.subplots(figsize=(7, 6))
+        fig, ax = plt.subplots(figsize=(7, 6), layout="constrained")
         for name in model.marker_names:
             p = result.marker(name)
             ax.plot(p[:, 0], p[:, 1], label=name)
@@ -154,13 +165,14 @@ def plot_kinematics(result, directory) -> list[Path]:
         if np.any(omega != 0) or np.any(alpha != 0):   # a slider has no rotation to show
             panels += [((omega,), ("omega",), "omega [rad/s]"),
                        ((alpha,), ("alpha",), "alpha [rad/s^2]")]
-        fig, axes = plt.subplots(len(panels), 1, sharex=True, figsize=(8, 2.2 * len(panels) + 0.6))
+        fig, axes = plt.subplots(len(panels), 1, sharex=True,
+                                 figsize=(8, 2.2 * len(panels) + 0.6), layout="constrained")
         for ax, (series, labels, unit) in zip(axes, panels):
             for y, label in zip(series, labels):
                 ax.plot(result.t, y, label=label)
             ax.set_ylabel(unit)
             ax.grid(True)
-            _plain_numbers(ax)
+            _readable_axis(ax)
             if len(series) > 1:
                 ax.legend(loc="upper right", fontsize="small")
         axes[-1].set_xlabel("t [s]")
@@ -185,7 +197,7 @@ def plot_contacts(result, directory) -> list[Path]:
     frictions = {f[0] for f in model.force_info["frictions"]}
     gap = model.kernels.arrays["rec_law_par"].reshape(-1, 4)[:, 3]
     fig, axes = plt.subplots(len(contacts), 2, sharex=True, squeeze=False,
-                             figsize=(11, 2.8 * len(contacts) + 1))
+                             figsize=(11, 2.8 * len(contacts) + 1), layout="constrained")
     for row, name in enumerate(contacts):
         rec = model.force_info["elements"][name][0][0]
         ax = axes[row, 0]
@@ -217,7 +229,7 @@ def plot_gait(result, directory, legs=("leg1", "leg2"), hip="hip") -> list[Path]
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     model = result.model
-    fig, axes = plt.subplots(2, 2, figsize=(12, 8))
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8), layout="constrained")
     for leg in legs:
         theta = result.body_angle(leg) + 0.5 * np.pi   # u = (sin theta, -cos theta)
         omega = result.body_angular_velocity(leg)

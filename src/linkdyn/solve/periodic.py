@@ -183,9 +183,28 @@ def periodic_orbit(model, section, q0=None, v0=None, *, swinging=(), crossings=1
         x = best
     y, period, shift = P(x)
     history.append(float(np.max(np.abs(y - x))))
-    raise PeriodicOrbitError(f"periodic_orbit: Newton's method did not converge in {max_iter} "
-                             f"iterations (residuals {', '.join(f'{h:.2g}' for h in history)})",
-                             x, history[-1])
+    raise PeriodicOrbitError(_why(history, max_iter, tol, swinging, state["swinging"]), x,
+                             history[-1])
+
+
+def _why(history, max_iter, tol, given, found) -> str:
+    """Why the shooting failed, and what usually helps."""
+    shown = history if len(history) <= 8 else history[:3] + ["..."] + history[-4:]
+    text = ", ".join(h if isinstance(h, str) else f"{h:.2g}" for h in shown)
+    # Stalled: not even halved from the start, or not over the last four iterations.
+    stalled = history[-1] > 0.5 * history[0] or (
+        len(history) > 4 and history[-1] > 0.5 * min(history[:-4]))
+    reason = (f"the residual |P(x) - x| stalled at {history[-1]:.3g}: the iteration sits in "
+              "a local minimum of the residual, not at a fixed point" if stalled else
+              f"the residual fell to {history[-1]:.3g}, not below tol = {tol:g}")
+    hints = ["start from a state on or near the orbit (for a gait, a state of a long run "
+             "after its transient: result.q[i], result.v[i])"]
+    if not given and found:
+        hints.append(f"give the contacts swinging at the start (swinging=result.swinging_at("
+                     f"t); the first crossing found {', '.join(found)} swinging)")
+    hints.append("check that the section is crossed once per period (crossings=)")
+    return (f"periodic_orbit: no periodic orbit after {max_iter} iterations: {reason} "
+            f"(residuals {text}). What usually helps: {'; '.join(hints)}")
 
 
 def _orbit(x, nq, period, shift, J, axis, iterations, residual, history, swinging):
