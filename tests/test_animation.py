@@ -138,3 +138,34 @@ def test_models_with_compiler_made_bodies_animate(tmp_path, element):
     assert main(["animate", str(tmp_path / "arm.json"), "--t-end", "0.2",
                  "--output", str(out)]) == 0
     assert out.stat().st_size > 0
+
+
+def test_a_walker_is_drawn_with_its_floor_and_round_feet():
+    from matplotlib.patches import Circle
+
+    from linkdyn.results.animation import _contact_artists, _pivots
+    from linkdyn.results.plotting import _pyplot
+
+    model = linkdyn.load_model("walker_gait1")
+    r = linkdyn.simulate(model, 0.2, dt_out=0.05)
+    geo = PointGeometry(model, r.q)
+    rows = np.arange(len(r.t))
+    assert _pivots(model, geo).shape == (0, 2)     # no support drawn at the floor's origin
+    plt = _pyplot()
+    fig, ax = plt.subplots()
+    try:
+        draw = _contact_artists(ax, model, geo, rows, (-1.0, -1.0), (1.0, 1.0))
+        feet = [p for p in ax.patches if isinstance(p, Circle)]
+        assert len(feet) == 2 and len(ax.get_lines()) == 1      # two feet, one floor
+        draw(len(rows) - 1)
+        for foot, contact in zip(feet, model.description.contacts):
+            assert foot.radius == contact.radius
+            np.testing.assert_allclose(foot.center, geo.ref(contact.point, rows)[-1])
+    finally:
+        plt.close(fig)
+
+
+def test_eleven_traces_get_eleven_colours():
+    from linkdyn.results.plotting import distinct_colors
+
+    assert len(set(distinct_colors(11))) == 11 and len(set(distinct_colors(30))) == 30

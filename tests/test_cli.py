@@ -325,3 +325,10 @@ def test_kinematics_refuses_an_output_that_cannot_fit_before_allocating(capsys):
     assert main(["kinematics", "jansen_driven", "--dt", "1e-9"]) == 2
     assert "GiB" in capsys.readouterr().err
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000   # KiB
+
+
+def test_kinematics_of_a_turning_input_covers_one_turn_by_default(capsys):
+    assert main(["kinematics", "stephenson2"]) == 0        # input at 1 rad/s: 2 pi s
+    assert "361 positions, t = 0 .. 6.28319 s" in capsys.readouterr().out
+    assert main(["kinematics", "stephenson2", "--t-end", "1", "--dt", "0.01"]) == 0
+    assert "101 positions, t = 0 .. 1 s" in capsys.readouterr().out

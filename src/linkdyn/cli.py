@@ -14,6 +14,7 @@ chain(N), nfourbar(N) and truss(N)), ``iftomm_a01``, ``iftomm_a03``, or a model 
 from __future__ import annotations
 
 import argparse
+import math
 import json
 import os
 import re
@@ -287,10 +288,33 @@ def _cmd_animate(args) -> int:
     return 0 if result.status == "success" else 130
 
 
+def _turn_time(model):
+    """The time of one turn of the model's input, when it has one angle input turning at a
+    constant rate (a crank, a linkage's input joint); else None."""
+    from .elements.joints import AngleDriverSpec
+
+    laws = model.driver_laws
+    if len(laws) != 1:
+        return None
+    name, law = laws[0]
+    turning = model.space != "planar" and getattr(model, "_turn", None) is not None
+    if model.space == "planar":
+        turning = any(d.name == name and isinstance(d, AngleDriverSpec)
+                      for d in model.description.drivers)
+    if not turning or law.kind != "linear" or law.params[1] == 0.0:
+        return None
+    return 2.0 * math.pi / abs(law.params[1])
+
+
 def _cmd_kinematics(args) -> int:
     _writable(args.output, "--output")
     _plot_dir(args.plot)
     model = load_model(args.model)
+    turn = _turn_time(model)
+    if args.t_end is None:
+        args.t_end = turn if turn is not None else 1.0
+    if args.dt is None:
+        args.dt = turn / 360.0 if turn is not None else 0.001
     # Before any array exists: the positions, velocities and accelerations of every time
     # (and the times themselves) must fit.
     check_output_size(int(min(args.t_end / args.dt, 1e18)) + 2, 3 * model.nq + 2,
@@ -521,8 +545,11 @@ def _add_kinematics(sub) -> None:
                        "degrees of freedom are all driven, with singularity detection.")
     p.add_argument("model", nargs="?", default="jansen_driven",
                    help="built-in model name or model file (default: jansen_driven)")
-    p.add_argument("--t-end", type=_positive_float, default=1.0, help="end time in s (1)")
-    p.add_argument("--dt", type=_positive_float, default=0.001, help="time step in s (0.001)")
+    p.add_argument("--t-end", type=_positive_float, default=None,
+                   help="end time in s (default: one turn of an input that turns at a "
+                   "constant rate, else 1)")
+    p.add_argument("--dt", type=_positive_float, default=None,
+                   help="time step in s (default: 0.001, or a 360th of the input's turn)")
     p.add_argument("--continue-singular", action="store_true",
                    help="record singular configurations and go on instead of stopping; where "
                    "the sweep cannot go on, write what was solved (exit status 1)")

@@ -28,7 +28,7 @@ import numpy as np
 from ..elements.bodies import GROUND
 from ..elements.joints import PrismaticSpec, RevoluteSpec
 from .geometry import PointGeometry
-from .plotting import _pyplot
+from .plotting import _pyplot, distinct_colors, label_3d_axes
 
 __all__ = ["animate", "frame_times", "AnimationError"]
 
@@ -141,15 +141,17 @@ def _animate_2d(result, path, writer, rows, markers, trace, dpi, size, title) ->
 
     # Limits from every drawn point at every output row, with a margin.
     pts = [geo.outline(b, all_rows).reshape(-1, 2) for b in geo.drawn]
-    pts += [np.asarray(list(geo.ground.values()), dtype=float).reshape(-1, 2)]
+    pivots = _pivots(model, geo)
+    pts += [pivots]
     pts += list(traces.values())
+    pts += _contact_extent(model, geo, all_rows)
     cloud = np.concatenate([p for p in pts if p.size])
     lo, hi = cloud.min(axis=0), cloud.max(axis=0)
     span = max(float(np.max(hi - lo)), 1e-9)
     lo, hi = lo - 0.06 * span, hi + 0.06 * span
 
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=size, dpi=dpi)
+    fig, ax = plt.subplots(figsize=size, dpi=dpi, layout="constrained")
     try:
         ax.set_aspect("equal")
         ax.set_xlim(lo[0], hi[0])
@@ -158,9 +160,9 @@ def _animate_2d(result, path, writer, rows, markers, trace, dpi, size, title) ->
         ax.set_ylabel("y (m)")
         heading = title if title is not None else model.name
         ax.set_title(heading)
-        if geo.ground:
-            g = np.asarray(list(geo.ground.values()), dtype=float)
-            ax.plot(g[:, 0], g[:, 1], "^", color="0.35", markersize=8, zorder=1)
+        if len(pivots):
+            ax.plot(pivots[:, 0], pivots[:, 1], "^", color="0.35", markersize=8, zorder=1)
+        draw_contacts = _contact_artists(ax, model, geo, rows, lo, hi)
         body_lines = {b: ax.plot([], [], "-", lw=2.5, color="C0", solid_capstyle="round",
                                  zorder=2)[0] for b in geo.drawn}
         revolute = [j.name for j in joints if isinstance(j, RevoluteSpec)]
@@ -171,8 +173,8 @@ def _animate_2d(result, path, writer, rows, markers, trace, dpi, size, title) ->
         trace_lines = {m: ax.plot([], [], "-", lw=1, zorder=1, label=m)[0] for m in markers}
         marker_dots = {m: ax.plot([], [], ".", color=trace_lines[m].get_color(),
                                   markersize=6, zorder=4)[0] for m in markers}
-        if markers:
-            ax.legend(loc="upper right", fontsize="small")
+        if markers:        # beside the axes, off the mechanism
+            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
         clock = ax.text(0.02, 0.97, "", transform=ax.transAxes, va="top")
         half = 0.04 * span
 
@@ -195,6 +197,7 @@ def _animate_2d(result, path, writer, rows, markers, trace, dpi, size, title) ->
                 if trace:
                     trace_lines[m].set_data(p[:row + 1, 0], p[:row + 1, 1])
                 marker_dots[m].set_data([p[row, 0]], [p[row, 1]])
+            draw_contacts(k)
             clock.set_text(f"t = {result.t[row]:.3f} s")
             return []
 
@@ -205,6 +208,60 @@ def _animate_2d(result, path, writer, rows, markers, trace, dpi, size, title) ->
     finally:
         plt.close(fig)
     return path
+
+
+def _pivots(model, geo) -> np.ndarray:
+    """(k, 2) ground points that joints pin or slide on (drawn as supports; a ground point
+    that only places a contact's line is not one)."""
+    names = []
+    for j in model.description.joints:
+        for body, point in (j.first, j.second):
+            if body == GROUND and point not in names:
+                names.append(point)
+    return np.array([geo.ground[n] for n in names], dtype=float).reshape(-1, 2)
+
+
+def _contact_centres(model, geo, rows) -> list:
+    """Per contact (spec, (len(rows), 2) centres of its circle)."""
+    return [(c, geo.ref(c.point, rows)) for c in model.description.contacts]
+
+
+def _contact_extent(model, geo, rows) -> list:
+    """Points that bound what the contacts draw: their circles and their lines' points."""
+    out = []
+    for c, centre in _contact_centres(model, geo, rows):
+        out += [centre - c.radius, centre + c.radius]
+        if c.line_point[0] == GROUND:
+            out.append(np.asarray(geo.ground[c.line_point[1]], dtype=float).reshape(1, 2))
+    return out
+
+
+def _contact_artists(ax, model, geo, rows, lo, hi):
+    """Draw each contact's line (the floor of a walker: fixed when on the ground) and its
+    circle (a round foot), and return draw(k), which moves the circles to frame k."""
+    from matplotlib.patches import Circle
+
+    contacts = _contact_centres(model, geo, rows)
+    drawn_lines = set()
+    circles = []
+    length = 2.0 * float(np.hypot(*(np.asarray(hi) - np.asarray(lo))))
+    for c, centre in contacts:
+        if c.line_point[0] == GROUND and (c.line_point, c.line_angle) not in drawn_lines:
+            drawn_lines.add((c.line_point, c.line_angle))
+            p = np.asarray(geo.ground[c.line_point[1]], dtype=float)
+            d = np.array([math.cos(c.line_angle), math.sin(c.line_angle)])
+            ends = np.array([p - length * d, p + length * d])
+            ax.plot(ends[:, 0], ends[:, 1], "-", color="0.3", lw=1.5, zorder=0)
+        if c.radius > 0:
+            patch = Circle(tuple(centre[0]), c.radius, fill=False, ec="C0", lw=1.5, zorder=2)
+            ax.add_patch(patch)
+            circles.append((patch, centre))
+
+    def draw(k):
+        for patch, centre in circles:
+            patch.set_center(tuple(centre[k]))
+
+    return draw
 
 
 def _animate_3d(result, path, writer, rows, markers, trace, dpi, size, title) -> Path:
@@ -234,9 +291,7 @@ def _animate_3d(result, path, writer, rows, markers, trace, dpi, size, title) ->
         ax.set_ylim(lo[1], hi[1])
         ax.set_zlim(lo[2], hi[2])
         ax.set_box_aspect(np.maximum(hi - lo, 1e-3 * float(np.max(hi - lo))))
-        ax.set_xlabel("x")
-        ax.set_ylabel("y")
-        ax.set_zlabel("z")
+        label_3d_axes(ax, model.space)
         ax.set_title(title if title is not None else model.name)
         if model.space == "spherical":
             u, w = np.meshgrid(np.linspace(0, 2 * np.pi, 25), np.linspace(0, np.pi, 13))
@@ -246,11 +301,12 @@ def _animate_3d(result, path, writer, rows, markers, trace, dpi, size, title) ->
             g = P[0, fixed]
             ax.plot(g[:, 0], g[:, 1], g[:, 2], "^", color="0.35", markersize=7)
         link_lines = [ax.plot([], [], [], "-", lw=2.0, color="C0")[0] for _ in polygons]
-        trace_lines = {m: ax.plot([], [], [], "-", lw=1, label=m)[0] for m in markers}
+        trace_lines = {m: ax.plot([], [], [], "-", lw=1, label=m, color=c)[0]
+                       for m, c in zip(markers, distinct_colors(len(markers)))}
         dots = {m: ax.plot([], [], [], ".", color=trace_lines[m].get_color())[0]
                 for m in markers}
         if markers:
-            ax.legend(loc="upper right", fontsize="small")
+            ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small")
         clock = ax.text2D(0.02, 0.97, "", transform=ax.transAxes, va="top")
         with writer.saving(fig, str(path), dpi):
             for row in rows:

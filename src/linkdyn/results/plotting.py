@@ -102,6 +102,27 @@ def plot_simulation(result, directory, markers=None) -> list[Path]:
     return paths
 
 
+def distinct_colors(n: int) -> list:
+    """n colours no two of which are alike: matplotlib's tab10 or tab20 where they suffice,
+    else n samples of the turbo colour map (the default cycle repeats after ten)."""
+    import matplotlib
+
+    if n <= 10:
+        return [matplotlib.colormaps["tab10"](i) for i in range(n)]
+    if n <= 20:
+        return [matplotlib.colormaps["tab20"](i) for i in range(n)]
+    return [matplotlib.colormaps["turbo"](x) for x in np.linspace(0.05, 0.95, n)]
+
+
+def label_3d_axes(ax, space: str) -> None:
+    """x, y, z with their units: metres for spatial linkages, the unit sphere's radius for
+    spherical ones (directions from its centre)."""
+    unit = "unit-sphere radii" if space == "spherical" else "m"
+    ax.set_xlabel(f"x ({unit})")
+    ax.set_ylabel(f"y ({unit})")
+    ax.set_zlabel(f"z ({unit})")
+
+
 def _trajectories_3d(plt, result, path) -> Path:
     """Marker paths of a spherical linkage on its unit sphere (drawn as a wireframe) or of a
     spatial one, in 3D with equal axis scales; each path's start is marked."""
@@ -113,18 +134,16 @@ def _trajectories_3d(plt, result, path) -> Path:
         ax.plot_wireframe(np.cos(u) * np.sin(w), np.sin(u) * np.sin(w), np.cos(w),
                           color="0.85", linewidth=0.5)
     points = []
-    for name in model.marker_names:
+    for name, color in zip(model.marker_names, distinct_colors(len(model.marker_names))):
         p = result.marker(name)
         points.append(p)
-        line, = ax.plot(p[:, 0], p[:, 1], p[:, 2], label=name)
+        line, = ax.plot(p[:, 0], p[:, 1], p[:, 2], label=name, color=color)
         ax.scatter(*p[0], color=line.get_color(), s=12)
     allp = np.concatenate(points)
     ax.set_box_aspect(np.maximum(np.ptp(allp, axis=0), 1e-3 * np.ptp(allp).max())
                       if model.space != "spherical" else (1, 1, 1))
-    ax.set_xlabel("x")
-    ax.set_ylabel("y")
-    ax.set_zlabel("z")
-    ax.legend(fontsize="small")
+    label_3d_axes(ax, model.space)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small")
     ax.set_title(f"{model.name} ({model.space}): marker paths")
     fig.savefig(path, dpi=120)
     plt.close(fig)
