@@ -243,3 +243,19 @@ def test_the_fuzzers_reach_valid_models():
     model = compile_model(modelfile.loads(json.dumps(doc)))
     assert model.name == "mutant"
     assert math.isfinite(linkdyn.consistent_state(model).phi_norm)
+
+
+@pytest.mark.slow
+def test_a_longer_hunt_finds_nothing():
+    # The fuzz tests above with five times the examples, in a fresh interpreter (CI runs
+    # the slow tests too): a longer hunt than the quick default, on every run of the suite.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    here = Path(__file__)
+    env = dict(os.environ, LINKDYN_FUZZ_EXAMPLES=str(5 * EXAMPLES))
+    run = subprocess.run([sys.executable, "-m", "pytest", str(here), "-q", "-p",
+                          "no:cacheprovider", "-m", "not slow"], capture_output=True,
+                         text=True, env=env, cwd=here.parent, timeout=1800)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
