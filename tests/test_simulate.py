@@ -534,3 +534,21 @@ def test_output_rows_are_checked_against_the_constraints():
     q[7, 0] += 1e-3                      # body L1's centre moved: its joints open by 1 mm
     worst, at = worst_violation(model, r.t, q)
     assert at == 7 and abs(worst - 1e-3) < 1e-6
+
+
+def test_a_floored_tolerance_is_said():
+    # IFToMM A02 with N = 40 reaches 40 m: at rtol 1e-12 the local error test stops at the
+    # round-off floor 100 eps 40 = 8.9e-13 above the transformed 2.7e-14, and says so.
+    from linkdyn.models import nfourbar
+
+    with pytest.warns(linkdyn.ToleranceWarning, match=r"uses rtol 8.88e-13 .* round-off"):
+        r = simulate(nfourbar(40), 0.02, rtol=1e-12, atol=1e-12)
+    assert r.stats["tolerance_floored"]
+    assert abs(r.stats["local_rtol"] - 100 * np.finfo(float).eps * 40) < 1e-15
+    # The Jansen benchmark (coordinates up to 1 m) is not floored at rtol 1e-10.
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", linkdyn.ToleranceWarning)
+        r = simulate(linkdyn.load_model("jansen"), 0.02, rtol=1e-10, atol=1e-10)
+    assert not r.stats["tolerance_floored"]

@@ -19,7 +19,7 @@ from .errors import (ArgumentError, ArgumentTypeError, AssemblyError, Controller
                      KinematicsError, LinkdynError, ModelError, ModelFileError, NonFiniteError,
                      NotRecordedError,
                      RedundantConstraintsError, SimulationError, SingularConfigurationError,
-                     SingularJacobianError, StepSizeError)
+                     SingularJacobianError, StepSizeError, ToleranceWarning)
 from .elements import contacts, events, forces, friction, laws, lcp
 from .elements.bodies import GROUND
 from .elements.description import Description
@@ -68,6 +68,7 @@ __all__ = [
     "ArgumentError",
     "ArgumentTypeError",
     "UnknownNameError",
+    "ToleranceWarning",
     "AssemblyError",
     "AssemblyMode",
     "ConsistentState",

@@ -46,6 +46,7 @@ __all__ = [
     "ArgumentError",
     "ArgumentTypeError",
     "UnknownNameError",
+    "ToleranceWarning",
     "ModelError",
     "ModelFileError",
     "AssemblyError",
@@ -65,6 +66,11 @@ __all__ = [
 
 class LinkdynError(Exception):
     """Base class of all linkdyn errors."""
+
+
+class ToleranceWarning(UserWarning):
+    """A run could not use the tolerance asked for (the local error test stopped at the
+    round-off floor of the model's coordinates); the message says what it used and why."""
 
 
 class ArgumentError(LinkdynError, ValueError):

@@ -21,8 +21,8 @@ from ..elements.events import (ARC, BACK, CONTACT, FRICTION_SLIP, FRICTION_STOP,
                                EventRecord, compile_events)
 from ..elements.friction import ContactModes
 from ..elements.records import reference_angles
-from ..errors import (ConvergenceError, ForceElementError, NonFiniteError,
-                      SimulationError, SingularJacobianError, StepSizeError)
+from ..errors import (ConvergenceError, ForceElementError, NonFiniteError, SimulationError,
+                      SingularJacobianError, StepSizeError, ToleranceWarning)
 from ..results.output import RecordedSeries, WholeRows
 from ..results.simulation import SimulationResult
 from .assembly import consistent_state, describe_rows, nearly_singular_rows
@@ -40,6 +40,8 @@ MODE_EVENTS = (CONTACT, FRICTION_STOP, FRICTION_SLIP, PASS, BACK, ARC)
 
 #: How far the output rows may violate the constraints, in (atol + rtol max|q|).
 LIMIT_PHI = 10.0
+#: The tolerance transform of csrc/ld_bdf.c (PROPORTIONAL_REF, PROPORTIONAL_EXP).
+PROPORTIONAL_REF, PROPORTIONAL_EXP = 2e-6, 0.25
 
 # Integrator status codes (csrc/ld_bdf.h): 0 on, 1 interrupted, 2 at a terminal event; and
 # this module's own: the contacts chatter at one instant.
@@ -266,6 +268,7 @@ class DynamicsRun:
         """The result; a warning if interrupted; the failure (with the partial result)
         raised."""
         result = self._finish_result(status, self.opt.controller is not None)
+        self._say_floored_tolerance(result.stats)
         if status in (GOING, AT_EVENT):
             self._check_constraints(result)
         if status == CHATTERING:
@@ -286,6 +289,26 @@ class DynamicsRun:
             raise _failure(self.model, self.integ, status, result, self.run,
                            self.opt.max_steps)
         return result
+
+    def _say_floored_tolerance(self, stats) -> None:
+        """A tolerance is never floored silently: where the local error test stops at the
+        round-off floor (ld_bdf.c: 100 eps max(1, max|q0|)) above the transformed rtol, say
+        what was used and why (ToleranceWarning; stats["tolerance_floored"])."""
+        opt = self.opt
+        if not (opt.proportional and opt.rtol < PROPORTIONAL_REF):
+            return
+        wanted = opt.rtol * (opt.rtol / PROPORTIONAL_REF) ** PROPORTIONAL_EXP
+        used = stats["local_rtol"]
+        stats["tolerance_floored"] = bool(used > wanted * (1.0 + 1e-9))
+        if stats["tolerance_floored"]:
+            qmax = float(np.abs(self.state.q).max()) if self.model.nq else 0.0
+            warnings.warn(
+                f"linkdyn: model {self.model.name!r}: the local error test uses rtol "
+                f"{used:.3g} (atol {stats['local_atol']:.3g}) instead of {wanted:.3g}: that is "
+                f"the round-off floor 100 eps max(1, max|q|) of a model whose coordinates "
+                f"reach {qmax:.3g}; below it the steps would chase rounding errors. The "
+                "global error is that of a looser rtol (linkdyn.estimate_error measures it)",
+                ToleranceWarning, stacklevel=4)
 
     def _check_constraints(self, result) -> None:
         """The output rows keep the constraints to the tolerances (measured: |Phi| up to
