@@ -199,6 +199,14 @@ class Model:
         ``|Phi(q, t)|`` and ``|Phi_q v + Phi_t|``."""
         return self.kernels.constraint_norms(q, v, t, state=state)
 
+    def joint_spec(self, joint: str):
+        """The description's record of ``joint`` (UnknownNameError listing the joints)."""
+        specs = {j.name: j for j in self.description.joints}
+        if not isinstance(joint, str) or joint not in specs:
+            raise UnknownNameError(f"model {self.name!r} has no joint {joint!r} (joints: "
+                                   f"{', '.join(specs) or 'none'})")
+        return specs[joint]
+
     def marker_index(self, name: str) -> int:
         try:
             return self.marker_names.index(name)

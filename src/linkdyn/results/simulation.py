@@ -291,13 +291,6 @@ class SimulationResult(TrajectoryAccessors):
                                    f"{', '.join(self.model.driver_names) or 'none'})")
         return -self.lam[:, self.model.constraint_names.index(driver)]
 
-    def _joint(self, joint):
-        specs = {j.name: j for j in self.model.description.joints}
-        if not isinstance(joint, str) or joint not in specs:
-            raise UnknownNameError(f"model {self.model.name!r} has no joint {joint!r} (joints: "
-                                   f"{', '.join(specs) or 'none'})")
-        return specs[joint]
-
     @recordable
     def joint_force(self, joint: str) -> np.ndarray:
         """Force (n, 2) in N that ``joint`` exerts on its first body (the second body
@@ -305,7 +298,7 @@ class SimulationResult(TrajectoryAccessors):
         and y rows. A prismatic joint's is its constraint force, normal to the axis (a slide
         driver's force along the axis is ``driver_effort``); with it goes the moment
         ``joint_moment``."""
-        spec = self._joint(joint)
+        spec = self.model.joint_spec(joint)
         if isinstance(spec, PrismaticSpec):
             return self._prismatic(spec)[0]
         row = self.model.constraint_names.index(f"{joint}.x")
@@ -317,7 +310,7 @@ class SimulationResult(TrajectoryAccessors):
         point (counter-clockwise positive; the second body receives the opposite force and
         moment about the same point): what a prismatic joint's rotation and axis rows apply
         besides ``joint_force``; zero for a revolute joint."""
-        spec = self._joint(joint)
+        spec = self.model.joint_spec(joint)
         if isinstance(spec, PrismaticSpec):
             return self._prismatic(spec)[1]
         return np.zeros(len(self.t))

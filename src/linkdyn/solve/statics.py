@@ -80,19 +80,12 @@ class Equilibrium:
     iterations: int
     residual: float
 
-    def _joint(self, joint):
-        specs = {j.name: j for j in self.model.description.joints}
-        if not isinstance(joint, str) or joint not in specs:
-            raise UnknownNameError(f"model {self.model.name!r} has no joint {joint!r} "
-                                   f"(joints: {', '.join(specs) or 'none'})")
-        return specs[joint]
-
     def joint_force(self, joint: str) -> np.ndarray:
         """Force (2,) in N that ``joint`` exerts on its first body (the second receives the
         opposite): a revolute joint's at the joint point; a prismatic joint's constraint
         force, normal to its axis, with the moment :meth:`joint_moment` (conventions of
         :meth:`linkdyn.SimulationResult.joint_force`)."""
-        spec = self._joint(joint)
+        spec = self.model.joint_spec(joint)
         if isinstance(spec, PrismaticSpec):
             return self._prismatic(spec)[0]
         row = self.model.constraint_names.index(f"{joint}.x")
@@ -101,7 +94,7 @@ class Equilibrium:
     def joint_moment(self, joint: str) -> float:
         """Moment in N m that ``joint`` exerts on its first body about the joint's first
         point (counter-clockwise positive); zero for a revolute joint."""
-        spec = self._joint(joint)
+        spec = self.model.joint_spec(joint)
         if isinstance(spec, PrismaticSpec):
             return self._prismatic(spec)[1]
         return 0.0
