@@ -7,7 +7,7 @@ in an interpreter of its own: jiminy-py pins an older numpy than linkdyn's envir
 Prints one JSON object per fraction: wall time of engine.simulate (s), the number of
 integrator steps, the output angle at 2 s (rad, the arm's angle from the horizontal,
 counter-clockwise in the arm's plane), or the error Jiminy raised. Jiminy's flexibility is
-a spherical joint placed before the motor joint (the seed's Figure 1b) with the same
+a spherical joint placed before the motor joint (the note's Figure 1b) with the same
 stiffness, damping and inertia about all three axes; the motion stays in the plane.
 """
 

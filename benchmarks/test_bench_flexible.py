@@ -1,7 +1,8 @@
-"""Flexible joints of seed 003 on a one-joint arm under gravity (arm 1 m, 1 kg, I = 1/3 kg m^2
-about the pin; rotor J = 0.05 kg m^2; motor torque u = 4 sin 3t), 2 s at rtol = atol = 1e-8,
-linkdyn's BDF against SciPy's explicit DOP853 (Jiminy's default integrator is an explicit
-Runge-Kutta too) on the seed's own equations in the joint coordinates, in the same run.
+"""Flexible joints (after Vigne's note on Jiminy) on a one-joint arm under gravity (arm 1 m,
+1 kg, I = 1/3 kg m^2 about the pin; rotor J = 0.05 kg m^2; motor torque u = 4 sin 3t), 2 s at
+rtol = atol = 1e-8, linkdyn's BDF against SciPy's explicit DOP853 (Jiminy's default integrator
+is an explicit Runge-Kutta too) on the note's own equations in the joint coordinates, in the
+same run.
 
 Sweep 1, Jiminy's form (Figure 1b, equations (5)), I_f = 1e-2 ... 1e-6 of I (k = 50, nu = 0.5).
 Measured: neither method's step count grows. With the rotor's armature J on the motor joint,
@@ -51,7 +52,7 @@ def arm(form, k, nu, fraction=None):
 
 
 def jiminy_equations(fraction, k=50.0, nu=0.5):
-    """Seed 003, equations (5), with gravity on the arm: x1 deflection, x2 motor angle."""
+    """Vigne's note, equations (5), with gravity on the arm: x1 deflection, x2 motor angle."""
     i_f = fraction * I
     det = (I + i_f) * (I + J) - I * I
 
@@ -65,7 +66,7 @@ def jiminy_equations(fraction, k=50.0, nu=0.5):
 
 
 def series_equations(k, nu):
-    """Seed 003, equations (1), with gravity on the arm."""
+    """Vigne's note, equations (1), with gravity on the arm."""
     def rhs(t, y):
         x1, x2, v1, v2 = y
         a2 = (4.0 * math.sin(3.0 * t) + k * x1 + nu * v1) / J

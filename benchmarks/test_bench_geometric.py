@@ -1,14 +1,14 @@
-"""Seed 001's linkages of points, lines and planes (linkdyn.models.linkages): 180 positions
-with velocities and accelerations, linkdyn.kinematics against the same equations solved with
-scipy.optimize.root and dense numpy in the same run (the baseline), and against the MATLAB
-run-times the seed reports for its own method (Core i5-7300): Stephenson-II 3.79 s, modified
-Jansen 3.81 s, a crank-rocker four-bar 1.4 s (Autodesk Inventor: 5 s; our crank_rocker has our
-own dimensions, the seed gives none), spherical RRPR 1.49 s, spherical Watt-I 3.33 s, 5-SS
-0.28 s.
+"""The point-line-plane paper's linkages of points, lines and planes
+(linkdyn.models.linkages): 180 positions with velocities and accelerations, linkdyn.kinematics
+against the same equations solved with scipy.optimize.root and dense numpy in the same run (the
+baseline), and against the MATLAB run-times the paper reports for its own method (Core
+i5-7300): Stephenson-II 3.79 s, modified Jansen 3.81 s, a crank-rocker four-bar 1.4 s (Autodesk
+Inventor: 5 s; our crank_rocker has our own dimensions, the paper gives none), spherical RRPR
+1.49 s, spherical Watt-I 3.33 s, 5-SS 0.28 s.
 
 Inputs: the planar linkages' and the RRPR's cranks turn in 180 steps of 2 pi / 180; the
 Watt-I's input rocks between limit positions (1.694 and -0.757 rad), so its 180 steps span
-0 .. 1.6 rad; the 5-SS actuator grows by the seed's 0.01 units per step."""
+0 .. 1.6 rad; the 5-SS actuator grows by the paper's 0.01 units per step."""
 
 import math
 
@@ -53,5 +53,5 @@ def test_scipy_root(benchmark, name):
     mine = _seconds.get(name)
     if mine:
         print(f"\n{name}: linkdyn {1e3 * mine:.2f} ms, scipy root {1e3 * base:.1f} ms "
-              f"({base / mine:.0f}x), seed MATLAB {SEED_SECONDS[name]} s "
+              f"({base / mine:.0f}x), paper's MATLAB {SEED_SECONDS[name]} s "
               f"({SEED_SECONDS[name] / mine:.0f}x)")

@@ -1,5 +1,5 @@
 """The passive walker's gaits, 10 s each: linkdyn (Cartesian coordinates, index-3 BDF with
-switchable stick rows and events in C) against the seed's own method written in the
+switchable stick rows and events in C) against the paper's own method written in the
 benchmark (benchmarks/walker_baseline.py: four generalised coordinates, SciPy LSODA with
 solve_ivp events, stick-slip by enumeration), measured in the same run. extra_info: the
 touchdowns, events and the hip's position after 10 s for each, and their difference."""
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import linkdyn
-from linkdyn.models.walker import GAITS, SEED
+from linkdyn.models.walker import GAITS, PAPER
 
 sys.path.insert(0, str(Path(__file__).parent))
 from walker_baseline import Walker, initial_state, params_of  # noqa: E402
@@ -40,7 +40,7 @@ def test_walker_linkdyn(benchmark, name):
 
 @pytest.mark.parametrize("name", sorted(GAITS))
 def test_walker_seed_method(benchmark, name):
-    p = params_of(name, GAITS, SEED)
+    p = params_of(name, GAITS, PAPER)
     benchmark.group = f"walker-{name}"
 
     def run():
@@ -55,4 +55,4 @@ def test_walker_seed_method(benchmark, name):
         diff = float(np.max(np.abs(HIP[name]["linkdyn"] - z[:2])))
         benchmark.extra_info["hip_difference_m"] = diff
         print(f"\n{name}: hip after {T_END} s differs by {diff:.2e} m between linkdyn and the "
-              "seed's method")
+              "paper's method")

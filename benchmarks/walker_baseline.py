@@ -1,4 +1,4 @@
-"""The seed 002 method, written independently of linkdyn for the walker benchmark: the walker
+"""Zheng and Wang's method, written independently of linkdyn for the walker benchmark: the walker
 in its four generalised coordinates (hip x, y in the floor's frame, leg angles theta1,
 theta2 from -y), Lagrange's equations with the mass matrix written out, Hertz contact with
 Hunt-Crossley damping at the lowest point of each round foot, Coulomb friction with the
@@ -8,7 +8,7 @@ onset and separation, a sliding foot coming to rest, a sticking foot reaching mu
 swing foot passing the stance foot and stopping to move forward relative to it (the
 swing-leg rule) stop the integration; the modes
 are decided again, with the candidates' stick-slip states found by enumerating the modes
-of at most two feet (the seed's situations A to C), and the integration restarts.
+of at most two feet (the paper's situations A to C), and the integration restarts.
 
 Only numpy and scipy; the parameters are read from a linkdyn walker model file's numbers
 by the benchmark (``params_of``), nothing else of linkdyn is used.

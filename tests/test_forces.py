@@ -422,7 +422,7 @@ def arm_angle(r):
 
 
 def test_flexible_joint_series_form_against_its_equations():
-    # Seed 003, equations (1) with a fixed base: rotor angle x2, deflection x1.
+    # Vigne's note, equations (1) with a fixed base: rotor angle x2, deflection x1.
     from scipy.integrate import solve_ivp
 
     J, I, k, nu, m, g = 0.05, 1.0 / 3.0, 50.0, 0.5, 1.0, 9.81

@@ -1,6 +1,6 @@
-"""Linkages from points and lines (linkdyn.geometric) and seed 001's planar examples: the
-seed's rigidity conditions along the whole motion, exact velocities and accelerations against
-differences of positions, and errors that name the entry."""
+"""Linkages from points and lines (linkdyn.geometric) and the point-line-plane paper's planar
+examples: the paper's rigidity conditions along the whole motion, exact velocities and
+accelerations against differences of positions, and errors that name the entry."""
 
 import itertools
 import math

@@ -1,4 +1,4 @@
-"""The Jansen mechanism of the benchmark seed: structure and consistent initial state."""
+"""The Jansen mechanism of the benchmark: structure and consistent initial state."""
 
 import math
 
@@ -7,7 +7,7 @@ import pytest
 
 import linkdyn
 
-# Table 1 of the seed: bar lengths (m); linear density 1 kg/m.
+# Table 1 of the benchmark: bar lengths (m); linear density 1 kg/m.
 LENGTHS = [0.150, 0.500, 0.415, 0.393, 0.619, 0.558, 0.401, 0.394, 0.367, 0.657, 0.491]
 
 

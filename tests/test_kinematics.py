@@ -126,7 +126,8 @@ def test_jansen_against_circle_intersections_and_differences():
 
 
 def two_actuator_mechanism():
-    """Eight bodies: two sliders driven by the harmonic laws of seed 004 and three dyads."""
+    """Eight bodies: two sliders driven by the harmonic laws of Nurye's kinematic analysis tool
+    (2024) and three dyads."""
     s1 = laws.harmonic(0.05, -0.08, math.pi, math.pi / 4)
     s2 = laws.harmonic(0.04, -0.1, math.pi / 4, -math.pi / 3)
     P = np.array([s1(0.0)[0], 0.0])

@@ -1,6 +1,6 @@
 """Spherical and spatial linkages in natural coordinates (linkdyn.natural): closed-form
-spherical four-bar, invariants of seed 001's linkages along their motion, exact derivatives
-against finite differences, validation and files."""
+spherical four-bar, invariants of the point-line-plane paper's linkages along their motion,
+exact derivatives against finite differences, validation and files."""
 
 import json
 import math

@@ -1,4 +1,4 @@
-"""The passive walker of seed 002: each gait's defining behaviour, the swing-leg rule, the
+"""The passive walker of Zheng and Wang: each gait's defining behaviour, the swing-leg rule, the
 energy balance, and the limit cycles found by periodic_orbit with their Floquet
 multipliers."""
 

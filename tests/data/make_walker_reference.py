@@ -1,8 +1,8 @@
-"""Make the walker reference: each built-in gait integrated for 10 s by the seed's own method,
+"""Make the walker reference: each built-in gait integrated for 10 s by the paper's own method,
 written independently of linkdyn in benchmarks/walker_baseline.py (four generalised
 coordinates, Lagrange's equations, SciPy's LSODA with solve_ivp events, stick-slip decided
 by enumerating the feet's modes). Only the gaits' numbers come from linkdyn
-(linkdyn.models.walker.GAITS and SEED).
+(linkdyn.models.walker.GAITS and PAPER).
 
 Output: walker_reference.json: per gait, at t = 2 s and t = 10 s, the hip (x, y), the leg
 angles theta1, theta2 (counterclockwise from -y) and the number of touchdowns so far.
@@ -19,13 +19,13 @@ sys.path.insert(0, str(HERE.parent.parent / "benchmarks"))
 
 from walker_baseline import Walker, initial_state, params_of  # noqa: E402
 
-from linkdyn.models.walker import GAITS, SEED  # noqa: E402
+from linkdyn.models.walker import GAITS, PAPER  # noqa: E402
 
 
 def main():
     out = {}
     for name in sorted(GAITS):
-        p = params_of(name, GAITS, SEED)
+        p = params_of(name, GAITS, PAPER)
         out[name] = {}
         for t_end in (2.0, 10.0):
             w = Walker(p)

@@ -14,18 +14,18 @@ coordinates, evaluated by the compiled kernels' generic rows, so Phi_q and the a
 right-hand side are exact (no finite differences, no square roots):
 
 - unit rows ``"J3.unit"``: m . m = 1 for every moving point and normal of a spherical linkage
-  (seed 001's sphere and homogeneous-coordinate rows, eqs. 8 and 9), unless a link's basis
-  below already fixes its length;
+  (the point-line-plane paper's sphere and homogeneous-coordinate rows, eqs. 8 and 9),
+  unless a link's basis below already fixes its length;
 - a link of two members: m1 . m2 = const for a spherical linkage (the cosine of the arc
   between two points, the sine of a point's arc distance from a plane, the cosine of the angle
-  between two planes: the seed's RR, RP and PP rows, eqs. 1-7, with unit vectors), and
+  between two planes: the paper's RR, RP and PP rows, eqs. 1-7, with unit vectors), and
   |p1 - p2|^2 = const for a spatial one (row ``"L1.J1-J6"``);
 - a link of three or more members: a basis and the others' fixed coordinates in it. In a
   spherical linkage the basis is the least parallel pair (a, b), with the row a . b = const,
   and every other member is m = alpha a + beta b + gamma a x b (rows ``"L2.J3.x|y|z"``); in a
   spatial one the basis is the triangle (a, b, c) of largest area, with its three squared
   side lengths, and every other member is m = a + alpha (b - a) + beta (c - a) +
-  gamma (b - a) x (c - a). Unlike the seed's pairwise distances this keeps the link rigid
+  gamma (b - a) x (c - a). Unlike the paper's pairwise distances this keeps the link rigid
   with no mirror-image branch and no singular Jacobian where its joints become coplanar;
 - the input ``"input"``: a rotation of the input link about the axis through the centre and
   the input joint (a revolute point, or the pole of a prismatic plane), written as

@@ -1,7 +1,7 @@
 """Linkages described by their geometry: joints as points and lines, links as sets of joints
-(seed 001's representation), compiled into linkdyn's bodies and joints.
+(the point-line-plane paper's representation), compiled into linkdyn's bodies and joints.
 
-A planar linkage is given as its joints and links, as the seed's tables give them::
+A planar linkage is given as its joints and links, as the paper's tables give them::
 
     g = linkdyn.geometric.Linkage("stephenson2")
     g.revolute("J1", (0.0, -1.0))              # a revolute joint: a point (x, y), m
@@ -14,7 +14,7 @@ A planar linkage is given as its joints and links, as the seed's tables give the
 
 What the geometry means. A revolute joint pins together every link that lists it. A prismatic
 joint joins the two links that list it: they keep their relative orientation and slide along
-the line (each keeps its distance from the line, as in the seed's point-line rows). A coupler
+the line (each keeps its distance from the line, as in the paper's point-line rows). A coupler
 point is a marker of the one link that lists it. The input is a revolute joint of the ground
 (its other link turns about it at ``rate`` rad/s, counter-clockwise) or a prismatic joint of
 the ground (its other link slides along the line at ``rate`` m/s, in the direction (b, -a)).
@@ -23,7 +23,7 @@ How it compiles. Each moving link becomes a body (frame at the mean of its joint
 aligned with the world at the start) carrying its joints' points; a prismatic joint gets a
 point on its line (the foot of the perpendicular from the first link's frame origin) on both
 of its links. The bodies carry unit mass and inertia: the description is kinematic (what the
-seed's tables hold), so ``linkdyn.kinematics`` is its solver; dynamics needs the bodies'
+paper's tables hold), so ``linkdyn.kinematics`` is its solver; dynamics needs the bodies'
 masses, given with :class:`linkdyn.ModelBuilder`. Spherical and spatial linkages (points on a
 sphere, planes through its centre) are not supported yet: three coordinates for a point raise
 a ModelError saying so.
@@ -74,7 +74,8 @@ _JOINTS_OF = {PLANAR: (REVOLUTE, PRISMATIC, COUPLER), SPHERICAL: (REVOLUTE, PRIS
               SPATIAL: (BALL, COUPLER)}
 
 #: A point of a spherical linkage may lie this far (relative) from the unit sphere: tables
-#: round coordinates (seed 001's to two decimals, up to 0.7% off); it is projected onto it.
+#: round coordinates (the point-line-plane paper's to two decimals, up to 0.7% off); it is
+#: projected onto it.
 SPHERE_TOLERANCE = 1e-2
 
 

@@ -43,8 +43,8 @@ rolling coordinate
 t the line's direction: the velocity of the circle's material point at the contact relative
 to the line's, along t.
 
-Swinging feet (``swing_partner="other contact"``, both contacts on one ground line): seed
-002's rule that a walker's swing leg is not subject to contact forces, so that it does not
+Swinging feet (``swing_partner="other contact"``, both contacts on one ground line): Zheng
+and Wang's rule that a walker's swing leg is not subject to contact forces, so that it does not
 scuff the floor as it swings through. When this contact's circle is clear of the line,
 behind the partner's circle (along t) and the partner penetrates (the partner's foot
 carries) while moving forward relative to it, the contact becomes *swinging* and applies
@@ -53,7 +53,7 @@ its next touchdown is a heel strike), or as soon as it stops moving forward rela
 partner's (the rule holds only while the leg swings forward; a walker running out of speed
 puts its swing foot down again). Passing the partner (``"<contact>/pass"``) and stopping
 relative to it (``"<contact>/back"``) are events; the swinging intervals are kept in
-``result.friction_modes`` as modes "swing" and "clear". The rule is the seed's modelling
+``result.friction_modes`` as modes "swing" and "clear". The rule is the paper's modelling
 device, with its consequence: a walker that falls while a foot swings forward falls through
 the floor with that foot.
 
@@ -84,7 +84,7 @@ PointRef = tuple[str, str]
 HERTZ, LANKARANI, FRICTION = 1, 2, 3
 MODELS = {"hertz": HERTZ, "lankarani_nikravesh": LANKARANI}
 #: Default slip speed (m/s) below which a contact at a transition counts as at rest (the
-#: stick threshold of seed 002's walker).
+#: stick threshold of Zheng and Wang's walker).
 STICK_VELOCITY = 1e-5
 
 

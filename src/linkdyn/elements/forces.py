@@ -50,10 +50,11 @@ On a fixed base this is the exact reflected inertia; on a moving base it neglect
 rotor's own share of the base's rotation, ``J_r (w1^2 / 2 + n w1 (w2 - w1))`` in the kinetic
 energy, which is small for large gear ratios.
 
-Flexible joints (seed 003): ``add_flexible_joint`` builds the series-elastic actuator of
-the seed's Figure 1a (a rotor body between the motor and a torsional spring-damper to the
-output) or, with ``form="jiminy"``, its Figure 1b (the spring placed before the motor, on an
-extra body of small inertia I_f, with the rotor as an armature on the motor's joint).
+Flexible joints (Vigne, "A note on the model used by Jiminy to simulate flexibilities", 2020):
+``add_flexible_joint`` builds the series-elastic actuator of the note's Figure 1a (a rotor body
+between the motor and a torsional spring-damper to the output) or, with ``form="jiminy"``, its
+Figure 1b (the spring placed before the motor, on an extra body of small inertia I_f, with the
+rotor as an armature on the motor's joint).
 """
 
 from __future__ import annotations
@@ -333,9 +334,10 @@ class ForceBuilder:
     def add_flexible_joint(self, name: str, joint: str, stiffness, damping, rotor_inertia,
                            rotor_mass, law=0.0, form: str = "series", flex_inertia=None,
                            flex_mass=None) -> None:
-        """A series-elastic actuator on revolute ``joint`` (seed 003): the motor sits on the
-        joint's first body (the base) and drives its second (the output) through a torsional
-        spring-damper (``stiffness`` N m/rad, ``damping`` N m s/rad).
+        """A series-elastic actuator on revolute ``joint`` (Vigne's note on Jiminy's
+        flexibilities): the motor sits on the joint's first body (the base) and drives its
+        second (the output) through a torsional spring-damper (``stiffness`` N m/rad,
+        ``damping`` N m s/rad).
 
         ``form="series"`` (Figure 1a): a rotor body ``<name>/rotor`` of inertia
         ``rotor_inertia`` (the reflected inertia, kg m^2) and mass ``rotor_mass`` (kg) is pinned
@@ -346,7 +348,7 @@ class ForceBuilder:
         base and an extra body ``<name>/flex`` of inertia ``flex_inertia`` (I_f, small) and
         mass ``flex_mass`` (default ``rotor_mass``), pinned at the joint; the motor acts
         between that body and the output, with the rotor as an armature on their relative
-        rate. As I_f -> 0 it tends to the series form (the seed's argument).
+        rate. As I_f -> 0 it tends to the series form (the note's argument).
 
         The element's name reports the motor (``element_force``: its torque;
         ``element_coordinate``: the motor angle) and takes a controller's input;

@@ -7,9 +7,9 @@ dynamic benchmark's initial speed), for kinematic analysis. ``chain(n)`` generat
 chain of ``n`` bars (a size-scalable test model). ``nfourbar(n)`` and ``simple_pendulum()`` are
 problems A02 and A01 of the IFToMM multibody benchmarks (:mod:`linkdyn.models.iftomm`).
 ``stephenson2``, ``jansen_modified`` and ``crank_rocker`` (planar), ``spherical_rrpr``,
-``spherical_watt1`` (spherical) and ``five_ss`` (spatial) are seed 001's linkages of points,
-lines and planes (:mod:`linkdyn.models.linkages`, built with :mod:`linkdyn.geometric`), driven
-for kinematics.
+``spherical_watt1`` (spherical) and ``five_ss`` (spatial) are the point-line-plane paper's
+linkages of points, lines and planes (:mod:`linkdyn.models.linkages`, built with
+:mod:`linkdyn.geometric`), driven for kinematics.
 ``truss(panels)`` is a Warren truss swinging about its first node, a closed-loop model of any
 size with a known motion (:mod:`linkdyn.models.warren`).
 """

@@ -1,14 +1,16 @@
-"""The linkages of seed 001, from its tables of joints (points, lines and planes) and links,
-built with :mod:`linkdyn.geometric` (lengths in the tables' units, taken as m). Each is driven
-at its input at 1 rad/s (or 1 m/s), for ``linkdyn.kinematics``.
+"""The linkages of the point-line-plane paper (a geometric-constraints approach to unified
+kinematic simulation of n-bar planar and spherical linkages), from its tables of joints
+(points, lines and planes) and links, built with :mod:`linkdyn.geometric` (lengths in the
+tables' units, taken as m). Each is driven at its input at 1 rad/s (or 1 m/s), for
+``linkdyn.kinematics``.
 
 Planar:
 ``stephenson2()``: the Stephenson-II six-bar (Table 1), with a prismatic joint J3 between links
 L2 and L3 and the slider L5 on the ground line J7; coupler point J8.
 ``jansen_modified()``: Theo Jansen's linkage with the revolute joint between L2 and L4 replaced
 by the floating prismatic joint J3 (Table 3); J8 is the foot.
-``crank_rocker()``: a Grashof crank-rocker four-bar, the kind of linkage of the seed's speed
-comparison with Autodesk Inventor (the seed gives no dimensions; these are ours: ground 4,
+``crank_rocker()``: a Grashof crank-rocker four-bar, the kind of linkage of the paper's speed
+comparison with Autodesk Inventor (the paper gives no dimensions; these are ours: ground 4,
 crank 1, coupler 4, rocker 3), coupler point P.
 
 Spherical (points on the unit sphere, rounded to two decimals in the tables and projected
@@ -57,13 +59,13 @@ def linkage(name: str) -> Linkage:
 
 
 def stephenson2() -> Model:
-    """Seed 001's Stephenson-II six-bar (Table 1): input J1, coupler point J8."""
+    """The point-line-plane paper's Stephenson-II six-bar (Table 1): input J1, coupler point J8."""
     return _stephenson2().build()
 
 
 def jansen_modified() -> Model:
-    """Seed 001's modified Theo Jansen linkage (Table 3): input J1, foot J8 (a coupler point
-    of L7 in the table, listed there as a joint of that link)."""
+    """The point-line-plane paper's modified Theo Jansen linkage (Table 3): input J1, foot J8 (a
+    coupler point of L7 in the table, listed there as a joint of that link)."""
     return _jansen_modified().build()
 
 
@@ -73,19 +75,20 @@ def crank_rocker() -> Model:
 
 
 def spherical_rrpr() -> Model:
-    """Seed 001's spherical RRPR four-bar (Table 2): input J1, coupler point J5."""
+    """The point-line-plane paper's spherical RRPR four-bar (Table 2): input J1, coupler point
+    J5."""
     return _spherical_rrpr().build()
 
 
 def spherical_watt1() -> Model:
-    """Seed 001's spherical Watt-I six-bar (Table 4): input along the plane J1, coupler
-    point J8."""
+    """The point-line-plane paper's spherical Watt-I six-bar (Table 4): input along the plane
+    J1, coupler point J8."""
     return _spherical_watt1().build()
 
 
 def five_ss() -> Model:
-    """Seed 001's spatial 5-SS platform linkage (Table 5): actuator J1-J7, coupler point
-    J11."""
+    """The point-line-plane paper's spatial 5-SS platform linkage (Table 5): actuator J1-J7,
+    coupler point J11."""
     return _five_ss().build()
 
 

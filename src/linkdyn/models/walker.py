@@ -1,17 +1,18 @@
-"""The passive dynamic walker with round feet of seed 002 (Zheng and Wang): two straight legs
-pinned at the hip H, each with a round foot, walking down a slope under gravity alone.
+"""The passive dynamic walker with round feet of Zheng and Wang (an LCP method for a planar
+passive dynamic walker with round feet): two straight legs pinned at the hip H, each with a
+round foot, walking down a slope under gravity alone.
 
-Geometry (the seed's): each leg has mass m, length l from the hip to the bottom of its foot,
+Geometry (the paper's): each leg has mass m, length l from the hip to the bottom of its foot,
 moment of inertia J about its centre of mass C at distance d below the hip, and a foot that
 is an arc of radius r centred on the leg's axis at l - r below the hip. The model is written
 in a frame fixed to the floor: x down the slope along the floor, y normal to it; gravity is
 (g sin(slope), -g cos(slope)). A leg's angle theta is measured counterclockwise from -y (the
-seed's convention): theta > 0 puts the foot ahead (down the slope) of the hip.
+paper's convention): theta > 0 puts the foot ahead (down the slope) of the hip.
 
 Bodies ``leg1``, ``leg2`` (u along the leg, from the hip to the foot; points ``hip``,
 ``foot`` (the foot's centre), ``cm``); joint ``H``; contacts ``foot1``, ``foot2`` (Hertz
 with Hunt-Crossley damping, Coulomb friction with kinetic mu and static mu0, each the
-other's swing partner: seed 002's rule that the swing leg is not subject to contact forces,
+other's swing partner: Zheng and Wang's rule that the swing leg is not subject to contact forces,
 see :mod:`linkdyn.contacts`); markers ``hip``, ``O1``, ``O2`` (the foot centres).
 """
 
@@ -23,15 +24,15 @@ from ..describe.builder import ModelBuilder
 from ..elements import description
 from ..errors import ModelError
 
-__all__ = ["walker", "SEED"]
+__all__ = ["walker", "PAPER"]
 
-#: The seed's walker: m (kg), J (kg m^2), l, d, r (m), g (m/s^2), Hertz exponent n.
-SEED = dict(m=1.0, J=0.0096, l=0.40, d=0.10, r=0.08, g=9.8, n=1.5)
+#: The paper's walker: m (kg), J (kg m^2), l, d, r (m), g (m/s^2), Hertz exponent n.
+PAPER = dict(m=1.0, J=0.0096, l=0.40, d=0.10, r=0.08, g=9.8, n=1.5)
 
 
 def walker(*, slope, stiffness, damping, friction, static_friction, theta1, theta2,
-           omega1, omega2, name="walker", m=SEED["m"], J=SEED["J"], l=SEED["l"],
-           d=SEED["d"], r=SEED["r"], g=SEED["g"], exponent=SEED["n"],
+           omega1, omega2, name="walker", m=PAPER["m"], J=PAPER["J"], l=PAPER["l"],
+           d=PAPER["d"], r=PAPER["r"], g=PAPER["g"], exponent=PAPER["n"],
            stick_velocity=1e-5):
     """A walker (module notes) with leg 1 standing on its foot (at the static penetration
     of its share of the weight, x of the foot's centre 0) and leg 2 swinging: leg angles
@@ -82,14 +83,14 @@ def walker(*, slope, stiffness, damping, friction, static_friction, theta1, thet
 #: Poisson's ratio 0.5 (E* = E / (1 - nu^2) = 6.7 MPa).
 RUBBER_K = 2.5e6
 
-#: The four gaits of seed 002. The seed's text lost K, c, mu, mu0, the slope and the initial
+#: The four gaits of Zheng and Wang. The paper's text lost K, c, mu, mu0, the slope and the initial
 #: conditions; these were chosen here. c follows the Hunt-Crossley relation
 #: e = 1 - (2/3) c v0 between damping, restitution and the normal impact speed v0 (0.2-0.3
 #: m/s at the walker's heel strikes): c = 10 s/m makes the strike almost plastic (the foot
 #: stays down; 40 s/m for gait IV, which must lose its energy), c = 2.5 s/m leaves a
 #: restitution of about 0.5 (the foot bounces). mu / mu0 =
 #: 0.6 / 0.8 is rubber on a dry floor, 0.244 / 0.369 a slippery one, 0.8 / 1.0 a grippy one
-#: (gait IV, like the seed's larger coefficients that keep the walker from slipping).
+#: (gait IV, like the paper's larger coefficients that keep the walker from slipping).
 #: Slopes and initial conditions (leg 1 standing, leg 2 just behind it) came from a random
 #: search for motions that keep walking for 10 s; ``linkdyn.periodic_orbit`` then finds the
 #: limit cycle they converge to (tests/test_walker.py). Gait IV starts as gait I on a slope
@@ -134,7 +135,7 @@ def gait_notes(name) -> list:
     from."""
     p = GAITS[name]
     return [p["note"],
-            "Seed 002 (Zheng and Wang) walker: m = 1.0 kg, J = 0.0096 kg m^2, l = 0.40 m, "
+            "Zheng and Wang's walker: m = 1.0 kg, J = 0.0096 kg m^2, l = 0.40 m, "
             "d = 0.10 m, r = 0.08 m, g = 9.8 m/s^2, Hertz exponent n = 1.5, stick threshold "
             "1e-5 m/s (linkdyn.models.walker).",
             f"Contact stiffness K = {p['stiffness']:.3g} N/m^1.5: Hertz's (4/3) E* sqrt(r) "

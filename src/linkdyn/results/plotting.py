@@ -53,7 +53,7 @@ def _readable_axis(ax):
 
 
 def plot_simulation(result, directory, markers=None) -> list[Path]:
-    """Write ``markers.png`` (x and y of the markers against time, like the Jansen seed's
+    """Write ``markers.png`` (x and y of the markers against time, like the Jansen benchmark's
     Figure 2; ``markers``: the names, default all) and ``invariants.png`` (energy variation and
     the position and velocity constraint norms on a log scale, like its Figure 3; exact
     zeros are left out of the log panels). Returns the paths."""
@@ -205,7 +205,7 @@ def plot_kinematics(result, directory) -> list[Path]:
 def plot_contacts(result, directory) -> list[Path]:
     """Write ``contacts.png``: per contact, its normal force and (with friction) its friction
     force against time, and the lowest point of its circle relative to the line (the
-    seed 002 walker's g_N: negative while the circle penetrates). Returns the paths."""
+    g_N of Zheng and Wang's walker: negative while the circle penetrates). Returns the paths."""
     plt = _pyplot()
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
@@ -241,7 +241,7 @@ def plot_contacts(result, directory) -> list[Path]:
 
 
 def plot_gait(result, directory, legs=("leg1", "leg2"), hip="hip") -> list[Path]:
-    """Write ``gait.png`` for a walker (seed 002's Figures 6-10): the legs' swing angles
+    """Write ``gait.png`` for a walker (Zheng and Wang's Figures 6-10): the legs' swing angles
     (counterclockwise from -y, the floor's normal pointing down) against time, their phase
     portraits, the hip's trajectory, and ``contacts.png`` (:func:`plot_contacts`)."""
     plt = _pyplot()
