@@ -12,8 +12,8 @@ PACKAGE = Path(linkdyn.__file__).resolve().parent
 
 #: Stages, lowest first: a module may import its own stage and the stages before it.
 LAYERS = [
-    ("foundation", ("errors", "_checks", "_progress", "_version", "_kernels", "_bdf",
-                    "_kinematics", "_lcp")),
+    ("foundation", ("errors", "_checks", "_progress", "_version", "_html", "_kernels",
+                    "_bdf", "_kinematics", "_lcp")),
     ("elements", ("elements",)),
     ("compile", ("compile",)),
     ("describe", ("describe",)),

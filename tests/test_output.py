@@ -182,3 +182,22 @@ def test_recorded_results_pickle(jansen):
     back = pickle.loads(pickle.dumps(r))
     assert np.array_equal(back.marker("foot"), r.marker("foot"))
     assert np.array_equal(back.energy, r.energy)
+
+
+def test_models_and_results_summarise_themselves_in_a_notebook():
+    import linkdyn as ld
+
+    model = ld.load_model("jansen")
+    html = model._repr_html_()
+    assert "linkdyn model jansen (planar)" in html and "11: L1, L2" in html
+    assert "44, 43" in html and "kinematic only</th><td style='text-align:left'>no" in html
+    r = ld.simulate(model, 0.1, dt_out=0.05)
+    html = r._repr_html_()
+    assert "success" in html and "3 output rows" in html and "energy variation" in html
+    k = ld.kinematics("stephenson2", np.linspace(0.0, 0.2, 5))
+    html = k._repr_html_()
+    assert "5 positions" in html and "smallest reciprocal condition" in html
+    # Names are escaped: a model named like markup stays text.
+    b = ld.ModelBuilder("<b>x</b>")
+    b.add_body("m", mass=1.0, inertia=1.0)
+    assert "&lt;b&gt;x&lt;/b&gt;" in b.build()._repr_html_()

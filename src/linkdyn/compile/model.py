@@ -11,6 +11,7 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
+from .. import _html
 from .._kernels import Kernels
 from ..elements.description import Description
 from ..elements.description import save as save_description
@@ -99,6 +100,21 @@ class Model:
     def __repr__(self):
         return (f"<linkdyn.Model {self.name!r}: {self.nbody} bodies, {len(self.joint_names)} "
                 f"joints, {self.nq} coordinates, {self.nc} constraints>")
+
+    def _repr_html_(self) -> str:
+        """The model's summary in a notebook."""
+        contacts = [name for _, name, _ in self.force_info.get("contacts", ())]
+        return _html.table(f"linkdyn model {self.name} ({self.space})", [
+            ("bodies", _html.names(self.body_names)),
+            ("joints", _html.names(self.joint_names)),
+            ("drivers", _html.names(self.driver_names)),
+            ("force elements", _html.names(self.force_names)),
+            ("contacts", _html.names(contacts)),
+            ("markers", _html.names(self.marker_names)),
+            ("coordinates, constraints", f"{self.nq}, {self.nc}"),
+            ("kinematic only", "yes" if (self.space != "planar" or getattr(
+                self.description, "kinematic", False)) else "no"),
+        ])
 
     #: "planar" for models of bodies in the plane; the natural-coordinate models of
     #: :mod:`linkdyn.natural` are "spherical" or "spatial" (kinematics only).

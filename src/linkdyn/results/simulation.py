@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import UnknownNameError
+from .. import _html
 from ..compile.model import Model
 from ..elements.bodies import GROUND
 from ..elements.friction import gradient
@@ -87,6 +88,20 @@ class SimulationResult(TrajectoryAccessors):
     _friction_rows: tuple = field(default=(), repr=False, compare=False)
     recorded: dict | None = field(default=None, repr=False, compare=False)
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def _repr_html_(self) -> str:
+        """The run's summary in a notebook."""
+        st = self.stats
+        rows = [("status", self.status),
+                ("t", f"{self.t[0]:g} .. {self.t[-1]:g} s, {len(self.t)} output rows"
+                 if len(self.t) else "no rows"),
+                ("work", f"{st.get('steps', 0)} steps, "
+                         f"{1e3 * st.get('integration_seconds', 0.0):.1f} ms"),
+                ("events", _html.names([e.name for e in self.events]))]
+        if self.q is not None and len(self.t):
+            rows.append(("energy variation", f"{np.ptp(self.energy):.3e} J"))
+            rows.append(("max |Phi|", f"{self.phi_norm.max():.3e}"))
+        return _html.table(f"linkdyn simulation of {self.model.name}", rows)
 
     @property
     @needs_rows

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..models import as_model
+from .. import _html
 from .._kinematics import STATUS, KinematicSweep
 from .._progress import Reporter, check_callback
 from ..compile.model import Model, _readonly, check_output_size
@@ -100,6 +101,18 @@ class KinematicsResult(TrajectoryAccessors):
     status: str = "success"
     limits: tuple = ()
     branch_changes: tuple = ()
+
+    def _repr_html_(self) -> str:
+        """The sweep's summary in a notebook."""
+        rows = [("status", self.status),
+                ("t", f"{self.t[0]:g} .. {self.t[-1]:g} s, {len(self.t)} positions"
+                 if len(self.t) else "no positions"),
+                ("sweep", f"{1e3 * self.stats.get('sweep_seconds', 0.0):.1f} ms"),
+                ("smallest reciprocal condition",
+                 f"{self.rcond.min():.3e}" if len(self.rcond) else "-"),
+                ("singular configurations", str(len(self.singularities))),
+                ("limit positions passed", str(len(self.limits)))]
+        return _html.table(f"linkdyn kinematics of {self.model.name}", rows)
 
 
 
