@@ -20,6 +20,7 @@ LAYERS = [
     ("models", ("models",)),
     ("results", ("results",)),
     ("solve", ("solve",)),
+    ("design", ("design",)),
     ("batch", ("batch",)),
     ("command", ("cli", "__main__", "__init__")),
 ]

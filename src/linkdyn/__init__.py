@@ -41,6 +41,7 @@ from .solve.simulate import ControlState, SimulationResult, simulate
 from .solve.accuracy import ErrorEstimate, estimate_error
 from .solve.statics import Equilibrium, Modes, equilibrium, modes
 from .solve.periodic import PeriodicOrbit, PeriodicOrbitError, periodic_orbit
+from . import design
 from .batch import sweep as _sweep_module
 from .batch.sweep import sweep
 
@@ -107,6 +108,7 @@ __all__ = [
     "chain",
     "consistent_state",
     "contacts",
+    "design",
     "equilibrium",
     "estimate_error",
     "events",
