@@ -322,11 +322,13 @@ static void set_tolerances(ld_bdf *w, double qmax)
     const ld_bdf_options *opt = &w->opt;
     if (opt->proportional && opt->rtol < PROPORTIONAL_REF) {
         double f = pow(opt->rtol / PROPORTIONAL_REF, PROPORTIONAL_EXP);
+        w->stats.transformed_rtol = opt->rtol * f;
         w->rtol = fmax(opt->rtol * f, LOCAL_FLOOR * DBL_EPSILON * fmax(1.0, qmax));
         w->atol = opt->atol * (w->rtol / opt->rtol);
     } else {
         w->rtol = opt->rtol;
         w->atol = opt->atol;
+        w->stats.transformed_rtol = opt->rtol;
     }
     w->stats.local_rtol = w->rtol;
     w->stats.local_atol = w->atol;
@@ -909,6 +911,28 @@ static int consistent_output(ld_bdf *w, double t, double *y)
     return all_finite(y, w->n) ? LD_BDF_SUCCESS : LD_BDF_NONFINITE;
 }
 
+/* The constraint residual of an output row, kept as the largest over the run (max-norm;
+ * NaN counts as the largest): what the caller checks the run's promise against. Uses the
+ * scratch row w->phi (free outside consistent_output). */
+static int track_output_phi(ld_bdf *w, double t, const double *y)
+{
+    const ld_system *s = w->sys;
+    int i;
+    double worst = 0.0;
+    if (w->nc == 0) return LD_BDF_SUCCESS;
+    if (s->phi(s->user, t, y, w->phi) != LD_OK) return LD_BDF_CALLBACK;
+    zero_inactive(w, w->phi);
+    for (i = 0; i < w->nc; i++) {
+        double a = fabs(w->phi[i]);
+        if (!(a <= worst)) worst = a;
+    }
+    if (!(worst <= w->stats.max_output_phi)) {
+        w->stats.max_output_phi = worst;
+        w->stats.max_output_phi_t = t;
+    }
+    return LD_BDF_SUCCESS;
+}
+
 static void dense_output(const ld_bdf *w, double t_eval, double *out)
 {
     int j, i, n = w->n;
@@ -1066,6 +1090,7 @@ static int finish_step(ld_bdf *w, int n_out, const double *t_out, double *y_out,
         dense_output(w, t_out[*n_written], row);
         st = w->opt.project_output ? consistent_output(w, t_out[*n_written], row)
                                    : LD_BDF_SUCCESS;
+        if (st == LD_BDF_SUCCESS) st = track_output_phi(w, t_out[*n_written], row);
         if (w->opt.clock) w->stats.output_seconds += w->opt.clock() - c0;
         if (st != LD_BDF_SUCCESS) return fail(w, st, w->t, w->h);
         (*n_written)++;
@@ -1124,6 +1149,8 @@ int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out, do
     /* Outputs at the current time. */
     while (*n_written < n_out && t_out[*n_written] <= w->t) {
         memcpy(y_out + (size_t)(*n_written) * n, w->D, (size_t)n * sizeof(double));
+        if ((st = track_output_phi(w, w->t, w->D)) != LD_BDF_SUCCESS)
+            return fail(w, st, w->t, w->h);
         (*n_written)++;
         w->stats.output_rows++;
     }

@@ -65,8 +65,12 @@ typedef struct ld_bdf_stats {
     long full_factorizations;   /* of which with fresh pivoting (klu_factor) */
     long order_steps[LD_BDF_MAX_ORDER + 1]; /* accepted steps per order (index = order) */
     double local_rtol, local_atol;          /* the tolerances the error test uses */
+    double transformed_rtol;    /* the local rtol the transform asks for, before the
+                                   round-off floor (local_rtol above it: floored) */
     double max_output_velocity_violation;   /* largest |Phi_q v + Phi_t| of an output row
                                                before its projection */
+    double max_output_phi;      /* largest |Phi(q, t)| (max-norm) of an output row */
+    double max_output_phi_t;    /* the time of that row */
     long events;                /* events located */
     long restarts;              /* restarts (after events, or asked for) */
     long output_rows;           /* rows written to output buffers */

@@ -44,7 +44,10 @@ cdef extern from "ld_bdf.h":
         long order_steps[6]
         double local_rtol
         double local_atol
+        double transformed_rtol
         double max_output_velocity_violation
+        double max_output_phi
+        double max_output_phi_t
         long events
         long restarts
         long noise_limited
@@ -230,6 +233,8 @@ cdef class BDFIntegrator:
                     full_factorizations=s.full_factorizations,
                     steps_per_order=[s.order_steps[k] for k in range(1, 6)],
                     max_output_velocity_violation=s.max_output_velocity_violation,
+                    max_output_phi=s.max_output_phi, max_output_phi_t=s.max_output_phi_t,
                     events=s.events, restarts=s.restarts, noise_limited=s.noise_limited,
                     output_rows=s.output_rows, output_seconds=s.output_seconds,
-                    local_rtol=s.local_rtol, local_atol=s.local_atol)
+                    local_rtol=s.local_rtol, local_atol=s.local_atol,
+                    transformed_rtol=s.transformed_rtol)
