@@ -289,19 +289,13 @@ def _cmd_animate(args) -> int:
 
 
 def _turn_time(model):
-    """The time of one turn of the model's input, when it has one angle input turning at a
-    constant rate (a crank, a linkage's input joint); else None."""
-    from .elements.joints import AngleDriverSpec
-
+    """The time of one turn of the model's input, when it turns at a constant rate (a
+    crank, a linkage's input joint); else None."""
     laws = model.driver_laws
-    if len(laws) != 1:
+    if len(laws) != 1 or not model.input_turns:
         return None
-    name, law = laws[0]
-    turning = model.space != "planar" and getattr(model, "_turn", None) is not None
-    if model.space == "planar":
-        turning = any(d.name == name and isinstance(d, AngleDriverSpec)
-                      for d in model.description.drivers)
-    if not turning or law.kind != "linear" or law.params[1] == 0.0:
+    law = laws[0][1]
+    if law.kind != "linear" or law.params[1] == 0.0:
         return None
     return 2.0 * math.pi / abs(law.params[1])
 

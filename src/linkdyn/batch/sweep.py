@@ -296,11 +296,11 @@ def sweep(model, parameters, *, run="simulate", run_options=None, outputs=None,
     except ImportError:
         raise ImportError("linkdyn.sweep needs pandas (pip install 'linkdyn[sweep]')") from None
     from ..compile.model import Model, require_dynamic
-    from ..models import load_model
+    from ..models import as_model
 
     factory = None
     if isinstance(model, (str, os.PathLike)):
-        model = load_model(model)
+        model = as_model(model)
     if isinstance(model, Model):
         require_dynamic(model, "sweep")
         base = model.description

@@ -127,6 +127,12 @@ class Model:
         """(driver name, Law) of each driver, in row order."""
         return tuple((d.name, d.law) for d in self.description.drivers)
 
+    @property
+    def input_turns(self) -> bool:
+        """Whether the model has one driver and it turns a joint (an angle driver)."""
+        drivers = self.description.drivers
+        return len(drivers) == 1 and isinstance(drivers[0], AngleDriverSpec)
+
     def orientation_cosines(self, q, t: float = 0.0, state=None) -> np.ndarray:
         """Rows written as a sine (an angle driver: sin(angle - f); a prismatic joint's
         relative orientation) are also met half a turn away; their cosines, one per such row

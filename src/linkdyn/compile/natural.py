@@ -127,6 +127,11 @@ class NaturalModel(Model):
     def driver_laws(self) -> tuple:
         return self._driver_laws
 
+    @property
+    def input_turns(self) -> bool:
+        """Whether the input turns a link about a ground joint (not a linear actuator)."""
+        return self._turn is not None
+
     def orientation_cosines(self, q, t: float = 0.0, state=None) -> np.ndarray:
         """The input turn's row, sin(angle - f), is also met half a turn away: its cosine
         (+1 intended, -1 flipped); empty for an actuator input."""

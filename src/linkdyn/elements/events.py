@@ -17,6 +17,7 @@ consistent accelerations), as it must after a discontinuity. Events are given pe
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -185,29 +186,26 @@ def compile_events(model, events) -> dict:
 
 def _distinct_names(events, taken) -> tuple:
     """The user's events with their automatic names made distinct: an automatic name shared
-    with another event gets the event's value, then its direction, then a count."""
+    with another event gets the event's value, then (if two share that too) its direction,
+    then a count."""
     events = tuple(events)
     if not all(isinstance(e, Event) for e in events):
         return events                  # the per-event check names the stranger
-    given = [e.name for e in events if not e.automatic]
+    count = Counter(e.name for e in events)
+    same_value = Counter((e.name, f"{e.value:g}") for e in events if e.automatic)
+    used = set(taken) | {e.name for e in events if not e.automatic}
     out = []
-    for i, e in enumerate(events):
-        if not e.automatic:
-            out.append(e)
-            continue
-        others = taken | set(given) | {x.name for j, x in enumerate(events) if j != i}
+    for e in events:
         name = e.name
-        if name in others:
+        if e.automatic and (count[name] > 1 or name in used):
             name = f"{e.name}@{e.value:g}"
-            same = [x for j, x in enumerate(events) if j != i and x.automatic
-                    and x.name == e.name and f"{x.value:g}" == f"{e.value:g}"]
-            if same or name in others:
+            if same_value[(e.name, f"{e.value:g}")] > 1:
                 name += "/" + {1: "up", -1: "down", 0: "both"}[e.direction]
-            k = 2
-            base = name
-            while name in {x.name for x in out} | taken | set(given):
+            base, k = name, 2
+            while name in used:
                 name, k = f"{base}#{k}", k + 1
-        out.append(replace(e, name=name))
+        used.add(name)
+        out.append(e if name == e.name else replace(e, name=name))
     return tuple(out)
 
 
