@@ -34,10 +34,10 @@ extensions = [
     ),
     Extension(
         "linkdyn._bdf",
-        sources=["src/linkdyn/_bdf.pyx", "csrc/ld_bdf.c"],
+        sources=["src/linkdyn/_bdf.pyx", "csrc/ld_bdf.c", "csrc/ld_rk.c"],
         include_dirs=["csrc", "src/linkdyn", numpy.get_include()] + ss_include,
         library_dirs=ss_lib,
-        libraries=["klu"],
+        libraries=["klu", "ldl", "amd"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     ),
     Extension(

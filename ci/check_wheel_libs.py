@@ -10,7 +10,7 @@ from pathlib import Path
 
 import linkdyn
 
-SUITESPARSE = re.compile(r"lib(klu|amd|colamd|btf|camd|ccolamd|cholmod|suitesparseconfig)\b")
+SUITESPARSE = re.compile(r"lib(klu|ldl|amd|colamd|btf|camd|ccolamd|cholmod|suitesparseconfig)\b")
 
 pkg = Path(linkdyn.__file__).parent
 libs = pkg.parent / "linkdyn.libs"

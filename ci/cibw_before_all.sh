@@ -21,8 +21,9 @@ case "$(uname -s)" in
         brew install suite-sparse
         ;;
     MINGW*|MSYS*|CYGWIN*)
-        # vcpkg is preinstalled on the CI images; KLU pulls in AMD, COLAMD, BTF and config.
-        vcpkg install suitesparse-klu:x64-windows
+        # vcpkg is preinstalled on the CI images; KLU pulls in AMD, COLAMD, BTF and config;
+        # LDL (the explicit method's Schur complement) is its own port.
+        vcpkg install suitesparse-klu:x64-windows suitesparse-ldl:x64-windows
         ;;
     *)
         echo "cibw_before_all: unsupported platform $(uname -s)" >&2

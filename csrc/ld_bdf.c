@@ -140,14 +140,12 @@
  * Newton residue divided by c^2, and a friction limit tested on them fired false slip events
  * whenever the steps were small (tests/test_friction.py).
  */
-#include "ld_bdf.h"
+#include "ld_bdf_impl.h"
 
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <klu.h>
 
 #define NROWS (LD_BDF_MAX_ORDER + 3)
 #define MIN_FACTOR 0.2
@@ -164,61 +162,7 @@
 #define NOISE_LIMIT 1048576.0   /* largest correction (in eps max|q|) of a noise-limited solve */
 #define CONDEST_FRACTION 1e-4   /* ... and at most this fraction of KLU's condition estimate */
 
-struct ld_bdf {
-    const ld_system *sys;
-    ld_bdf_options opt;
-    int nq, nc, n, ng;
-    int nz, zoff;               /* quadratures z at y[zoff .. zoff + nz - 1], zoff = 2 nq + nc */
-    int initialised;
 
-    double t, h;
-    int order, n_equal;
-    double rtol, atol;          /* local tolerances (after the proportionality transform) */
-    double newton_tol;
-    double vel_floor;           /* Newton residue the velocity estimate must tolerate (see top) */
-    double settled;             /* Newton corrections below this are round-off */
-    double noise;               /* Newton residue observed where the iteration stagnated */
-
-    double *D;                  /* NROWS x n backward differences */
-    double *Dtmp;               /* (MAX_ORDER + 1) x n scratch for rescaling */
-    double *y_pred, *psi, *d, *y, *scale;
-    double *res;                /* ng: residual, then Newton correction */
-    double *phi, *phiq, *fq, *fv, *hess, *force, *lam_scaled;
-
-    int g_nnz;
-    int *Gp, *Gi;
-    double *Gx;
-    int *map_M, *map_fq, *map_fv, *map_h, *map_J, *map_JT;
-    int *map_D;                 /* [nc] diagonal slots of the constraint block (NULL: none) */
-    int map_D_wanted;           /* switchable rows or regularisation */
-    double *rdiag;              /* [nc] diag(Phi_q M^-1 Phi_q^T) at the last (re)start */
-    double out_reg;             /* regularisation of the index-1 solves */
-
-    klu_common common;
-    klu_symbolic *sym;
-    klu_numeric *num;
-    klu_numeric *num_out;       /* [M Phi_q^T; Phi_q 0] at the last output */
-    int nev;                    /* events */
-    double *g_old, *g_new, *g_mid;   /* [nev] at the last accepted state, the new, a trial */
-    double *g_end;              /* [nev] the new state's values, kept through the search */
-    double *y_ev;               /* [n] state at a trial time of the event search */
-    int *fired;                 /* [nev] directions of the events that fired */
-    double t_event;
-    int restart_pending;        /* the state was moved to an event: restart before stepping */
-    int tail_pending;           /* an accepted step not finished (finish_step): */
-    int tail_order, tail_event; /*   its order, whether an event was located in it, */
-    double tail_err, tail_safety, tail_t_stop; /* its error, step safety factor and the
-                                   last time of its output rows */
-    int newton_iters;           /* iterations of the last Newton solve */
-    int refresh_next;           /* refresh the iteration matrix before the next step */
-
-    double gamma[LD_BDF_MAX_ORDER + 2];
-    double err_const[LD_BDF_MAX_ORDER + 2];
-
-    ld_bdf_stats stats;
-    double fail_t, fail_h;
-    int fail_index;
-};
 
 /* ------------------------------------------------------------------------------------------ */
 
@@ -241,6 +185,7 @@ void ld_bdf_default_options(ld_bdf_options *o)
     o->output_regularization = 0.0;
     o->stop_when_full = 0;
     o->clock = NULL;
+    o->method = LD_METHOD_BDF;
 }
 
 /* Largest iteration matrix analysed with KLU's block triangular form (see ld_bdf_create). */
@@ -349,7 +294,8 @@ int ld_bdf_create(const ld_system *sys, const ld_bdf_options *opt, ld_bdf **out)
         opt->max_order < 1 || opt->max_order > LD_BDF_MAX_ORDER || opt->newton_max_iter < 1 ||
         opt->h_init < 0 || opt->h_min < 0 || opt->h_max < 0 || opt->newton_tol < 0 ||
         !(opt->event_tol >= 0) || !(opt->regularization >= 0) ||
-        !(opt->output_regularization >= 0) || sys->nev < 0 || (sys->nev > 0 && !sys->events))
+        !(opt->output_regularization >= 0) || sys->nev < 0 || (sys->nev > 0 && !sys->events) ||
+        opt->method < LD_METHOD_BDF || opt->method > LD_METHOD_AUTO)
         return LD_BDF_BAD_INPUT;
     w = (ld_bdf *)calloc(1, sizeof(ld_bdf));
     if (!w) return LD_BDF_NO_MEMORY;
@@ -396,6 +342,7 @@ int ld_bdf_create(const ld_system *sys, const ld_bdf_options *opt, ld_bdf **out)
     w->rdiag = (double *)calloc((size_t)(w->nc > 0 ? w->nc : 1), sizeof(double));
     if (!w->rdiag) { ld_bdf_free(w); return LD_BDF_NO_MEMORY; }
     st = build_pattern(w);
+    if (st == LD_BDF_SUCCESS && opt->method != LD_METHOD_BDF) st = ld__rk_create(w);
     if (st != LD_BDF_SUCCESS) { ld_bdf_free(w); return st; }
 
     w->gamma[0] = 0.0;
@@ -421,6 +368,7 @@ int ld_bdf_create(const ld_system *sys, const ld_bdf_options *opt, ld_bdf **out)
 void ld_bdf_free(ld_bdf *w)
 {
     if (!w) return;
+    ld__rk_free(w);
     if (w->num) klu_free_numeric(&w->num, &w->common);
     if (w->num_out) klu_free_numeric(&w->num_out, &w->common);
     if (w->sym) klu_free_symbolic(&w->sym, &w->common);
@@ -692,6 +640,30 @@ static int refresh_G(ld_bdf *w, double t, double c)
 
 /* ------------------------------------------------------------------------------------------ */
 
+/* The end of a start: the accepted initial state and its event values. */
+static int started(ld_bdf *w, double t0, const double *q0, const double *v0)
+{
+    const ld_system *s = w->sys;
+    if (s->accept && s->accept(s->user, t0, q0, v0) != LD_OK) return LD_BDF_CALLBACK;
+    if (w->nev && s->events(s->user, t0, q0, v0, w->D + 2 * w->nq, w->g_old) != LD_OK)
+        return LD_BDF_CALLBACK;
+    w->restart_pending = 0;
+    w->tail_pending = 0;
+    w->switch_pending = 0;
+    w->initialised = 1;
+    return LD_BDF_SUCCESS;
+}
+
+/* Whether a start uses the explicit method: method rk, and method auto unless redundant
+ * constraints are allowed (regularisation): the explicit method's accelerations would carry
+ * the regularisation's bias, which the BDF's corrector does not (ld_bdf.c, "Redundant
+ * constraints"). */
+static int explicit_first(const ld_bdf *w)
+{
+    if (w->opt.method == LD_METHOD_RK) return 1;
+    return w->opt.method == LD_METHOD_AUTO && !(w->opt.regularization > 0);
+}
+
 /* Start (or restart) the integration at t0 from (q0, v0, z0): consistent accelerations and
  * multipliers, order 1, a first step from the acceleration. q0, v0, z0 must not point into
  * the history D. */
@@ -723,6 +695,10 @@ static int start(ld_bdf *w, double t0, const double *q0, const double *v0, const
     if ((st = solve_G(w, rhs)) != LD_BDF_SUCCESS) return st;
     a = rhs;
     memcpy(w->D + 2 * nq, rhs + nq, (size_t)nc * sizeof(double));   /* lam0 */
+    if (w->use_rk) {
+        if ((st = ld__rk_start(w, a)) != LD_BDF_SUCCESS) return st;
+        return started(w, t0, q0, v0);
+    }
 
     /* First step: order-1 error 0.5 h^2 |q''| of about a tenth of the tolerance. */
     for (i = 0; i < w->n; i++) w->scale[i] = w->atol + w->rtol * fabs(w->D[i]);
@@ -742,13 +718,7 @@ static int start(ld_bdf *w, double t0, const double *q0, const double *v0, const
         if (s->aux_rate(s->user, t0, q0, v0, zr) != LD_OK) return LD_BDF_CALLBACK;
         for (i = 0; i < w->nz; i++) zr[i] *= w->h;
     }
-    if (s->accept && s->accept(s->user, t0, q0, v0) != LD_OK) return LD_BDF_CALLBACK;
-    if (w->nev && s->events(s->user, t0, q0, v0, w->D + 2 * nq, w->g_old) != LD_OK)
-        return LD_BDF_CALLBACK;
-    w->restart_pending = 0;
-    w->tail_pending = 0;
-    w->initialised = 1;
-    return LD_BDF_SUCCESS;
+    return started(w, t0, q0, v0);
 }
 
 int ld_bdf_init(ld_bdf *w, double t0, const double *q0, const double *v0, const double *z0)
@@ -761,6 +731,8 @@ int ld_bdf_init(ld_bdf *w, double t0, const double *q0, const double *v0, const 
         return LD_BDF_BAD_INPUT;
     for (i = 0; i < nq; i++) nrm = fmax(nrm, fabs(q0[i]));
     set_tolerances(w, nrm);
+    ld__rk_set_tolerances(w, nrm);
+    w->use_rk = explicit_first(w);
     return start(w, t0, q0, v0, z0);
 }
 
@@ -779,8 +751,29 @@ int ld_bdf_restart_at(ld_bdf *w, const double *q, const double *v)
     memcpy(w->y, w->D, (size_t)w->n * sizeof(double));
     if (q) memcpy(w->y, q, (size_t)nq * sizeof(double));
     if (v) memcpy(w->y + nq, v, (size_t)nq * sizeof(double));
+    /* With method auto every restart (an event, a new mode) tries the explicit method. */
+    if (explicit_first(w) && !w->use_rk) {
+        w->use_rk = 1;
+        w->stats.switches_to_rk++;
+    }
     return start(w, w->t, w->y, w->y + nq, w->y + w->zoff);
 }
+
+/* (Method auto) continue with the BDF from the current state: stiffness, or a failure of the
+ * explicit method. The state is the last accepted one, made consistent by the start. */
+static int switch_to_bdf(ld_bdf *w)
+{
+    w->switch_pending = 0;
+    w->use_rk = 0;
+    w->stats.switches_to_bdf++;
+    memcpy(w->y, w->D, (size_t)w->n * sizeof(double));
+    return start(w, w->t, w->y, w->y + w->nq, w->y + w->zoff);
+}
+
+/* Shared with ld_rk.c */
+int ld__all_finite(const double *x, int n) { return all_finite(x, n); }
+int ld__eval_phi_q(ld_bdf *w, double t, const double *q) { return eval_phi_q(w, t, q); }
+void ld__zero_inactive(const ld_bdf *w, double *rows) { zero_inactive(w, rows); }
 
 /* Add the Newton correction in res to d_q and to the multipliers (res holds mu = c^2 lam). */
 static void apply_correction(ld_bdf *w, double c)
@@ -877,6 +870,11 @@ static int consistent_output(ld_bdf *w, double t, double *y)
     const ld_system *s = w->sys;
     int i, j, p, nq = w->nq, nc = w->nc;
     double *q = y, *v = y + nq, *rhs = w->res, rn = 0.0;
+    if (w->use_rk) {
+        /* The explicit method's Schur complement; the KKT matrix where S is singular. */
+        int st = ld__rk_consistent(w, t, y);
+        if (st != LD_BDF_SINGULAR) return st;
+    }
     if (eval_phi_q(w, t, q) != LD_OK || s->phi_t(s->user, t, q, w->phi) != LD_OK)
         return LD_BDF_CALLBACK;
     zero_inactive(w, w->phi);
@@ -933,16 +931,19 @@ static int track_output_phi(ld_bdf *w, double t, const double *y)
     return LD_BDF_SUCCESS;
 }
 
-static void dense_output(const ld_bdf *w, double t_eval, double *out)
+/* The current step's interpolant at t_eval (the explicit method's, or the BDF polynomial). */
+static int dense_output(ld_bdf *w, double t_eval, double *out)
 {
     int j, i, n = w->n;
     double p = 1.0;
+    if (w->use_rk) return ld__rk_dense(w, t_eval, out);
     memcpy(out, w->D, (size_t)n * sizeof(double));
     for (j = 0; j < w->order; j++) {
         const double *Dj = w->D + (size_t)(j + 1) * n;
         p *= (t_eval - (w->t - w->h * j)) / (w->h * (1 + j));
         for (i = 0; i < n; i++) out[i] += Dj[i] * p;
     }
+    return LD_BDF_SUCCESS;
 }
 
 static int fail(ld_bdf *w, int status, double t, double h)
@@ -985,10 +986,11 @@ static int events_at(ld_bdf *w, double t, const double *y, double *g)
 }
 
 /* y_ev <- y, or the current step's interpolant at t when y is NULL. */
-static void event_state(ld_bdf *w, double t, const double *y)
+static int event_state(ld_bdf *w, double t, const double *y)
 {
-    if (y) memcpy(w->y_ev, y, (size_t)w->n * sizeof(double));
-    else dense_output(w, t, w->y_ev);
+    if (!y) return dense_output(w, t, w->y_ev);
+    memcpy(w->y_ev, y, (size_t)w->n * sizeof(double));
+    return LD_BDF_SUCCESS;
 }
 
 /* The event functions at the consistent state of y (NULL: the interpolant at t), made in
@@ -999,11 +1001,11 @@ static int events_consistent(ld_bdf *w, double t, const double *y, double *g)
 {
     double worst = w->stats.max_output_velocity_violation;   /* not an output row */
     int st;
-    event_state(w, t, y);
+    if ((st = event_state(w, t, y)) != LD_BDF_SUCCESS) return st;
     st = consistent_output(w, t, w->y_ev);
     w->stats.max_output_velocity_violation = worst;
     if (st == LD_BDF_CALLBACK) return st;
-    if (st != LD_BDF_SUCCESS) event_state(w, t, y);
+    if (st != LD_BDF_SUCCESS && (st = event_state(w, t, y)) != LD_BDF_SUCCESS) return st;
     return events_at(w, t, w->y_ev, g);
 }
 
@@ -1087,9 +1089,9 @@ static int finish_step(ld_bdf *w, int n_out, const double *t_out, double *y_out,
     while (*n_written < n_out && t_out[*n_written] <= w->tail_t_stop) {
         double *row = y_out + (size_t)(*n_written) * n;
         double c0 = w->opt.clock ? w->opt.clock() : 0.0;
-        dense_output(w, t_out[*n_written], row);
-        st = w->opt.project_output ? consistent_output(w, t_out[*n_written], row)
-                                   : LD_BDF_SUCCESS;
+        st = dense_output(w, t_out[*n_written], row);
+        if (st == LD_BDF_SUCCESS && w->opt.project_output)
+            st = consistent_output(w, t_out[*n_written], row);
         if (st == LD_BDF_SUCCESS) st = track_output_phi(w, t_out[*n_written], row);
         if (w->opt.clock) w->stats.output_seconds += w->opt.clock() - c0;
         if (st != LD_BDF_SUCCESS) return fail(w, st, w->t, w->h);
@@ -1100,15 +1102,20 @@ static int finish_step(ld_bdf *w, int n_out, const double *t_out, double *y_out,
     w->tail_pending = 0;
     if (w->tail_event) {
         /* Move the state to the event; the next call restarts there. */
-        dense_output(w, w->t_event, w->y_ev);
+        if ((st = dense_output(w, w->t_event, w->y_ev)) != LD_BDF_SUCCESS)
+            return fail(w, st, w->t, w->h);
+        /* The explicit method's interpolant is off the constraints by its error: the restart
+         * starts from the consistent state there. */
+        if (w->use_rk && (st = consistent_output(w, w->t_event, w->y_ev)) != LD_BDF_SUCCESS)
+            return fail(w, st, w->t, w->h);
         memcpy(w->D, w->y_ev, (size_t)n * sizeof(double));
         w->t = w->t_event;
         w->restart_pending = 1;
         w->stats.events++;
         return LD_BDF_EVENT;
     }
-    /* Order and step size for the next step. */
-    if (w->n_equal >= order + 1) {
+    /* Order and step size for the next step (the explicit method chose its step). */
+    if (!w->use_rk && w->n_equal >= order + 1) {
         double en[3], best = 0.0, factor;
         int delta = 0, j;
         en[0] = order > 1
@@ -1134,10 +1141,138 @@ static int finish_step(ld_bdf *w, int n_out, const double *t_out, double *y_out,
     return LD_BDF_SUCCESS;
 }
 
+/* One BDF step attempt from w->t (landing on t_end). On acceptance the history D holds the
+ * new step and *accepted is 1; a rejected attempt has changed the step size (and the caller
+ * tries again); other outcomes are failures (status, with the failure's time and step). */
+static int bdf_step(ld_bdf *w, double t_end, int *accepted)
+{
+    int n = w->n, nq = w->nq, i, k, order, st;
+    double t_new, c, err, h_min, safety;
+    int converged, refreshed;
+    *accepted = 0;
+    h_min = w->opt.h_min > 0 ? w->opt.h_min : 1e-14 * fmax(1.0, fabs(w->t));
+    if (w->opt.h_max > 0 && w->h > w->opt.h_max) {
+        change_D(w, w->order, w->opt.h_max / w->h);
+        w->h = w->opt.h_max;
+        w->n_equal = 0;
+    }
+    /* Land exactly on t_end. */
+    if (w->t + w->h >= t_end || t_end - (w->t + w->h) < h_min) {
+        double hn = t_end - w->t;
+        change_D(w, w->order, hn / w->h);
+        w->h = hn;
+        w->n_equal = 0;
+        t_new = t_end;
+    } else {
+        t_new = w->t + w->h;
+    }
+    if (w->h < h_min && t_new != t_end) return fail(w, LD_BDF_STEP_TOO_SMALL, w->t, w->h);
+
+    order = w->order;
+    /* Predictor y_pred = sum D[0..k]; psi = sum_{j>=1} gamma_j D[j] / gamma_k (q, v). */
+    memcpy(w->y_pred, w->D, (size_t)n * sizeof(double));
+    memset(w->psi, 0, (size_t)(2 * nq) * sizeof(double));       /* q, v and z only: */
+    if (w->nz) memset(w->psi + w->zoff, 0, (size_t)w->nz * sizeof(double));  /* no lam */
+    for (k = 1; k <= order; k++) {
+        const double *Dk = w->D + (size_t)k * n;
+        const double gk = w->gamma[k] / w->gamma[order];
+        for (i = 0; i < n; i++) w->y_pred[i] += Dk[i];
+        for (i = 0; i < 2 * nq; i++) w->psi[i] += gk * Dk[i];
+        for (i = w->zoff; i < n; i++) w->psi[i] += gk * Dk[i];
+    }
+    w->vel_floor = 0.0;
+    for (i = 0; i < 2 * nq; i++) {
+        double a = fabs(w->y_pred[i]);
+        w->scale[i] = w->atol + w->rtol * a;
+        if (i < nq && a > w->vel_floor) w->vel_floor = a;
+    }
+    w->settled = w->vel_floor * SETTLED * DBL_EPSILON;
+    w->vel_floor *= NOISE * DBL_EPSILON;
+    c = w->h / w->gamma[order];
+    memset(w->d, 0, (size_t)n * sizeof(double));
+    memcpy(w->y + 2 * nq, w->y_pred + 2 * nq, (size_t)w->nc * sizeof(double));
+
+    refreshed = 0;
+    if (w->refresh_next) {
+        /* The last step needed many iterations: a fresh matrix before this one. */
+        st = refresh_at_predictor(w, t_new, c);
+        if (st != LD_BDF_SUCCESS && st != LD_BDF_NONFINITE) return fail(w, st, t_new, w->h);
+        refreshed = 1;
+        w->refresh_next = 0;
+    }
+    converged = newton(w, t_new, c, refreshed, &st);
+    if (!converged && st == LD_BDF_SUCCESS && !refreshed) {
+        /* Slow convergence with a stale matrix: refresh it at the predictor and retry. */
+        st = refresh_at_predictor(w, t_new, c);
+        if (st != LD_BDF_SUCCESS && st != LD_BDF_NONFINITE) return fail(w, st, t_new, w->h);
+        if (st == LD_BDF_SUCCESS) converged = newton(w, t_new, c, 1, &st);
+    }
+    if (!converged) {
+        if (st == LD_BDF_CALLBACK || st == LD_BDF_LINEAR_SOLVER)
+            return fail(w, st, t_new, w->h);
+        w->stats.rejected_newton++;
+        if (w->h * 0.25 < h_min)
+            return fail(w, st == LD_BDF_NONFINITE ? LD_BDF_NONFINITE : LD_BDF_NEWTON_FAILED,
+                        w->t, w->h);
+        change_D(w, w->order, 0.25);
+        w->h *= 0.25;
+        w->n_equal = 0;
+        return LD_BDF_SUCCESS;
+    }
+
+    /* Error test. */
+    for (i = 0; i < 2 * nq; i++) {
+        double a = fabs(w->y_pred[i]), b = fabs(w->y[i]);
+        w->scale[i] = w->atol + w->rtol * (a > b ? a : b);
+    }
+    err = w->err_const[order] * error_norm(w, w->d, order);
+    safety = 0.9 * (2 * w->opt.newton_max_iter + 1) /
+             (2 * w->opt.newton_max_iter + w->newton_iters);
+    if (err > 1.0) {
+        double factor = fmax(MIN_FACTOR, safety * pow(err, -1.0 / (order + 1)));
+        w->stats.rejected_error++;
+        if (w->h * factor < h_min) return fail(w, LD_BDF_STEP_TOO_SMALL, w->t, w->h);
+        change_D(w, order, factor);
+        w->h *= factor;
+        w->n_equal = 0;
+        return LD_BDF_SUCCESS;
+    }
+
+    /* Accept. Quadratures: the BDF corrector of z' = rate(q, v, t) at the new state is
+     * explicit, z = z_pred + c rate - psi_z. */
+    if (w->nz) {
+        double *z = w->y + w->zoff;
+        if (w->sys->aux_rate(w->sys->user, t_new, w->y, w->y + nq, z) != LD_OK)
+            return fail(w, LD_BDF_CALLBACK, t_new, w->h);
+        for (i = w->zoff; i < n; i++) w->y[i] = w->y_pred[i] + c * w->y[i] - w->psi[i];
+    }
+    /* Update the differences with d = y_new - y_pred. */
+    if (w->newton_iters >= REFRESH_ITERS) w->refresh_next = 1;
+    w->stats.steps++;
+    w->noise *= NOISE_DECAY;
+    w->stats.order_steps[order]++;
+    w->t = t_new;
+    for (i = 2 * nq; i < n; i++) w->d[i] = w->y[i] - w->y_pred[i];
+    for (i = 0; i < n; i++) {
+        w->D[(size_t)(order + 2) * n + i] = w->d[i] - w->D[(size_t)(order + 1) * n + i];
+        w->D[(size_t)(order + 1) * n + i] = w->d[i];
+    }
+    for (k = order; k >= 0; k--)
+        for (i = 0; i < n; i++) w->D[(size_t)k * n + i] += w->D[(size_t)(k + 1) * n + i];
+    w->n_equal++;
+    if (w->sys->accept && w->sys->accept(w->sys->user, w->t, w->D, w->D + nq) != LD_OK)
+        return fail(w, LD_BDF_CALLBACK, w->t, w->h);
+    *accepted = 1;
+    w->tail_order = order;
+    w->tail_err = err;
+    w->tail_safety = safety;
+    return LD_BDF_SUCCESS;
+}
+
 int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out, double *y_out,
                      int *n_written)
 {
-    int n = w->n, nq = w->nq, i, k, order, st;
+    int n = w->n, st;
     if (!w->initialised || !(t_end >= w->t) || n_out < 0 || *n_written < 0 || *n_written > n_out)
         return LD_BDF_BAD_INPUT;
     /* A step whose rows filled the last buffer (stop_when_full): its remaining rows first. */
@@ -1155,130 +1290,39 @@ int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out, do
         w->stats.output_rows++;
     }
     while (w->t < t_end) {
-        double t_new, c, err, h_min, safety, t_prev = w->t;
-        int converged, refreshed;
+        double t_prev = w->t;
+        int accepted;
         if (w->opt.interrupt && *w->opt.interrupt) return LD_BDF_INTERRUPTED;
         /* The budget is the run's, not the call's: a run restarted at every event (a
            chattering contact) still ends. */
         if (w->opt.max_steps > 0 && w->stats.steps >= w->opt.max_steps)
             return fail(w, LD_BDF_TOO_MUCH_WORK, w->t, w->h);
-        h_min = w->opt.h_min > 0 ? w->opt.h_min : 1e-14 * fmax(1.0, fabs(w->t));
-        if (w->opt.h_max > 0 && w->h > w->opt.h_max) {
-            change_D(w, w->order, w->opt.h_max / w->h);
-            w->h = w->opt.h_max;
-            w->n_equal = 0;
+        if (w->switch_pending && (st = switch_to_bdf(w)) != LD_BDF_SUCCESS)
+            return fail(w, st, w->t, w->h);
+        if (w->use_rk) {
+            st = ld__rk_step(w, t_end, &accepted);
+            if (st != LD_BDF_SUCCESS) {
+                /* The explicit method cannot go on (a singular configuration, a step too
+                 * small): with method auto the BDF takes over from the last state. */
+                if (w->opt.method == LD_METHOD_AUTO && st != LD_BDF_CALLBACK &&
+                    st != LD_BDF_NO_MEMORY) {
+                    w->switch_pending = 1;
+                    continue;
+                }
+                return fail(w, st, w->t, w->h);
+            }
+            if (accepted) {
+                w->stats.steps++;
+                if (w->sys->accept &&
+                    w->sys->accept(w->sys->user, w->t, w->D, w->D + w->nq) != LD_OK)
+                    return fail(w, LD_BDF_CALLBACK, w->t, w->h);
+            }
+        } else if ((st = bdf_step(w, t_end, &accepted)) != LD_BDF_SUCCESS) {
+            return st;
         }
-        /* Land exactly on t_end. */
-        if (w->t + w->h >= t_end || t_end - (w->t + w->h) < h_min) {
-            double hn = t_end - w->t;
-            change_D(w, w->order, hn / w->h);
-            w->h = hn;
-            w->n_equal = 0;
-            t_new = t_end;
-        } else {
-            t_new = w->t + w->h;
-        }
-        if (w->h < h_min && t_new != t_end) return fail(w, LD_BDF_STEP_TOO_SMALL, w->t, w->h);
-
-        order = w->order;
-        /* Predictor y_pred = sum D[0..k]; psi = sum_{j>=1} gamma_j D[j] / gamma_k (q, v). */
-        memcpy(w->y_pred, w->D, (size_t)n * sizeof(double));
-        memset(w->psi, 0, (size_t)(2 * nq) * sizeof(double));       /* q, v and z only: */
-        if (w->nz) memset(w->psi + w->zoff, 0, (size_t)w->nz * sizeof(double));  /* no lam */
-        for (k = 1; k <= order; k++) {
-            const double *Dk = w->D + (size_t)k * n;
-            const double gk = w->gamma[k] / w->gamma[order];
-            for (i = 0; i < n; i++) w->y_pred[i] += Dk[i];
-            for (i = 0; i < 2 * nq; i++) w->psi[i] += gk * Dk[i];
-            for (i = w->zoff; i < n; i++) w->psi[i] += gk * Dk[i];
-        }
-        w->vel_floor = 0.0;
-        for (i = 0; i < 2 * nq; i++) {
-            double a = fabs(w->y_pred[i]);
-            w->scale[i] = w->atol + w->rtol * a;
-            if (i < nq && a > w->vel_floor) w->vel_floor = a;
-        }
-        w->settled = w->vel_floor * SETTLED * DBL_EPSILON;
-        w->vel_floor *= NOISE * DBL_EPSILON;
-        c = w->h / w->gamma[order];
-        memset(w->d, 0, (size_t)n * sizeof(double));
-        memcpy(w->y + 2 * nq, w->y_pred + 2 * nq, (size_t)w->nc * sizeof(double));
-
-        refreshed = 0;
-        if (w->refresh_next) {
-            /* The last step needed many iterations: a fresh matrix before this one. */
-            st = refresh_at_predictor(w, t_new, c);
-            if (st != LD_BDF_SUCCESS && st != LD_BDF_NONFINITE) return fail(w, st, t_new, w->h);
-            refreshed = 1;
-            w->refresh_next = 0;
-        }
-        converged = newton(w, t_new, c, refreshed, &st);
-        if (!converged && st == LD_BDF_SUCCESS && !refreshed) {
-            /* Slow convergence with a stale matrix: refresh it at the predictor and retry. */
-            st = refresh_at_predictor(w, t_new, c);
-            if (st != LD_BDF_SUCCESS && st != LD_BDF_NONFINITE) return fail(w, st, t_new, w->h);
-            if (st == LD_BDF_SUCCESS) converged = newton(w, t_new, c, 1, &st);
-        }
-        if (!converged) {
-            if (st == LD_BDF_CALLBACK || st == LD_BDF_LINEAR_SOLVER)
-                return fail(w, st, t_new, w->h);
-            w->stats.rejected_newton++;
-            if (w->h * 0.25 < h_min)
-                return fail(w, st == LD_BDF_NONFINITE ? LD_BDF_NONFINITE : LD_BDF_NEWTON_FAILED,
-                            w->t, w->h);
-            change_D(w, w->order, 0.25);
-            w->h *= 0.25;
-            w->n_equal = 0;
-            continue;
-        }
-
-        /* Error test. */
-        for (i = 0; i < 2 * nq; i++) {
-            double a = fabs(w->y_pred[i]), b = fabs(w->y[i]);
-            w->scale[i] = w->atol + w->rtol * (a > b ? a : b);
-        }
-        err = w->err_const[order] * error_norm(w, w->d, order);
-        safety = 0.9 * (2 * w->opt.newton_max_iter + 1) /
-                 (2 * w->opt.newton_max_iter + w->newton_iters);
-        if (err > 1.0) {
-            double factor = fmax(MIN_FACTOR, safety * pow(err, -1.0 / (order + 1)));
-            w->stats.rejected_error++;
-            if (w->h * factor < h_min) return fail(w, LD_BDF_STEP_TOO_SMALL, w->t, w->h);
-            change_D(w, order, factor);
-            w->h *= factor;
-            w->n_equal = 0;
-            continue;
-        }
-
-        /* Accept. Quadratures: the BDF corrector of z' = rate(q, v, t) at the new state is
-         * explicit, z = z_pred + c rate - psi_z. */
-        if (w->nz) {
-            double *z = w->y + w->zoff;
-            if (w->sys->aux_rate(w->sys->user, t_new, w->y, w->y + nq, z) != LD_OK)
-                return fail(w, LD_BDF_CALLBACK, t_new, w->h);
-            for (i = w->zoff; i < n; i++) w->y[i] = w->y_pred[i] + c * w->y[i] - w->psi[i];
-        }
-        /* Update the differences with d = y_new - y_pred. */
-        if (w->newton_iters >= REFRESH_ITERS) w->refresh_next = 1;
-        w->stats.steps++;
-        w->noise *= NOISE_DECAY;
-        w->stats.order_steps[order]++;
-        w->t = t_new;
-        for (i = 2 * nq; i < n; i++) w->d[i] = w->y[i] - w->y_pred[i];
-        for (i = 0; i < n; i++) {
-            w->D[(size_t)(order + 2) * n + i] = w->d[i] - w->D[(size_t)(order + 1) * n + i];
-            w->D[(size_t)(order + 1) * n + i] = w->d[i];
-        }
-        for (k = order; k >= 0; k--)
-            for (i = 0; i < n; i++) w->D[(size_t)k * n + i] += w->D[(size_t)(k + 1) * n + i];
-        w->n_equal++;
-        if (w->sys->accept && w->sys->accept(w->sys->user, w->t, w->D, w->D + nq) != LD_OK)
-            return fail(w, LD_BDF_CALLBACK, w->t, w->h);
+        if (!accepted) continue;
 
         w->tail_pending = 1;
-        w->tail_order = order;
-        w->tail_err = err;
-        w->tail_safety = safety;
         w->tail_event = 0;
         w->tail_t_stop = w->t;
         if (w->nev) {

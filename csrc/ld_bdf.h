@@ -1,10 +1,12 @@
 /*
- * ld_bdf.h -- variable-step, variable-order (1..5) BDF integrator for the index-3 DAE
+ * ld_bdf.h -- the integrator: variable-step, variable-order (1..5) BDF for the index-3 DAE
  *
  *     q' = v,    M v' + Phi_q(q, t)^T lam = Q(q, v, t),    Phi(q, t) = 0,
  *
  * with a constant diagonal M, sparse Jacobians reached through an ld_system, and SuiteSparse
- * KLU for the sparse LU. See ld_bdf.c for the method and the choices it makes.
+ * KLU for the sparse LU; and, for non-stiff problems, an explicit Runge-Kutta method on the
+ * index-1 form with projection (options.method; LD_METHOD_AUTO switches between the two).
+ * See ld_bdf.c and ld_rk.c for the methods and the choices they make.
  *
  * Life cycle: ld_bdf_create (allocates everything, analyses the pattern once) ->
  * ld_bdf_init (consistent accelerations and multipliers at t0) -> ld_bdf_integrate (as
@@ -26,6 +28,14 @@ extern "C" {
 #endif
 
 #define LD_BDF_MAX_ORDER 5
+
+/* options.method */
+enum ld_method {
+    LD_METHOD_BDF = 0,      /* the index-3 BDF (stiff and non-stiff problems) */
+    LD_METHOD_RK = 1,       /* explicit Runge-Kutta 8(5,3) on the index-1 form (non-stiff) */
+    LD_METHOD_AUTO = 2      /* the explicit method, switching to BDF where the problem is
+                               stiff or the explicit method fails, and back at restarts */
+};
 
 typedef struct ld_bdf_options {
     double rtol;            /* relative tolerance (> 0) */
@@ -52,6 +62,7 @@ typedef struct ld_bdf_options {
                                integrate on to t_end without more rows) */
     double (*clock)(void);  /* seconds on a monotonic clock, to time the output rows into
                                stats.output_seconds (NULL: not timed) */
+    int method;             /* enum ld_method (LD_METHOD_BDF) */
 } ld_bdf_options;
 
 typedef struct ld_bdf_stats {
@@ -78,6 +89,13 @@ typedef struct ld_bdf_stats {
                                    options.clock) */
     long noise_limited;         /* Newton solves accepted at their round-off floor at an
                                    ill-conditioned matrix (singular configurations) */
+    long rk_steps;              /* accepted steps of the explicit method (of steps) */
+    long rhs_evaluations;       /* right-hand sides of the index-1 form (explicit method) */
+    long schur_factorizations;  /* LDL^T factorisations of Phi_q M^-1 Phi_q^T */
+    long switches_to_bdf;       /* (auto) stretches handed to BDF: stiffness or failure */
+    long switches_to_rk;        /* (auto) restarts that went back to the explicit method */
+    double rk_local_rtol;       /* the explicit method's local tolerances */
+    double rk_local_atol;
 } ld_bdf_stats;
 
 enum ld_bdf_status {

@@ -25,7 +25,7 @@ def suitesparse_include():
     return dirs
 
 
-PROGRAMS = {"test_bdf": ("csrc/tests/test_bdf.c", "csrc/ld_bdf.c"),
+PROGRAMS = {"test_bdf": ("csrc/tests/test_bdf.c", "csrc/ld_bdf.c", "csrc/ld_rk.c"),
             "test_forces": ("csrc/tests/test_forces.c", "csrc/ld_forces.c"),
             "test_lcp": ("csrc/tests/test_lcp.c", "csrc/ld_lcp.c")}
 
@@ -41,7 +41,7 @@ def binary(tmp_path_factory, request):
     cmd = [cc, "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-O1", "-g",
            *[str(ROOT / p) for p in PROGRAMS[request.param]],
            f"-I{ROOT / 'csrc'}", *[f"-I{d}" for d in suitesparse_include()], *lib,
-           "-lklu", "-lm", "-o", str(out)]
+           "-lklu", "-lldl", "-lamd", "-lm", "-o", str(out)]
     subprocess.run(cmd, check=True, capture_output=True, text=True)
     return out
 

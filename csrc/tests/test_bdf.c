@@ -509,6 +509,63 @@ int main(void)
         ld_bdf_free(w);
     }
 
+    /* 12. The explicit method (ld_rk.c) and method auto on the same pendulum: the period,
+     * the constraints held by the projection, its counters, the bottom event at T/4 and the
+     * quadrature of gravity's power. */
+    {
+        int mth;
+        for (mth = LD_METHOD_RK; mth <= LD_METHOD_AUTO; mth++) {
+            pendulum pr = p;
+            ld_system sr = make_system(&pr);
+            ld_bdf_options o = opt;
+            const ld_bdf_stats *sts;
+            double yr[3 * 12], tr[3], te, phires[3], z0 = 0.0;
+            int fired[1], nwr = 0, str;
+            const char *name = mth == LD_METHOD_RK ? "rk" : "auto";
+            char what[160];
+            o.stop_when_full = 0;
+            o.method = mth;
+            o.rtol = o.atol = 1e-10;
+            sr.nz = 1;
+            sr.aux_rate = gravity_power;
+            sr.nev = 1;
+            sr.events = bottom;
+            check(ld_bdf_create(&sr, &o, &w) == LD_BDF_SUCCESS, "explicit: create");
+            initial_state(&pr, theta0, q, v);
+            check(ld_bdf_init(w, 0.0, q, v, &z0) == LD_BDF_SUCCESS, "explicit: init");
+            tr[0] = 0.0; tr[1] = 0.5 * period; tr[2] = period;
+            str = ld_bdf_integrate(w, period, 3, tr, yr, &nwr);
+            te = ld_bdf_get_event(w, fired);
+            snprintf(what, sizeof what, "%s: the bottom event at T/4 (%.12f vs %.12f)", name,
+                     te, 0.25 * period);
+            check(str == LD_BDF_EVENT && fabs(te - 0.25 * period) < 1e-8 && fired[0] == -1,
+                  what);
+            str = ld_bdf_integrate(w, period, 3, tr, yr, &nwr);
+            while (str == LD_BDF_EVENT) str = ld_bdf_integrate(w, period, 3, tr, yr, &nwr);
+            check(str == LD_BDF_SUCCESS && nwr == 3, "explicit: one period");
+            snprintf(what, sizeof what, "%s: opposite turning point at T/2 (%.3g), back at T "
+                     "(%.3g)", name, atan2(yr[12 + 2], -yr[12 + 3]) + theta0,
+                     atan2(yr[24 + 2], -yr[24 + 3]) - theta0);
+            check(fabs(atan2(yr[12 + 2], -yr[12 + 3]) + theta0) < 1e-8 &&
+                      fabs(atan2(yr[24 + 2], -yr[24 + 3]) - theta0) < 1e-8, what);
+            phi(&pr, period, yr + 24, phires);
+            check(fabs(phires[0]) + fabs(phires[1]) + fabs(phires[2]) < 1e-12,
+                  "explicit: constraints held to round-off at the end (projection)");
+            /* z = -(V(t) - V(0)): back at the start height after a period */
+            check(fabs(yr[24 + 11]) < 1e-8, "explicit: gravity's work over a period is zero");
+            sts = ld_bdf_get_stats(w);
+            check(sts->rk_steps == sts->steps && sts->steps > 10 &&
+                      sts->rhs_evaluations >= 12 * sts->steps && sts->events == 2 &&
+                      sts->switches_to_bdf == 0 && sts->schur_factorizations > 0,
+                  "explicit: counters (every step explicit, 12 right-hand sides a step)");
+            ld_bdf_free(w);
+            w = NULL;
+        }
+        opt.method = 3;
+        check(ld_bdf_create(&sys, &opt, &w) == LD_BDF_BAD_INPUT, "unknown method rejected");
+        opt.method = LD_METHOD_BDF;
+    }
+
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

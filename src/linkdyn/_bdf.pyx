@@ -1,5 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
-"""Binding of the C BDF integrator (csrc/ld_bdf.c). The model is handed over as the
+"""Binding of the C integrator (csrc/ld_bdf.c: the BDF and the driver; csrc/ld_rk.c: the
+explicit method). The model is handed over as the
 ``ld_system`` capsule of its kernels; the step loop runs in C without the GIL. Ctrl-C sets a
 flag that the C loop polls once per step, so a long run stops cleanly with what it computed."""
 
@@ -32,6 +33,7 @@ cdef extern from "ld_bdf.h":
         double output_regularization
         int stop_when_full
         double (*clock)() noexcept nogil
+        int method
     ctypedef struct ld_bdf_stats:
         long steps
         long rejected_error
@@ -53,6 +55,13 @@ cdef extern from "ld_bdf.h":
         long noise_limited
         long output_rows
         double output_seconds
+        long rk_steps
+        long rhs_evaluations
+        long schur_factorizations
+        long switches_to_bdf
+        long switches_to_rk
+        double rk_local_rtol
+        double rk_local_atol
     ctypedef struct ld_bdf:
         pass
     void ld_bdf_default_options(ld_bdf_options *opt)
@@ -73,6 +82,9 @@ cdef extern from "ld_bdf.h":
 
 cdef linkdyn_interrupt *ctrl_c = <linkdyn_interrupt *> PyCapsule_Import(
     b"linkdyn._kernels.interrupt_api", 0)
+
+#: Integration methods (options.method), by name.
+METHODS = {"bdf": 0, "rk": 1, "auto": 2}
 
 #: Status codes of ld_bdf_integrate, by name.
 STATUS = {0: "success", 1: "interrupted", 2: "event", -1: "bad input", -2: "out of memory",
@@ -103,7 +115,7 @@ cdef class BDFIntegrator:
                   int newton_max_iter=4, double newton_tol=0.0, bint project_output=True,
                   bint proportional=True, double event_tol=0.0,
                   double regularization=0.0, double output_regularization=0.0,
-                  bint stop_when_full=False):
+                  bint stop_when_full=False, str method="bdf"):
         cdef ld_bdf_options opt
         cdef const ld_system *sys = <const ld_system *> PyCapsule_GetPointer(
             run.system_capsule(), b"linkdyn.ld_system")
@@ -126,6 +138,7 @@ cdef class BDFIntegrator:
         opt.interrupt = ctrl_c.flag
         opt.stop_when_full = stop_when_full
         opt.clock = monotonic_seconds
+        opt.method = METHODS[method]
         status = ld_bdf_create(sys, &opt, &self.w)
         if status == -2:
             raise MemoryError("linkdyn: cannot allocate the integrator's workspace")
@@ -237,4 +250,8 @@ cdef class BDFIntegrator:
                     events=s.events, restarts=s.restarts, noise_limited=s.noise_limited,
                     output_rows=s.output_rows, output_seconds=s.output_seconds,
                     local_rtol=s.local_rtol, local_atol=s.local_atol,
-                    transformed_rtol=s.transformed_rtol)
+                    transformed_rtol=s.transformed_rtol, rk_steps=s.rk_steps,
+                    bdf_steps=s.steps - s.rk_steps, rhs_evaluations=s.rhs_evaluations,
+                    schur_factorizations=s.schur_factorizations,
+                    switches_to_bdf=s.switches_to_bdf, switches_to_rk=s.switches_to_rk,
+                    rk_local_rtol=s.rk_local_rtol, rk_local_atol=s.rk_local_atol)

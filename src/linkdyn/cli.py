@@ -181,7 +181,8 @@ def _cmd_simulate(args) -> int:
     model = load_model(args.model)
     shown = _TerminalProgress(args.t_end) if sys.stderr.isatty() else None
     options = dict(rtol=args.rtol, atol=args.atol, dt_out=args.dt_out,
-                   proportional=not args.per_step_tolerance, progress=shown)
+                   proportional=not args.per_step_tolerance, progress=shown,
+                   method=args.method)
     estimate = None
     try:
         if args.estimate_error:
@@ -194,15 +195,26 @@ def _cmd_simulate(args) -> int:
             shown.clear()
     st = result.stats
     energy = result.energy
+    local = (f"local error test at {st['local_rtol']:.3g}, {st['local_atol']:.3g}"
+             if st["bdf_steps"] else
+             f"explicit method, local error test at {st['rk_local_rtol']:.3g}, "
+             f"{st['rk_local_atol']:.3g}")
     print(f"model {model.name}: {_count(model.nbody, 'body', 'bodies')}, "
           f"{_count(model.nq, 'coordinate')}, {_count(model.nc, 'constraint')}; "
-          f"t = 0 .. {result.t[-1]:g} s, rtol {args.rtol:g}, atol {args.atol:g} "
-          f"(local error test at {st['local_rtol']:.3g}, {st['local_atol']:.3g})"
+          f"t = 0 .. {result.t[-1]:g} s, rtol {args.rtol:g}, atol {args.atol:g} ({local})"
           + ("" if result.status == "success" else f" ({result.status})"))
-    print(f"  integration {st['integration_seconds'] * 1e3:.1f} ms: {st['steps']} steps, "
-          f"{st['rejected_steps']} rejected, {st['newton_iterations']} Newton iterations, "
-          f"{st['factorizations']} factorisations; output {st['output_seconds'] * 1e3:.1f} ms "
-          f"({len(result.t)} rows)")
+    work = []
+    if st["bdf_steps"]:
+        work.append(f"{st['bdf_steps']} BDF steps, {st['newton_iterations']} Newton iterations, "
+                    f"{st['factorizations']} factorisations")
+    if st["rk_steps"]:
+        work.append(f"{st['rk_steps']} explicit steps, {st['rhs_evaluations']} right-hand "
+                    "sides")
+    if st["switches_to_bdf"]:
+        work.append(f"{st['switches_to_bdf']} switches to BDF")
+    print(f"  integration {st['integration_seconds'] * 1e3:.1f} ms: "
+          f"{', '.join(work) or '0 steps'}; {st['rejected_steps']} rejected; "
+          f"output {st['output_seconds'] * 1e3:.1f} ms ({len(result.t)} rows)")
     if _is_benchmark(args) and result.status == "success":
         run_seconds = st["integration_seconds"] + st["output_seconds"]
         print(f"  {PUBLISHED_SECONDS / run_seconds:.0f}x faster than the published Python run "
@@ -510,8 +522,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_simulate(sub) -> None:
     p = sub.add_parser("simulate", help="integrate the dynamics of a model",
-                       description="Integrate the index-3 equations of motion with linkdyn's "
-                       "BDF integrator and report work, timing and invariants.")
+                       description="Integrate the equations of motion with linkdyn's "
+                       "integrator (the index-3 BDF, or the explicit method: --method) and "
+                       "report work, timing and invariants.")
     p.add_argument("model", nargs="?", default="jansen",
                    help="built-in model name or model file (default: jansen)")
     p.add_argument("--t-end", type=_positive_float, default=10.0, help="end time in s (10)")
@@ -521,6 +534,9 @@ def _add_simulate(sub) -> None:
                    help="absolute tolerance (1e-10; the Python API's default is 1e-8)")
     p.add_argument("--dt-out", type=_positive_float, default=0.01,
                    help="output interval in s (0.01)")
+    p.add_argument("--method", choices=("bdf", "rk", "auto"), default="bdf",
+                   help="integration method (bdf; rk: explicit order 8 for non-stiff "
+                   "mechanisms; auto: rk, switching to bdf where stiff; see linkdyn.simulate)")
     p.add_argument("--per-step-tolerance", action="store_true",
                    help="test the local error against rtol and atol themselves (default: "
                    "tolerance-proportional, see linkdyn.simulate)")

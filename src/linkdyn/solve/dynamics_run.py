@@ -81,7 +81,7 @@ class DynamicsRun:
             event_tol=opt.event_tol,
             regularization=BDF_REGULARIZATION if opt.allow_redundant else 0.0,
             output_regularization=OUTPUT_REGULARIZATION,
-            stop_when_full=opt.series is not None)
+            stop_when_full=opt.series is not None, method=opt.method)
         # What the run records besides the rows: controller samples, events, impacts.
         self.samples, self.held, self.active = [], [], []
         self.records, self.impacts = [], []
@@ -296,13 +296,17 @@ class DynamicsRun:
         """A tolerance is never floored silently: where the local error test stops at the
         round-off floor (ld_bdf.c: 100 eps max(1, max|q0|)) above the rtol the transform
         asks for, say what was used and why (ToleranceWarning; stats["tolerance_floored"])."""
-        wanted, used = stats["transformed_rtol"], stats["local_rtol"]
+        wanted, used, atol = stats["transformed_rtol"], stats["local_rtol"], stats["local_atol"]
+        if self.opt.method != "bdf" and stats["rk_local_rtol"] > self.opt.rtol and (
+                self.opt.method == "rk" or not used > wanted):
+            # the explicit method's test is floored alike (ld_rk.c)
+            wanted, used, atol = self.opt.rtol, stats["rk_local_rtol"], stats["rk_local_atol"]
         stats["tolerance_floored"] = bool(used > wanted)
         if stats["tolerance_floored"]:
             qmax = float(np.abs(self.state.q).max()) if self.model.nq else 0.0
             warnings.warn(
                 f"linkdyn: model {self.model.name!r}: the local error test uses rtol "
-                f"{used:.3g} (atol {stats['local_atol']:.3g}) instead of {wanted:.3g}: that is "
+                f"{used:.3g} (atol {atol:.3g}) instead of {wanted:.3g}: that is "
                 f"the round-off floor 100 eps max(1, max|q|) of a model whose coordinates "
                 f"reach {qmax:.3g}; below it the steps would chase rounding errors. The "
                 "global error is that of a looser rtol (linkdyn.estimate_error measures it)",

@@ -16,8 +16,10 @@ from ..errors import ArgumentError, ArgumentTypeError, ModelError
 from ..results.output import Record, check_size
 from .assembly import check_redundant
 
-__all__ = ["RunOptions", "check_options", "output_times", "DEFAULT_MAX_STEPS"]
+__all__ = ["RunOptions", "check_options", "output_times", "DEFAULT_MAX_STEPS", "METHODS"]
 
+#: The integration methods simulate offers (documented there).
+METHODS = ("bdf", "rk", "auto")
 #: Default step budget of simulate (documented there).
 DEFAULT_MAX_STEPS = 5_000_000
 #: The loosest tolerances simulate accepts: rtol, and atol relative to the largest
@@ -55,6 +57,7 @@ class RunOptions:
     redundant: str
     allow_redundant: bool
     progress: object
+    method: str
 
 
 def positive(name, value):
@@ -84,7 +87,7 @@ def output_times(t0: float, t_end: float, dt: float) -> np.ndarray:
 def check_options(model, t_end, *, rtol, atol, t_out, dt_out, t0, q0, v0, hold, h_init,
                   h_max, max_order, max_steps, newton_tol, project_output, proportional,
                   controller, control_period, events, event_tol, swinging, redundant,
-                  progress, record) -> RunOptions:
+                  progress, record, method="bdf") -> RunOptions:
     """The checked options of a run of ``model`` (ValueError, TypeError or ModelError
     naming what is wrong)."""
     _check_model(model)
@@ -116,6 +119,9 @@ def check_options(model, t_end, *, rtol, atol, t_out, dt_out, t0, q0, v0, hold, 
                         ("event_tol", event_tol)):
         if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
             raise ArgumentError(f"{name} must be a non-negative finite number, got {value!r}")
+    if not isinstance(method, str) or method not in METHODS:
+        raise ArgumentError(f"method must be one of {', '.join(map(repr, METHODS))}, got "
+                            f"{method!r}")
     if record is not None and not isinstance(record, Record):
         raise ArgumentTypeError(f"record must be a linkdyn.Record, got {type(record).__name__}")
     # The series kept (names checked before any work), or None for whole rows.
@@ -132,7 +138,7 @@ def check_options(model, t_end, *, rtol, atol, t_out, dt_out, t0, q0, v0, hold, 
         max_steps=max_steps, newton_tol=newton_tol, project_output=project_output,
         proportional=proportional, controller=controller, control_period=control_period,
         events=events, event_tol=event_tol, swinging=swinging, redundant=redundant,
-        allow_redundant=allow_redundant, progress=progress)
+        allow_redundant=allow_redundant, progress=progress, method=method)
 
 
 def row_width(model: Model) -> int:

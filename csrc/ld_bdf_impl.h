@@ -1,0 +1,91 @@
+/*
+ * ld_bdf_impl.h -- the integrator's workspace, shared by its two methods (private).
+ *
+ * ld_bdf.c holds the driver (output rows, events, restarts) and the BDF; ld_rk.c holds the
+ * explicit Runge-Kutta method on the index-1 form with its Schur-complement solver. Nothing
+ * outside these two files includes this header.
+ */
+#ifndef LD_BDF_IMPL_H
+#define LD_BDF_IMPL_H
+
+#include "ld_bdf.h"
+
+#include <klu.h>
+
+struct ld_bdf {
+    const ld_system *sys;
+    ld_bdf_options opt;
+    int nq, nc, n, ng;
+    int nz, zoff;               /* quadratures z at y[zoff .. zoff + nz - 1], zoff = 2 nq + nc */
+    int initialised;
+
+    double t, h;
+    int order, n_equal;
+    double rtol, atol;          /* local tolerances (after the proportionality transform) */
+    double newton_tol;
+    double vel_floor;           /* Newton residue the velocity estimate must tolerate (see top) */
+    double settled;             /* Newton corrections below this are round-off */
+    double noise;               /* Newton residue observed where the iteration stagnated */
+
+    double *D;                  /* NROWS x n backward differences */
+    double *Dtmp;               /* (MAX_ORDER + 1) x n scratch for rescaling */
+    double *y_pred, *psi, *d, *y, *scale;
+    double *res;                /* ng: residual, then Newton correction */
+    double *phi, *phiq, *fq, *fv, *hess, *force, *lam_scaled;
+
+    int g_nnz;
+    int *Gp, *Gi;
+    double *Gx;
+    int *map_M, *map_fq, *map_fv, *map_h, *map_J, *map_JT;
+    int *map_D;                 /* [nc] diagonal slots of the constraint block (NULL: none) */
+    int map_D_wanted;           /* switchable rows or regularisation */
+    double *rdiag;              /* [nc] diag(Phi_q M^-1 Phi_q^T) at the last (re)start */
+    double out_reg;             /* regularisation of the index-1 solves */
+
+    klu_common common;
+    klu_symbolic *sym;
+    klu_numeric *num;
+    klu_numeric *num_out;       /* [M Phi_q^T; Phi_q 0] at the last output */
+    int nev;                    /* events */
+    double *g_old, *g_new, *g_mid;   /* [nev] at the last accepted state, the new, a trial */
+    double *g_end;              /* [nev] the new state's values, kept through the search */
+    double *y_ev;               /* [n] state at a trial time of the event search */
+    int *fired;                 /* [nev] directions of the events that fired */
+    double t_event;
+    int restart_pending;        /* the state was moved to an event: restart before stepping */
+    int tail_pending;           /* an accepted step not finished (finish_step): */
+    int tail_order, tail_event; /*   its order, whether an event was located in it, */
+    double tail_err, tail_safety, tail_t_stop; /* its error, step safety factor and the
+                                   last time of its output rows */
+    int newton_iters;           /* iterations of the last Newton solve */
+    int refresh_next;           /* refresh the iteration matrix before the next step */
+
+    double gamma[LD_BDF_MAX_ORDER + 2];
+    double err_const[LD_BDF_MAX_ORDER + 2];
+
+    /* The explicit method (ld_rk.c): its workspace (NULL when options.method is BDF), which
+     * method the current stretch uses, and a switch to BDF that stiffness asked for. */
+    struct ld_rk *rk;
+    int use_rk;
+    int switch_pending;
+
+    ld_bdf_stats stats;
+    double fail_t, fail_h;
+    int fail_index;
+};
+
+/* Shared helpers (ld_bdf.c). */
+int ld__all_finite(const double *x, int n);
+int ld__eval_phi_q(ld_bdf *w, double t, const double *q);
+void ld__zero_inactive(const ld_bdf *w, double *rows);
+
+/* The explicit method (ld_rk.c). */
+int ld__rk_create(ld_bdf *w);
+void ld__rk_free(ld_bdf *w);
+void ld__rk_set_tolerances(ld_bdf *w, double qmax);
+int ld__rk_start(ld_bdf *w, const double *a0);
+int ld__rk_step(ld_bdf *w, double t_end, int *accepted);
+int ld__rk_dense(ld_bdf *w, double t, double *out);
+int ld__rk_consistent(ld_bdf *w, double t, double *y);
+
+#endif /* LD_BDF_IMPL_H */

@@ -1,0 +1,173 @@
+"""The integration methods of simulate: the explicit Runge-Kutta method on the index-1 form
+(method="rk", csrc/ld_rk.c), method="auto" and the BDF, against known solutions and each
+other."""
+
+import math
+import os
+import signal
+
+import numpy as np
+import pytest
+
+import linkdyn
+from linkdyn import simulate
+from linkdyn.models.iftomm import nfourbar
+
+from conftest import ctrl_c_after
+
+
+@pytest.fixture(scope="module")
+def jansen():
+    return linkdyn.load_model("jansen")
+
+
+@pytest.fixture(scope="module")
+def reference(jansen):
+    """Jansen's P3 over 10 s from the test data (an independent solution, see
+    tests/data/make_jansen_reference.py)."""
+    data = np.loadtxt(os.path.join(os.path.dirname(__file__), "data", "jansen_reference.txt"))
+    return data
+
+
+def p3_error(result, reference):
+    rows = np.searchsorted(reference[:, 0], result.t)
+    keep = (rows < len(reference)) & np.isclose(reference[np.minimum(rows, len(reference) - 1), 0],
+                                                result.t, rtol=0, atol=1e-12)
+    p3 = result.marker("P3")[keep]
+    return float(np.max(np.hypot(*(p3 - reference[rows[keep], 1:3]).T)))
+
+
+def test_explicit_error_follows_the_tolerance_on_jansen(jansen, reference):
+    # Global error at rtol = atol = tol against the independent reference: within 1000 tol
+    # (the issue's promise for the default method, lengths of order 1 m), and falling with
+    # the tolerance with a slope near 1 (measured: 4.9e-6, 8.0e-8, 7.6e-10 m at 1e-6, 1e-8,
+    # 1e-10: slope 0.95).
+    tols = [1e-6, 1e-8, 1e-10]
+    errors = []
+    for tol in tols:
+        r = simulate(jansen, reference[-1, 0], rtol=tol, atol=tol, t_out=reference[:, 0],
+                     method="rk")
+        assert r.stats["rk_steps"] == r.stats["steps"] > 0
+        errors.append(p3_error(r, reference))
+    for tol, err in zip(tols, errors):
+        assert err < 1000 * tol, (tol, err)
+    slope = np.polyfit(np.log(tols), np.log(errors), 1)[0]
+    assert 0.8 < slope < 1.25, (errors, slope)
+
+
+def test_explicit_method_is_of_high_order(jansen, reference):
+    # Error against the work: an order-8 method's global error falls like steps^-8 (for
+    # the BDF, order <= 5, it falls like steps^-5 at best). Measured: 276, 484, 846 steps
+    # for 4.4e-8, 1.9e-9, 5.0e-12 m (rtol 1e-7, 1e-9, 1e-11), slope -8.1; the bound -6 leaves
+    # margin to machine-dependent step sequences and still refuses a method of order 5.
+    steps, errors = [], []
+    for tol in (1e-7, 1e-9, 1e-11):
+        r = simulate(jansen, 4.0, rtol=tol, atol=tol, t_out=reference[:401, 0], method="rk")
+        steps.append(r.stats["steps"])
+        errors.append(p3_error(r, reference))
+    slope = np.polyfit(np.log(steps), np.log(errors), 1)[0]
+    assert slope < -6.0, (steps, errors, slope)
+
+
+def test_methods_agree_and_explicit_work_counters(jansen):
+    bdf = simulate(jansen, 2.0, rtol=1e-10, atol=1e-10, method="bdf")
+    rk = simulate(jansen, 2.0, rtol=1e-10, atol=1e-10, method="rk")
+    # BDF's own error at 1e-10 is 2.4e-7 m on this linkage; the explicit one's 1e-9.
+    assert np.abs(rk.marker("P3") - bdf.marker("P3")).max() < 2e-6
+    st = rk.stats
+    assert st["bdf_steps"] == 0 and st["rk_steps"] == st["steps"]
+    # 12 right-hand sides per step attempt, 3 more for each step that writes output rows
+    # (at most one per row), one per start.
+    attempts = st["steps"] + st["rejected_steps"]
+    assert 11 * attempts <= st["rhs_evaluations"] <= 12 * attempts + 3 * len(rk.t) + 10
+    assert st["schur_factorizations"] >= st["rhs_evaluations"]
+    # Rows are consistent: positions, velocities, and no BDF statistics involved.
+    assert rk.phi_norm.max() < 1e-11
+    assert st["newton_iterations"] == 0
+
+
+def test_explicit_method_through_singular_configurations():
+    # IFToMM A02 (two windows): the N-four-bar passes through configurations where all its
+    # bars lie on the ground line, twice per turn, and Phi_q loses rank there. The explicit
+    # method's stages and projections go through them (against the BDF at a tight
+    # tolerance).
+    model = nfourbar(2)
+    rk = simulate(model, 5.0, rtol=1e-9, atol=1e-9, method="rk")
+    bdf = simulate(model, 5.0, rtol=1e-11, atol=1e-11, method="bdf")
+    assert rk.status == "success"
+    assert np.abs(rk.q - bdf.q).max() < 1e-5
+    assert rk.stats["steps"] < bdf.stats["steps"]
+
+
+def test_events_are_located_alike_by_each_method(jansen):
+    event = linkdyn.events.marker_crosses("P3", "x", 0.0, terminal=False)
+    times = {}
+    for method in ("bdf", "rk", "auto"):
+        r = simulate(jansen, 3.0, rtol=1e-10, atol=1e-10, events=[event], method=method)
+        times[method] = np.array([e.t for e in r.events])
+        assert len(times[method]) >= 4
+    assert len(times["rk"]) == len(times["bdf"]) == len(times["auto"])
+    # Each method's event times carry its own global error (BDF: 2.4e-7 m at 1e-10, at
+    # speeds of order 1 m/s).
+    np.testing.assert_allclose(times["rk"], times["bdf"], atol=1e-6)
+    np.testing.assert_array_equal(times["rk"], times["auto"])
+
+
+def test_auto_hands_a_stiff_mechanism_to_the_bdf():
+    # A mass hung from a stiff, heavily damped spring (k = 1e7 N/m, c = 1e5 N s/m on 1 kg:
+    # a mode that decays at 1e5 1/s beside the swing's 3 rad/s) is stiff for an explicit
+    # method. Auto detects it, switches and agrees with the BDF alone; "rk" stays explicit.
+    b = linkdyn.ModelBuilder("stiff", gravity=(0.0, -9.81))
+    b.add_ground_point("O", (0.0, 0.0))
+    b.add_body("bob", mass=1.0, inertia=0.01, points={"c": (0.0, 0.0)}, position=(0.6, -0.8))
+    b.add_spring_damper("spring", "ground.O", "bob.c", stiffness=1e7, damping=1e5,
+                        free_length=1.0)
+    model = b.build()
+    auto = simulate(model, 0.5, rtol=1e-8, atol=1e-8, method="auto")
+    bdf = simulate(model, 0.5, rtol=1e-8, atol=1e-8, method="bdf")
+    assert auto.stats["switches_to_bdf"] >= 1 and auto.stats["bdf_steps"] > 0
+    assert auto.stats["steps"] < 3 * bdf.stats["steps"]
+    assert np.abs(auto.q[-1] - bdf.q[-1]).max() < 1e-6
+    rk = simulate(model, 0.05, rtol=1e-8, atol=1e-8, method="rk")
+    assert rk.stats["bdf_steps"] == 0 and rk.stats["switches_to_bdf"] == 0
+
+
+def test_record_with_the_explicit_method_matches_whole_rows(jansen):
+    full = simulate(jansen, 1.0, rtol=1e-9, atol=1e-9, method="rk")
+    record = linkdyn.Record(markers=["P3"], bodies=["L1"])
+    r = simulate(jansen, 1.0, rtol=1e-9, atol=1e-9, record=record, method="rk")
+    np.testing.assert_allclose(r.marker("P3"), full.marker("P3"), rtol=0, atol=1e-13)
+    np.testing.assert_allclose(r.body_angle("L1"), full.body_angle("L1"), rtol=0, atol=1e-12)
+    assert r.stats["steps"] == full.stats["steps"]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
+def test_ctrl_c_stops_the_explicit_method_and_keeps_what_it_computed():
+    model = linkdyn.chain(60)
+    with ctrl_c_after(0.3) as caught:
+        r = simulate(model, 1000.0, rtol=1e-10, atol=1e-10, dt_out=0.01, method="rk")
+    assert r.status == "interrupted"
+    assert any("interrupted" in str(w.message) for w in caught)
+    assert 0 < len(r.t) < 100_001 and r.t[-1] < 1000.0
+    assert np.all(np.isfinite(r.q)) and r.phi_norm.max() < 1e-8
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+@pytest.mark.parametrize("method", ["Rk", "dopri", 3, None])
+def test_unknown_method_is_refused_by_name(method):
+    with pytest.raises(ValueError, match="method must be one of 'bdf', 'rk', 'auto'"):
+        simulate(linkdyn.chain(2), 0.1, method=method)
+
+
+def test_energy_of_a_free_chain_is_kept_in_proportion_to_the_tolerance():
+    # A free 4-bar chain under gravity is chaotic; its energy is an invariant. With the
+    # explicit method the relative drift falls with the tolerance (measured 2.6e-9 and
+    # 3.3e-11 at rtol 1e-7 and 1e-9).
+    model = linkdyn.chain(4, length=0.25)
+    drifts = []
+    for tol in (1e-7, 1e-9):
+        r = simulate(model, 2.0, rtol=tol, atol=tol, method="rk")
+        drifts.append(float(np.ptp(r.energy)) / max(1.0, float(np.abs(r.energy).max())))
+        assert drifts[-1] < 1000 * tol
+    assert drifts[1] < drifts[0] / 10
+    assert math.isfinite(drifts[1])
