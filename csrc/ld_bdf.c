@@ -64,7 +64,7 @@
  * transformed: below 2e-6 the local tolerances are rtol_loc = rtol (rtol / 2e-6)^(1/4), atol
  * scaled by the same factor, so that a global error going like rtol_loc^0.8 goes like rtol
  * (order 5 alone would give the exponent 1/5; the measured 0.75-0.8 asks for 1/4). They are
- * never below LOCAL_FLOOR (100) eps max(1, max|q0|): Newton corrections carry round-off
+ * never below LD_LOCAL_FLOOR (100) eps max(1, max|q0|): Newton corrections carry round-off
  * relative to the largest coordinate, and below this floor the order selection of a 200-bar
  * chain (max|q0| = 14) was ruled by round-off in the higher differences and stalled at order
  * 1-2. The reference 2e-6 and the exponent were chosen on the Jansen benchmark, whose largest
@@ -153,7 +153,6 @@
 #define PROPORTIONAL_EXP 0.25    /* local tolerance = rtol (rtol / PROPORTIONAL_REF)^EXP */
 #define PROPORTIONAL_REF 2e-6   /* tolerance below which the local tolerance is tightened */
 #define RCOND_MIN 3.67e-11      /* eps^(2/3): below it, factorise with fresh pivots */
-#define LOCAL_FLOOR 100.0       /* the transform stops at LOCAL_FLOOR eps max(1, max|q0|) */
 #define REFRESH_ITERS 3         /* a step that took this many Newton iterations refreshes G */
 #define SETTLED 4.0             /* Newton corrections below SETTLED eps max|q| are round-off */
 #define ROUNDOFF 32.0           /* ... and, after the first iteration, below this */
@@ -260,7 +259,7 @@ static int build_pattern(ld_bdf *w)
     return w->Gx ? LD_BDF_SUCCESS : LD_BDF_NO_MEMORY;
 }
 
-/* Local tolerances (the proportionality transform, floored at LOCAL_FLOOR eps max(1, qmax)
+/* Local tolerances (the proportionality transform, floored at LD_LOCAL_FLOOR eps max(1, qmax)
  * with qmax the largest |q| at the start) and the Newton tolerance that goes with them. */
 static void set_tolerances(ld_bdf *w, double qmax)
 {
@@ -268,7 +267,7 @@ static void set_tolerances(ld_bdf *w, double qmax)
     if (opt->proportional && opt->rtol < PROPORTIONAL_REF) {
         double f = pow(opt->rtol / PROPORTIONAL_REF, PROPORTIONAL_EXP);
         w->stats.transformed_rtol = opt->rtol * f;
-        w->rtol = fmax(opt->rtol * f, LOCAL_FLOOR * DBL_EPSILON * fmax(1.0, qmax));
+        w->rtol = fmax(opt->rtol * f, LD_LOCAL_FLOOR * DBL_EPSILON * fmax(1.0, qmax));
         w->atol = opt->atol * (w->rtol / opt->rtol);
     } else {
         w->rtol = opt->rtol;
@@ -681,13 +680,25 @@ static int start(ld_bdf *w, double t0, const double *q0, const double *v0, const
     w->fail_t = t0;
     w->fail_h = 0.0;
 
+    if (eval_phi_q(w, t0, q0) != LD_OK) return LD_BDF_CALLBACK;
+    set_regularization(w);
+    if (w->use_rk) {
+        /* The explicit method solves its first stage (accelerations, multipliers) itself.
+         * Where it cannot (Phi_q singular there), auto starts the BDF instead. */
+        st = ld__rk_start(w);
+        if (st == LD_BDF_SUCCESS) return started(w, t0, q0, v0);
+        if (st == LD_BDF_CALLBACK || st == LD_BDF_NO_MEMORY || w->opt.method != LD_METHOD_AUTO)
+            return st;
+        w->use_rk = 0;
+        w->stats.switches_to_bdf++;
+        if (eval_phi_q(w, t0, q0) != LD_OK) return LD_BDF_CALLBACK;
+    }
+
     /* Consistent accelerations and multipliers: [M Phi_q^T; Phi_q 0] [a; lam] = [Q; gamma]. */
-    if (eval_phi_q(w, t0, q0) != LD_OK ||
-        s->force(s->user, t0, q0, v0, rhs) != LD_OK ||
+    if (s->force(s->user, t0, q0, v0, rhs) != LD_OK ||
         s->gamma(s->user, t0, q0, v0, rhs + nq) != LD_OK)
         return LD_BDF_CALLBACK;
     zero_inactive(w, rhs + nq);
-    set_regularization(w);
     assemble_K(w, w->out_reg);
     if (!all_finite(w->Gx, w->g_nnz) || !all_finite(rhs, w->ng)) return LD_BDF_NONFINITE;
     w->stats.jacobian_evaluations++;
@@ -695,10 +706,6 @@ static int start(ld_bdf *w, double t0, const double *q0, const double *v0, const
     if ((st = solve_G(w, rhs)) != LD_BDF_SUCCESS) return st;
     a = rhs;
     memcpy(w->D + 2 * nq, rhs + nq, (size_t)nc * sizeof(double));   /* lam0 */
-    if (w->use_rk) {
-        if ((st = ld__rk_start(w, a)) != LD_BDF_SUCCESS) return st;
-        return started(w, t0, q0, v0);
-    }
 
     /* First step: order-1 error 0.5 h^2 |q''| of about a tenth of the tolerance. */
     for (i = 0; i < w->n; i++) w->scale[i] = w->atol + w->rtol * fabs(w->D[i]);

@@ -12,6 +12,10 @@
 
 #include <klu.h>
 
+/* Local tolerances stop at LD_LOCAL_FLOOR eps max(1, max|q0|): below, the error estimates
+ * would chase rounding errors in the coordinates (both methods). */
+#define LD_LOCAL_FLOOR 100.0
+
 struct ld_bdf {
     const ld_system *sys;
     ld_bdf_options opt;
@@ -83,7 +87,7 @@ void ld__zero_inactive(const ld_bdf *w, double *rows);
 int ld__rk_create(ld_bdf *w);
 void ld__rk_free(ld_bdf *w);
 void ld__rk_set_tolerances(ld_bdf *w, double qmax);
-int ld__rk_start(ld_bdf *w, const double *a0);
+int ld__rk_start(ld_bdf *w);
 int ld__rk_step(ld_bdf *w, double t_end, int *accepted);
 int ld__rk_dense(ld_bdf *w, double t, double *out);
 int ld__rk_consistent(ld_bdf *w, double t, double *y);

@@ -56,7 +56,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
 
 #define N_STAGES 12
 #define N_EXTENDED 16
@@ -132,7 +131,6 @@ struct ld_rk {
     int *gp_dst, *gp_l;         /* pair of a group: Lx[dst] -= Lx[l] * y_i */
     double *minv;               /* [nq] */
     double *xs;                 /* [nc] permuted scratch */
-    int factored;               /* the factorisation matches w->phiq */
 };
 
 /* ------------------------------------------------------------------------------------------ */
@@ -330,8 +328,7 @@ static int schur_factor(ld_bdf *w)
     const double *J = w->phiq;
     double *LD = r->LD, *Lx = r->Lx, *D = r->Dd, reg = w->out_reg;
     int k, g, q, nc = w->nc;
-    r->factored = 0;
-    if (nc == 0) { r->factored = 1; return LD_BDF_SUCCESS; }
+    if (nc == 0) return LD_BDF_SUCCESS;
     memset(LD, 0, (size_t)(r->lnz + nc) * sizeof(double));
     for (k = 0; k < r->n_pairs; k++)
         LD[r->pair_dst[k]] += J[r->pair_a[k]] * J[r->pair_b[k]] * r->pair_w[k];
@@ -356,7 +353,6 @@ static int schur_factor(ld_bdf *w)
             return isfinite(D[k]) ? LD_BDF_SINGULAR : LD_BDF_NONFINITE;
         }
     }
-    r->factored = 1;
     return LD_BDF_SUCCESS;
 }
 
@@ -416,22 +412,66 @@ static int schur_at(ld_bdf *w, double t, const double *q)
     return schur_factor(w);
 }
 
+/* One simplified Newton step (mass-weighted) of q towards Phi(q, t) = 0 with the current
+ * factorisation of S; *worst gets max|Phi| before the step. */
+static int position_step(ld_bdf *w, double t, double *q, double *worst)
+{
+    struct ld_rk *r = w->rk;
+    double *x = r->rhs;
+    int i;
+    if (w->sys->phi(w->sys->user, t, q, x) != LD_OK) return LD_BDF_CALLBACK;
+    ld__zero_inactive(w, x);
+    *worst = 0.0;
+    for (i = 0; i < w->nc; i++) *worst = fmax(*worst, fabs(x[i]));
+    schur_solve(r, x);
+    minus_minv_jt(w, x, q);
+    return LD_BDF_SUCCESS;
+}
+
+/* v projected onto Phi_q v + Phi_t = 0 (mass-weighted; exact, the constraint is linear in v)
+ * with S factorised at q; *violation gets |Phi_q v + Phi_t| before the projection. */
+static int velocity_projection(ld_bdf *w, double t, const double *q, double *v,
+                               double *violation)
+{
+    struct ld_rk *r = w->rk;
+    double *x = r->rhs, rn = 0.0;
+    int i;
+    if (w->sys->phi_t(w->sys->user, t, q, x) != LD_OK) return LD_BDF_CALLBACK;
+    add_j_times(w, v, NULL, x);
+    ld__zero_inactive(w, x);
+    for (i = 0; i < w->nc; i++) rn += x[i] * x[i];
+    *violation = sqrt(rn);
+    schur_solve(r, x);
+    minus_minv_jt(w, x, v);
+    return LD_BDF_SUCCESS;
+}
+
+/* The index-1 multipliers at (t, q, v) into lam, S factorised at q: S lam = Phi_q M^-1 Q -
+ * gamma; the forces Q are left in r->F. */
+static int multipliers(ld_bdf *w, double t, const double *q, const double *v, double *lam)
+{
+    const ld_system *s = w->sys;
+    struct ld_rk *r = w->rk;
+    int i;
+    if (s->force(s->user, t, q, v, r->F) != LD_OK) return LD_BDF_CALLBACK;
+    if (w->nc == 0) return LD_BDF_SUCCESS;
+    if (s->gamma(s->user, t, q, v, r->gam) != LD_OK) return LD_BDF_CALLBACK;
+    for (i = 0; i < w->nc; i++) lam[i] = -r->gam[i];
+    add_j_times(w, r->F, r->minv, lam);
+    ld__zero_inactive(w, lam);
+    schur_solve(r, lam);
+    return LD_BDF_SUCCESS;
+}
+
 /* Accelerations (into f + nq), multipliers (r->lam_stage) and quadrature rates (f + 2 nq)
  * at (t, q, v), with S already factorised at q; f[0..nq) = v. */
 static int accelerations(ld_bdf *w, double t, const double *q, const double *v, double *f)
 {
     const ld_system *s = w->sys;
     struct ld_rk *r = w->rk;
-    int i, nq = w->nq, nc = w->nc;
+    int i, st, nq = w->nq, nc = w->nc;
     double *a = f + nq, *lam = r->lam_stage;
-    if (s->force(s->user, t, q, v, r->F) != LD_OK) return LD_BDF_CALLBACK;
-    if (nc > 0) {
-        if (s->gamma(s->user, t, q, v, r->gam) != LD_OK) return LD_BDF_CALLBACK;
-        for (i = 0; i < nc; i++) lam[i] = -r->gam[i];
-        add_j_times(w, r->F, r->minv, lam);
-        ld__zero_inactive(w, lam);
-        schur_solve(r, lam);
-    }
+    if ((st = multipliers(w, t, q, v, lam)) != LD_BDF_SUCCESS) return st;
     memcpy(f, v, (size_t)nq * sizeof(double));
     for (i = 0; i < nq; i++) a[i] = r->F[i] * r->minv[i];
     if (nc > 0) minus_minv_jt(w, lam, a);
@@ -521,7 +561,7 @@ void ld__rk_free(ld_bdf *w)
 void ld__rk_set_tolerances(ld_bdf *w, double qmax)
 {
     struct ld_rk *r = w->rk;
-    double floor = 100.0 * DBL_EPSILON * fmax(1.0, qmax);
+    double floor = LD_LOCAL_FLOOR * DBL_EPSILON * fmax(1.0, qmax);
     if (!r) return;
     r->rtol = fmax(w->opt.rtol, floor);
     r->atol = w->opt.atol * (r->rtol / w->opt.rtol);
@@ -556,21 +596,19 @@ static double rms(const ld_bdf *w, const double *x, const double *y)
     return sqrt(acc / n2);
 }
 
-/* Start (or restart) from the driver's state D[0] at w->t, whose accelerations a0 the driver
- * has just solved: the first stage, and a first step as in DOP853's initial step choice
- * (one explicit Euler step measures the second derivative). */
-int ld__rk_start(ld_bdf *w, const double *a0)
+/* Start (or restart) from the driver's state D[0] at w->t: the first stage (accelerations
+ * and multipliers, the latter into D[0]), and a first step as in DOP853's initial step
+ * choice (one explicit Euler step measures the second derivative). */
+int ld__rk_start(ld_bdf *w)
 {
     struct ld_rk *r = w->rk;
     int i, nq = w->nq, m = r->m, st;
     double *f0 = r->K, *f1 = r->K + m, h, dnf, dny, der2, der12, h1;
     pack(w, w->D, r->y0);
-    /* the first stage by the Schur complement (a0, from the KKT matrix, agrees to
-     * round-off), which also gives the accelerations' round-off */
-    (void)a0;
     if ((st = rhs(w, w->t, r->y0, f0)) != LD_BDF_SUCCESS) return st;
     acceleration_noise(w);
-    memcpy(r->lam1, w->D + 2 * nq, (size_t)w->nc * sizeof(double));
+    memcpy(r->lam1, r->lam_stage, (size_t)w->nc * sizeof(double));
+    memcpy(w->D + 2 * nq, r->lam_stage, (size_t)w->nc * sizeof(double));
     r->dense_ready = 0;
     r->advance_pending = 0;
     r->hs = 0.0;
@@ -642,23 +680,16 @@ static double step_error(const ld_bdf *w, double h)
  * its derivative into K[12] and its multipliers into lam1. */
 static int project(ld_bdf *w, double t1)
 {
-    const ld_system *s = w->sys;
     struct ld_rk *r = w->rk;
     int st, nq = w->nq, nc = w->nc;
-    double *q = r->y1, *v = r->y1 + nq, *x = r->rhs;
+    double *q = r->y1, *v = r->y1 + nq, worst, violation;
     if (nc > 0) {
-        /* positions: one Newton step with the last stage's factorisation (at t1) */
-        if (s->phi(s->user, t1, q, x) != LD_OK) return LD_BDF_CALLBACK;
-        ld__zero_inactive(w, x);
-        schur_solve(r, x);
-        minus_minv_jt(w, x, q);
-        /* velocities, exactly, at the projected positions */
-        if ((st = schur_at(w, t1, q)) != LD_BDF_SUCCESS) return st;
-        if (s->phi_t(s->user, t1, q, x) != LD_OK) return LD_BDF_CALLBACK;
-        add_j_times(w, v, NULL, x);
-        ld__zero_inactive(w, x);
-        schur_solve(r, x);
-        minus_minv_jt(w, x, v);
+        /* positions: one Newton step with the last stage's factorisation (at t1);
+         * velocities at the projected positions */
+        if ((st = position_step(w, t1, q, &worst)) != LD_BDF_SUCCESS ||
+            (st = schur_at(w, t1, q)) != LD_BDF_SUCCESS ||
+            (st = velocity_projection(w, t1, q, v, &violation)) != LD_BDF_SUCCESS)
+            return st;
     }
     st = accelerations(w, t1, q, v, r->K + (size_t)12 * r->m);
     if (st == LD_BDF_SUCCESS) {
@@ -727,7 +758,6 @@ int ld__rk_step(ld_bdf *w, double t_end, int *accepted)
         stage_state(r, s, h);
         st = rhs(w, t + RK_C[s] * h, r->ys, r->K + (size_t)s * m);
         if (st == LD_BDF_NONFINITE || st == LD_BDF_SINGULAR) {
-            if (getenv("LD_DBG")) fprintf(stderr, "STAGE t=%.9f h=%.3e st=%d s=%d\n", t, h, st, s);
             /* Outside the model's domain or at a singular configuration: a shorter step. */
             w->stats.rejected_error++;
             r->rejected_last = 1;
@@ -743,7 +773,6 @@ int ld__rk_step(ld_bdf *w, double t_end, int *accepted)
 
     err = step_error(w, h);
     if (!(err <= 1.0)) {
-        if (getenv("LD_DBG")) fprintf(stderr, "REJ t=%.9f h=%.3e err=%.3g\n", t, h, err);
         w->stats.rejected_error++;
         r->rejected_last = 1;
         fac = isfinite(err) ? fmax(MIN_SHRINK, SAFETY * pow(err, -1.0 / 8.0)) : MIN_SHRINK;
@@ -855,45 +884,24 @@ int ld__rk_dense(ld_bdf *w, double t, double *out)
  * LD_BDF_SINGULAR where S cannot be factorised (the driver then uses the KKT matrix). */
 int ld__rk_consistent(ld_bdf *w, double t, double *y)
 {
-    const ld_system *s = w->sys;
-    struct ld_rk *r = w->rk;
-    int i, st, nq = w->nq, nc = w->nc;
-    double *q = y, *v = y + nq, *x = r->rhs, rn = 0.0;
-    if (nc == 0) return LD_BDF_SUCCESS;
+    int i, it, st, nq = w->nq;
+    double *q = y, *v = y + nq, qmax = 0.0, floor, worst, violation;
+    if (w->nc == 0) return LD_BDF_SUCCESS;
     if ((st = schur_at(w, t, q)) != LD_BDF_SUCCESS) return st;
     /* Positions: the interpolant leaves the constraints by its error; a few simplified
-     * Newton steps (mass-weighted) bring the row back, then S at the projected positions. */
-    {
-        int it;
-        double qmax = 0.0, floor;
-        for (i = 0; i < nq; i++) qmax = fmax(qmax, fabs(q[i]));
-        floor = 64.0 * DBL_EPSILON * fmax(1.0, qmax);
-        for (it = 0; it < 4; it++) {
-            double worst = 0.0;
-            if (s->phi(s->user, t, q, x) != LD_OK) return LD_BDF_CALLBACK;
-            ld__zero_inactive(w, x);
-            for (i = 0; i < nc; i++) worst = fmax(worst, fabs(x[i]));
-            if (!(worst > floor)) break;
-            schur_solve(r, x);
-            minus_minv_jt(w, x, q);
-        }
-        if (it > 0 && (st = schur_at(w, t, q)) != LD_BDF_SUCCESS) return st;
+     * Newton steps bring the row back (the last one, taken below the round-off floor, moves
+     * q by round-off only), then S at the projected positions. */
+    for (i = 0; i < nq; i++) qmax = fmax(qmax, fabs(q[i]));
+    floor = 64.0 * DBL_EPSILON * fmax(1.0, qmax);
+    for (it = 0; it < 4; it++) {
+        if ((st = position_step(w, t, q, &worst)) != LD_BDF_SUCCESS) return st;
+        if (!(worst > floor)) break;
     }
-    if (s->phi_t(s->user, t, q, x) != LD_OK) return LD_BDF_CALLBACK;
-    add_j_times(w, v, NULL, x);
-    ld__zero_inactive(w, x);
-    for (i = 0; i < nc; i++) rn += x[i] * x[i];
-    if (sqrt(rn) > w->stats.max_output_velocity_violation)
-        w->stats.max_output_velocity_violation = sqrt(rn);
-    schur_solve(r, x);
-    minus_minv_jt(w, x, v);
-    /* multipliers: S lam = Phi_q M^-1 Q - gamma */
-    if (s->force(s->user, t, q, v, r->F) != LD_OK || s->gamma(s->user, t, q, v, r->gam) != LD_OK)
-        return LD_BDF_CALLBACK;
-    for (i = 0; i < nc; i++) x[i] = -r->gam[i];
-    add_j_times(w, r->F, r->minv, x);
-    ld__zero_inactive(w, x);
-    schur_solve(r, x);
-    memcpy(y + 2 * nq, x, (size_t)nc * sizeof(double));
+    if ((st = schur_at(w, t, q)) != LD_BDF_SUCCESS ||
+        (st = velocity_projection(w, t, q, v, &violation)) != LD_BDF_SUCCESS ||
+        (st = multipliers(w, t, q, v, y + 2 * nq)) != LD_BDF_SUCCESS)
+        return st;
+    if (violation > w->stats.max_output_velocity_violation)
+        w->stats.max_output_velocity_violation = violation;
     return ld__all_finite(y, w->n) ? LD_BDF_SUCCESS : LD_BDF_NONFINITE;
 }

@@ -2,9 +2,9 @@
 (method="rk", csrc/ld_rk.c), method="auto" and the BDF, against known solutions and each
 other."""
 
-import math
 import os
 import signal
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,19 +22,18 @@ def jansen():
 
 
 @pytest.fixture(scope="module")
-def reference(jansen):
+def reference():
     """Jansen's P3 over 10 s from the test data (an independent solution, see
-    tests/data/make_jansen_reference.py)."""
-    data = np.loadtxt(os.path.join(os.path.dirname(__file__), "data", "jansen_reference.txt"))
-    return data
+    tests/data/make_jansen_reference.py): rows t, P3 x, P3 y, ..."""
+    return np.loadtxt(Path(__file__).parent / "data" / "jansen_reference.txt")
 
 
 def p3_error(result, reference):
-    rows = np.searchsorted(reference[:, 0], result.t)
-    keep = (rows < len(reference)) & np.isclose(reference[np.minimum(rows, len(reference) - 1), 0],
-                                                result.t, rtol=0, atol=1e-12)
-    p3 = result.marker("P3")[keep]
-    return float(np.max(np.hypot(*(p3 - reference[rows[keep], 1:3]).T)))
+    """Largest distance of P3 from the reference, the run's output times being the
+    reference's first ones."""
+    ref = reference[:len(result.t)]
+    np.testing.assert_array_equal(result.t, ref[:, 0])
+    return float(np.max(np.hypot(*(result.marker("P3") - ref[:, 1:3]).T)))
 
 
 def test_explicit_error_follows_the_tolerance_on_jansen(jansen, reference):
@@ -170,4 +169,3 @@ def test_energy_of_a_free_chain_is_kept_in_proportion_to_the_tolerance():
         drifts.append(float(np.ptp(r.energy)) / max(1.0, float(np.abs(r.energy).max())))
         assert drifts[-1] < 1000 * tol
     assert drifts[1] < drifts[0] / 10
-    assert math.isfinite(drifts[1])

@@ -40,7 +40,7 @@ __all__ = ["ErrorEstimate", "estimate_error"]
 
 #: The finest tolerance simulate accepts.
 FINEST_RTOL = 1e-14
-#: The local tolerance's floor in units of eps max(1, max|q0|) (LOCAL_FLOOR in ld_bdf.c).
+#: The local tolerance's floor in units of eps max(1, max|q0|) (LD_LOCAL_FLOOR in csrc/ld_bdf_impl.h).
 LOCAL_FLOOR = 100.0
 
 
