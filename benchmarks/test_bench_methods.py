@@ -1,10 +1,13 @@
-"""Work against precision on the Jansen benchmark (10 s): linkdyn's explicit method
-(method="rk") against its BDF, and, where it can be built, against the compiled SUNDIALS peer
-(ARKODE's explicit RK 7(8) on the index-1 form with Baumgarte 10/10, hand-written C; its
-source and README are in ../shared/peers/jansen_c/ beside a linkdyn checkout). Each group
-times one tolerance; the peer's time comes from its own best-of-5 loop in the same run.
+"""Work against precision on the Jansen benchmark (10 s): linkdyn's methods (the default,
+"auto", which runs the explicit method on this linkage; "rk"; "bdf") and, where it can be
+built, the compiled SUNDIALS peer (ARKODE's explicit RK 7(8) on the index-1 form with
+Baumgarte 10/10, hand-written C; its source and README are in ../shared/peers/jansen_c/
+beside a linkdyn checkout). Each group times one tolerance; the peer's time comes from its
+own best-of-5 loop in the same run. test_matched_accuracy_against_the_peer interpolates each
+code's time at the same error and draws the work-precision plot
+(benchmarks/results/jansen_methods.png).
 
-Run:  python -m pytest benchmarks/test_bench_methods.py
+Run:  python -m pytest benchmarks/test_bench_methods.py -s
 """
 
 import shutil
@@ -19,6 +22,9 @@ import linkdyn
 REFERENCE = np.loadtxt(Path(__file__).parents[1] / "tests" / "data" / "jansen_reference.txt")
 PEER = Path(__file__).resolve().parents[2] / "shared" / "peers" / "jansen_c"
 TOLS = [1e-6, 1e-8, 1e-10]
+#: the work-precision sweep: rtol = atol from 1e-3 to 1e-11, half a decade apart
+SWEEP = [10.0 ** (-k / 2) for k in range(6, 23)]
+RESULTS = Path(__file__).parent / "results"
 
 
 @pytest.fixture(scope="module")
@@ -31,10 +37,10 @@ def p3_error(result):
 
 
 @pytest.mark.parametrize("tol", TOLS)
-@pytest.mark.parametrize("method", ["rk", "bdf"])
+@pytest.mark.parametrize("method", ["auto", "rk", "bdf"])
 def test_jansen_method(benchmark, jansen, method, tol):
     benchmark.group = f"jansen methods rtol {tol:g}"
-    benchmark.extra_info["role"] = "linkdyn" if method == "rk" else "baseline"
+    benchmark.extra_info["role"] = {"auto": "linkdyn", "bdf": "baseline"}.get(method, "other")
     result = benchmark.pedantic(linkdyn.simulate, args=(jansen, 10.0),
                                 kwargs=dict(rtol=tol, atol=tol, t_out=REFERENCE[:, 0],
                                             method=method),
@@ -69,12 +75,87 @@ def test_jansen_against_the_sundials_peer(benchmark, jansen, peer, tol):
     peer_seconds, peer_error = float(fields["wall"].rstrip("s")), float(fields["errP3"])
     benchmark.group = f"jansen vs SUNDIALS rtol {tol:g}"
     result = benchmark.pedantic(linkdyn.simulate, args=(jansen, 10.0),
-                                kwargs=dict(rtol=tol, atol=tol, t_out=REFERENCE[:, 0],
-                                            method="rk"),
+                                kwargs=dict(rtol=tol, atol=tol, t_out=REFERENCE[:, 0]),
                                 rounds=5, iterations=1, warmup_rounds=1)
     ours = result.stats["integration_seconds"]
     benchmark.extra_info.update(p3_error=p3_error(result), integration_seconds=ours,
                                 peer_seconds=peer_seconds, peer_p3_error=peer_error,
                                 time_ratio=ours / peer_seconds)
-    print(f"\nrtol {tol:g}: linkdyn rk {ours * 1e3:.1f} ms, P3 error {p3_error(result):.2e} m;"
+    print(f"\nrtol {tol:g}: linkdyn auto {ours * 1e3:.1f} ms, P3 error {p3_error(result):.2e} m;"
           f" SUNDIALS ARKODE RK 7(8) {peer_seconds * 1e3:.1f} ms, P3 error {peer_error:.2e} m")
+
+
+def best_of(runs, fn):
+    """The best (integration seconds, result) of ``runs`` calls of ``fn``."""
+    best = None
+    for _ in range(runs):
+        r = fn()
+        if best is None or r.stats["integration_seconds"] < best[0]:
+            best = (r.stats["integration_seconds"], r)
+    return best
+
+
+def time_at(errors, seconds, target):
+    """log-log interpolation of the time at which a code reaches ``target`` (nan outside
+    its range)."""
+    le, lt = np.log(errors), np.log(seconds)
+    order = np.argsort(le)
+    if not le.min() <= np.log(target) <= le.max():
+        return float("nan")
+    return float(np.exp(np.interp(np.log(target), le[order], lt[order])))
+
+
+def test_matched_accuracy_against_the_peer(benchmark, jansen, peer):
+    """Each code over the sweep (linkdyn: best integration time of 3; the peer: best of 3
+    in its own loop), then linkdyn's time at each of the peer's errors, interpolated
+    log-log: the ratio linkdyn / peer at matched accuracy, and the plot."""
+    binary, ref = peer
+    codes = {"linkdyn auto": [], "linkdyn bdf": [], "SUNDIALS ARKODE RK 7(8)": []}
+    for tol in SWEEP:
+        for method in ("auto", "bdf"):
+            secs, r = best_of(3, lambda: linkdyn.simulate(jansen, 10.0, rtol=tol, atol=tol,
+                                                          t_out=REFERENCE[:, 0],
+                                                          method=method))
+            codes[f"linkdyn {method}"].append((p3_error(r), secs))
+        run = subprocess.run([str(binary), "erk", f"{tol:g}", "--baum", "10,10", "--repeat",
+                              "3", "--ref", str(ref)], capture_output=True, text=True,
+                             check=True)
+        fields = dict(f.split("=", 1) for f in run.stdout.split() if "=" in f)
+        codes["SUNDIALS ARKODE RK 7(8)"].append((float(fields["errP3"]),
+                                                 float(fields["wall"].rstrip("s"))))
+    # one timed call for pytest-benchmark's table: the default at 1e-10
+    benchmark.group = "jansen matched accuracy"
+    benchmark.pedantic(linkdyn.simulate, args=(jansen, 10.0),
+                       kwargs=dict(rtol=1e-10, atol=1e-10, t_out=REFERENCE[:, 0]),
+                       rounds=3, iterations=1)
+    ours = np.array(codes["linkdyn auto"])
+    lines = ["| peer rtol | peer P3 error | peer time | linkdyn auto at that error | ratio |",
+             "|---|---|---|---|---|"]
+    ratios = []
+    for tol, (err, secs) in zip(SWEEP, codes["SUNDIALS ARKODE RK 7(8)"]):
+        mine = time_at(ours[:, 0], ours[:, 1], err)
+        ratios.append(mine / secs)
+        lines.append(f"| {tol:.3g} | {err:.2e} m | {secs * 1e3:.1f} ms | {mine * 1e3:.1f} ms | "
+                     f"{mine / secs:.2f} |")
+    table = "\n".join(lines)
+    print("\nJansen, 10 s: linkdyn's time at the peer's P3 error\n" + table)
+    benchmark.extra_info.update(ratios=[None if np.isnan(x) else x for x in ratios])
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "jansen_methods.md").write_text(
+        "Jansen, 10 s: linkdyn's integration time at the SUNDIALS peer's P3 error "
+        "(benchmarks/test_bench_methods.py)\n\n" + table + "\n")
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    for name, points in codes.items():
+        e, t = np.array(points).T
+        ax.loglog(e, t * 1e3, "o-", label=name, ms=3)
+    ax.set_xlabel("largest P3 error over 10 s [m]")
+    ax.set_ylabel("integration time [ms]")
+    ax.set_title("Jansen benchmark: work against precision")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(RESULTS / "jansen_methods.png", dpi=120)
+    plt.close(fig)

@@ -6,6 +6,9 @@ and work counters.
     python ci/fingerprint.py > after.txt      # on another, same machine and environment
     diff before.txt after.txt                 # no output: bit-for-bit identical results
 
+``--method bdf`` (or ``rk``, ``auto``) fingerprints the runs of one integration method;
+without it, the default method's.
+
 A change that should not move any result (a refactor, a comment) is checked this way. The
 digests depend on the machine's libm and SuiteSparse build and on the SPD back-end (CHOLMOD or
 SuperLU), so they are compared between revisions on one machine, never stored as expectations.
@@ -13,6 +16,7 @@ SuperLU), so they are compared between revisions on one machine, never stored as
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import sys
 
@@ -56,13 +60,18 @@ def kinematic(name, model, times) -> str:
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description="fingerprints of linkdyn's results")
+    parser.add_argument("--method", choices=("bdf", "rk", "auto"), default=None,
+                        help="the integration method (default: simulate's default)")
+    args = parser.parse_args()
+    method = {} if args.method is None else {"method": args.method}
     lines = [f"spd back-end {linkdyn.assembly.spd_backend()}"]
     for name in linkdyn.builtin_names():
         model = linkdyn.load_model(name)
         lines.append(f"model {name:<21} {digest(model.q0, model.v0)}")
         try:
             lines.append(dynamic(name, model, 1.0 if name.startswith("walker") else 2.0,
-                                 dt_out=0.01))
+                                 dt_out=0.01, **method))
         except linkdyn.ModelError:          # kinematic descriptions have no dynamics
             lines.append(kinematic(name, model, np.linspace(0.0, 2.0, 201)))
         except linkdyn.LinkdynError as exc:
@@ -74,9 +83,9 @@ def main() -> int:
              "simple_pendulum": (simple_pendulum(), 5.0), "andrews": (andrews(), 0.03),
              "chain:50": (chain(50), 1.0), "truss:4": (truss(4), 0.5)}
     for name, (model, t_end) in extra.items():
-        lines.append(dynamic(name, model, t_end, dt_out=0.01))
+        lines.append(dynamic(name, model, t_end, dt_out=0.01, **method))
     lines.append(dynamic("jansen_benchmark", linkdyn.load_model("jansen"), 10.0, rtol=1e-10,
-                         atol=1e-10, dt_out=0.01))
+                         atol=1e-10, dt_out=0.01, **method))
     sys.stdout.write("\n".join(lines) + "\n")
     return 0
 

@@ -684,7 +684,8 @@ static int start(ld_bdf *w, double t0, const double *q0, const double *v0, const
     set_regularization(w);
     if (w->use_rk) {
         /* The explicit method solves its first stage (accelerations, multipliers) itself.
-         * Where it cannot (Phi_q singular there), auto starts the BDF instead. */
+         * Where it cannot (Phi_q singular there) or should not (S too ill-conditioned for
+         * the tolerance, LD__UNSUITED), auto starts the BDF instead. */
         st = ld__rk_start(w);
         if (st == LD_BDF_SUCCESS) return started(w, t0, q0, v0);
         if (st == LD_BDF_CALLBACK || st == LD_BDF_NO_MEMORY || w->opt.method != LD_METHOD_AUTO)

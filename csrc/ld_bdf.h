@@ -92,8 +92,11 @@ typedef struct ld_bdf_stats {
     long rk_steps;              /* accepted steps of the explicit method (of steps) */
     long rhs_evaluations;       /* right-hand sides of the index-1 form (explicit method) */
     long schur_factorizations;  /* LDL^T factorisations of Phi_q M^-1 Phi_q^T */
-    long switches_to_bdf;       /* (auto) stretches handed to BDF: stiffness or failure */
+    long switches_to_bdf;       /* (auto) stretches handed to BDF: stiffness, S too
+                                   ill-conditioned for the tolerance, or failure */
     long switches_to_rk;        /* (auto) restarts that went back to the explicit method */
+    double rk_transformed_rtol; /* the explicit method's local rtol before the round-off
+                                   floor: rtol / 3 (ld_rk.c, "Error control") */
     double rk_local_rtol;       /* the explicit method's local tolerances */
     double rk_local_atol;
 } ld_bdf_stats;

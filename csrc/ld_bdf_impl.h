@@ -16,6 +16,10 @@
  * would chase rounding errors in the coordinates (both methods). */
 #define LD_LOCAL_FLOOR 100.0
 
+/* Private status of the explicit method's start (method auto only): the accelerations are
+ * too ill-conditioned for it, the BDF starts instead. Never returned to a caller. */
+#define LD__UNSUITED (-100)
+
 struct ld_bdf {
     const ld_system *sys;
     ld_bdf_options opt;

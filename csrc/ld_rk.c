@@ -32,7 +32,11 @@
  * no order reduction in v, so a contact's onset keeps its velocity error proportional to the
  * tolerance. The two estimators are combined as the DOP853 code does (the order-5 estimate,
  * damped where the order-3 estimate is much larger). The step grows by at most 6 and shrinks
- * by at most 1/3 per step, never grows right after a rejection.
+ * by at most 1/3 per step, never grows right after a rejection. The local tolerances are a
+ * third of the requested ones. That costs 3^(1/8), some 15%, more steps at a given
+ * tolerance but nothing at a given accuracy (benchmarks/test_bench_methods.py), and it keeps
+ * the global error of IFToMM A02, which grows by some 900 m per relative error of its
+ * energy, within 1300 rtol instead of 2800 (tests/test_accuracy.py).
  *
  * Projection. The index-1 form lets Phi and Phi_q v + Phi_t drift by the local errors. After
  * every accepted step the positions are projected onto Phi = 0 (one mass-weighted Newton
@@ -47,6 +51,21 @@
  * problem's largest eigenvalue along the step, as in DOP853: the method is unstable beyond
  * about 6. Fifteen such steps with no six quiet ones between them ask the driver (method
  * auto) to continue with the BDF; the driver comes back to this method at the next restart.
+ *
+ * Conditioning. S's relative pivots D_k / S_kk bound its condition number from below, and
+ * the accelerations lose eps / min_k (D_k / S_kk) of relative precision to it. Where that
+ * exceeds the tolerance (a body of tiny inertia held by heavy ones: IFToMM A01's lumped mass
+ * of 1e-12 kg m^2 makes it 1e-4), the step control would chase rounding errors with steps
+ * that shrink like the tolerance: method auto starts the BDF instead, whose index-3
+ * iteration matrix is well conditioned there, and during a run such steps count as stiff.
+ * Near a singular configuration (pivot ratio below 1e-3) the index-1 multipliers grow like
+ * the inverse distance, and a stage whose velocities are off their constraints by the local
+ * error gets accelerations off by that over the distance: at tight tolerances the step
+ * shrank towards the singular point and stalled (IFToMM A02 at rtol 1e-11). There the
+ * stages' accelerations are taken at their velocities projected onto the velocity
+ * constraints (one more solve with the stage's factorisation); A02 then crosses its singular
+ * configurations at every tolerance. The velocity error test also tolerates h times the
+ * accelerations' round-off (acceleration_noise), so that rounding errors do not cut steps.
  */
 #include "ld_bdf_impl.h"
 
@@ -67,6 +86,8 @@
 #define STIFF_STEPS 15          /* steps beyond it that call the problem stiff */
 #define QUIET_STEPS 6           /* steps within it that reset the count */
 #define PIVOT_MIN 1e-14         /* a pivot of S below this fraction of its diagonal: singular */
+#define NEAR_SINGULAR 1e-3      /* below this pivot ratio of S, stage velocities projected */
+#define LOCAL_SHARE (1.0 / 3.0) /* the local tolerances' share of the requested ones */
 #define ACC_NOISE 64.0          /* round-off of an acceleration, in eps (|Q| + |Phi_q^T||lam|) / m */
 static const double RK_C[16] = {0.0, 0.05260015195876773, 0.0789002279381516, 0.1183503419072274, 0.2816496580927726, 0.3333333333333333, 0.25, 0.3076923076923077, 0.6512820512820513, 0.6, 0.8571428571428571, 1.0, 1.0, 0.1, 0.2, 0.7777777777777778};
 /* RK_A[s][j]: stage s from stages j < s (rows 12: the solution, 13..15: dense output) */
@@ -116,6 +137,9 @@ struct ld_rk {
     int stiff_count, quiet_count;
     double err_old;             /* the last accepted step's error (PI step control) */
     double *anoise;             /* [nq] round-off of the accelerations at the step start */
+    double *vstage;             /* [nq] a stage's projected velocities */
+    double pivot_ratio;         /* min_k D_k / S_kk of the last factorisation of S (active
+                                   rows): cond(S) is at least its inverse */
 
     /* S = Phi_q M^-1 Phi_q^T and its LDL^T factorisation P S P^T = L D L^T, planned when the
      * workspace is created (see schur_plan): LD = [Lx (lnz) | D (nc)] */
@@ -328,6 +352,7 @@ static int schur_factor(ld_bdf *w)
     const double *J = w->phiq;
     double *LD = r->LD, *Lx = r->Lx, *D = r->Dd, reg = w->out_reg;
     int k, g, q, nc = w->nc;
+    double ratio = 1.0;
     if (nc == 0) return LD_BDF_SUCCESS;
     memset(LD, 0, (size_t)(r->lnz + nc) * sizeof(double));
     for (k = 0; k < r->n_pairs; k++)
@@ -352,7 +377,9 @@ static int schur_factor(ld_bdf *w)
             w->fail_index = w->nq + r->P[k];
             return isfinite(D[k]) ? LD_BDF_SINGULAR : LD_BDF_NONFINITE;
         }
+        if (D[k] < ratio * r->Sd[k]) ratio = D[k] / r->Sd[k];
     }
+    r->pivot_ratio = ratio;
     return LD_BDF_SUCCESS;
 }
 
@@ -481,28 +508,48 @@ static int accelerations(ld_bdf *w, double t, const double *q, const double *v, 
 }
 
 /* The round-off the accelerations of the last right-hand side carry: a = M^-1 (Q - Phi_q^T lam)
- * is computed to about eps (|Q| + |Phi_q^T| |lam|) / m per coordinate, which is large where
- * a body's inertia is tiny against its reactions (a lumped mass given 1e-12 kg m^2). The
- * velocity error test tolerates h times it (step_error); without that the step shrank in
- * proportion to the tolerance on such a model, chasing rounding errors. */
+ * is computed to about eps (|Q| + |Phi_q^T| |lam| / p) / m per coordinate, where p =
+ * min_k D_k / S_kk bounds the loss to S's conditioning (lam is accurate to about eps / p).
+ * It is large where a body's inertia is tiny against its reactions (a lumped mass given
+ * 1e-12 kg m^2) and near a singular configuration. The velocity error test tolerates h
+ * times it (step_error); without that the step shrank in proportion to the tolerance on
+ * such a model, chasing rounding errors, and stalled next to a singular configuration. */
 static void acceleration_noise(ld_bdf *w)
 {
     const ld_system *s = w->sys;
     struct ld_rk *r = w->rk;
     int j, p;
+    double loss = w->nc > 0 ? 1.0 / r->pivot_ratio : 1.0;
     for (j = 0; j < w->nq; j++) {
-        double acc = fabs(r->F[j]);
+        double acc = 0.0;
         for (p = s->phiq_colptr[j]; p < s->phiq_colptr[j + 1]; p++)
             acc += fabs(w->phiq[p] * r->lam_stage[s->phiq_rowind[p]]);
-        r->anoise[j] = ACC_NOISE * DBL_EPSILON * acc * r->minv[j];
+        r->anoise[j] = ACC_NOISE * DBL_EPSILON * (fabs(r->F[j]) + loss * acc) * r->minv[j];
     }
 }
 
-/* The right-hand side f(t, y) of the index-1 form. */
+/* Whether the accelerations of the last right-hand side lose more than the tolerance to the
+ * conditioning of S: eps / min_k (D_k / S_kk) > rtol (see the top, "Conditioning"). */
+static int ill_conditioned(const ld_bdf *w)
+{
+    return w->nc > 0 && DBL_EPSILON > w->rk->rtol * w->rk->pivot_ratio;
+}
+
+/* The right-hand side f(t, y) of the index-1 form. Near a singular configuration it is taken
+ * at the stage's velocities projected onto its velocity constraints (see the top,
+ * "Conditioning"). */
 static int rhs(ld_bdf *w, double t, const double *y, double *f)
 {
+    struct ld_rk *r = w->rk;
     int st = schur_at(w, t, y);
+    double violation;
     if (st != LD_BDF_SUCCESS) return st;
+    if (w->nc > 0 && r->pivot_ratio < NEAR_SINGULAR) {
+        memcpy(r->vstage, y + w->nq, (size_t)w->nq * sizeof(double));
+        if ((st = velocity_projection(w, t, y, r->vstage, &violation)) != LD_BDF_SUCCESS)
+            return st;
+        return accelerations(w, t, y, r->vstage, f);
+    }
     return accelerations(w, t, y, y + w->nq, f);
 }
 
@@ -522,7 +569,9 @@ int ld__rk_create(ld_bdf *w)
     r->rcont = (double *)calloc((size_t)(7 * m), sizeof(double));
     r->lam0 = (double *)calloc((size_t)(3 * nc + 1), sizeof(double));
     r->F = (double *)calloc((size_t)(2 * nq + big + nc + 1), sizeof(double));
-    if (!r->K || !r->y0 || !r->rcont || !r->lam0 || !r->F) return LD_BDF_NO_MEMORY;
+    r->vstage = (double *)calloc((size_t)(nq + 1), sizeof(double));
+    if (!r->vstage || !r->K || !r->y0 || !r->rcont || !r->lam0 || !r->F)
+        return LD_BDF_NO_MEMORY;
     r->y1 = r->y0 + m;
     r->ys = r->y1 + m;
     r->ylast = r->ys + m;
@@ -548,7 +597,7 @@ void ld__rk_free(ld_bdf *w)
 {
     struct ld_rk *r = w->rk;
     if (!r) return;
-    free(r->K); free(r->y0); free(r->rcont); free(r->lam0); free(r->F);
+    free(r->K); free(r->y0); free(r->rcont); free(r->lam0); free(r->F); free(r->vstage);
     free(r->P); free(r->Lp); free(r->Li); free(r->LD); free(r->Sd); free(r->pair_a);
     free(r->pair_w); free(r->row_groups); free(r->g_src); free(r->gp_dst); free(r->minv);
     free(r->xs);
@@ -563,7 +612,8 @@ void ld__rk_set_tolerances(ld_bdf *w, double qmax)
     struct ld_rk *r = w->rk;
     double floor = LD_LOCAL_FLOOR * DBL_EPSILON * fmax(1.0, qmax);
     if (!r) return;
-    r->rtol = fmax(w->opt.rtol, floor);
+    w->stats.rk_transformed_rtol = w->opt.rtol * LOCAL_SHARE;
+    r->rtol = fmax(w->opt.rtol * LOCAL_SHARE, floor);
     r->atol = w->opt.atol * (r->rtol / w->opt.rtol);
     w->stats.rk_local_rtol = r->rtol;
     w->stats.rk_local_atol = r->atol;
@@ -607,6 +657,7 @@ int ld__rk_start(ld_bdf *w)
     pack(w, w->D, r->y0);
     if ((st = rhs(w, w->t, r->y0, f0)) != LD_BDF_SUCCESS) return st;
     acceleration_noise(w);
+    if (w->opt.method == LD_METHOD_AUTO && ill_conditioned(w)) return LD__UNSUITED;
     memcpy(r->lam1, r->lam_stage, (size_t)w->nc * sizeof(double));
     memcpy(w->D + 2 * nq, r->lam_stage, (size_t)w->nc * sizeof(double));
     r->dense_ready = 0;
@@ -701,7 +752,7 @@ static int project(ld_bdf *w, double t1)
 }
 
 /* The stiffness test after an accepted step (see the top); 1 when the problem has been
- * stiff for STIFF_STEPS steps. */
+ * stiff, or S too ill-conditioned for the tolerance, for STIFF_STEPS steps. */
 static int stiffness(ld_bdf *w, double h)
 {
     struct ld_rk *r = w->rk;
@@ -713,7 +764,7 @@ static int stiffness(ld_bdf *w, double h)
         num += a * a;
         den += b * b;
     }
-    if (den > 0 && h * sqrt(num / den) > STIFF_LIMIT) {
+    if (ill_conditioned(w) || (den > 0 && h * sqrt(num / den) > STIFF_LIMIT)) {
         r->quiet_count = 0;
         if (++r->stiff_count >= STIFF_STEPS) return 1;
     } else if (++r->quiet_count >= QUIET_STEPS) {

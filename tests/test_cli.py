@@ -66,13 +66,16 @@ def test_simulate_writes_outputs(tmp_path, capsys):
     assert counters["steps"] > 0
     assert (plots / "markers.png").stat().st_size > 10_000
     assert (plots / "invariants.png").stat().st_size > 10_000
+    # The default method, auto, ran the explicit method alone: its local test is rtol / 3.
+    assert "(explicit method, local error test at 3.33e-09, 3.33e-09)" in text
+    main(["simulate", "--t-end", "0.1", "--rtol", "1e-8", "--atol", "1e-8", "--method", "bdf"])
     local = 1e-8 * (1e-8 / 2e-6) ** 0.25
-    assert f"(local error test at {local:.3g}, {local:.3g})" in text
+    assert f"(local error test at {local:.3g}, {local:.3g})" in capsys.readouterr().out
 
 
 def test_simulate_per_step_tolerance(capsys):
     assert main(["simulate", "--t-end", "0.1", "--rtol", "1e-9", "--atol", "1e-9",
-                 "--per-step-tolerance"]) == 0
+                 "--per-step-tolerance", "--method", "bdf"]) == 0
     assert "(local error test at 1e-09, 1e-09)" in capsys.readouterr().out
 
 

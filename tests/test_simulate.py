@@ -65,7 +65,7 @@ def test_pendulum_error_falls_in_proportion_to_the_tolerance():
 
     def error(tol, proportional=True):
         r = simulate(model, times[-1], rtol=tol, atol=tol, t_out=times,
-                     proportional=proportional)
+                     proportional=proportional, method="bdf")
         return np.abs(angle(r) - exact).max()
 
     errors = [error(tol) for tol in (1e-6, 1e-8, 1e-10, 1e-12)]
@@ -99,8 +99,9 @@ def test_reaction_force_of_a_swinging_pendulum():
 
 
 def jansen_error(rtol):
+    # The BDF: its error, constraints and work counters (test_methods.py has the others').
     model = linkdyn.load_model("jansen")
-    r = simulate(model, 10.0, rtol=rtol, atol=rtol, t_out=REFERENCE[:, 0])
+    r = simulate(model, 10.0, rtol=rtol, atol=rtol, t_out=REFERENCE[:, 0], method="bdf")
     markers = model.marker_positions(r.q).reshape(len(r.t), 4)
     return r, np.abs(markers - REFERENCE[:, 1:5]).max()
 
@@ -170,8 +171,9 @@ def test_without_proportionality_the_local_tolerance_is_rtol():
     # (tol^(k/(k+1)) at order k), which the transform corrects.
     model = linkdyn.load_model("jansen")
     plain = simulate(model, 1.0, rtol=1e-10, atol=1e-10, proportional=False,
-                     t_out=REFERENCE[:101, 0])
-    prop = simulate(model, 1.0, rtol=1e-10, atol=1e-10, t_out=REFERENCE[:101, 0])
+                     t_out=REFERENCE[:101, 0], method="bdf")
+    prop = simulate(model, 1.0, rtol=1e-10, atol=1e-10, t_out=REFERENCE[:101, 0],
+                    method="bdf")
     assert plain.stats["local_rtol"] == 1e-10
     assert plain.stats["steps"] < prop.stats["steps"]
     errs = [np.abs(model.marker_positions(x.q).reshape(101, 4) - REFERENCE[:101, 1:5]).max()
@@ -185,7 +187,7 @@ def test_tightest_tolerances_run_at_the_round_off_floor(tol):
     # estimates tolerate the Newton residue, so the step does not collapse on round-off (it
     # did before the noise floor).
     model = linkdyn.load_model("jansen")
-    r = simulate(model, 1.0, rtol=tol, atol=tol, t_out=REFERENCE[:101, 0])
+    r = simulate(model, 1.0, rtol=tol, atol=tol, t_out=REFERENCE[:101, 0], method="bdf")
     assert r.stats["local_rtol"] == pytest.approx(100 * np.finfo(float).eps)
     err = np.abs(model.marker_positions(r.q).reshape(101, 4) - REFERENCE[:101, 1:5]).max()
     assert err <= 1e-9
@@ -198,7 +200,7 @@ def test_large_chain_at_tight_tolerance_keeps_its_order():
     # (19,497 steps for 0.05 s, measured with proportional=False, rtol 4.6e-14). The floor
     # 100 eps max|q0| (max|q0| = 14, so 3.1e-13) keeps it at 766 steps, mostly order 4-5.
     model = linkdyn.models.chain(200)
-    r = simulate(model, 0.05, rtol=1e-12, atol=1e-12, max_steps=20_000)
+    r = simulate(model, 0.05, rtol=1e-12, atol=1e-12, max_steps=20_000, method="bdf")
     s = r.stats
     q0max = np.abs(r.q[0]).max()
     assert s["local_rtol"] == pytest.approx(100 * np.finfo(float).eps * q0max)
@@ -225,11 +227,11 @@ def test_first_order_converges_with_order_one():
     # that no step is rejected, Newton converged tightly): halving h halves the error.
     theta0 = 0.5
     model = pendulum(theta0)
-    exact = simulate(model, 0.5, rtol=1e-12, atol=1e-12, t_out=[0.5])
+    exact = simulate(model, 0.5, rtol=1e-12, atol=1e-12, t_out=[0.5], method="bdf")
     errors = []
     for h in (4e-3, 2e-3, 1e-3):
         r = simulate(model, 0.5, rtol=1e-4, atol=1e-4, h_init=h, h_max=h, max_order=1,
-                     newton_tol=1e-8, t_out=[0.5])
+                     newton_tol=1e-8, t_out=[0.5], method="bdf")
         assert r.stats["rejected_steps"] == 0
         assert r.stats["steps"] == pytest.approx(0.5 / h, abs=1)
         errors.append(abs(angle(r)[0] - angle(exact)[0]))

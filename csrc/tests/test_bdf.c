@@ -566,6 +566,36 @@ int main(void)
         opt.method = LD_METHOD_BDF;
     }
 
+    /* 13. Method auto on a pendulum whose bar has almost no inertia about its centre (a
+     * lumped mass): S = Phi_q M^-1 Phi_q^T is so ill-conditioned that the explicit method's
+     * accelerations would carry rounding errors above the tolerance; auto starts the BDF. */
+    {
+        pendulum pl = {0.5, 2.0, 1e-12, 9.81, 0, -1.0, {0, 0, 0, 0}, 0};
+        ld_system sl = make_system(&pl);
+        ld_bdf_options o = opt;
+        const ld_bdf_stats *sts;
+        double yl[3 * 11], tl[3], lperiod;
+        int nwl = 0, stl;
+        o.stop_when_full = 0;
+        o.method = LD_METHOD_AUTO;
+        o.rtol = o.atol = 1e-8;
+        /* a point mass at distance 0.5: the equivalent length is 0.5 */
+        lperiod = 4.0 * ellipk(sin(theta0 / 2) * sin(theta0 / 2)) / sqrt(pl.g / 0.5);
+        check(ld_bdf_create(&sl, &o, &w) == LD_BDF_SUCCESS, "lumped: create");
+        initial_state(&pl, theta0, q, v);
+        check(ld_bdf_init(w, 0.0, q, v, NULL) == LD_BDF_SUCCESS, "lumped: init");
+        tl[0] = 0.0; tl[1] = 0.5 * lperiod; tl[2] = lperiod;
+        stl = ld_bdf_integrate(w, lperiod, 3, tl, yl, &nwl);
+        sts = ld_bdf_get_stats(w);
+        check(stl == LD_BDF_SUCCESS && nwl == 3 && sts->rk_steps == 0 &&
+                  sts->switches_to_bdf == 1 && sts->steps > 0,
+              "lumped: auto starts the BDF (ill-conditioned accelerations)");
+        check(fabs(atan2(yl[22 + 2], -yl[22 + 3]) - theta0) < 1e-5,
+              "lumped: back at the start angle after a period");
+        ld_bdf_free(w);
+        w = NULL;
+    }
+
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -60,6 +60,7 @@ cdef extern from "ld_bdf.h":
         long schur_factorizations
         long switches_to_bdf
         long switches_to_rk
+        double rk_transformed_rtol
         double rk_local_rtol
         double rk_local_atol
     ctypedef struct ld_bdf:
@@ -115,7 +116,7 @@ cdef class BDFIntegrator:
                   int newton_max_iter=4, double newton_tol=0.0, bint project_output=True,
                   bint proportional=True, double event_tol=0.0,
                   double regularization=0.0, double output_regularization=0.0,
-                  bint stop_when_full=False, str method="bdf"):
+                  bint stop_when_full=False, str method="auto"):
         cdef ld_bdf_options opt
         cdef const ld_system *sys = <const ld_system *> PyCapsule_GetPointer(
             run.system_capsule(), b"linkdyn.ld_system")
@@ -254,4 +255,5 @@ cdef class BDFIntegrator:
                     bdf_steps=s.steps - s.rk_steps, rhs_evaluations=s.rhs_evaluations,
                     schur_factorizations=s.schur_factorizations,
                     switches_to_bdf=s.switches_to_bdf, switches_to_rk=s.switches_to_rk,
-                    rk_local_rtol=s.rk_local_rtol, rk_local_atol=s.rk_local_atol)
+                    rk_transformed_rtol=s.rk_transformed_rtol, rk_local_rtol=s.rk_local_rtol,
+                    rk_local_atol=s.rk_local_atol)

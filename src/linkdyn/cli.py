@@ -534,9 +534,10 @@ def _add_simulate(sub) -> None:
                    help="absolute tolerance (1e-10; the Python API's default is 1e-8)")
     p.add_argument("--dt-out", type=_positive_float, default=0.01,
                    help="output interval in s (0.01)")
-    p.add_argument("--method", choices=("bdf", "rk", "auto"), default="bdf",
-                   help="integration method (bdf; rk: explicit order 8 for non-stiff "
-                   "mechanisms; auto: rk, switching to bdf where stiff; see linkdyn.simulate)")
+    p.add_argument("--method", choices=("bdf", "rk", "auto"), default="auto",
+                   help="integration method (auto: the explicit order-8 method, switching to "
+                   "bdf where stiff; rk: explicit only; bdf: the index-3 BDF only; see "
+                   "linkdyn.simulate)")
     p.add_argument("--per-step-tolerance", action="store_true",
                    help="test the local error against rtol and atol themselves (default: "
                    "tolerance-proportional, see linkdyn.simulate)")

@@ -299,7 +299,8 @@ class DynamicsRun:
         wanted, used, atol = stats["transformed_rtol"], stats["local_rtol"], stats["local_atol"]
         if stats["rk_steps"] and not stats["bdf_steps"]:
             # only the explicit method ran: its test is floored alike (ld_rk.c)
-            wanted, used, atol = self.opt.rtol, stats["rk_local_rtol"], stats["rk_local_atol"]
+            wanted, used, atol = (stats["rk_transformed_rtol"], stats["rk_local_rtol"],
+                                  stats["rk_local_atol"])
         stats["tolerance_floored"] = bool(used > wanted)
         if stats["tolerance_floored"]:
             qmax = float(np.abs(self.state.q).max()) if self.model.nq else 0.0

@@ -87,7 +87,7 @@ def output_times(t0: float, t_end: float, dt: float) -> np.ndarray:
 def check_options(model, t_end, *, rtol, atol, t_out, dt_out, t0, q0, v0, hold, h_init,
                   h_max, max_order, max_steps, newton_tol, project_output, proportional,
                   controller, control_period, events, event_tol, swinging, redundant,
-                  progress, record, method="bdf") -> RunOptions:
+                  progress, record, method="auto") -> RunOptions:
     """The checked options of a run of ``model`` (ValueError, TypeError or ModelError
     naming what is wrong)."""
     _check_model(model)

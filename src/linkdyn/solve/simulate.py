@@ -34,7 +34,7 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
              control_period: float | None = None, events=None,
              event_tol: float = 0.0, swinging=(), redundant: str = "raise",
              progress=None, record: Record | None = None,
-             method: str = "bdf") -> SimulationResult:
+             method: str = "auto") -> SimulationResult:
     """Integrate ``model`` from ``t0`` to ``t_end`` (s).
 
     Parameters
@@ -119,17 +119,21 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         the values are read while it runs). An exception from it stops the calls, not the
         run. The command uses it to show progress on a terminal.
 
-    method : {"bdf", "rk", "auto"}
-        The integration method. ``"bdf"`` (default): the index-3 BDF, for stiff and
-        non-stiff mechanisms alike. ``"rk"``: an explicit Runge-Kutta method of order 8
-        (Dormand and Prince's 8(5,3) pair with its dense output of order 7) on the index-1
-        form, positions and velocities projected onto the constraints after every step:
-        several times faster on non-stiff mechanisms, and its global error follows the
-        tolerance closely; on stiff ones (stiff springs, contacts, flexible joints with small
-        inertia) its step is limited by stability. ``"auto"``: the explicit method, handing
-        over to the BDF where it detects stiffness (or cannot go on, as at a singular
-        configuration) and coming back at the next restart (an event, a controller's new
-        input). ``stats["rk_steps"]``, ``stats["bdf_steps"]`` and
+    method : {"auto", "bdf", "rk"}
+        The integration method. ``"auto"`` (default): the explicit method, handing over to
+        the BDF where it detects stiffness, where the accelerations are too ill-conditioned
+        for the tolerance (a body of tiny inertia held by heavy ones) or where it cannot go
+        on, and coming back at the next restart (an event, a controller's new input); models
+        whose redundant constraints are allowed (``redundant="allow"``) stay on the BDF.
+        ``"rk"``: an explicit Runge-Kutta method of order 8 (Dormand and Prince's 8(5,3)
+        pair with its dense output of order 7) on the index-1 form, positions and
+        velocities projected onto the constraints after every step, velocities error-tested
+        in their own right, local tolerances a third of ``rtol`` and ``atol``: several
+        times faster on non-stiff mechanisms, and its global error follows the tolerance
+        closely; on stiff ones (stiff springs, contacts at rest, flexible joints with small
+        inertia) its step is limited by stability. ``"bdf"``: the index-3 BDF, for stiff
+        and non-stiff mechanisms alike; ``max_order``, ``newton_tol`` and ``proportional``
+        are its options. ``stats["rk_steps"]``, ``stats["bdf_steps"]`` and
         ``stats["switches_to_bdf"]`` say what ran.
 
     Returns
