@@ -189,6 +189,7 @@ void ld_bdf_default_options(ld_bdf_options *o)
 
 /* Largest iteration matrix analysed with KLU's block triangular form (see ld_bdf_create). */
 #define BTF_MAX_SIZE 10000
+#define EVENT_SAMPLES 4         /* explicit steps: event functions at 3 interior points too */
 
 typedef struct { int col, row, src; } entry;
 
@@ -1025,13 +1026,40 @@ static int any_crossing(const ld_bdf *w, const double *g_old, const double *g_ne
     return 0;
 }
 
+/* (Explicit steps, whose ends may lie far apart) a crossing inside the step that its ends do
+ * not show: an event function that changes sign and back within it (a contact's slip
+ * velocity through zero and back: the walker's gait III missed a stop this way). The
+ * functions are sampled on the step's interpolant at EVENT_SAMPLES - 1 interior points; on
+ * a crossing between two samples, g_old and g_new become their values and *t_lo, *t_hi
+ * their times, and 1 is returned. */
+static int interior_crossing(ld_bdf *w, double *t_lo, double *t_hi, int *status)
+{
+    int j;
+    double t0 = *t_lo, h = *t_hi - *t_lo;
+    *status = LD_BDF_SUCCESS;
+    for (j = 1; j < EVENT_SAMPLES; j++) {
+        double ts = t0 + h * j / EVENT_SAMPLES;
+        if ((*status = dense_output(w, ts, w->y_ev)) != LD_BDF_SUCCESS ||
+            (*status = events_at(w, ts, w->y_ev, w->g_mid)) != LD_BDF_SUCCESS)
+            return 0;
+        if (any_crossing(w, w->g_old, w->g_mid)) {
+            memcpy(w->g_new, w->g_mid, (size_t)w->nev * sizeof(double));
+            *t_hi = ts;
+            return 1;
+        }
+        memcpy(w->g_old, w->g_mid, (size_t)w->nev * sizeof(double));
+        *t_lo = ts;
+    }
+    return 0;
+}
+
 /* Locate the earliest crossing in (t_lo, t_hi] (g_old at t_lo, g_new at t_hi, the current
  * step's interpolant in between): Illinois regula falsi on the leading event, bisection when
  * it stalls. Sets t_event, fired[], and returns 1 when an event fired. */
-static int locate_event(ld_bdf *w, double t_lo, int *status)
+static int locate_event(ld_bdf *w, double t_lo, double t_hi, int *status)
 {
     int k, lead = -1, side = 0, it;
-    double t_hi = w->t, frac_best = 2.0, tol;
+    double frac_best = 2.0, tol;
     double *g_lo = w->g_old, *g_hi = w->g_new;
     *status = LD_BDF_SUCCESS;
     for (k = 0; k < w->nev; k++)
@@ -1334,11 +1362,16 @@ int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out, do
         w->tail_event = 0;
         w->tail_t_stop = w->t;
         if (w->nev) {
+            double t_lo = t_prev, t_hi = w->t;
             if (events_at(w, w->t, w->D, w->g_new) != LD_BDF_SUCCESS ||
                 (any_crossing(w, w->g_old, w->g_new) &&
                  events_consistent(w, w->t, w->D, w->g_new) != LD_BDF_SUCCESS))
                 return fail(w, LD_BDF_CALLBACK, w->t, w->h);
-            w->tail_event = locate_event(w, t_prev, &st);
+            if (w->use_rk && !any_crossing(w, w->g_old, w->g_new)) {
+                interior_crossing(w, &t_lo, &t_hi, &st);
+                if (st != LD_BDF_SUCCESS) return fail(w, st, w->t, w->h);
+            }
+            w->tail_event = locate_event(w, t_lo, t_hi, &st);
             if (st != LD_BDF_SUCCESS) return fail(w, st, w->t, w->h);
             if (w->tail_event) w->tail_t_stop = w->t_event;
             else memcpy(w->g_old, w->g_new, (size_t)w->nev * sizeof(double));
