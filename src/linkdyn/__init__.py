@@ -26,8 +26,10 @@ from .elements.description import Description
 from . import compile as _compile_package
 from .compile.model import Model
 from .compile.natural import NaturalModel
+from .compile.spatial import SpatialModel
 from .describe import builder, geometric, modelfile
 from .describe.builder import ModelBuilder
+from .describe.spatial import SpatialModelBuilder
 from .models import builtin_names, chain, load_model
 from .results import accessors, animation, output, plotting
 from .results.output import Record
@@ -88,6 +90,8 @@ __all__ = [
     "Model",
     "Modes",
     "ModelBuilder",
+    "SpatialModel",
+    "SpatialModelBuilder",
     "ModelError",
     "ModelFileError",
     "NaturalModel",

@@ -136,7 +136,8 @@ def _cmd_assemble(args) -> int:
 def write_trajectory(result, path) -> None:
     """Plain-text output: a header line, then one row per output time."""
     model = result.model
-    cols = ["t"] + [f"{m}.{c}" for m in model.marker_names for c in ("x", "y")] + [
+    cols = ["t"] + [f"{m}.{c}" for m in model.marker_names
+                    for c in "xyz"[:model.marker_dimension]] + [
         "energy", "phi_norm", "phid_norm"]
     columns = [result.t, model.marker_positions(result.q).reshape(len(result.t), -1),
                result.energy, result.phi_norm, result.phid_norm]
@@ -230,7 +231,8 @@ def _cmd_simulate(args) -> int:
               f"{np.abs(energy - energy[0] - work).max():.3e} J")
     for name in model.marker_names:
         p = result.marker(name)[-1]
-        print(f"  marker {name} at t = {result.t[-1]:g} s: ({p[0]:.9f}, {p[1]:.9f}) m")
+        print(f"  marker {name} at t = {result.t[-1]:g} s: "
+              f"({', '.join(f'{x:.9f}' for x in p)}) m")
     if estimate is not None:
         _print_estimate(estimate, args)
     if args.output:

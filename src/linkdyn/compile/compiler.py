@@ -4,7 +4,8 @@
 1. A coordinate family numbers its coordinates and the rows its own kernels evaluate:
    :func:`linkdyn.compile.cartesian.number_bodies` for planar bodies in fully Cartesian
    coordinates, :func:`linkdyn.compile.natural.number_linkage` for spherical and spatial
-   linkages in natural coordinates. Each returns a :class:`~.patterns.Numbering`.
+   linkages in natural coordinates, :func:`linkdyn.compile.spatial.number_spatial` for
+   spatial rigid bodies in natural coordinates. Each returns a :class:`~.patterns.Numbering`.
 2. The shared steps (:func:`assemble`) number the generic rows after the family's, fix the
    CSC patterns of Phi_q and of the Hessian, compile the force elements and contacts to the
    force kernels' records, and make the law table.
@@ -16,19 +17,24 @@ Nothing after this point looks anything up by name.
 from __future__ import annotations
 
 from ..elements.description import Description
+from ..elements.spatial import SpatialDescription
 from .cartesian import number_bodies
 from .model import Model
 from .natural import number_linkage
 from .patterns import Numbering, compile_rows, force_arrays, law_arrays
+from .spatial import number_spatial
 
 __all__ = ["compile_model", "compile_linkage", "assemble"]
 
 
 def compile_model(description) -> Model:
     """Compile a description into a frozen model: a :class:`linkdyn.Description` of planar
-    bodies, or a spherical or spatial :class:`linkdyn.geometric.Linkage` (validated by it)."""
+    bodies, a :class:`~linkdyn.elements.spatial.SpatialDescription` of spatial bodies, or a
+    spherical or spatial :class:`linkdyn.geometric.Linkage` (validated by it)."""
     if isinstance(description, Description):
         return assemble(number_bodies(description))
+    if isinstance(description, SpatialDescription):
+        return assemble(number_spatial(description))
     return assemble(number_linkage(description))
 
 

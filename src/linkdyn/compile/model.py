@@ -112,15 +112,20 @@ class Model:
             ("contacts", _html.names(contacts)),
             ("markers", _html.names(self.marker_names)),
             ("coordinates, constraints", f"{self.nq}, {self.nc}"),
-            ("kinematic only", "yes" if (self.space != "planar" or getattr(
+            ("kinematic only", "yes" if (not self.dynamic or getattr(
                 self.description, "kinematic", False)) else "no"),
         ])
 
-    #: "planar" for models of bodies in the plane; the natural-coordinate models of
+    #: "planar" for models of bodies in the plane; "spatial" for spatial bodies
+    #: (:mod:`linkdyn.compile.spatial`); the natural-coordinate linkages of
     #: :mod:`linkdyn.natural` are "spherical" or "spatial" (kinematics only).
     space = "planar"
-    #: Components of a marker's position: 2 in the plane, 3 in natural-coordinate models.
+    #: Whether the model has masses and forces (False: a kinematic-only linkage).
+    dynamic = True
+    #: Components of a marker's position: 2 in the plane, 3 in space.
     marker_dimension = 2
+    #: Coordinates per body.
+    body_stride = 4
 
     @property
     def driver_laws(self) -> tuple:
@@ -263,7 +268,7 @@ class Model:
 def require_dynamic(model: Model, what: str) -> None:
     """Refuse the kinematic-only models of spherical and spatial linkages where dynamics is
     asked for (they have no masses, inertias or forces)."""
-    if model.space != "planar":
+    if not model.dynamic:
         raise ModelError(f"{what}: model {model.name!r} is a {model.space} linkage in natural "
                          "coordinates, a kinematic description without masses or forces: "
                          "linkdyn.kinematics is its solver (dynamics of spherical and spatial "

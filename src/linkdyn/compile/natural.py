@@ -106,6 +106,7 @@ class NaturalModel(Model):
     ``"spherical"`` or ``"spatial"``."""
 
     marker_dimension = 3
+    dynamic = False
 
     def __init__(self, linkage, arrays: dict, names: dict, markers: tuple, law,
                  turn=None, *, compiler):

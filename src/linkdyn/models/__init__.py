@@ -11,7 +11,8 @@ problems A02 and A01 of the IFToMM multibody benchmarks (:mod:`linkdyn.models.if
 linkages of points, lines and planes (:mod:`linkdyn.models.linkages`, built with
 :mod:`linkdyn.geometric`), driven for kinematics.
 ``truss(panels)`` is a Warren truss swinging about its first node, a closed-loop model of any
-size with a known motion (:mod:`linkdyn.models.warren`).
+size with a known motion (:mod:`linkdyn.models.warren`). ``heavy_top`` is a spatial model:
+the symmetric heavy top about a fixed point (:mod:`linkdyn.models.spatial`).
 """
 
 from __future__ import annotations
@@ -29,11 +30,11 @@ from ..errors import ArgumentTypeError, ModelError, ModelFileError
 
 from .iftomm import andrews, nfourbar, simple_pendulum
 from .linkages import LINKAGES, linkage
+from .spatial import heavy_top
 from .warren import truss
 
-__all__ = ["builtin_names", "load_model", "as_model", "andrews", "chain", "nfourbar",
-           "simple_pendulum",
-           "truss"]
+__all__ = ["builtin_names", "load_model", "as_model", "andrews", "chain", "heavy_top",
+           "nfourbar", "simple_pendulum", "truss"]
 
 
 def _file_names() -> list[str]:
@@ -60,7 +61,7 @@ def _jansen_driven():
     return compile_model(modelfile.from_dict(data, path="<built-in jansen_driven>"))
 
 
-_DERIVED = {"jansen_driven": _jansen_driven,
+_DERIVED = {"jansen_driven": _jansen_driven, "heavy_top": heavy_top,
             **{name: (lambda name=name: linkage(name).build()) for name in LINKAGES}}
 
 

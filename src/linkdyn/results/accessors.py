@@ -8,7 +8,7 @@ import functools
 
 import numpy as np
 
-from ..errors import UnknownNameError
+from ..errors import ArgumentError, UnknownNameError
 from .animation import animate
 from .output import not_recorded
 
@@ -49,14 +49,26 @@ def needs_rows(accessor):
 
 
 class TrajectoryAccessors:
-    """Bodies and markers over time (conventions of :mod:`linkdyn.description`)."""
+    """Bodies and markers over time (conventions of :mod:`linkdyn.description` for planar
+    bodies, :mod:`linkdyn.elements.spatial` for spatial ones)."""
 
     def _body(self, name) -> int:
         names = self.model.body_names
         if not isinstance(name, str) or name not in names:
             raise UnknownNameError(f"model {self.model.name!r} has no body {name!r} (bodies: "
                                    f"{', '.join(names)})")
-        return 4 * names.index(name)
+        return self.model.body_stride * names.index(name)
+
+    def _planar(self, what):
+        if self.model.space != "planar":
+            raise ArgumentError(f"{what}: model {self.model.name!r} is {self.model.space}; a "
+                                "spatial body's orientation is body_rotation or "
+                                "body_quaternion, its angular velocity a vector")
+
+    def _spatial(self, what):
+        if self.model.space != "spatial" or not self.model.dynamic:
+            raise ArgumentError(f"{what}: model {self.model.name!r} has no spatial bodies "
+                                "(a planar body's orientation is body_angle)")
 
     @needs_rows
     def animate(self, path, **options):
@@ -66,39 +78,68 @@ class TrajectoryAccessors:
 
     @recordable
     def body_position(self, name) -> np.ndarray:
-        """Centre of mass (n, 2), m."""
+        """Centre of mass (n, 2) in the plane, (n, 3) in space, m."""
         i = self._body(name)
-        return self.q[:, i:i + 2]
+        return self.q[:, i:i + self.model.marker_dimension]
 
     @recordable
     def body_angle(self, name) -> np.ndarray:
-        """Angle of the body's u (n,), rad, counter-clockwise, continuous (unwrapped)."""
+        """Angle of the body's u (n,), rad, counter-clockwise, continuous (unwrapped);
+        planar bodies."""
+        self._planar("body_angle")
         i = self._body(name)
         return np.unwrap(np.arctan2(self.q[:, i + 3], self.q[:, i + 2]))
 
     @recordable
     def body_velocity(self, name) -> np.ndarray:
-        """Velocity of the centre of mass (n, 2), m/s."""
+        """Velocity of the centre of mass (n, 2) or (n, 3), m/s."""
         i = self._body(name)
-        return self.v[:, i:i + 2]
+        return self.v[:, i:i + self.model.marker_dimension]
 
     @recordable
     def body_angular_velocity(self, name) -> np.ndarray:
-        """omega = u x u' (n,), rad/s."""
+        """Planar: omega = u x u' (n,), rad/s. Spatial: the angular velocity vector
+        (n, 3) in global axes."""
         i = self._body(name)
+        if self.model.space != "planar":
+            return self.model.body_angular_velocity(self.q, self.v, name)
         return self.q[:, i + 2] * self.v[:, i + 3] - self.q[:, i + 3] * self.v[:, i + 2]
 
     @needs_rows
     def body_acceleration(self, name) -> np.ndarray:
-        """Acceleration of the centre of mass (n, 2), m/s^2."""
+        """Acceleration of the centre of mass (n, 2) or (n, 3), m/s^2."""
         i = self._body(name)
-        return self.a[:, i:i + 2]
+        return self.a[:, i:i + self.model.marker_dimension]
 
     @needs_rows
     def body_angular_acceleration(self, name) -> np.ndarray:
-        """alpha = u x u'' (n,), rad/s^2 (u'' = alpha perp(u) - omega^2 u)."""
+        """Planar: alpha = u x u'' (n,), rad/s^2 (u'' = alpha perp(u) - omega^2 u).
+        Spatial: the angular acceleration vector (n, 3) in global axes."""
         i = self._body(name)
+        if self.model.space != "planar":
+            return self.model.body_angular_velocity(self.q, self.a, name)
         return self.q[:, i + 2] * self.a[:, i + 3] - self.q[:, i + 3] * self.a[:, i + 2]
+
+    @recordable
+    def body_rotation(self, name) -> np.ndarray:
+        """Rotation matrices (n, 3, 3) from a spatial body's own axes to global axes."""
+        self._spatial("body_rotation")
+        self._body(name)
+        return self.model.body_rotation(self.q, name)
+
+    @recordable
+    def body_quaternion(self, name) -> np.ndarray:
+        """A spatial body's orientation as unit quaternions (n, 4), scalar first
+        (w, x, y, z), the sign chosen continuous over the rows (w >= 0 at the first)."""
+        from scipy.spatial.transform import Rotation
+
+        quat = Rotation.from_matrix(self.body_rotation(name)).as_quat()[:, [3, 0, 1, 2]]
+        if len(quat):
+            quat[0] *= 1.0 if quat[0, 0] >= 0 else -1.0
+            for k in range(1, len(quat)):
+                if quat[k] @ quat[k - 1] < 0:
+                    quat[k] = -quat[k]
+        return quat
 
     @recordable
     def marker(self, name) -> np.ndarray:

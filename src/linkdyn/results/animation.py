@@ -106,7 +106,7 @@ def animate(result, path, *, fps: float = 30.0, speed: float = 1.0, markers=None
     if isinstance(dpi, bool) or not isinstance(dpi, int) or not 10 <= dpi <= 1000:
         raise AnimationError(f"dpi must be an integer from 10 to 1000, got {dpi!r}")
     model = result.model
-    if markers is None and model.marker_dimension == 3:
+    if markers is None and model.marker_dimension == 3 and not model.dynamic:
         # A linkage of points: trace its coupler points (every joint is a marker there).
         markers = [j.name for j in model.description.joints.values() if j.kind == "coupler"]
     if markers is None:
@@ -268,17 +268,23 @@ def _animate_3d(result, path, writer, rows, markers, trace, dpi, size, title) ->
     """animate() for the 3D models of spherical and spatial linkages."""
 
     model = result.model
-    linkage = model.description
-    P = model.marker_positions(np.asarray(result.q))          # (n, nmarkers, 3)
+    q = np.asarray(result.q)
+    P = model.marker_positions(q)                              # (n, nmarkers, 3)
     index = {m: i for i, m in enumerate(model.marker_names)}
-    polygons = []
-    for link, members in linkage.links.items():
-        pts = [index[j] for j in members if j in index]
-        if link != linkage.ground and len(pts) >= 2:
-            polygons.append(pts + [pts[0]] if len(pts) >= 3 else pts)
-    fixed = [index[j] for j in linkage.links[linkage.ground] if j in index]
+    if model.dynamic:
+        # spatial bodies: each drawn from its centre of mass to its points
+        shapes = [model.body_outline(q, b) for b in model.body_names]
+        fixed_xyz = np.array([xyz for _, xyz in model.description.ground]).reshape(-1, 3)
+    else:
+        linkage = model.description
+        shapes = []
+        for link, members in linkage.links.items():
+            pts = [index[j] for j in members if j in index]
+            if link != linkage.ground and len(pts) >= 2:
+                shapes.append(P[:, pts + [pts[0]] if len(pts) >= 3 else pts])
+        fixed_xyz = P[0, [index[j] for j in linkage.links[linkage.ground] if j in index]]
     traces = {m: P[:, index[m]] for m in markers}
-    cloud = P.reshape(-1, 3)
+    cloud = np.concatenate([P.reshape(-1, 3), fixed_xyz] + [s.reshape(-1, 3) for s in shapes])
     lo, hi = cloud.min(axis=0), cloud.max(axis=0)
     if model.space == "spherical":
         lo, hi = np.full(3, -1.0), np.full(3, 1.0)
@@ -297,10 +303,10 @@ def _animate_3d(result, path, writer, rows, markers, trace, dpi, size, title) ->
             u, w = np.meshgrid(np.linspace(0, 2 * np.pi, 25), np.linspace(0, np.pi, 13))
             ax.plot_wireframe(np.cos(u) * np.sin(w), np.sin(u) * np.sin(w), np.cos(w),
                               color="0.88", linewidth=0.4)
-        if fixed:
-            g = P[0, fixed]
+        if len(fixed_xyz):
+            g = fixed_xyz
             ax.plot(g[:, 0], g[:, 1], g[:, 2], "^", color="0.35", markersize=7)
-        link_lines = [ax.plot([], [], [], "-", lw=2.0, color="C0")[0] for _ in polygons]
+        link_lines = [ax.plot([], [], [], "-", lw=2.0, color="C0")[0] for _ in shapes]
         trace_lines = {m: ax.plot([], [], [], "-", lw=1, label=m, color=c)[0]
                        for m, c in zip(markers, distinct_colors(len(markers)))}
         dots = {m: ax.plot([], [], [], ".", color=trace_lines[m].get_color())[0]
@@ -310,8 +316,8 @@ def _animate_3d(result, path, writer, rows, markers, trace, dpi, size, title) ->
         clock = ax.text2D(0.02, 0.97, "", transform=ax.transAxes, va="top")
         with writer.saving(fig, str(path), dpi):
             for row in rows:
-                for line, poly in zip(link_lines, polygons):
-                    xyz = P[row, poly]
+                for line, shape in zip(link_lines, shapes):
+                    xyz = shape[row]
                     line.set_data_3d(xyz[:, 0], xyz[:, 1], xyz[:, 2])
                 for m in markers:
                     p = traces[m]

@@ -20,7 +20,8 @@ What each entry records (the result accessor of the same name returns it):
 
 ================  ============================================================================
 ``markers``       ``marker``, ``marker_velocity``
-``bodies``        ``body_position``, ``body_angle``, ``body_velocity``, ``body_angular_velocity``
+``bodies``        ``body_position``, ``body_angle`` (spatial: ``body_quaternion``),
+                  ``body_velocity``, ``body_angular_velocity``
 ``joints``        ``joint_force``, ``joint_moment``
 ``drivers``       ``driver_effort``
 ``elements``      ``element_force``, ``element_work`` and, unless a point load,
@@ -57,6 +58,13 @@ _ACCESSORS = {
     "joints": (("joint_force", 2), ("joint_moment", 1)),
     "drivers": (("driver_effort", 1),),
     "elements": (("element_force", 2), ("element_work", 1), ("element_coordinate", 1)),
+}
+# ... and for spatial models, where they differ.
+_SPATIAL = {
+    "markers": (("marker", 3), ("marker_velocity", 3)),
+    "bodies": (("body_position", 3), ("body_quaternion", 4), ("body_velocity", 3),
+               ("body_angular_velocity", 3)),
+    "joints": (("joint_force", 3), ("joint_moment", 3)),
 }
 #: Whole rows per buffer: at most this many numbers (8 MiB) and at least one row.
 BUFFER_VALUES = 1 << 20
@@ -107,6 +115,8 @@ class Record:
                  "elements": model.force_names}
         out = []
         for field, accessors in _ACCESSORS.items():
+            if model.space == "spatial" and model.dynamic:
+                accessors = _SPATIAL.get(field, accessors)
             for name in getattr(self, field):
                 if name not in known[field]:
                     raise ArgumentError(
@@ -221,6 +231,11 @@ class RecordedSeries:
             values = np.concatenate(parts) if parts else np.zeros(0)
             if accessor == "body_angle":
                 values = np.unwrap(values)   # continuous across buffers too
+            if accessor == "body_quaternion" and len(values):
+                # the sign continuous across buffers too, as whole rows choose it
+                flips = np.cumsum(np.r_[0, np.sum(values[1:] * values[:-1], axis=1) < 0]) % 2
+                values = values * np.where(flips, -1.0, 1.0)[:, None]
+                values[:] = values if values[0, 0] >= 0 else -values
             out[key] = values
         t = np.concatenate(self.t_parts) if self.t_parts else np.zeros(0)
         return t, out

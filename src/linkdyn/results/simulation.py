@@ -317,7 +317,7 @@ class SimulationResult(TrajectoryAccessors):
         if isinstance(spec, PrismaticSpec):
             return self._prismatic(spec)[0]
         row = self.model.constraint_names.index(f"{joint}.x")
-        return -self.lam[:, row:row + 2]
+        return -self.lam[:, row:row + self.model.marker_dimension]
 
     @recordable
     def joint_moment(self, joint: str) -> np.ndarray:
@@ -328,6 +328,8 @@ class SimulationResult(TrajectoryAccessors):
         spec = self.model.joint_spec(joint)
         if isinstance(spec, PrismaticSpec):
             return self._prismatic(spec)[1]
+        if self.model.space != "planar":
+            return np.zeros((len(self.t), 3))     # a spherical joint transmits no moment
         return np.zeros(len(self.t))
 
     def _prismatic(self, spec):

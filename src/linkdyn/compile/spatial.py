@@ -1,0 +1,209 @@
+"""Spatial rigid bodies in natural coordinates: a
+:class:`~linkdyn.elements.spatial.SpatialDescription` compiled into a :class:`SpatialModel`.
+
+Each body has twelve coordinates, ``"<body>.x|y|z"`` (centre of mass) and
+``"<body>.ux|uy|uz"``, ``".vx|vy|vz"``, ``".wx|wy|wz"`` (its principal axes), with the
+constant diagonal mass matrix of :mod:`linkdyn.elements.spatial`. Every constraint row is a
+quadratic form in these coordinates, evaluated by the compiled kernels' generic rows (the
+same rows as the spatial linkages of :mod:`.natural`), so Phi_q, gamma and the Hessian are
+exact:
+
+- ``"<body>.uu"``, ``".vv"``, ``".ww"``: unit axes; ``".uv"``, ``".uw"``, ``".vw"``: orthogonal
+  axes (the frame's handedness is that of the start, which a continuous motion keeps);
+- ``"<joint>.x|y|z"``: a spherical joint's two points coincide (linear rows).
+
+Gravity is a constant applied force on the centres of mass. The integrators, consistent
+states, events and results are the planar models' own: this is the same compile path
+(:func:`linkdyn.compile.compiler.assemble`) with another coordinate family.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..elements.bodies import GROUND
+from ..elements.description import Description
+from ..elements.spatial import SpatialDescription, principal_frame
+from ..errors import ModelError, UnknownNameError
+from .model import Model
+from .patterns import Numbering
+
+__all__ = ["SpatialModel", "number_spatial", "COORDINATES_3D"]
+
+#: Names of a spatial body's twelve coordinates, in storage order.
+COORDINATES_3D = ("x", "y", "z", "ux", "uy", "uz", "vx", "vy", "vz", "wx", "wy", "wz")
+_AXES = ("u", "v", "w")
+
+
+class SpatialModel(Model):
+    """A compiled spatial model of rigid bodies in natural coordinates.
+
+    Attributes as :class:`linkdyn.Model`, with 12 coordinates per body (see
+    :mod:`linkdyn.compile.spatial`); ``mass`` is diag(m, m, m, P_1 x3, P_2 x3, P_3 x3) per
+    body; markers are 3D (``marker_positions``: (..., nmarkers, 3)). ``principal_axes``:
+    (nbody, 3, 3), the principal axes of each body as columns in its own body axes."""
+
+    space = "spatial"
+    marker_dimension = 3
+    #: coordinates per body
+    body_stride = 12
+
+    def __init__(self, description, arrays: dict, names: dict, principal_axes, markers,
+                 *, compiler):
+        super().__init__(description, arrays, names, compiler)
+        self.principal_axes = principal_axes
+        principal_axes.flags.writeable = False
+        #: (nmarkers,) body index and (nmarkers, 3) coordinates in the principal frame
+        self.spatial_marker_body, self.spatial_marker_local = markers
+        self.spatial_marker_body.flags.writeable = False
+        self.spatial_marker_local.flags.writeable = False
+
+    def __repr__(self):
+        return (f"<linkdyn.SpatialModel {self.name!r}: {self.nbody} bodies, "
+                f"{len(self.joint_names)} joints, {self.nq} coordinates, {self.nc} constraints>")
+
+    def _frame_rows(self, z) -> np.ndarray:
+        z = np.asarray(z, dtype=float)
+        return z.reshape(z.shape[:-1] + (self.nbody, 12))
+
+    def _markers_linear(self, z) -> np.ndarray:
+        # r + p1 u + p2 v + p3 w is linear in the coordinates: one map serves q, v and qdd.
+        zb = self._frame_rows(z)[..., self.spatial_marker_body, :]
+        p = self.spatial_marker_local
+        return (zb[..., 0:3] + p[:, 0:1] * zb[..., 3:6] + p[:, 1:2] * zb[..., 6:9] +
+                p[:, 2:3] * zb[..., 9:12])
+
+    def marker_positions(self, q) -> np.ndarray:
+        """Global positions of all markers: q of shape (..., nq) -> (..., nmarkers, 3)."""
+        return self._markers_linear(q)
+
+    def body_index(self, name) -> int:
+        if not isinstance(name, str) or name not in self.body_names:
+            raise UnknownNameError(f"model {self.name!r} has no body {name!r} (bodies: "
+                                   f"{', '.join(self.body_names)})")
+        return self.body_names.index(name)
+
+    def body_rotation(self, q, name) -> np.ndarray:
+        """Rotation matrices (..., 3, 3) from the body's own axes to global axes: the
+        columns are its axes in global coordinates (the principal frame [u v w] turned back
+        by its principal axes in body axes)."""
+        i = self.body_index(name)
+        zb = self._frame_rows(q)[..., i, :]
+        frame = np.stack([zb[..., 3:6], zb[..., 6:9], zb[..., 9:12]], axis=-1)
+        return frame @ self.principal_axes[i].T
+
+    def body_angular_velocity(self, q, v, name) -> np.ndarray:
+        """Angular velocity (..., 3), rad/s, global axes: omega = (1/2) sum_k e_k x e_k'
+        (exact for an orthonormal frame; with the accelerations for v, the angular
+        acceleration: e_k x e_k'' sums the same way since e_k' x e_k' = 0)."""
+        i = self.body_index(name)
+        zq, zv = self._frame_rows(q)[..., i, :], self._frame_rows(v)[..., i, :]
+        return 0.5 * sum(np.cross(zq[..., 3 + 3 * k:6 + 3 * k], zv[..., 3 + 3 * k:6 + 3 * k])
+                         for k in range(3))
+
+    def body_outline(self, q, name) -> np.ndarray:
+        """A polyline (..., 2 k - 1, 3) through a body's points for drawing: from its
+        centre of mass to each of its k - 1 named points and back."""
+        i = self.body_index(name)
+        spec = self.description.bodies[i]
+        E = self.principal_axes[i]
+        zb = self._frame_rows(q)[..., i, :]
+        out = []
+        for pname, p in spec.local_points().items():
+            c = E.T @ np.array(p)
+            out.append(zb[..., 0:3] + c[0] * zb[..., 3:6] + c[1] * zb[..., 6:9] +
+                       c[2] * zb[..., 9:12])
+        path = [out[0]]
+        for x in out[1:]:
+            path += [x, out[0]]
+        return np.stack(path, axis=-2)
+
+    def save(self, path) -> None:
+        raise ModelError(f"model {self.name!r}: spatial models cannot be written to model "
+                         "files yet (describe them with linkdyn.SpatialModelBuilder)",
+                         self.name)
+
+
+def _dot_terms(a: int, b: int) -> dict:
+    """Terms of e_a . e_b for the 3-vectors at coordinates a.. and b.."""
+    return {(min(a + k, b + k), max(a + k, b + k)): 1.0 for k in range(3)}
+
+
+def _point_forms(body_base, p):
+    """The three linear forms {coordinate: coef} of a body point with principal-frame
+    coordinates p."""
+    o = body_base
+    return [{o + x: 1.0, o + 3 + x: p[0], o + 6 + x: p[1], o + 9 + x: p[2]} for x in range(3)]
+
+
+def number_spatial(desc: SpatialDescription) -> Numbering:
+    """Number the bodies' natural coordinates and the rows of a spatial description."""
+    nb = len(desc.bodies)
+    index = {b.name: 12 * k for k, b in enumerate(desc.bodies)}
+    frames = np.zeros((nb, 3, 3))
+    mass = np.zeros(12 * nb)
+    q0 = np.zeros(12 * nb)
+    v0 = np.zeros(12 * nb)
+    applied = np.zeros(12 * nb)
+    local = {}
+    generic = []
+    g = np.array(desc.gravity)
+    for k, b in enumerate(desc.bodies):
+        E, P = principal_frame(b.inertia)
+        frames[k] = E
+        o = 12 * k
+        mass[o:o + 3] = b.mass
+        for a in range(3):
+            mass[o + 3 + 3 * a:o + 6 + 3 * a] = P[a]
+        R = np.array(b.orientation) @ E                 # principal axes, global
+        w = np.array(b.angular_velocity)
+        q0[o:o + 3] = b.position
+        v0[o:o + 3] = b.velocity
+        for a in range(3):
+            q0[o + 3 + 3 * a:o + 6 + 3 * a] = R[:, a]
+            v0[o + 3 + 3 * a:o + 6 + 3 * a] = np.cross(w, R[:, a])
+        applied[o:o + 3] = b.mass * g
+        local[b.name] = {name: E.T @ np.array(p) for name, p in b.local_points().items()}
+        for a in range(3):
+            generic.append((f"{b.name}.{_AXES[a]}{_AXES[a]}", b.name,
+                            [({**_dot_terms(o + 3 + 3 * a, o + 3 + 3 * a), (-1, -1): -1.0},
+                              0, -1)]))
+        for a, c in ((0, 1), (0, 2), (1, 2)):
+            generic.append((f"{b.name}.{_AXES[a]}{_AXES[c]}", b.name,
+                            [(_dot_terms(o + 3 + 3 * a, o + 3 + 3 * c), 0, -1)]))
+    ground = dict(desc.ground)
+    for j in desc.joints:
+        first = _point_forms(index[j.first[0]], local[j.first[0]][j.first[1]])
+        if j.second[0] == GROUND:
+            second = [{-1: float(x)} for x in ground[j.second[1]]]
+        else:
+            second = _point_forms(index[j.second[0]], local[j.second[0]][j.second[1]])
+        for x in range(3):
+            form = dict(first[x])
+            for key, coef in second[x].items():
+                form[key] = form.get(key, 0.0) - coef
+            terms = {((c, -1) if c >= 0 else (-1, -1)): v for c, v in form.items()}
+            generic.append((f"{j.name}.{'xyz'[x]}", j.name, [(terms, 0, -1)]))
+    mbody = np.array([list(index).index(m.body) for m in desc.markers], dtype=np.intp)
+    mlocal = np.array([local[m.body][m.point] for m in desc.markers], dtype=float)
+    none = np.zeros(0, dtype=np.intc)
+
+    def family_arrays(slot, hess_slot) -> dict:
+        """No planar bodies: none of the planar kernels' unit-vector or revolute rows."""
+        return dict(nbody=0, unit_row=none, unit_body=none, unit_slot=none, unit_hslot=none,
+                    rev_body=none, rev_local=np.zeros(0), rev_row=none, rev_slot=none)
+
+    empty = Description(name=desc.name, gravity=(0.0, 0.0), ground=(), bodies=(), joints=(),
+                        markers=())
+    return Numbering(
+        description=desc, model_type=SpatialModel,
+        model_args=(frames, (mbody, mlocal.reshape(-1, 3))),
+        q0=q0, v0=v0, hold=np.zeros(12 * nb, dtype=bool), mass=mass, q_applied=applied,
+        coordinates=[f"{b.name}.{c}" for b in desc.bodies for c in COORDINATES_3D],
+        rows=[], cols=[], row_names=[], owners=[], nc=0, hdiag=np.zeros(0, dtype=np.intc),
+        generic=generic, laws=[], force_description=empty, body_index={}, local_of=None,
+        ground={}, marker_body=np.zeros(0, dtype=np.intp), marker_local=np.zeros((0, 2)),
+        names=dict(bodies=tuple(b.name for b in desc.bodies),
+                   joints=tuple(j.name for j in desc.joints),
+                   markers=tuple(m.name for m in desc.markers), drivers=(), forces=()),
+        family_arrays=family_arrays)

@@ -1,0 +1,162 @@
+"""The validated builder of spatial models: :class:`SpatialModelBuilder` checks every name,
+reference and number as it is given (errors name the offending entry and say what was
+expected), gathers the records of :mod:`linkdyn.elements.spatial` into a
+:class:`~linkdyn.elements.spatial.SpatialDescription`, and ``build()`` hands that to the one
+compile path, which returns a frozen :class:`~linkdyn.compile.spatial.SpatialModel`.
+
+>>> b = SpatialModelBuilder("top", gravity=(0.0, 0.0, -9.81))
+>>> b.add_ground_point("O", (0.0, 0.0, 0.0))
+>>> b.add_body("top", mass=1.0, inertia=(0.004, 0.004, 0.002), position=(0.0, 0.0, 0.1),
+...            points={"apex": (0.0, 0.0, -0.1)}, angular_velocity=(0.0, 0.0, 50.0))
+>>> b.add_spherical("pivot", "top.apex", "ground.O")
+>>> model = b.build()
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+
+from ..compile.compiler import compile_model
+from ..elements.bodies import GROUND, _element, _positive
+from ..elements.spatial import (SpatialBodySpec, SpatialDescription, SpatialMarkerSpec,
+                                SphericalSpec, inertia_tensor, rotation_matrix, vec3)
+from ..errors import ModelError
+
+__all__ = ["SpatialModelBuilder"]
+
+
+class SpatialModelBuilder:
+    """Builds a validated spatial model description, element by element: bodies in natural
+    coordinates (conventions of :mod:`linkdyn.elements.spatial`), ground points, spherical
+    joints and markers, under uniform gravity. References (``"arm.tip"`` or
+    ``("arm", "tip")``) must name bodies and points added before."""
+
+    def __init__(self, name: str = "model", gravity=(0.0, 0.0, -9.81)):
+        if not isinstance(name, str) or not name:
+            raise ModelError(f"model name must be a non-empty string, got {name!r}")
+        self._name = name
+        self._gravity = vec3("model", "gravity", gravity)
+        self._ground: dict = {}
+        self._bodies: dict = {}
+        self._joints: dict = {}
+        self._markers: dict = {}
+
+    def _new_name(self, kind: str, name) -> str:
+        if not isinstance(name, str) or not name or name.strip() != name or "." in name:
+            raise ModelError(f"{kind} name must be a non-empty string without '.' or "
+                             f"surrounding spaces, got {name!r}")
+        if name == GROUND:
+            raise ModelError(f"{kind} '{name}': the name '{GROUND}' is reserved", name)
+        for other_kind, table in (("body", self._bodies), ("joint", self._joints),
+                                  ("marker", self._markers)):
+            if name in table:
+                raise ModelError(f"{kind} '{name}': the name is already used by a {other_kind}",
+                                 name)
+        return name
+
+    def _ref(self, entry: str, ref) -> tuple[str, str]:
+        if isinstance(ref, str) and len(ref.split(".")) == 2 and all(ref.split(".")):
+            body, point = ref.split(".")
+        elif isinstance(ref, (tuple, list)) and len(ref) == 2 and all(
+                isinstance(p, str) for p in ref):
+            body, point = ref
+        else:
+            raise ModelError(f"{entry}: point reference must be 'body.point' or (body, point), "
+                             f"got {ref!r}")
+        if body == GROUND:
+            if point not in self._ground:
+                raise ModelError(f"{entry}: unknown ground point '{point}' (known: "
+                                 f"{', '.join(sorted(self._ground)) or 'none'})")
+        elif body not in self._bodies:
+            raise ModelError(f"{entry}: unknown body '{body}' (known: "
+                             f"{', '.join(self._bodies) or 'none'})")
+        elif point not in self._bodies[body].local_points():
+            raise ModelError(f"{entry}: body '{body}' has no point '{point}' (it has: "
+                             f"{', '.join(self._bodies[body].local_points())})")
+        return (body, point)
+
+    def add_ground_point(self, name: str, position) -> None:
+        """A named point fixed to the ground at global ``position`` (x, y, z), m."""
+        if not isinstance(name, str) or not name or "." in name:
+            raise ModelError(f"ground point name must be a non-empty string without '.', "
+                             f"got {name!r}")
+        if name in self._ground:
+            raise ModelError(f"ground point '{name}': the name is already used", name)
+        with _element(name):
+            self._ground[name] = vec3(f"ground point '{name}'", "position", position)
+
+    def add_body(self, name: str, *, mass, inertia, points=None, position=(0.0, 0.0, 0.0),
+                 orientation=None, velocity=(0.0, 0.0, 0.0),
+                 angular_velocity=(0.0, 0.0, 0.0)) -> None:
+        """A rigid body: ``mass`` (kg); ``inertia`` about the centre of mass in body axes
+        (kg m^2: three principal moments, or a symmetric 3 x 3 tensor); named ``points``
+        {name: (x, y, z)} in body axes relative to the centre of mass; the centre of mass
+        at ``position``; ``orientation`` the rotation matrix from body to global axes
+        (default: aligned); ``velocity`` of the centre of mass and ``angular_velocity``
+        (rad/s), both in global axes. Initial values are guesses that
+        :func:`linkdyn.consistent_state` makes consistent."""
+        name = self._new_name("body", name)
+        entry = f"body '{name}'"
+        with _element(name):
+            if _positive(entry, "mass", mass) < 1e-300:
+                raise ModelError(f"{entry}: mass {mass!r} is too small for double precision")
+            J = inertia_tensor(entry, inertia)
+            if points is None:
+                points = {}
+            if not isinstance(points, Mapping):
+                raise ModelError(f"{entry}: points must be a mapping name -> (x, y, z), got "
+                                 f"{points!r}")
+            pts = []
+            for pname, xyz in points.items():
+                if not isinstance(pname, str) or not pname or "." in pname:
+                    raise ModelError(f"{entry}: point names must be non-empty strings without "
+                                     f"'.', got {pname!r}")
+                if pname == "cm":
+                    raise ModelError(f"{entry}: point name 'cm' is reserved (the centre of "
+                                     "mass)")
+                pts.append((pname, vec3(entry, f"point '{pname}'", xyz)))
+            R = rotation_matrix(entry, np.eye(3) if orientation is None else orientation)
+            self._bodies[name] = SpatialBodySpec(
+                name=name, mass=float(mass), inertia=J, points=tuple(pts),
+                position=vec3(entry, "position", position), orientation=R,
+                velocity=vec3(entry, "velocity", velocity),
+                angular_velocity=vec3(entry, "angular_velocity", angular_velocity))
+
+    def add_spherical(self, name: str, first, second) -> None:
+        """A spherical joint: point ``first`` ("body.point") stays at point ``second`` of
+        another body or of the ground. Its multipliers are the joint's reaction."""
+        name = self._new_name("joint", name)
+        entry = f"joint '{name}'"
+        with _element(name):
+            a, b = self._ref(entry, first), self._ref(entry, second)
+            if a[0] == b[0]:
+                raise ModelError(f"{entry}: both points are on '{a[0]}'; a joint connects two "
+                                 "different bodies (or a body and the ground)")
+            if a[0] == GROUND:
+                a, b = b, a
+            self._joints[name] = SphericalSpec(name=name, first=a, second=b)
+
+    def add_marker(self, name: str, point) -> None:
+        """A named body point reported in results (``result.marker(name)``: (n, 3))."""
+        name = self._new_name("marker", name)
+        entry = f"marker '{name}'"
+        with _element(name):
+            body, p = self._ref(entry, point)
+            if body == GROUND:
+                raise ModelError(f"{entry}: markers sit on bodies, not on the ground")
+            self._markers[name] = SpatialMarkerSpec(name=name, body=body, point=p)
+
+    def description(self) -> SpatialDescription:
+        """The validated, immutable description of what was added."""
+        if not self._bodies:
+            raise ModelError(f"model '{self._name}': a spatial model needs at least one body")
+        return SpatialDescription(
+            name=self._name, gravity=self._gravity, ground=tuple(self._ground.items()),
+            bodies=tuple(self._bodies.values()), joints=tuple(self._joints.values()),
+            markers=tuple(self._markers.values()))
+
+    def build(self):
+        """Compile the description into a frozen :class:`linkdyn.SpatialModel`."""
+        return compile_model(self.description())

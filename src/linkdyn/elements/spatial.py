@@ -1,0 +1,162 @@
+"""Spatial rigid bodies and their joints: the records of a spatial model (bodies, ground
+points, spherical joints, markers), the checks the spatial builder applies to them, and the
+mass properties of a body in natural coordinates.
+
+Conventions (SI units throughout)
+---------------------------------
+* A spatial body carries its centre of mass ``r`` and three unit vectors ``u, v, w`` along
+  its principal axes of inertia: twelve natural coordinates (Garcia de Jalon and Bayo,
+  "Kinematic and Dynamic Simulation of Multibody Systems"), kept a rigid, orthonormal frame
+  by six quadratic rows (``u.u = v.v = w.w = 1``, ``u.v = u.w = v.w = 0``).
+* A body-fixed point with coordinates ``p`` in the principal frame sits at
+  ``r + p_1 u + p_2 v + p_3 w``: linear in the coordinates, so its velocity and acceleration
+  are the same map of the coordinates' rates.
+* With the centre of mass and the principal axes as coordinates the kinetic energy is
+  ``m |r'|^2 / 2 + sum_k P_k |e_k'|^2 / 2``, where ``P_k = (I_l + I_m - I_k) / 2 =
+  integral of x_k^2 dm`` is the body's second moment along principal axis k: the mass matrix
+  is constant and diagonal, ``diag(m, m, m, P_1 (x3), P_2 (x3), P_3 (x3))``, as for the planar
+  bodies (``diag(m, m, Jz, Jz)``). P_k > 0 needs the strict triangle inequality of the
+  principal moments, I_k < I_l + I_m: a body whose mass lies on a plane or a line has none
+  along the plane's normal and is refused (give it a thickness).
+* The user describes a body in its own axes: ``inertia`` about the centre of mass in those
+  axes (3 principal moments, or a symmetric 3 x 3 tensor), ``orientation`` the rotation
+  matrix from body axes to global axes, ``points`` in body axes relative to the centre of
+  mass, ``velocity`` of the centre of mass and ``angular_velocity`` in global axes.
+  Every body has the point ``cm``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._checks import real
+from ..errors import ModelError
+
+__all__ = ["SpatialBodySpec", "SphericalSpec", "SpatialDescription", "Vec3", "principal_frame",
+           "vec3", "rotation_matrix"]
+
+Vec3 = tuple[float, float, float]
+Mat3 = tuple[Vec3, Vec3, Vec3]
+
+#: Largest departure of a rotation matrix from orthonormality accepted (then re-orthonormalised).
+ORTHONORMAL_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class SpatialBodySpec:
+    """A spatial rigid body (see the module's conventions)."""
+
+    name: str
+    mass: float
+    inertia: Mat3
+    points: tuple[tuple[str, Vec3], ...] = ()
+    position: Vec3 = (0.0, 0.0, 0.0)
+    orientation: Mat3 = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
+    velocity: Vec3 = (0.0, 0.0, 0.0)
+    angular_velocity: Vec3 = (0.0, 0.0, 0.0)
+
+    def local_points(self) -> dict[str, Vec3]:
+        return {"cm": (0.0, 0.0, 0.0), **dict(self.points)}
+
+
+@dataclass(frozen=True)
+class SphericalSpec:
+    """A spherical joint: point ``first`` of one body coincides with point ``second`` of
+    another body or of the ground."""
+
+    name: str
+    first: tuple[str, str]
+    second: tuple[str, str]
+
+
+@dataclass(frozen=True)
+class SpatialMarkerSpec:
+    name: str
+    body: str
+    point: str
+
+
+@dataclass(frozen=True)
+class SpatialDescription:
+    """A complete, validated spatial model description (immutable)."""
+
+    name: str
+    gravity: Vec3
+    ground: tuple[tuple[str, Vec3], ...]
+    bodies: tuple[SpatialBodySpec, ...]
+    joints: tuple[SphericalSpec, ...]
+    markers: tuple[SpatialMarkerSpec, ...]
+    drivers: tuple = ()
+    forces: tuple = ()
+    contacts: tuple = ()
+    kinematic: bool = False
+
+
+def vec3(entry: str, what: str, value) -> Vec3:
+    """Three finite numbers, or ModelError naming the entry."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        arr = None
+    if arr is None or arr.shape != (3,):
+        raise ModelError(f"{entry}: {what} must be three numbers (x, y, z), got {value!r}")
+    return tuple(real(entry, what, x) for x in arr)
+
+
+def _mat3(entry: str, what: str, value) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        arr = None
+    if arr is None or arr.shape != (3, 3):
+        raise ModelError(f"{entry}: {what} must be a 3 x 3 matrix, got {value!r}")
+    if not np.all(np.isfinite(arr)):
+        raise ModelError(f"{entry}: {what} must be finite, got {arr.tolist()}")
+    return arr
+
+
+def rotation_matrix(entry: str, value) -> Mat3:
+    """A proper rotation matrix (orthonormal to 1e-9, determinant +1), re-orthonormalised."""
+    R = _mat3(entry, "orientation", value)
+    if np.abs(R.T @ R - np.eye(3)).max() > ORTHONORMAL_TOL or np.linalg.det(R) <= 0:
+        raise ModelError(f"{entry}: orientation must be a rotation matrix (orthonormal "
+                         f"columns, determinant +1), got {R.tolist()}")
+    u, _, vt = np.linalg.svd(R)
+    R = u @ vt
+    return tuple(tuple(float(x) for x in row) for row in R)
+
+
+def inertia_tensor(entry: str, value) -> Mat3:
+    """The inertia about the centre of mass: 3 principal moments (body axes principal) or a
+    symmetric 3 x 3 tensor; positive definite, and every moment below the sum of the other
+    two (see the module's conventions)."""
+    arr = np.asarray(value, dtype=float) if not isinstance(value, (str, bytes)) else None
+    if arr is not None and arr.shape == (3,):
+        arr = np.diag([real(entry, "inertia", x) for x in arr])
+    J = _mat3(entry, "inertia", arr if arr is not None else value)
+    if np.abs(J - J.T).max() > 1e-12 * max(np.abs(J).max(), 1e-300):
+        raise ModelError(f"{entry}: inertia must be symmetric, got {J.tolist()}")
+    moments = np.linalg.eigvalsh(0.5 * (J + J.T))
+    if not moments[0] > 0:
+        raise ModelError(f"{entry}: inertia must be positive definite (principal moments "
+                         f"{moments.tolist()} kg m^2)")
+    second = 0.5 * moments.sum() - moments
+    if not second.min() > 1e-9 * moments.max():
+        raise ModelError(f"{entry}: principal moments {moments.tolist()} kg m^2 break the "
+                         "triangle inequality (each must be less than the sum of the other "
+                         "two): the body's mass lies on a plane or a line, which leaves its "
+                         "natural coordinates without mass along it; give the body a "
+                         "thickness")
+    return tuple(tuple(float(x) for x in row) for row in 0.5 * (J + J.T))
+
+
+def principal_frame(inertia) -> tuple[np.ndarray, np.ndarray]:
+    """(E, P): the principal axes of ``inertia`` as the columns of a proper rotation E (in
+    body axes, ascending moments) and the second moments P_k = (I_l + I_m - I_k) / 2."""
+    J = np.asarray(inertia, dtype=float)
+    moments, E = np.linalg.eigh(J)
+    if np.linalg.det(E) < 0:
+        E[:, 2] = -E[:, 2]
+    return E, 0.5 * moments.sum() - moments

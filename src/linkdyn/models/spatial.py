@@ -1,0 +1,65 @@
+"""Built-in spatial models (bodies in natural coordinates, :mod:`linkdyn.compile.spatial`).
+
+``heavy_top()``: a symmetric top about a fixed point, the classical heavy (Lagrange) top:
+mass 1 kg, centre of mass on the symmetry axis 0.1 m from the pivot O = (0, 0, 0) (a
+spherical joint to the ground), moments of inertia about the centre of mass 0.004 kg m^2
+about the two transverse axes and 0.002 kg m^2 about the symmetry axis, gravity 9.81 m/s^2
+along -z. At t = 0 its axis points along (sin 0.5, 0, cos 0.5) and it spins at 50 rad/s about
+that axis, with no other angular velocity. Marker ``tip`` is on the axis, 0.2 m from O.
+``heavy_top_nutation(...)`` gives the bounds of its axis' polar angle from the classical
+cubic (Goldstein, "Classical Mechanics", section 5.7): an independent solution.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..describe.spatial import SpatialModelBuilder
+
+__all__ = ["heavy_top", "heavy_top_nutation", "HEAVY_TOP"]
+
+#: The heavy top's data: mass (kg), distance of the centre of mass from the pivot (m),
+#: transverse and axial moments about the centre of mass (kg m^2), initial polar angle of
+#: the axis (rad), spin (rad/s), gravity (m/s^2).
+HEAVY_TOP = dict(mass=1.0, l=0.1, transverse=0.004, axial=0.002, theta0=0.5, spin=50.0,
+                 g=9.81)
+
+
+def heavy_top(theta0: float = HEAVY_TOP["theta0"], spin: float = HEAVY_TOP["spin"]):
+    """The heavy top (module notes); body ``top`` (its own z axis the symmetry axis),
+    joint ``pivot``, markers ``tip`` and ``cm``."""
+    d = HEAVY_TOP
+    axis = np.array([math.sin(theta0), 0.0, math.cos(theta0)])
+    # body axes: z along the symmetry axis, x in the vertical plane through it
+    ex = np.array([math.cos(theta0), 0.0, -math.sin(theta0)])
+    R = np.column_stack([ex, np.cross(axis, ex), axis])
+    b = SpatialModelBuilder("heavy_top", gravity=(0.0, 0.0, -d["g"]))
+    b.add_ground_point("O", (0.0, 0.0, 0.0))
+    b.add_body("top", mass=d["mass"], inertia=(d["transverse"], d["transverse"], d["axial"]),
+               points={"pivot": (0.0, 0.0, -d["l"]), "tip": (0.0, 0.0, d["l"])},
+               position=tuple(d["l"] * axis), orientation=R,
+               angular_velocity=tuple(spin * axis))
+    b.add_spherical("pivot", "top.pivot", "ground.O")
+    b.add_marker("tip", "top.tip")
+    b.add_marker("cm", "top.cm")
+    return b.build()
+
+
+def heavy_top_nutation(theta0: float = HEAVY_TOP["theta0"],
+                       spin: float = HEAVY_TOP["spin"]) -> tuple[float, float]:
+    """(theta_min, theta_max), rad: the bounds of the axis' angle from the vertical for a top
+    released with spin only (no precession, no nutation rate). With u = cos(theta), the
+    energy and the two momenta give u'^2 = f(u) = (alpha - beta u)(1 - u^2) - (b - a u)^2,
+    whose roots bound u; released at rest in theta, u0 = cos(theta0) is one of them and the
+    other is the root in (-1, u0) of beta (1 - u^2) = a^2 (u0 - u)."""
+    d = HEAVY_TOP
+    I1 = d["transverse"] + d["mass"] * d["l"] ** 2     # about the pivot
+    a = d["axial"] * spin / I1
+    beta = 2.0 * d["mass"] * d["g"] * d["l"] / I1
+    u0 = math.cos(theta0)
+    # beta u^2 - a^2 u + (a^2 u0 - beta) = 0
+    disc = a**4 - 4.0 * beta * (a * a * u0 - beta)
+    u1 = (a * a - math.sqrt(disc)) / (2.0 * beta)
+    return theta0, math.acos(u1)
