@@ -185,10 +185,13 @@ void ld_bdf_default_options(ld_bdf_options *o)
     o->stop_when_full = 0;
     o->clock = NULL;
     o->method = LD_METHOD_BDF;
+    o->column_ordering = 0;
 }
 
 /* Largest iteration matrix analysed with KLU's block triangular form (see ld_bdf_create). */
 #define BTF_MAX_SIZE 10000
+#define FILL_LIMIT 4.0          /* fill of a factorisation over its ordering's estimate that
+                                   calls for another ordering (see factor_G) */
 #define EVENT_SAMPLES 4         /* explicit steps: event functions at 3 interior points too */
 
 typedef struct { int col, row, src; } entry;
@@ -358,6 +361,10 @@ int ld_bdf_create(const ld_system *sys, const ld_bdf_options *opt, ld_bdf **out)
      * fill. Small systems keep it: their analysis is instant and their pivot order is the one
      * the accuracy tests were measured with (at 1e-12, round-off differs by up to 2x). */
     if (w->ng > BTF_MAX_SIZE) w->common.btf = 0;
+    if (opt->column_ordering) {
+        w->common.ordering = 1;
+        w->reordered = 1;
+    }
     w->sym = klu_analyze(w->ng, w->Gp, w->Gi, &w->common);
     if (!w->sym) { ld_bdf_free(w); return LD_BDF_NO_MEMORY; }
     w->fail_index = -1;
@@ -474,6 +481,34 @@ static void assemble_G(ld_bdf *w, double c)
 
 /* Numeric factorisation of Gx: refactor with the old pivots when possible, afresh when the
  * pivots have become poor or none exist yet. */
+/* Once per integrator, when the first full factorisation filled far beyond what AMD's
+ * ordering of the symmetric pattern promised: KLU's threshold pivoting has left the
+ * diagonal, as in the iteration matrix of spatial bodies, whose direction coordinates carry
+ * second moments tiny against their rows' Jacobian entries (a chain of 1,000 spatial bars:
+ * 0.36 s for one factorisation, growing like n^2). COLAMD orders the columns for the pivots
+ * partial pivoting takes; its factorisation replaces AMD's where it is sparser (that chain:
+ * 0.05 s). Models whose factorisations fill as promised never get here. */
+static void reorder(ld_bdf *w)
+{
+    klu_symbolic *sym;
+    klu_numeric *num = NULL;
+    w->reordered = 1;
+    w->common.ordering = 1;
+    sym = klu_analyze(w->ng, w->Gp, w->Gi, &w->common);
+    if (sym) num = klu_factor(w->Gp, w->Gi, w->Gx, sym, &w->common);
+    if (num && num->lnz + num->unz < w->num->lnz + w->num->unz) {
+        klu_free_numeric(&w->num, &w->common);
+        if (w->num_out) klu_free_numeric(&w->num_out, &w->common);   /* of the old order */
+        klu_free_symbolic(&w->sym, &w->common);
+        w->sym = sym;
+        w->num = num;
+        return;
+    }
+    if (num) klu_free_numeric(&num, &w->common);
+    if (sym) klu_free_symbolic(&sym, &w->common);
+    w->common.status = KLU_OK;
+}
+
 static int factor_G(ld_bdf *w)
 {
     w->stats.factorizations++;
@@ -492,6 +527,8 @@ static int factor_G(ld_bdf *w)
         if (w->common.status == KLU_OUT_OF_MEMORY) return LD_BDF_NO_MEMORY;
         return LD_BDF_LINEAR_SOLVER;
     }
+    if (!w->reordered && w->num->lnz + w->num->unz > FILL_LIMIT * (w->sym->lnz + w->sym->unz))
+        reorder(w);
     if (klu_rcond(w->sym, w->num, &w->common) && w->common.rcond < DBL_EPSILON) {
         w->fail_index = -1;
         return LD_BDF_SINGULAR;

@@ -63,6 +63,9 @@ typedef struct ld_bdf_options {
     double (*clock)(void);  /* seconds on a monotonic clock, to time the output rows into
                                stats.output_seconds (NULL: not timed) */
     int method;             /* enum ld_method (LD_METHOD_BDF) */
+    int column_ordering;    /* order the iteration matrix for KLU by COLAMD (1) instead of
+                               AMD on its symmetric pattern (0, default): for systems whose
+                               pivots leave the diagonal (spatial bodies; see ld_bdf.c) */
 } ld_bdf_options;
 
 typedef struct ld_bdf_stats {

@@ -54,6 +54,7 @@ struct ld_bdf {
     klu_symbolic *sym;
     klu_numeric *num;
     klu_numeric *num_out;       /* [M Phi_q^T; Phi_q 0] at the last output */
+    int reordered;              /* the fill check of factor_G has run */
     int nev;                    /* events */
     double *g_old, *g_new, *g_mid;   /* [nev] at the last accepted state, the new, a trial */
     double *g_end;              /* [nev] the new state's values, kept through the search */

@@ -34,6 +34,7 @@ cdef extern from "ld_bdf.h":
         int stop_when_full
         double (*clock)() noexcept nogil
         int method
+        int column_ordering
     ctypedef struct ld_bdf_stats:
         long steps
         long rejected_error
@@ -116,7 +117,7 @@ cdef class BDFIntegrator:
                   int newton_max_iter=4, double newton_tol=0.0, bint project_output=True,
                   bint proportional=True, double event_tol=0.0,
                   double regularization=0.0, double output_regularization=0.0,
-                  bint stop_when_full=False, str method="auto"):
+                  bint stop_when_full=False, str method="auto", bint column_ordering=False):
         cdef ld_bdf_options opt
         cdef const ld_system *sys = <const ld_system *> PyCapsule_GetPointer(
             run.system_capsule(), b"linkdyn.ld_system")
@@ -140,6 +141,7 @@ cdef class BDFIntegrator:
         opt.stop_when_full = stop_when_full
         opt.clock = monotonic_seconds
         opt.method = METHODS[method]
+        opt.column_ordering = column_ordering
         status = ld_bdf_create(sys, &opt, &self.w)
         if status == -2:
             raise MemoryError("linkdyn: cannot allocate the integrator's workspace")

@@ -126,6 +126,9 @@ class Model:
     marker_dimension = 2
     #: Coordinates per body.
     body_stride = 4
+    #: Whether the BDF's sparse LU orders columns for partial pivoting (COLAMD) rather than
+    #: the symmetric pattern (AMD): see ld_bdf.c, reorder().
+    column_ordering = False
 
     @property
     def driver_laws(self) -> tuple:

@@ -10,7 +10,11 @@ exact:
 
 - ``"<body>.uu"``, ``".vv"``, ``".ww"``: unit axes; ``".uv"``, ``".uw"``, ``".vw"``: orthogonal
   axes (the frame's handedness is that of the start, which a continuous motion keeps);
-- ``"<joint>.x|y|z"``: a spherical joint's two points coincide (linear rows).
+- ``"<joint>.x|y|z"``: a joint's two points coincide (linear rows; spherical, revolute and
+  universal joints);
+- ``"<joint>.axis1"``, ``".axis2"``: a revolute joint's axis in the first body stays
+  perpendicular to two directions of the second body perpendicular to its axis there;
+  ``"<joint>.cross"``: a universal joint's arms stay perpendicular (bilinear rows).
 
 Gravity is a constant applied force on the centres of mass. The integrators, consistent
 states, events and results are the planar models' own: this is the same compile path
@@ -23,10 +27,11 @@ import numpy as np
 
 from ..elements.bodies import GROUND
 from ..elements.description import Description
-from ..elements.spatial import SpatialDescription, principal_frame
+from ..elements.spatial import (RevoluteSpec3, SpatialDescription, UniversalSpec,
+                                principal_frame)
 from ..errors import ModelError, UnknownNameError
 from .model import Model
-from .patterns import Numbering
+from .patterns import Numbering, mul
 
 __all__ = ["SpatialModel", "number_spatial", "COORDINATES_3D"]
 
@@ -47,6 +52,8 @@ class SpatialModel(Model):
     marker_dimension = 3
     #: coordinates per body
     body_stride = 12
+    #: the iteration matrix's pivots leave the diagonal (ld_bdf.c, reorder): COLAMD
+    column_ordering = True
 
     def __init__(self, description, arrays: dict, names: dict, principal_axes, markers,
                  *, compiler):
@@ -136,6 +143,48 @@ def _point_forms(body_base, p):
     return [{o + x: 1.0, o + 3 + x: p[0], o + 6 + x: p[1], o + 9 + x: p[2]} for x in range(3)]
 
 
+def _direction_forms(body_base, d):
+    """The three linear forms of a body-fixed direction with principal-frame components d
+    (its global components)."""
+    o = body_base
+    return [{o + 3 + x: d[0], o + 6 + x: d[1], o + 9 + x: d[2]} for x in range(3)]
+
+
+def _bilinear(f, g) -> dict:
+    """Terms of sum_x f[x] g[x] for vectors of linear forms."""
+    out = {}
+    for fx, gx in zip(f, g):
+        for key, coef in mul(fx, gx).items():
+            out[key] = out.get(key, 0.0) + coef
+    return out
+
+
+def _perpendiculars(a) -> tuple[np.ndarray, np.ndarray]:
+    """Two unit vectors perpendicular to unit a and to each other."""
+    a = np.asarray(a, dtype=float)
+    seed = np.eye(3)[int(np.argmin(np.abs(a)))]
+    b1 = np.cross(a, seed)
+    b1 /= np.linalg.norm(b1)
+    return b1, np.cross(a, b1)
+
+
+def _axis_rows(j, index, frames, order, ground) -> list:
+    """The rows a revolute or universal joint adds to its spherical rows."""
+    def forms(body, axis):
+        if body == GROUND:
+            return [{-1: float(x)} for x in axis]
+        k = order.index(body)
+        return _direction_forms(index[body], frames[k].T @ np.asarray(axis))
+
+    a = forms(j.first[0], j.axis_first)
+    if isinstance(j, UniversalSpec):
+        return [(f"{j.name}.cross", j.name, [(_bilinear(a, forms(j.second[0], j.axis_second)),
+                                              0, -1)])]
+    b1, b2 = _perpendiculars(j.axis_second)
+    return [(f"{j.name}.axis{k + 1}", j.name, [(_bilinear(a, forms(j.second[0], b)), 0, -1)])
+            for k, b in enumerate((b1, b2))]
+
+
 def number_spatial(desc: SpatialDescription) -> Numbering:
     """Number the bodies' natural coordinates and the rows of a spatial description."""
     nb = len(desc.bodies)
@@ -184,6 +233,8 @@ def number_spatial(desc: SpatialDescription) -> Numbering:
                 form[key] = form.get(key, 0.0) - coef
             terms = {((c, -1) if c >= 0 else (-1, -1)): v for c, v in form.items()}
             generic.append((f"{j.name}.{'xyz'[x]}", j.name, [(terms, 0, -1)]))
+        if isinstance(j, (RevoluteSpec3, UniversalSpec)):
+            generic.extend(_axis_rows(j, index, frames, list(index), ground))
     mbody = np.array([list(index).index(m.body) for m in desc.markers], dtype=np.intp)
     mlocal = np.array([local[m.body][m.point] for m in desc.markers], dtype=float)
     none = np.zeros(0, dtype=np.intc)

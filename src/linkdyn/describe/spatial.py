@@ -20,8 +20,9 @@ import numpy as np
 
 from ..compile.compiler import compile_model
 from ..elements.bodies import GROUND, _element, _positive
-from ..elements.spatial import (SpatialBodySpec, SpatialDescription, SpatialMarkerSpec,
-                                SphericalSpec, inertia_tensor, rotation_matrix, vec3)
+from ..elements.spatial import (RevoluteSpec3, SpatialBodySpec, SpatialDescription,
+                                SpatialMarkerSpec, SphericalSpec, UniversalSpec,
+                                inertia_tensor, rotation_matrix, unit_vec3, vec3)
 from ..errors import ModelError
 
 __all__ = ["SpatialModelBuilder"]
@@ -137,6 +138,50 @@ class SpatialModelBuilder:
             if a[0] == GROUND:
                 a, b = b, a
             self._joints[name] = SphericalSpec(name=name, first=a, second=b)
+
+    def _in_body_axes(self, body: str, axis) -> tuple:
+        """A global direction at the initial configuration, in a body's own axes (global
+        for the ground)."""
+        if body == GROUND:
+            return tuple(axis)
+        R = np.array(self._bodies[body].orientation)
+        return tuple(float(x) for x in R.T @ np.array(axis))
+
+    def add_revolute(self, name: str, first, second, axis) -> None:
+        """A revolute joint: point ``first`` stays at point ``second`` and the two bodies
+        turn relative to each other about ``axis`` only. ``axis``: the axis' direction in
+        global axes at the initial configuration (the bodies' given orientations); each
+        body keeps it fixed in its own axes."""
+        self._axis_joint(name, first, second, axis, axis, RevoluteSpec3)
+
+    def add_universal(self, name: str, first, second, axis_first, axis_second) -> None:
+        """A universal (Hooke's) joint: point ``first`` stays at point ``second``, and the
+        cross's two arms, ``axis_first`` fixed in the first body and ``axis_second`` in the
+        second (global directions at the initial configuration, perpendicular), stay
+        perpendicular: two relative rotations."""
+        self._axis_joint(name, first, second, axis_first, axis_second, UniversalSpec)
+
+    def _axis_joint(self, name, first, second, axis_first, axis_second, spec_type):
+        name = self._new_name("joint", name)
+        entry = f"joint '{name}'"
+        with _element(name):
+            a, b = self._ref(entry, first), self._ref(entry, second)
+            if a[0] == b[0]:
+                raise ModelError(f"{entry}: both points are on '{a[0]}'; a joint connects two "
+                                 "different bodies (or a body and the ground)")
+            if a[0] == GROUND:
+                a, b = b, a
+                axis_first, axis_second = axis_second, axis_first
+            u = unit_vec3(entry, "axis" if spec_type is RevoluteSpec3 else "axis_first",
+                          axis_first)
+            w = unit_vec3(entry, "axis" if spec_type is RevoluteSpec3 else "axis_second",
+                          axis_second)
+            if spec_type is UniversalSpec and abs(float(np.dot(u, w))) > 1e-9:
+                raise ModelError(f"{entry}: the cross's arms axis_first {u} and axis_second "
+                                 f"{w} must be perpendicular")
+            self._joints[name] = spec_type(name=name, first=a, second=b,
+                                           axis_first=self._in_body_axes(a[0], u),
+                                           axis_second=self._in_body_axes(b[0], w))
 
     def add_marker(self, name: str, point) -> None:
         """A named body point reported in results (``result.marker(name)``: (n, 3))."""

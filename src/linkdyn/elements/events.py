@@ -236,6 +236,9 @@ def _user_event(model, i, ev, names, out, records, swings) -> None:
         out["record"][i] = records[ev.target]
     elif ev.kind == MARKER:
         k = model.marker_index(ev.target)     # KeyError listing the markers
+        if model.space != "planar":
+            raise ArgumentError(f"event {ev.name!r}: marker events are available for planar "
+                                f"models; model {model.name!r} is {model.space} (not yet)")
         b = int(model.marker_body[k])
         xi, eta = model.marker_local[k]
         out["body"][i] = b

@@ -34,8 +34,9 @@ import numpy as np
 from .._checks import real
 from ..errors import ModelError
 
-__all__ = ["SpatialBodySpec", "SphericalSpec", "SpatialDescription", "Vec3", "principal_frame",
-           "vec3", "rotation_matrix"]
+__all__ = ["SpatialBodySpec", "SphericalSpec", "RevoluteSpec3", "UniversalSpec",
+           "SpatialDescription", "Vec3", "principal_frame", "vec3", "rotation_matrix",
+           "unit_vec3"]
 
 Vec3 = tuple[float, float, float]
 Mat3 = tuple[Vec3, Vec3, Vec3]
@@ -72,6 +73,32 @@ class SphericalSpec:
 
 
 @dataclass(frozen=True)
+class RevoluteSpec3:
+    """A revolute joint: a spherical joint whose first body also keeps ``axis_first`` (in
+    its body axes) along ``axis_second`` (in the second body's axes, or global for the
+    ground): one relative rotation about the axis."""
+
+    name: str
+    first: tuple[str, str]
+    second: tuple[str, str]
+    axis_first: Vec3
+    axis_second: Vec3
+
+
+@dataclass(frozen=True)
+class UniversalSpec:
+    """A universal (Hooke's) joint: a spherical joint whose cross keeps ``axis_first`` (in
+    the first body's axes) perpendicular to ``axis_second`` (in the second body's axes, or
+    global for the ground)."""
+
+    name: str
+    first: tuple[str, str]
+    second: tuple[str, str]
+    axis_first: Vec3
+    axis_second: Vec3
+
+
+@dataclass(frozen=True)
 class SpatialMarkerSpec:
     name: str
     body: str
@@ -103,6 +130,15 @@ def vec3(entry: str, what: str, value) -> Vec3:
     if arr is None or arr.shape != (3,):
         raise ModelError(f"{entry}: {what} must be three numbers (x, y, z), got {value!r}")
     return tuple(real(entry, what, x) for x in arr)
+
+
+def unit_vec3(entry: str, what: str, value) -> Vec3:
+    """Three finite numbers, not all zero, normalised."""
+    v = np.array(vec3(entry, what, value))
+    n = float(np.linalg.norm(v))
+    if not n > 0:
+        raise ModelError(f"{entry}: {what} must be a non-zero vector, got {value!r}")
+    return tuple(float(x) for x in v / n)
 
 
 def _mat3(entry: str, what: str, value) -> np.ndarray:

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..describe.spatial import SpatialModelBuilder
 
-__all__ = ["heavy_top", "heavy_top_nutation", "HEAVY_TOP"]
+__all__ = ["heavy_top", "heavy_top_nutation", "HEAVY_TOP", "spatial_chain"]
 
 #: The heavy top's data: mass (kg), distance of the centre of mass from the pivot (m),
 #: transverse and axial moments about the centre of mass (kg m^2), initial polar angle of
@@ -44,6 +44,33 @@ def heavy_top(theta0: float = HEAVY_TOP["theta0"], spin: float = HEAVY_TOP["spin
     b.add_spherical("pivot", "top.pivot", "ground.O")
     b.add_marker("tip", "top.tip")
     b.add_marker("cm", "top.cm")
+    return b.build()
+
+
+def spatial_chain(n_bars: int, length: float = 0.1, density: float = 1.0,
+                  angle: float = -math.pi / 4, width: float = 0.1):
+    """The spatial counterpart of :func:`linkdyn.chain`: ``n_bars`` equal bars of square
+    section (``width`` times their length) hanging from the ground point ``O``, joined end
+    to end by spherical joints, all at ``angle`` (rad) from the x axis in the xz plane and
+    at rest, gravity along -z: 3 n degrees of freedom. Marker ``tip`` at the free end."""
+    from ..errors import ModelError
+
+    if isinstance(n_bars, bool) or not isinstance(n_bars, int) or n_bars < 1:
+        raise ModelError(f"spatial_chain: n_bars must be a positive integer, got {n_bars!r}")
+    mass = density * length
+    side = width * length
+    axial, transverse = mass * side**2 / 6.0, mass * (length**2 + side**2) / 12.0
+    c, s = math.cos(angle), math.sin(angle)
+    R = np.array([[c, 0.0, -s], [0.0, 1.0, 0.0], [s, 0.0, c]])    # body x along the bar
+    b = SpatialModelBuilder(f"spatial_chain{n_bars}", gravity=(0.0, 0.0, -9.81))
+    b.add_ground_point("O", (0.0, 0.0, 0.0))
+    for i in range(n_bars):
+        d = (i + 0.5) * length
+        b.add_body(f"B{i}", mass=mass, inertia=(axial, transverse, transverse),
+                   points={"a": (-0.5 * length, 0.0, 0.0), "b": (0.5 * length, 0.0, 0.0)},
+                   position=(d * c, 0.0, d * s), orientation=R)
+        b.add_spherical(f"S{i}", f"B{i}.a", "ground.O" if i == 0 else f"B{i - 1}.b")
+    b.add_marker("tip", f"B{n_bars - 1}.b")
     return b.build()
 
 

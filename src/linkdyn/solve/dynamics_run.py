@@ -81,7 +81,8 @@ class DynamicsRun:
             event_tol=opt.event_tol,
             regularization=BDF_REGULARIZATION if opt.allow_redundant else 0.0,
             output_regularization=OUTPUT_REGULARIZATION,
-            stop_when_full=opt.series is not None, method=opt.method)
+            stop_when_full=opt.series is not None, method=opt.method,
+            column_ordering=model.column_ordering)
         # What the run records besides the rows: controller samples, events, impacts.
         self.samples, self.held, self.active = [], [], []
         self.records, self.impacts = [], []
