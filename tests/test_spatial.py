@@ -296,3 +296,64 @@ def test_axis_joints_refuse_bad_axes():
         b.add_revolute("r", "a.cm", "ground.O", axis=(0.0, 0.0, 0.0))
     with pytest.raises(ModelError, match="must be perpendicular"):
         b.add_universal("u", "a.cm", "ground.O", axis_first=(1, 0, 0), axis_second=(1, 1, 0))
+
+
+def test_drivers_in_space():
+    # A 0.2 m crank (1 kg) on a horizontal revolute axis (+y), turned at 1 turn/s by an
+    # angle driver: the tip follows the circle and the motor holds the crank against
+    # gravity, torque -m g (L/2) cos(theta) about +y (the rotation is right-handed about
+    # the axis: x turns towards -z). A distance driver and a coordinate driver move a second
+    # body on a universal joint; both are met along the run.
+    from linkdyn.laws import harmonic, linear
+
+    b = SpatialModelBuilder("drivers", gravity=(0.0, 0.0, -9.81))
+    b.add_ground_point("O", (0.0, 0.0, 0.0))
+    b.add_ground_point("A", (1.0, 0.0, 0.0))
+    b.add_ground_point("B", (0.0, 0.0, 1.0))
+    b.add_body("crank", mass=1.0, inertia=(0.0005, 0.004, 0.004),
+               points={"a": (-0.1, 0.0, 0.0), "b": (0.1, 0.0, 0.0)}, position=(0.1, 0.0, 0.0))
+    b.add_revolute("hinge", "crank.a", "ground.O", axis=(0.0, 1.0, 0.0))
+    b.add_angle_driver("motor", "hinge", linear(0.0, 2.0 * math.pi))
+    b.add_body("arm", mass=0.5, inertia=(0.001, 0.02, 0.02),
+               points={"base": (-0.25, 0.0, 0.0), "end": (0.25, 0.0, 0.0)},
+               position=(1.25, 0.0, 0.0))
+    b.add_universal("cardan", "arm.base", "ground.A", axis_first=(0.0, 1.0, 0.0),
+                    axis_second=(0.0, 0.0, 1.0))
+    reach = math.hypot(1.5, 1.0)
+    b.add_distance_driver("actuator", "arm.end", "ground.B",
+                          harmonic(reach, 0.05, 2.0 * math.pi, 0.0))
+    b.add_coordinate_driver("lift", "arm.end", "y", linear(0.0, 0.1))
+    b.add_marker("tip", "crank.b")
+    b.add_marker("end", "arm.end")
+    model = b.build()
+    assert model.driver_names == ("motor", "actuator", "lift") and model.nominal_dof == 0
+    t = np.linspace(0.0, 1.0, 41)
+    theta = 2.0 * math.pi * t
+    circle = np.column_stack([0.2 * np.cos(theta), np.zeros_like(t), -0.2 * np.sin(theta)])
+    for r in (linkdyn.kinematics(model, t),
+              linkdyn.simulate(model, 1.0, rtol=1e-10, atol=1e-10, t_out=t)):
+        np.testing.assert_allclose(r.marker("tip"), circle, atol=1e-9)
+        end = r.marker("end")
+        np.testing.assert_allclose(np.linalg.norm(end - [0.0, 0.0, 1.0], axis=1),
+                                   reach + 0.05 * np.sin(2.0 * math.pi * t), atol=1e-9)
+        np.testing.assert_allclose(end[:, 1], 0.1 * t, atol=1e-9)
+    # r is the dynamic run: the motor's torque about +y balances gravity's
+    np.testing.assert_allclose(r.driver_effort("motor"), -9.81 * 0.1 * np.cos(theta),
+                               atol=1e-6)
+
+
+def test_drivers_refuse_bad_references():
+    from linkdyn.laws import linear
+
+    b = SpatialModelBuilder("bad")
+    b.add_ground_point("O", (0.0, 0.0, 0.0))
+    b.add_body("a", mass=1.0, inertia=(1, 1, 1), points={"p": (1.0, 0.0, 0.0)})
+    b.add_spherical("ball", "a.cm", "ground.O")
+    with pytest.raises(ModelError, match="not a revolute joint.*revolute joints: none"):
+        b.add_angle_driver("m", "ball", linear(0.0, 1.0))
+    with pytest.raises(ModelError, match="axis must be 'x', 'y' or 'z'"):
+        b.add_coordinate_driver("c", "a.p", "w", linear(0.0, 1.0))
+    with pytest.raises(ModelError, match="law must be a linkdyn.laws law"):
+        b.add_distance_driver("d", "a.p", "ground.O", 1.0)
+    with pytest.raises(ModelError, match="same point"):
+        b.add_distance_driver("d", "a.p", "a.p", linear(1.0, 0.0))

@@ -14,7 +14,11 @@ exact:
   universal joints);
 - ``"<joint>.axis1"``, ``".axis2"``: a revolute joint's axis in the first body stays
   perpendicular to two directions of the second body perpendicular to its axis there;
-  ``"<joint>.cross"``: a universal joint's arms stay perpendicular (bilinear rows).
+  ``"<joint>.cross"``: a universal joint's arms stay perpendicular (bilinear rows);
+- ``"<driver>"``: an angle driver, (d . b2) cos f - (d . b1) sin f = sin(theta - f) with d a
+  direction of the first body perpendicular to the axis and (b1, b2) the second body's
+  (d = b1 at the start: theta = 0 there); a distance driver, |p1 - p2|^2 - f^2; a
+  coordinate driver, p_x - f, with f the driver's law.
 
 Gravity is a constant applied force on the centres of mass. The integrators, consistent
 states, events and results are the planar models' own: this is the same compile path
@@ -185,6 +189,43 @@ def _axis_rows(j, index, frames, order, ground) -> list:
             for k, b in enumerate((b1, b2))]
 
 
+def _driver_row(d, k, index, frames, order, local, ground, joints, orient) -> tuple:
+    """The generic row of driver ``d`` (law k)."""
+    def point(ref):
+        if ref[0] == GROUND:
+            return [{-1: float(x)} for x in ground[ref[1]]]
+        return _point_forms(index[ref[0]], local[ref[0]][ref[1]])
+
+    def direction(body, axis):
+        if body == GROUND:
+            return [{-1: float(x)} for x in axis]
+        return _direction_forms(index[body], frames[order.index(body)].T @ np.asarray(axis))
+
+    if d.kind == "angle":
+        j = joints[d.joint]
+        b1, b2 = _perpendiculars(j.axis_second)            # in the second body's axes
+        # the same direction as b1 at the start, fixed in the first body
+        b1_global = b1 if j.second[0] == GROUND else orient[j.second[0]] @ b1
+        d_first = orient[j.first[0]].T @ b1_global       # the first body is never the ground
+        dv = direction(j.first[0], d_first)
+        return (d.name, d.name, [(_bilinear(dv, direction(j.second[0], b2)), 1, k),
+                                 ({key: -c for key, c in
+                                   _bilinear(dv, direction(j.second[0], b1)).items()}, 2, k)])
+    p1 = point(d.first)
+    if d.kind == "coordinate":
+        x = "xyz".index(d.axis)
+        terms = {((c, -1) if c >= 0 else (-1, -1)): v for c, v in p1[x].items()}
+        return (d.name, d.name, [(terms, 0, -1), ({(-1, -1): -1.0}, 3, k)])
+    p2 = point(d.second)
+    diff = []
+    for x in range(3):
+        form = dict(p1[x])
+        for key, c in p2[x].items():
+            form[key] = form.get(key, 0.0) - c
+        diff.append(form)
+    return (d.name, d.name, [(_bilinear(diff, diff), 0, -1), ({(-1, -1): -1.0}, 4, k)])
+
+
 def number_spatial(desc: SpatialDescription) -> Numbering:
     """Number the bodies' natural coordinates and the rows of a spatial description."""
     nb = len(desc.bodies)
@@ -235,6 +276,10 @@ def number_spatial(desc: SpatialDescription) -> Numbering:
             generic.append((f"{j.name}.{'xyz'[x]}", j.name, [(terms, 0, -1)]))
         if isinstance(j, (RevoluteSpec3, UniversalSpec)):
             generic.extend(_axis_rows(j, index, frames, list(index), ground))
+    joints = {j.name: j for j in desc.joints}
+    for k, d in enumerate(desc.drivers):
+        generic.append(_driver_row(d, k, index, frames, list(index), local, ground, joints,
+                                   {b.name: np.array(b.orientation) for b in desc.bodies}))
     mbody = np.array([list(index).index(m.body) for m in desc.markers], dtype=np.intp)
     mlocal = np.array([local[m.body][m.point] for m in desc.markers], dtype=float)
     none = np.zeros(0, dtype=np.intc)
@@ -252,9 +297,10 @@ def number_spatial(desc: SpatialDescription) -> Numbering:
         q0=q0, v0=v0, hold=np.zeros(12 * nb, dtype=bool), mass=mass, q_applied=applied,
         coordinates=[f"{b.name}.{c}" for b in desc.bodies for c in COORDINATES_3D],
         rows=[], cols=[], row_names=[], owners=[], nc=0, hdiag=np.zeros(0, dtype=np.intc),
-        generic=generic, laws=[], force_description=empty, body_index={}, local_of=None,
+        generic=generic, laws=[d.law for d in desc.drivers], force_description=empty, body_index={}, local_of=None,
         ground={}, marker_body=np.zeros(0, dtype=np.intp), marker_local=np.zeros((0, 2)),
         names=dict(bodies=tuple(b.name for b in desc.bodies),
                    joints=tuple(j.name for j in desc.joints),
-                   markers=tuple(m.name for m in desc.markers), drivers=(), forces=()),
+                   markers=tuple(m.name for m in desc.markers),
+                   drivers=tuple(d.name for d in desc.drivers), forces=()),
         family_arrays=family_arrays)

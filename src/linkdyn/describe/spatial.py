@@ -20,9 +20,11 @@ import numpy as np
 
 from ..compile.compiler import compile_model
 from ..elements.bodies import GROUND, _element, _positive
+from ..elements.laws import Law
 from ..elements.spatial import (RevoluteSpec3, SpatialBodySpec, SpatialDescription,
-                                SpatialMarkerSpec, SphericalSpec, UniversalSpec,
-                                inertia_tensor, rotation_matrix, unit_vec3, vec3)
+                                SpatialDriverSpec, SpatialMarkerSpec, SphericalSpec,
+                                UniversalSpec, inertia_tensor, rotation_matrix, unit_vec3,
+                                vec3)
 from ..errors import ModelError
 
 __all__ = ["SpatialModelBuilder"]
@@ -43,6 +45,7 @@ class SpatialModelBuilder:
         self._bodies: dict = {}
         self._joints: dict = {}
         self._markers: dict = {}
+        self._drivers: dict = {}
 
     def _new_name(self, kind: str, name) -> str:
         if not isinstance(name, str) or not name or name.strip() != name or "." in name:
@@ -51,7 +54,7 @@ class SpatialModelBuilder:
         if name == GROUND:
             raise ModelError(f"{kind} '{name}': the name '{GROUND}' is reserved", name)
         for other_kind, table in (("body", self._bodies), ("joint", self._joints),
-                                  ("marker", self._markers)):
+                                  ("marker", self._markers), ("driver", self._drivers)):
             if name in table:
                 raise ModelError(f"{kind} '{name}': the name is already used by a {other_kind}",
                                  name)
@@ -183,6 +186,56 @@ class SpatialModelBuilder:
                                            axis_first=self._in_body_axes(a[0], u),
                                            axis_second=self._in_body_axes(b[0], w))
 
+    def _law(self, entry, law) -> Law:
+        if not isinstance(law, Law):
+            raise ModelError(f"{entry}: law must be a linkdyn.laws law (constant, linear, "
+                             f"polynomial, harmonic, tabulated, function), got {law!r}")
+        return law
+
+    def add_angle_driver(self, name: str, joint: str, law) -> None:
+        """Drive revolute joint ``joint``: its first body's rotation relative to the second
+        about the joint's axis (rad, right-handed about the axis given to add_revolute,
+        zero at the initial configuration) follows ``law``. Its effort
+        (``result.driver_effort``) is the torque about the axis on the first body."""
+        name = self._new_name("driver", name)
+        entry = f"driver '{name}'"
+        with _element(name):
+            spec = self._joints.get(joint)
+            if not isinstance(spec, RevoluteSpec3):
+                known = [j for j, s in self._joints.items() if isinstance(s, RevoluteSpec3)]
+                raise ModelError(f"{entry}: '{joint}' is not a revolute joint of this model "
+                                 f"(revolute joints: {', '.join(known) or 'none'})")
+            self._drivers[name] = SpatialDriverSpec(name=name, kind="angle",
+                                                    law=self._law(entry, law), joint=joint)
+
+    def add_distance_driver(self, name: str, first, second, law) -> None:
+        """The distance between points ``first`` and ``second`` (m, positive) follows
+        ``law`` (a linear actuator); its effort is the actuator's pull (N)."""
+        name = self._new_name("driver", name)
+        entry = f"driver '{name}'"
+        with _element(name):
+            a, b = self._ref(entry, first), self._ref(entry, second)
+            if a == b:
+                raise ModelError(f"{entry}: the two points are the same point")
+            self._drivers[name] = SpatialDriverSpec(name=name, kind="distance",
+                                                    law=self._law(entry, law), first=a,
+                                                    second=b)
+
+    def add_coordinate_driver(self, name: str, point, axis: str, law) -> None:
+        """The global ``axis`` ("x", "y" or "z") coordinate of body point ``point``
+        follows ``law`` (m); its effort is the force along that axis on the body (N)."""
+        name = self._new_name("driver", name)
+        entry = f"driver '{name}'"
+        with _element(name):
+            p = self._ref(entry, point)
+            if p[0] == GROUND:
+                raise ModelError(f"{entry}: a ground point cannot be driven")
+            if axis not in ("x", "y", "z"):
+                raise ModelError(f"{entry}: axis must be 'x', 'y' or 'z', got {axis!r}")
+            self._drivers[name] = SpatialDriverSpec(name=name, kind="coordinate",
+                                                    law=self._law(entry, law), first=p,
+                                                    axis=axis)
+
     def add_marker(self, name: str, point) -> None:
         """A named body point reported in results (``result.marker(name)``: (n, 3))."""
         name = self._new_name("marker", name)
@@ -200,7 +253,7 @@ class SpatialModelBuilder:
         return SpatialDescription(
             name=self._name, gravity=self._gravity, ground=tuple(self._ground.items()),
             bodies=tuple(self._bodies.values()), joints=tuple(self._joints.values()),
-            markers=tuple(self._markers.values()))
+            markers=tuple(self._markers.values()), drivers=tuple(self._drivers.values()))
 
     def build(self):
         """Compile the description into a frozen :class:`linkdyn.SpatialModel`."""

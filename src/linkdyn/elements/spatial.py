@@ -35,6 +35,7 @@ from .._checks import real
 from ..errors import ModelError
 
 __all__ = ["SpatialBodySpec", "SphericalSpec", "RevoluteSpec3", "UniversalSpec",
+           "SpatialDriverSpec",
            "SpatialDescription", "Vec3", "principal_frame", "vec3", "rotation_matrix",
            "unit_vec3"]
 
@@ -96,6 +97,22 @@ class UniversalSpec:
     second: tuple[str, str]
     axis_first: Vec3
     axis_second: Vec3
+
+
+@dataclass(frozen=True)
+class SpatialDriverSpec:
+    """A driver row with a law of time: ``kind`` "angle" (the relative rotation of a
+    revolute joint's first body about its axis, rad, zero at the initial configuration,
+    right-handed about the axis), "distance" (between two points, m) or "coordinate" (a
+    point's global x, y or z, m)."""
+
+    name: str
+    kind: str
+    law: object
+    joint: str = ""
+    first: tuple[str, str] = ("", "")
+    second: tuple[str, str] = ("", "")
+    axis: str = ""
 
 
 @dataclass(frozen=True)
