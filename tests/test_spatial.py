@@ -263,6 +263,25 @@ def test_universal_and_revolute_rows_match_finite_differences():
                     axis_second=(0.0, 1.0, 0.0))
     b.add_revolute("knee", "b.top", "a.bottom", axis=(1.0, 1.0, 0.0))
     model = b.build()
+    # the sliding joints' rows as well, on a copy with a sleeve and a slider added
+    b.add_body("c", mass=0.2, inertia=(0.002, 0.003, 0.004), position=(0.0, 0.0, -0.9),
+               orientation=R)
+    b.add_body("d", mass=0.2, inertia=(0.002, 0.003, 0.004), position=(0.0, 0.1, -0.9))
+    b.add_cylindrical("sleeve", "c.cm", "b.bottom", axis=(0.3, 0.2, 1.0))
+    b.add_prismatic("slider", "d.cm", "c.cm", axis=(0.0, 1.0, 0.2))
+    b.add_rigid("weld", "d.cm", "ground.O")
+    sliding = b.build()
+    assert sliding.constraint_names[-15:] == (
+        "sleeve.line1", "sleeve.line2", "sleeve.axis1", "sleeve.axis2", "slider.line1",
+        "slider.line2", "slider.axis1", "slider.axis2", "slider.lock", "weld.x", "weld.y",
+        "weld.z", "weld.axis1", "weld.axis2", "weld.lock")
+    rng = np.random.default_rng(5)
+    qs = sliding.q0 + 1e-3 * rng.standard_normal(sliding.nq)
+    np.testing.assert_allclose(sliding.phi_q(qs).toarray(), central_difference(sliding.phi, qs),
+                               atol=1e-9)
+    vs = rng.standard_normal(sliding.nq)
+    rate = central_difference(lambda x: sliding.phi_q(x).toarray() @ vs, qs) @ vs
+    np.testing.assert_allclose(sliding.gamma(qs, vs), -rate, atol=1e-8)
     assert model.constraint_names[-9:] == (
         "cardan.x", "cardan.y", "cardan.z", "cardan.cross", "knee.x", "knee.y", "knee.z",
         "knee.axis1", "knee.axis2")
@@ -357,3 +376,67 @@ def test_drivers_refuse_bad_references():
         b.add_distance_driver("d", "a.p", "ground.O", 1.0)
     with pytest.raises(ModelError, match="same point"):
         b.add_distance_driver("d", "a.p", "a.p", linear(1.0, 0.0))
+
+
+def test_prismatic_cylindrical_and_rigid_joints():
+    # A block on an inclined prismatic rail slides with g times the rail's slope, without
+    # turning; the rail pushes it normal to the rail.
+    axis = np.array([1.0, 0.5, -0.8]) / np.linalg.norm([1.0, 0.5, -0.8])
+    b = SpatialModelBuilder("rail", gravity=(0.0, 0.0, -9.81))
+    b.add_ground_point("O", (0.0, 0.0, 0.0))
+    b.add_body("block", mass=2.0, inertia=(0.02, 0.025, 0.03))
+    b.add_prismatic("rail", "block.cm", "ground.O", axis=tuple(axis))
+    model = b.build()
+    assert model.nominal_dof == 1
+    r = linkdyn.simulate(model, 1.0, rtol=1e-10, atol=1e-10, dt_out=0.1)
+    expected = np.outer(0.5 * (-9.81 * axis[2]) * r.t**2, axis)
+    np.testing.assert_allclose(r.body_position("block"), expected, atol=1e-12)
+    np.testing.assert_allclose(r.body_rotation("block"), np.broadcast_to(np.eye(3), (11, 3, 3)),
+                               atol=1e-12)
+    force = r.joint_force("rail")
+    np.testing.assert_allclose(force @ axis, 0.0, atol=1e-9)
+    np.testing.assert_allclose(force + [0.0, 0.0, -2.0 * 9.81],
+                               2.0 * r.body_acceleration("block"), atol=1e-8)
+    np.testing.assert_allclose(r.joint_moment("rail"), 0.0, atol=1e-9)
+
+    # Cylindrical: the same block, now free to turn about the rail too: set spinning about
+    # it, it keeps its spin (no moment about the axis) while it slides.
+    b = SpatialModelBuilder("sleeve", gravity=(0.0, 0.0, -9.81))
+    b.add_ground_point("O", (0.0, 0.0, 0.0))
+    b.add_body("sleeve", mass=2.0, inertia=(0.02, 0.025, 0.03),
+               angular_velocity=tuple(3.0 * axis))
+    b.add_cylindrical("rod", "sleeve.cm", "ground.O", axis=tuple(axis))
+    model = b.build()
+    assert model.nominal_dof == 2
+    r = linkdyn.simulate(model, 1.0, rtol=1e-10, atol=1e-10, dt_out=0.1)
+    np.testing.assert_allclose(r.body_position("sleeve"), expected, atol=1e-9)
+    np.testing.assert_allclose(r.body_angular_velocity("sleeve") @ axis, 3.0, atol=1e-9)
+    np.testing.assert_allclose(r.joint_moment("rod") @ axis, 0.0, atol=1e-9)
+
+    # Rigid: a 1 m bar made of two welded halves swings as the whole bar (test above).
+    from scipy.special import ellipk
+
+    width = 0.1
+    b = SpatialModelBuilder("welded", gravity=(0.0, 0.0, -9.81))
+    b.add_ground_point("O", (0.0, 0.0, 0.0))
+    half = ((0.5 * width**2) / 6.0, 0.5 * (0.25 + width**2) / 12.0,
+            0.5 * (0.25 + width**2) / 12.0)
+    for k, name in enumerate(("inner", "outer")):
+        b.add_body(name, mass=0.5, inertia=half, position=(0.25 + 0.5 * k, 0.0, 0.0),
+                   points={"a": (-0.25, 0.0, 0.0), "b": (0.25, 0.0, 0.0)})
+    b.add_revolute("hinge", "inner.a", "ground.O", axis=(0.0, 1.0, 0.0))
+    b.add_rigid("weld", "outer.a", "inner.b")
+    b.add_marker("tip", "outer.b")
+    model = b.build()
+    assert model.nominal_dof == 1
+    single, inertia_o = hinged_bar(width)
+    period = 4.0 * ellipk(0.5) / math.sqrt(9.81 * 0.5 / inertia_o)
+    t = np.linspace(0.0, period, 21)
+    welded = linkdyn.simulate(model, period, rtol=1e-10, atol=1e-10, t_out=t)
+    whole = linkdyn.simulate(single, period, rtol=1e-10, atol=1e-10, t_out=t)
+    np.testing.assert_allclose(welded.marker("tip"), whole.marker("tip"), atol=1e-8)
+    # At release the weld bends: about the weld point, the outer half needs I alpha about
+    # its centre plus the moment of the force that accelerates it (0.25 m arm).
+    alpha = 9.81 * 0.5 / inertia_o
+    bending = half[1] * alpha + 0.25 * 0.5 * (0.75 * alpha - 9.81)
+    assert abs(welded.joint_moment("weld")[0, 1]) == pytest.approx(bending, rel=1e-6)

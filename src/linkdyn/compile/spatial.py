@@ -15,6 +15,12 @@ exact:
 - ``"<joint>.axis1"``, ``".axis2"``: a revolute joint's axis in the first body stays
   perpendicular to two directions of the second body perpendicular to its axis there;
   ``"<joint>.cross"``: a universal joint's arms stay perpendicular (bilinear rows);
+- cylindrical and prismatic joints: ``"<joint>.line1|2"``, the first point's offset from the
+  second along two directions of the second body perpendicular to the axis is zero, with
+  the axis rows above; a prismatic joint adds ``"<joint>.lock"`` (a direction of the first
+  body perpendicular to the axis stays perpendicular to the second body's second
+  perpendicular); a rigid joint has the points' rows ``".x|y|z"``, the axis rows and the
+  lock;
 - ``"<driver>"``: an angle driver, (d . b2) cos f - (d . b1) sin f = sin(theta - f) with d a
   direction of the first body perpendicular to the axis and (b1, b2) the second body's
   (d = b1 at the start: theta = 0 there); a distance driver, |p1 - p2|^2 - f^2; a
@@ -31,8 +37,8 @@ import numpy as np
 
 from ..elements.bodies import GROUND
 from ..elements.description import Description
-from ..elements.spatial import (RevoluteSpec3, SpatialDescription, UniversalSpec,
-                                principal_frame)
+from ..elements.spatial import (RevoluteSpec3, SlidingSpec, SpatialDescription,
+                                UniversalSpec, principal_frame)
 from ..errors import ModelError, UnknownNameError
 from .model import Model
 from .patterns import Numbering, mul
@@ -112,6 +118,29 @@ class SpatialModel(Model):
         return 0.5 * sum(np.cross(zq[..., 3 + 3 * k:6 + 3 * k], zv[..., 3 + 3 * k:6 + 3 * k])
                          for k in range(3))
 
+    def joint_reaction(self, q, lam, t, joint) -> tuple[np.ndarray, np.ndarray]:
+        """Force (n, 3) and moment (n, 3) about the joint's first point that ``joint``
+        exerts on its first body at each state: the generalised force -Phi_q^T lam of the
+        joint's own rows on that body's coordinates, whose part on its centre is the force
+        and whose part on its axes e_k gives the moment sum_k e_k x Q_k about the centre."""
+        spec = self.joint_spec(joint)
+        rows = np.array([i for i, o in enumerate(self.constraint_owner) if o == joint])
+        i = self.body_index(spec.first[0])
+        o = 12 * i
+        p = self.principal_axes[i].T @ np.array(
+            self.description.bodies[i].local_points()[spec.first[1]])
+        q, lam, t = np.atleast_2d(q), np.atleast_2d(lam), np.atleast_1d(t)
+        force, moment = np.empty((len(q), 3)), np.empty((len(q), 3))
+        for k in range(len(q)):
+            jac = self.phi_q(q[k], float(t[k]))[rows][:, o:o + 12].toarray()
+            gen = -(jac.T @ lam[k, rows])
+            e = q[k, o + 3:o + 12].reshape(3, 3)
+            arm = p @ e                       # the first point relative to the centre
+            force[k] = gen[:3]
+            moment[k] = sum(np.cross(e[a], gen[3 + 3 * a:6 + 3 * a]) for a in range(3)) - \
+                np.cross(arm, gen[:3])
+        return force, moment
+
     def body_outline(self, q, name) -> np.ndarray:
         """A polyline (..., 2 k - 1, 3) through a body's points for drawing: from its
         centre of mass to each of its k - 1 named points and back."""
@@ -172,13 +201,19 @@ def _perpendiculars(a) -> tuple[np.ndarray, np.ndarray]:
     return b1, np.cross(a, b1)
 
 
+def _body_direction(body, axis, index, frames, order) -> list:
+    """The three linear forms of a direction fixed in ``body`` (``axis`` in its body axes;
+    constants for the ground)."""
+    if body == GROUND:
+        return [{-1: float(x)} for x in axis]
+    return _direction_forms(index[body], frames[order.index(body)].T @ np.asarray(axis))
+
+
 def _axis_rows(j, index, frames, order, ground) -> list:
-    """The rows a revolute or universal joint adds to its spherical rows."""
+    """The rows that keep a joint's axis in the first body along its axis in the second
+    (revolute, cylindrical, prismatic, rigid) or perpendicular to it (universal)."""
     def forms(body, axis):
-        if body == GROUND:
-            return [{-1: float(x)} for x in axis]
-        k = order.index(body)
-        return _direction_forms(index[body], frames[k].T @ np.asarray(axis))
+        return _body_direction(body, axis, index, frames, order)
 
     a = forms(j.first[0], j.axis_first)
     if isinstance(j, UniversalSpec):
@@ -262,20 +297,41 @@ def number_spatial(desc: SpatialDescription) -> Numbering:
             generic.append((f"{b.name}.{_AXES[a]}{_AXES[c]}", b.name,
                             [(_dot_terms(o + 3 + 3 * a, o + 3 + 3 * c), 0, -1)]))
     ground = dict(desc.ground)
+    order = list(index)
+    orient = {b.name: np.array(b.orientation) for b in desc.bodies}
     for j in desc.joints:
         first = _point_forms(index[j.first[0]], local[j.first[0]][j.first[1]])
         if j.second[0] == GROUND:
             second = [{-1: float(x)} for x in ground[j.second[1]]]
         else:
             second = _point_forms(index[j.second[0]], local[j.second[0]][j.second[1]])
+        diff = []
         for x in range(3):
             form = dict(first[x])
             for key, coef in second[x].items():
                 form[key] = form.get(key, 0.0) - coef
-            terms = {((c, -1) if c >= 0 else (-1, -1)): v for c, v in form.items()}
-            generic.append((f"{j.name}.{'xyz'[x]}", j.name, [(terms, 0, -1)]))
-        if isinstance(j, (RevoluteSpec3, UniversalSpec)):
-            generic.extend(_axis_rows(j, index, frames, list(index), ground))
+            diff.append(form)
+        sliding = isinstance(j, SlidingSpec) and j.kind != "rigid"
+        if not sliding:
+            for x in range(3):
+                terms = {((c, -1) if c >= 0 else (-1, -1)): v for c, v in diff[x].items()}
+                generic.append((f"{j.name}.{'xyz'[x]}", j.name, [(terms, 0, -1)]))
+        if isinstance(j, SlidingSpec):
+            b1, b2 = _perpendiculars(j.axis_second)
+            second_dir = [_body_direction(j.second[0], b, index, frames, order)
+                          for b in (b1, b2)]
+            if sliding:
+                for k in range(2):
+                    generic.append((f"{j.name}.line{k + 1}", j.name,
+                                    [(_bilinear(diff, second_dir[k]), 0, -1)]))
+        if isinstance(j, (RevoluteSpec3, UniversalSpec, SlidingSpec)):
+            generic.extend(_axis_rows(j, index, frames, order, ground))
+        if isinstance(j, SlidingSpec) and j.kind in ("prismatic", "rigid"):
+            # a direction of the first body that is b1 at the start stays off b2
+            b1_global = b1 if j.second[0] == GROUND else orient[j.second[0]] @ b1
+            d = _body_direction(j.first[0], orient[j.first[0]].T @ b1_global, index, frames,
+                                order)
+            generic.append((f"{j.name}.lock", j.name, [(_bilinear(d, second_dir[1]), 0, -1)]))
     joints = {j.name: j for j in desc.joints}
     for k, d in enumerate(desc.drivers):
         generic.append(_driver_row(d, k, index, frames, list(index), local, ground, joints,

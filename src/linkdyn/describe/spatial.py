@@ -21,9 +21,9 @@ import numpy as np
 from ..compile.compiler import compile_model
 from ..elements.bodies import GROUND, _element, _positive
 from ..elements.laws import Law
-from ..elements.spatial import (RevoluteSpec3, SpatialBodySpec, SpatialDescription,
-                                SpatialDriverSpec, SpatialMarkerSpec, SphericalSpec,
-                                UniversalSpec, inertia_tensor, rotation_matrix, unit_vec3,
+from ..elements.spatial import (RevoluteSpec3, SlidingSpec, SpatialBodySpec,
+                                SpatialDescription, SpatialDriverSpec, SpatialMarkerSpec,
+                                SphericalSpec, UniversalSpec, inertia_tensor, rotation_matrix, unit_vec3,
                                 vec3)
 from ..errors import ModelError
 
@@ -163,6 +163,36 @@ class SpatialModelBuilder:
         second (global directions at the initial configuration, perpendicular), stay
         perpendicular: two relative rotations."""
         self._axis_joint(name, first, second, axis_first, axis_second, UniversalSpec)
+
+    def add_cylindrical(self, name: str, first, second, axis) -> None:
+        """A cylindrical joint: point ``first`` stays on the line through point ``second``
+        along ``axis`` (global axes at the initial configuration, fixed in the second
+        body), and the first body turns about and slides along that line only."""
+        self._sliding(name, "cylindrical", first, second, axis)
+
+    def add_prismatic(self, name: str, first, second, axis) -> None:
+        """A prismatic joint: as cylindrical, without the rotation about the axis."""
+        self._sliding(name, "prismatic", first, second, axis)
+
+    def add_rigid(self, name: str, first, second) -> None:
+        """A rigid joint (weld): point ``first`` stays at point ``second`` and the two
+        bodies keep their initial relative orientation."""
+        self._sliding(name, "rigid", first, second, (1.0, 0.0, 0.0))
+
+    def _sliding(self, name, kind, first, second, axis):
+        name = self._new_name("joint", name)
+        entry = f"joint '{name}'"
+        with _element(name):
+            a, b = self._ref(entry, first), self._ref(entry, second)
+            if a[0] == b[0]:
+                raise ModelError(f"{entry}: both points are on '{a[0]}'; a joint connects two "
+                                 "different bodies (or a body and the ground)")
+            if a[0] == GROUND:
+                a, b = b, a
+            u = unit_vec3(entry, "axis", axis)
+            self._joints[name] = SlidingSpec(name=name, kind=kind, first=a, second=b,
+                                             axis_first=self._in_body_axes(a[0], u),
+                                             axis_second=self._in_body_axes(b[0], u))
 
     def _axis_joint(self, name, first, second, axis_first, axis_second, spec_type):
         name = self._new_name("joint", name)

@@ -35,7 +35,7 @@ from .._checks import real
 from ..errors import ModelError
 
 __all__ = ["SpatialBodySpec", "SphericalSpec", "RevoluteSpec3", "UniversalSpec",
-           "SpatialDriverSpec",
+           "SpatialDriverSpec", "SlidingSpec",
            "SpatialDescription", "Vec3", "principal_frame", "vec3", "rotation_matrix",
            "unit_vec3"]
 
@@ -80,6 +80,21 @@ class RevoluteSpec3:
     ground): one relative rotation about the axis."""
 
     name: str
+    first: tuple[str, str]
+    second: tuple[str, str]
+    axis_first: Vec3
+    axis_second: Vec3
+
+
+@dataclass(frozen=True)
+class SlidingSpec:
+    """A joint that keeps point ``first`` on the line through point ``second`` along
+    ``axis_second`` (in the second body's axes, or global for the ground) and the first
+    body's ``axis_first`` along it: ``kind`` "cylindrical" (slides along and turns about the
+    axis), "prismatic" (slides only) or "rigid" (neither: a weld, the points coinciding)."""
+
+    name: str
+    kind: str
     first: tuple[str, str]
     second: tuple[str, str]
     axis_first: Vec3

@@ -312,12 +312,15 @@ class SimulationResult(TrajectoryAccessors):
         receives the opposite). A revolute joint's acts at the joint point: ``-lam`` of its x
         and y rows. A prismatic joint's is its constraint force, normal to the axis (a slide
         driver's force along the axis is ``driver_effort``); with it goes the moment
-        ``joint_moment``."""
+        ``joint_moment``. Spatial models: (n, 3), the force of the joint's rows on its first
+        body (``SpatialModel.joint_reaction``)."""
         spec = self.model.joint_spec(joint)
+        if self.model.space == "spatial":
+            return self.model.joint_reaction(self.q, self.lam, self.t, joint)[0]
         if isinstance(spec, PrismaticSpec):
             return self._prismatic(spec)[0]
         row = self.model.constraint_names.index(f"{joint}.x")
-        return -self.lam[:, row:row + self.model.marker_dimension]
+        return -self.lam[:, row:row + 2]
 
     @recordable
     def joint_moment(self, joint: str) -> np.ndarray:
@@ -328,8 +331,8 @@ class SimulationResult(TrajectoryAccessors):
         spec = self.model.joint_spec(joint)
         if isinstance(spec, PrismaticSpec):
             return self._prismatic(spec)[1]
-        if self.model.space != "planar":
-            return np.zeros((len(self.t), 3))     # a spherical joint transmits no moment
+        if self.model.space == "spatial":
+            return self.model.joint_reaction(self.q, self.lam, self.t, joint)[1]
         return np.zeros(len(self.t))
 
     def _prismatic(self, spec):
