@@ -2,6 +2,7 @@
 linkdyn.compile.spatial): the mass matrix against the inertia tensor, exact derivatives, the
 heavy top against its classical solution and invariants, and bad input."""
 
+import json
 import math
 
 import numpy as np
@@ -440,3 +441,56 @@ def test_prismatic_cylindrical_and_rigid_joints():
     alpha = 9.81 * 0.5 / inertia_o
     bending = half[1] * alpha + 0.25 * 0.5 * (0.75 * alpha - 9.81)
     assert abs(welded.joint_moment("weld")[0, 1]) == pytest.approx(bending, rel=1e-6)
+
+
+def test_spatial_model_files_round_trip_and_name_bad_fields(tmp_path):
+    model = heavy_top()
+    path = tmp_path / "top.json"
+    model.save(path)
+    again = linkdyn.load_model(path)
+    assert isinstance(again, linkdyn.SpatialModel) and again.description == model.description
+    # every joint and driver kind, through a file: the same model
+    from linkdyn.laws import linear
+
+    b = SpatialModelBuilder("kinds", gravity=(0.0, 0.0, -9.81))
+    b.add_ground_point("O", (0.0, 0.0, 0.0))
+    R = Rotation.from_rotvec([0.1, 0.2, 0.3]).as_matrix()
+    for k in range(5):
+        b.add_body(f"b{k}", mass=1.0, inertia=(0.02, 0.03, 0.04), position=(0.0, 0.0, -k),
+                   orientation=R if k % 2 else None, points={"p": (0.1, 0.0, 0.0)})
+    b.add_revolute("j0", "b0.cm", "ground.O", axis=(0.0, 1.0, 0.0))
+    b.add_universal("j1", "b1.cm", "b0.p", axis_first=(1.0, 0.0, 0.0),
+                    axis_second=(0.0, 0.0, 1.0))
+    b.add_cylindrical("j2", "b2.cm", "b1.p", axis=(0.0, 0.0, 1.0))
+    b.add_prismatic("j3", "b3.cm", "b2.p", axis=(1.0, 1.0, 0.0))
+    b.add_rigid("j4", "b4.cm", "b3.p")
+    b.add_spherical("j5", "b4.p", "b2.cm")
+    b.add_angle_driver("d0", "j0", linear(0.0, 1.0))
+    b.add_distance_driver("d1", "b2.p", "ground.O", linear(2.0, 0.0))
+    b.add_coordinate_driver("d2", "b1.p", "z", linear(-1.0, 0.0))
+    b.add_marker("m", "b4.p")
+    kinds = b.build()
+    kinds.save(tmp_path / "kinds.json")
+    loaded = linkdyn.load_model(tmp_path / "kinds.json")
+    assert loaded.constraint_names == kinds.constraint_names
+    rng = np.random.default_rng(2)
+    q = kinds.q0 + 1e-2 * rng.standard_normal(kinds.nq)
+    np.testing.assert_allclose(loaded.phi(q, 0.3), kinds.phi(q, 0.3), atol=1e-14)
+    np.testing.assert_allclose(loaded.q0, kinds.q0, atol=1e-15)
+    # bad files name the field
+    data = json.loads(path.read_text())
+    data["joints"][0]["type"] = "hinge"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    with pytest.raises(linkdyn.ModelFileError, match=r"joints\[0\].*must be one of"):
+        linkdyn.load_model(bad)
+    data = json.loads(path.read_text())
+    data["bodies"][0]["inertia"] = [0.1, 0.1, 0.3]
+    bad.write_text(json.dumps(data))
+    with pytest.raises(linkdyn.ModelFileError, match=r"bodies\[0\].*triangle inequality"):
+        linkdyn.load_model(bad)
+    data = json.loads(path.read_text())
+    data["bodies"][0]["colour"] = "red"
+    bad.write_text(json.dumps(data))
+    with pytest.raises(linkdyn.ModelFileError, match=r"unknown field\(s\): colour"):
+        linkdyn.load_model(bad)

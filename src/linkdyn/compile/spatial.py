@@ -33,13 +33,15 @@ states, events and results are the planar models' own: this is the same compile 
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from ..elements.bodies import GROUND
 from ..elements.description import Description
 from ..elements.spatial import (RevoluteSpec3, SlidingSpec, SpatialDescription,
                                 UniversalSpec, principal_frame)
-from ..errors import ModelError, UnknownNameError
+from ..errors import UnknownNameError
 from .model import Model
 from .patterns import Numbering, mul
 
@@ -159,9 +161,14 @@ class SpatialModel(Model):
         return np.stack(path, axis=-2)
 
     def save(self, path) -> None:
-        raise ModelError(f"model {self.name!r}: spatial models cannot be written to model "
-                         "files yet (describe them with linkdyn.SpatialModelBuilder)",
-                         self.name)
+        """Write the spatial model file (see :mod:`linkdyn.describe.spatialfile`)."""
+        from pathlib import Path
+
+        from ..elements.description import _no_negative_zero
+        from ..elements.spatial import to_dict
+
+        Path(path).write_text(json.dumps(_no_negative_zero(to_dict(self.description)),
+                                         indent=2) + "\n", encoding="utf-8")
 
 
 def _dot_terms(a: int, b: int) -> dict:

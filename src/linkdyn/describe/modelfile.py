@@ -204,6 +204,10 @@ def loads(text: str, path=None):
         # Model files are a few levels deep; a document that parses at hundreds of levels
         # would exhaust the stack later, wherever a recursive step meets it.
         raise ModelFileError(f"not a model file: nested deeper than {MAX_DEPTH} levels", path)
+    if isinstance(data, dict) and data.get("space") == "spatial":
+        from .spatialfile import from_dict as spatial_from_dict
+
+        return spatial_from_dict(data, path)
     if isinstance(data, dict) and "linkdyn_linkage" in data:
         # A linkage of points and lines (linkdyn.geometric), compiled to bodies and joints;
         # a spherical or spatial one is returned as it is (its build() compiles it to

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..compile.compiler import compile_model
 from ..elements.bodies import GROUND, _element, _positive
-from ..elements.laws import Law
+from ..elements.laws import Law, law_from_dict
 from ..elements.spatial import (RevoluteSpec3, SlidingSpec, SpatialBodySpec,
                                 SpatialDescription, SpatialDriverSpec, SpatialMarkerSpec,
                                 SphericalSpec, UniversalSpec, inertia_tensor, rotation_matrix, unit_vec3,
@@ -217,10 +217,16 @@ class SpatialModelBuilder:
                                            axis_second=self._in_body_axes(b[0], w))
 
     def _law(self, entry, law) -> Law:
-        if not isinstance(law, Law):
-            raise ModelError(f"{entry}: law must be a linkdyn.laws law (constant, linear, "
-                             f"polynomial, harmonic, tabulated, function), got {law!r}")
-        return law
+        if isinstance(law, Law):
+            return law
+        if isinstance(law, dict):
+            try:
+                return law_from_dict(law)
+            except ModelError as exc:
+                raise ModelError(f"{entry}: {exc}") from None
+        raise ModelError(f"{entry}: law must be a linkdyn.laws law (constant, linear, "
+                         f"polynomial, harmonic, tabulated, function) or its dict form, got "
+                         f"{law!r}")
 
     def add_angle_driver(self, name: str, joint: str, law) -> None:
         """Drive revolute joint ``joint``: its first body's rotation relative to the second

@@ -228,3 +228,54 @@ def principal_frame(inertia) -> tuple[np.ndarray, np.ndarray]:
     if np.linalg.det(E) < 0:
         E[:, 2] = -E[:, 2]
     return E, 0.5 * moments.sum() - moments
+
+
+def to_dict(desc: SpatialDescription) -> dict:
+    """The canonical JSON-ready form of a spatial description (read back by
+    :mod:`linkdyn.describe.spatialfile`): orientations as rotation matrices, joint axes as
+    global directions at the initial configuration."""
+    orient = {b.name: np.array(b.orientation) for b in desc.bodies}
+
+    def glob(body, axis):
+        return [float(x) for x in (orient[body] @ np.array(axis) if body in orient
+                                   else np.array(axis))]
+
+    bodies = []
+    for b in desc.bodies:
+        d = {"name": b.name, "mass": b.mass, "inertia": [list(r) for r in b.inertia]}
+        if b.points:
+            d["points"] = {name: list(p) for name, p in b.points}
+        d.update(position=list(b.position), orientation=[list(r) for r in b.orientation],
+                 velocity=list(b.velocity), angular_velocity=list(b.angular_velocity))
+        bodies.append(d)
+    joints = []
+    for j in desc.joints:
+        d = {"name": j.name, "first": ".".join(j.first), "second": ".".join(j.second)}
+        if isinstance(j, SphericalSpec):
+            d["type"] = "spherical"
+        elif isinstance(j, RevoluteSpec3):
+            d.update(type="revolute", axis=glob(j.first[0], j.axis_first))
+        elif isinstance(j, UniversalSpec):
+            d.update(type="universal", axis_first=glob(j.first[0], j.axis_first),
+                     axis_second=glob(j.second[0], j.axis_second))
+        else:
+            d["type"] = j.kind
+            if j.kind != "rigid":
+                d["axis"] = glob(j.first[0], j.axis_first)
+        joints.append(d)
+    drivers = []
+    for v in desc.drivers:
+        d = {"type": v.kind, "name": v.name}
+        if v.kind == "angle":
+            d["joint"] = v.joint
+        elif v.kind == "distance":
+            d.update(first=".".join(v.first), second=".".join(v.second))
+        else:
+            d.update(point=".".join(v.first), axis=v.axis)
+        d["law"] = v.law.to_dict()
+        drivers.append(d)
+    return {"linkdyn_model": 1, "space": "spatial", "name": desc.name,
+            "gravity": list(desc.gravity), "ground": {n: list(p) for n, p in desc.ground},
+            "bodies": bodies, "joints": joints, "drivers": drivers,
+            "markers": [{"name": m.name, "point": f"{m.body}.{m.point}"}
+                        for m in desc.markers]}

@@ -1,0 +1,120 @@
+"""Spatial model files: the JSON form of a spatial model (bodies in natural coordinates,
+:mod:`linkdyn.elements.spatial`), validated through
+:class:`~linkdyn.describe.spatial.SpatialModelBuilder`. ``linkdyn.load_model(path)`` reads
+it like any model file; ``SpatialModel.save(path)`` writes it.
+
+Format (version 1)::
+
+    {
+      "linkdyn_model": 1,
+      "space": "spatial",
+      "name": "top",
+      "gravity": [0.0, 0.0, -9.81],                    # optional, m/s^2
+      "ground": {"O": [0.0, 0.0, 0.0]},                # optional: named fixed points
+      "bodies": [
+        {"name": "top", "mass": 1.0,
+         "inertia": [0.004, 0.004, 0.002],             # 3 moments or a 3 x 3 tensor, body axes
+         "points": {"pivot": [0.0, 0.0, -0.1]},        # optional, body axes
+         "position": [0.0, 0.0, 0.1],                  # optional, the centre of mass
+         "orientation": [[1, 0, 0], [0, 1, 0], [0, 0, 1]],   # optional, body to global
+         "velocity": [0, 0, 0], "angular_velocity": [0, 0, 50]}   # optional, global
+      ],
+      "joints": [{"type": "spherical", "name": "pivot", "first": "top.pivot",
+                  "second": "ground.O"},
+                 # "revolute", "cylindrical", "prismatic": with "axis" [x, y, z] (global,
+                 # at the initial configuration); "universal": "axis_first", "axis_second";
+                 # "rigid": no axis
+                ],
+      "drivers": [{"type": "angle", "name": "motor", "joint": "hinge",
+                   "law": {"law": "linear", "value": 0.0, "rate": 6.283}},
+                  # "distance": "first", "second"; "coordinate": "point", "axis" ("x"|"y"|"z")
+                 ],
+      "markers": [{"name": "tip", "point": "top.tip"}]
+    }
+
+Every field is checked: a missing or unknown field, or a value the builder refuses, raises
+:class:`~linkdyn.errors.ModelFileError` naming the file and the field (``bodies[0].inertia``).
+Saving writes the canonical form; loading a saved file gives an equal description.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .._checks import as_file_error, check_fields
+from ..elements.description import _no_negative_zero
+from ..elements.spatial import SpatialDescription, to_dict
+from ..errors import ModelFileError
+from .spatial import SpatialModelBuilder
+
+__all__ = ["from_dict", "dumps", "save"]
+
+_TOP = ({"linkdyn_model", "space", "name", "bodies"},
+        {"gravity", "ground", "joints", "drivers", "markers", "notes"})
+_BODY = ({"name", "mass", "inertia"},
+         {"points", "position", "orientation", "velocity", "angular_velocity"})
+_JOINTS = {"spherical": (set(), "add_spherical"), "revolute": ({"axis"}, "add_revolute"),
+           "cylindrical": ({"axis"}, "add_cylindrical"),
+           "prismatic": ({"axis"}, "add_prismatic"),
+           "universal": ({"axis_first", "axis_second"}, "add_universal"),
+           "rigid": (set(), "add_rigid")}
+_DRIVERS = {"angle": ({"joint"}, "add_angle_driver"),
+            "distance": ({"first", "second"}, "add_distance_driver"),
+            "coordinate": ({"point", "axis"}, "add_coordinate_driver")}
+
+
+def from_dict(data, path=None) -> SpatialDescription:
+    """Validate a decoded spatial model file and return its description."""
+    check_fields(data, "top level", *_TOP, path)
+    if isinstance(data["linkdyn_model"], bool) or data["linkdyn_model"] != 1:
+        raise ModelFileError(f"unsupported format version {data['linkdyn_model']!r} (this "
+                             "linkdyn reads version 1)", path, "linkdyn_model")
+    if data["space"] != "spatial":
+        raise ModelFileError(f"space must be 'spatial', got {data['space']!r}", path, "space")
+
+    def call(where, fn, *args, **kwargs):
+        return as_file_error(path, where, fn, *args, **kwargs)
+
+    b = call("name/gravity", SpatialModelBuilder, data["name"],
+             gravity=data.get("gravity", (0.0, 0.0, -9.81)))
+    ground = data.get("ground", {})
+    if not isinstance(ground, dict):
+        raise ModelFileError("expected an object of name: [x, y, z]", path, "ground")
+    for name, xyz in ground.items():
+        call(f"ground.{name}", b.add_ground_point, name, xyz)
+    for key in ("bodies", "joints", "drivers", "markers"):
+        items = data.get(key, [])
+        if not isinstance(items, list):
+            raise ModelFileError("expected a list of objects", path, key)
+        for n, entry in enumerate(items):
+            where = f"{key}[{n}]"
+            if key == "bodies":
+                check_fields(entry, where, *_BODY, path)
+                call(where, b.add_body, entry["name"],
+                     **{k: v for k, v in entry.items() if k != "name"})
+            elif key == "markers":
+                check_fields(entry, where, {"name", "point"}, set(), path)
+                call(where, b.add_marker, entry["name"], entry["point"])
+            else:
+                table = _JOINTS if key == "joints" else _DRIVERS
+                kind = entry.get("type") if isinstance(entry, dict) else None
+                if not isinstance(kind, str) or kind not in table:
+                    raise ModelFileError(f"field 'type' must be one of "
+                                         f"{', '.join(sorted(table))}, got {kind!r}", path,
+                                         where)
+                fields, method = table[kind]
+                base = {"type", "name"} | ({"first", "second"} if key == "joints" else {"law"})
+                check_fields(entry, where, base | fields, set(), path)
+                call(where, getattr(b, method), entry["name"],
+                     **{k: v for k, v in entry.items() if k not in ("type", "name")})
+    return call("model", b.description)
+
+
+def dumps(desc: SpatialDescription) -> str:
+    return json.dumps(_no_negative_zero(to_dict(desc)), indent=2) + "\n"
+
+
+def save(desc: SpatialDescription, path) -> None:
+    """Write a spatial description as a model file (canonical form)."""
+    Path(path).write_text(dumps(desc), encoding="utf-8")
