@@ -39,8 +39,7 @@ import numpy as np
 
 from ..elements.bodies import GROUND
 from ..elements.description import Description
-from ..elements.spatial import (RevoluteSpec3, SlidingSpec, SpatialDescription,
-                                UniversalSpec, principal_frame)
+from ..elements.spatial import AxisJointSpec, SpatialDescription, principal_frame
 from ..errors import UnknownNameError
 from .model import Model
 from .patterns import Numbering, mul
@@ -223,7 +222,7 @@ def _axis_rows(j, index, frames, order, ground) -> list:
         return _body_direction(body, axis, index, frames, order)
 
     a = forms(j.first[0], j.axis_first)
-    if isinstance(j, UniversalSpec):
+    if j.kind == "universal":
         return [(f"{j.name}.cross", j.name, [(_bilinear(a, forms(j.second[0], j.axis_second)),
                                               0, -1)])]
     b1, b2 = _perpendiculars(j.axis_second)
@@ -231,12 +230,28 @@ def _axis_rows(j, index, frames, order, ground) -> list:
             for k, b in enumerate((b1, b2))]
 
 
+def _difference(f, g) -> list:
+    """The linear forms f - g (vectors of three)."""
+    out = []
+    for fx, gx in zip(f, g):
+        form = dict(fx)
+        for key, c in gx.items():
+            form[key] = form.get(key, 0.0) - c
+        out.append(form)
+    return out
+
+
+def _any_point(ref, index, local, ground) -> list:
+    """The three linear forms of a body point, or constants for a ground point."""
+    if ref[0] == GROUND:
+        return [{-1: float(x)} for x in ground[ref[1]]]
+    return _point_forms(index[ref[0]], local[ref[0]][ref[1]])
+
+
 def _driver_row(d, k, index, frames, order, local, ground, joints, orient) -> tuple:
     """The generic row of driver ``d`` (law k)."""
     def point(ref):
-        if ref[0] == GROUND:
-            return [{-1: float(x)} for x in ground[ref[1]]]
-        return _point_forms(index[ref[0]], local[ref[0]][ref[1]])
+        return _any_point(ref, index, local, ground)
 
     def direction(body, axis):
         if body == GROUND:
@@ -258,13 +273,7 @@ def _driver_row(d, k, index, frames, order, local, ground, joints, orient) -> tu
         x = "xyz".index(d.axis)
         terms = {((c, -1) if c >= 0 else (-1, -1)): v for c, v in p1[x].items()}
         return (d.name, d.name, [(terms, 0, -1), ({(-1, -1): -1.0}, 3, k)])
-    p2 = point(d.second)
-    diff = []
-    for x in range(3):
-        form = dict(p1[x])
-        for key, c in p2[x].items():
-            form[key] = form.get(key, 0.0) - c
-        diff.append(form)
+    diff = _difference(p1, point(d.second))
     return (d.name, d.name, [(_bilinear(diff, diff), 0, -1), ({(-1, -1): -1.0}, 4, k)])
 
 
@@ -307,23 +316,15 @@ def number_spatial(desc: SpatialDescription) -> Numbering:
     order = list(index)
     orient = {b.name: np.array(b.orientation) for b in desc.bodies}
     for j in desc.joints:
-        first = _point_forms(index[j.first[0]], local[j.first[0]][j.first[1]])
-        if j.second[0] == GROUND:
-            second = [{-1: float(x)} for x in ground[j.second[1]]]
-        else:
-            second = _point_forms(index[j.second[0]], local[j.second[0]][j.second[1]])
-        diff = []
-        for x in range(3):
-            form = dict(first[x])
-            for key, coef in second[x].items():
-                form[key] = form.get(key, 0.0) - coef
-            diff.append(form)
-        sliding = isinstance(j, SlidingSpec) and j.kind != "rigid"
+        diff = _difference(_any_point(j.first, index, local, ground),
+                           _any_point(j.second, index, local, ground))
+        axial = isinstance(j, AxisJointSpec)
+        sliding = axial and j.kind in ("cylindrical", "prismatic")
         if not sliding:
             for x in range(3):
                 terms = {((c, -1) if c >= 0 else (-1, -1)): v for c, v in diff[x].items()}
                 generic.append((f"{j.name}.{'xyz'[x]}", j.name, [(terms, 0, -1)]))
-        if isinstance(j, SlidingSpec):
+        if axial and j.kind != "universal":
             b1, b2 = _perpendiculars(j.axis_second)
             second_dir = [_body_direction(j.second[0], b, index, frames, order)
                           for b in (b1, b2)]
@@ -331,9 +332,9 @@ def number_spatial(desc: SpatialDescription) -> Numbering:
                 for k in range(2):
                     generic.append((f"{j.name}.line{k + 1}", j.name,
                                     [(_bilinear(diff, second_dir[k]), 0, -1)]))
-        if isinstance(j, (RevoluteSpec3, UniversalSpec, SlidingSpec)):
+        if axial:
             generic.extend(_axis_rows(j, index, frames, order, ground))
-        if isinstance(j, SlidingSpec) and j.kind in ("prismatic", "rigid"):
+        if axial and j.kind in ("prismatic", "rigid"):
             # a direction of the first body that is b1 at the start stays off b2
             b1_global = b1 if j.second[0] == GROUND else orient[j.second[0]] @ b1
             d = _body_direction(j.first[0], orient[j.first[0]].T @ b1_global, index, frames,

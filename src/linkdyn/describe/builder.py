@@ -26,7 +26,37 @@ from ..elements.joints import (AngleDriverSpec, CoordinateDriverSpec, PrismaticS
 from ..elements.laws import Law, law_from_dict
 from ..errors import ModelError
 
-__all__ = ["ModelBuilder"]
+__all__ = ["ModelBuilder", "resolve_ref"]
+
+
+def resolve_ref(entry: str, ref, ground, bodies) -> PointRef:
+    """A point reference ("body.point" or (body, point)) checked against the ground points
+    and the bodies added so far (their ``local_points()``): (body, point), or ModelError
+    naming ``entry`` and what it could have been."""
+    if isinstance(ref, str):
+        parts = ref.split(".")
+        if len(parts) != 2 or not all(parts):
+            raise ModelError(f"{entry}: point reference {ref!r} must be 'body.point'")
+        body, point = parts
+    elif isinstance(ref, (tuple, list)) and len(ref) == 2 and all(
+            isinstance(p, str) for p in ref):
+        body, point = ref
+    else:
+        raise ModelError(f"{entry}: point reference must be 'body.point' or (body, point), "
+                         f"got {ref!r}")
+    if body == GROUND:
+        if point not in ground:
+            known = ", ".join(sorted(ground)) or "none"
+            raise ModelError(f"{entry}: unknown ground point '{point}' (known: {known})")
+    else:
+        if body not in bodies:
+            known = ", ".join(bodies) or "none"
+            raise ModelError(f"{entry}: unknown body '{body}' (known: {known})")
+        points = bodies[body].local_points()
+        if point not in points:
+            raise ModelError(f"{entry}: body '{body}' has no point '{point}' (it has: "
+                             f"{', '.join(points)})")
+    return (body, point)
 
 
 class ModelBuilder(ForceBuilder, ContactBuilder):
@@ -80,30 +110,7 @@ class ModelBuilder(ForceBuilder, ContactBuilder):
         return name
 
     def _ref(self, entry: str, ref) -> PointRef:
-        if isinstance(ref, str):
-            parts = ref.split(".")
-            if len(parts) != 2 or not all(parts):
-                raise ModelError(f"{entry}: point reference {ref!r} must be 'body.point'")
-            body, point = parts
-        elif isinstance(ref, (tuple, list)) and len(ref) == 2 and all(
-                isinstance(p, str) for p in ref):
-            body, point = ref
-        else:
-            raise ModelError(f"{entry}: point reference must be 'body.point' or (body, point), "
-                             f"got {ref!r}")
-        if body == GROUND:
-            if point not in self._ground:
-                known = ", ".join(sorted(self._ground)) or "none"
-                raise ModelError(f"{entry}: unknown ground point '{point}' (known: {known})")
-        else:
-            if body not in self._bodies:
-                known = ", ".join(self._bodies) or "none"
-                raise ModelError(f"{entry}: unknown body '{body}' (known: {known})")
-            points = self._bodies[body].local_points()
-            if point not in points:
-                raise ModelError(f"{entry}: body '{body}' has no point '{point}' (it has: "
-                                 f"{', '.join(points)})")
-        return (body, point)
+        return resolve_ref(entry, ref, self._ground, self._bodies)
 
     # -- elements --------------------------------------------------------------------------
     def set_gravity(self, gravity) -> None:

@@ -19,11 +19,11 @@ from typing import Mapping
 import numpy as np
 
 from ..compile.compiler import compile_model
+from .builder import resolve_ref
 from ..elements.bodies import GROUND, _element, _positive
 from ..elements.laws import Law, law_from_dict
-from ..elements.spatial import (RevoluteSpec3, SlidingSpec, SpatialBodySpec,
-                                SpatialDescription, SpatialDriverSpec, SpatialMarkerSpec,
-                                SphericalSpec, UniversalSpec, inertia_tensor, rotation_matrix, unit_vec3,
+from ..elements.spatial import (AxisJointSpec, SpatialBodySpec, SpatialDescription,
+                                SpatialDriverSpec, SpatialMarkerSpec, SphericalSpec, inertia_tensor, rotation_matrix, unit_vec3,
                                 vec3)
 from ..errors import ModelError
 
@@ -61,25 +61,7 @@ class SpatialModelBuilder:
         return name
 
     def _ref(self, entry: str, ref) -> tuple[str, str]:
-        if isinstance(ref, str) and len(ref.split(".")) == 2 and all(ref.split(".")):
-            body, point = ref.split(".")
-        elif isinstance(ref, (tuple, list)) and len(ref) == 2 and all(
-                isinstance(p, str) for p in ref):
-            body, point = ref
-        else:
-            raise ModelError(f"{entry}: point reference must be 'body.point' or (body, point), "
-                             f"got {ref!r}")
-        if body == GROUND:
-            if point not in self._ground:
-                raise ModelError(f"{entry}: unknown ground point '{point}' (known: "
-                                 f"{', '.join(sorted(self._ground)) or 'none'})")
-        elif body not in self._bodies:
-            raise ModelError(f"{entry}: unknown body '{body}' (known: "
-                             f"{', '.join(self._bodies) or 'none'})")
-        elif point not in self._bodies[body].local_points():
-            raise ModelError(f"{entry}: body '{body}' has no point '{point}' (it has: "
-                             f"{', '.join(self._bodies[body].local_points())})")
-        return (body, point)
+        return resolve_ref(entry, ref, self._ground, self._bodies)
 
     def add_ground_point(self, name: str, position) -> None:
         """A named point fixed to the ground at global ``position`` (x, y, z), m."""
@@ -134,13 +116,45 @@ class SpatialModelBuilder:
         name = self._new_name("joint", name)
         entry = f"joint '{name}'"
         with _element(name):
-            a, b = self._ref(entry, first), self._ref(entry, second)
-            if a[0] == b[0]:
-                raise ModelError(f"{entry}: both points are on '{a[0]}'; a joint connects two "
-                                 "different bodies (or a body and the ground)")
-            if a[0] == GROUND:
-                a, b = b, a
+            a, b, _ = self._pair(entry, first, second)
             self._joints[name] = SphericalSpec(name=name, first=a, second=b)
+
+    def _pair(self, entry, first, second):
+        """The joint's two points, the ground's second, and whether they were swapped."""
+        a, b = self._ref(entry, first), self._ref(entry, second)
+        if a[0] == b[0]:
+            raise ModelError(f"{entry}: both points are on '{a[0]}'; a joint connects two "
+                             "different bodies (or a body and the ground)")
+        return (b, a, True) if a[0] == GROUND else (a, b, False)
+
+    def add_revolute(self, name: str, first, second, axis) -> None:
+        """A revolute joint: point ``first`` stays at point ``second`` and the two bodies
+        turn relative to each other about ``axis`` only. ``axis``: the axis' direction in
+        global axes at the initial configuration (the bodies' given orientations); each
+        body keeps it fixed in its own axes."""
+        self._axis_joint(name, "revolute", first, second, axis, axis)
+
+    def add_universal(self, name: str, first, second, axis_first, axis_second) -> None:
+        """A universal (Hooke's) joint: point ``first`` stays at point ``second``, and the
+        cross's two arms, ``axis_first`` fixed in the first body and ``axis_second`` in the
+        second (global directions at the initial configuration, perpendicular), stay
+        perpendicular: two relative rotations."""
+        self._axis_joint(name, "universal", first, second, axis_first, axis_second)
+
+    def add_cylindrical(self, name: str, first, second, axis) -> None:
+        """A cylindrical joint: point ``first`` stays on the line through point ``second``
+        along ``axis`` (global axes at the initial configuration, fixed in the second
+        body), and the first body turns about and slides along that line only."""
+        self._axis_joint(name, "cylindrical", first, second, axis, axis)
+
+    def add_prismatic(self, name: str, first, second, axis) -> None:
+        """A prismatic joint: as cylindrical, without the rotation about the axis."""
+        self._axis_joint(name, "prismatic", first, second, axis, axis)
+
+    def add_rigid(self, name: str, first, second) -> None:
+        """A rigid joint (weld): point ``first`` stays at point ``second`` and the two
+        bodies keep their initial relative orientation."""
+        self._axis_joint(name, "rigid", first, second, (1.0, 0.0, 0.0), (1.0, 0.0, 0.0))
 
     def _in_body_axes(self, body: str, axis) -> tuple:
         """A global direction at the initial configuration, in a body's own axes (global
@@ -150,71 +164,22 @@ class SpatialModelBuilder:
         R = np.array(self._bodies[body].orientation)
         return tuple(float(x) for x in R.T @ np.array(axis))
 
-    def add_revolute(self, name: str, first, second, axis) -> None:
-        """A revolute joint: point ``first`` stays at point ``second`` and the two bodies
-        turn relative to each other about ``axis`` only. ``axis``: the axis' direction in
-        global axes at the initial configuration (the bodies' given orientations); each
-        body keeps it fixed in its own axes."""
-        self._axis_joint(name, first, second, axis, axis, RevoluteSpec3)
-
-    def add_universal(self, name: str, first, second, axis_first, axis_second) -> None:
-        """A universal (Hooke's) joint: point ``first`` stays at point ``second``, and the
-        cross's two arms, ``axis_first`` fixed in the first body and ``axis_second`` in the
-        second (global directions at the initial configuration, perpendicular), stay
-        perpendicular: two relative rotations."""
-        self._axis_joint(name, first, second, axis_first, axis_second, UniversalSpec)
-
-    def add_cylindrical(self, name: str, first, second, axis) -> None:
-        """A cylindrical joint: point ``first`` stays on the line through point ``second``
-        along ``axis`` (global axes at the initial configuration, fixed in the second
-        body), and the first body turns about and slides along that line only."""
-        self._sliding(name, "cylindrical", first, second, axis)
-
-    def add_prismatic(self, name: str, first, second, axis) -> None:
-        """A prismatic joint: as cylindrical, without the rotation about the axis."""
-        self._sliding(name, "prismatic", first, second, axis)
-
-    def add_rigid(self, name: str, first, second) -> None:
-        """A rigid joint (weld): point ``first`` stays at point ``second`` and the two
-        bodies keep their initial relative orientation."""
-        self._sliding(name, "rigid", first, second, (1.0, 0.0, 0.0))
-
-    def _sliding(self, name, kind, first, second, axis):
+    def _axis_joint(self, name, kind, first, second, axis_first, axis_second):
         name = self._new_name("joint", name)
         entry = f"joint '{name}'"
         with _element(name):
-            a, b = self._ref(entry, first), self._ref(entry, second)
-            if a[0] == b[0]:
-                raise ModelError(f"{entry}: both points are on '{a[0]}'; a joint connects two "
-                                 "different bodies (or a body and the ground)")
-            if a[0] == GROUND:
-                a, b = b, a
-            u = unit_vec3(entry, "axis", axis)
-            self._joints[name] = SlidingSpec(name=name, kind=kind, first=a, second=b,
-                                             axis_first=self._in_body_axes(a[0], u),
-                                             axis_second=self._in_body_axes(b[0], u))
-
-    def _axis_joint(self, name, first, second, axis_first, axis_second, spec_type):
-        name = self._new_name("joint", name)
-        entry = f"joint '{name}'"
-        with _element(name):
-            a, b = self._ref(entry, first), self._ref(entry, second)
-            if a[0] == b[0]:
-                raise ModelError(f"{entry}: both points are on '{a[0]}'; a joint connects two "
-                                 "different bodies (or a body and the ground)")
-            if a[0] == GROUND:
-                a, b = b, a
+            a, b, swapped = self._pair(entry, first, second)
+            if swapped:
                 axis_first, axis_second = axis_second, axis_first
-            u = unit_vec3(entry, "axis" if spec_type is RevoluteSpec3 else "axis_first",
-                          axis_first)
-            w = unit_vec3(entry, "axis" if spec_type is RevoluteSpec3 else "axis_second",
-                          axis_second)
-            if spec_type is UniversalSpec and abs(float(np.dot(u, w))) > 1e-9:
+            both = kind == "universal"
+            u = unit_vec3(entry, "axis_first" if both else "axis", axis_first)
+            w = unit_vec3(entry, "axis_second" if both else "axis", axis_second)
+            if both and abs(float(np.dot(u, w))) > 1e-9:
                 raise ModelError(f"{entry}: the cross's arms axis_first {u} and axis_second "
                                  f"{w} must be perpendicular")
-            self._joints[name] = spec_type(name=name, first=a, second=b,
-                                           axis_first=self._in_body_axes(a[0], u),
-                                           axis_second=self._in_body_axes(b[0], w))
+            self._joints[name] = AxisJointSpec(name=name, kind=kind, first=a, second=b,
+                                               axis_first=self._in_body_axes(a[0], u),
+                                               axis_second=self._in_body_axes(b[0], w))
 
     def _law(self, entry, law) -> Law:
         if isinstance(law, Law):
@@ -237,8 +202,9 @@ class SpatialModelBuilder:
         entry = f"driver '{name}'"
         with _element(name):
             spec = self._joints.get(joint)
-            if not isinstance(spec, RevoluteSpec3):
-                known = [j for j, s in self._joints.items() if isinstance(s, RevoluteSpec3)]
+            if getattr(spec, "kind", None) != "revolute":
+                known = [j for j, s in self._joints.items()
+                         if getattr(s, "kind", None) == "revolute"]
                 raise ModelError(f"{entry}: '{joint}' is not a revolute joint of this model "
                                  f"(revolute joints: {', '.join(known) or 'none'})")
             self._drivers[name] = SpatialDriverSpec(name=name, kind="angle",

@@ -34,8 +34,7 @@ import numpy as np
 from .._checks import real
 from ..errors import ModelError
 
-__all__ = ["SpatialBodySpec", "SphericalSpec", "RevoluteSpec3", "UniversalSpec",
-           "SpatialDriverSpec", "SlidingSpec",
+__all__ = ["SpatialBodySpec", "SphericalSpec", "AxisJointSpec", "SpatialDriverSpec",
            "SpatialDescription", "Vec3", "principal_frame", "vec3", "rotation_matrix",
            "unit_vec3"]
 
@@ -74,40 +73,20 @@ class SphericalSpec:
 
 
 @dataclass(frozen=True)
-class RevoluteSpec3:
-    """A revolute joint: a spherical joint whose first body also keeps ``axis_first`` (in
-    its body axes) along ``axis_second`` (in the second body's axes, or global for the
-    ground): one relative rotation about the axis."""
+class AxisJointSpec:
+    """A joint with an axis: ``axis_first`` is fixed in the first body (body axes),
+    ``axis_second`` in the second (body axes, or global for the ground). ``kind``:
 
-    name: str
-    first: tuple[str, str]
-    second: tuple[str, str]
-    axis_first: Vec3
-    axis_second: Vec3
-
-
-@dataclass(frozen=True)
-class SlidingSpec:
-    """A joint that keeps point ``first`` on the line through point ``second`` along
-    ``axis_second`` (in the second body's axes, or global for the ground) and the first
-    body's ``axis_first`` along it: ``kind`` "cylindrical" (slides along and turns about the
-    axis), "prismatic" (slides only) or "rigid" (neither: a weld, the points coinciding)."""
+    - "revolute": the points coincide and the axes stay aligned (one relative rotation);
+    - "universal": the points coincide and the cross's arms, the two axes, stay
+      perpendicular (two rotations);
+    - "cylindrical": the first point stays on the line through the second point along the
+      axis, the axes aligned (slides along and turns about it);
+    - "prismatic": cylindrical without the rotation;
+    - "rigid": the points coincide and the relative orientation is kept (a weld)."""
 
     name: str
     kind: str
-    first: tuple[str, str]
-    second: tuple[str, str]
-    axis_first: Vec3
-    axis_second: Vec3
-
-
-@dataclass(frozen=True)
-class UniversalSpec:
-    """A universal (Hooke's) joint: a spherical joint whose cross keeps ``axis_first`` (in
-    the first body's axes) perpendicular to ``axis_second`` (in the second body's axes, or
-    global for the ground)."""
-
-    name: str
     first: tuple[str, str]
     second: tuple[str, str]
     axis_first: Vec3
@@ -145,7 +124,7 @@ class SpatialDescription:
     gravity: Vec3
     ground: tuple[tuple[str, Vec3], ...]
     bodies: tuple[SpatialBodySpec, ...]
-    joints: tuple[SphericalSpec, ...]
+    joints: tuple[SphericalSpec | AxisJointSpec, ...]
     markers: tuple[SpatialMarkerSpec, ...]
     drivers: tuple = ()
     forces: tuple = ()
@@ -253,9 +232,7 @@ def to_dict(desc: SpatialDescription) -> dict:
         d = {"name": j.name, "first": ".".join(j.first), "second": ".".join(j.second)}
         if isinstance(j, SphericalSpec):
             d["type"] = "spherical"
-        elif isinstance(j, RevoluteSpec3):
-            d.update(type="revolute", axis=glob(j.first[0], j.axis_first))
-        elif isinstance(j, UniversalSpec):
+        elif j.kind == "universal":
             d.update(type="universal", axis_first=glob(j.first[0], j.axis_first),
                      axis_second=glob(j.second[0], j.axis_second))
         else:
