@@ -494,3 +494,34 @@ def test_spatial_model_files_round_trip_and_name_bad_fields(tmp_path):
     bad.write_text(json.dumps(data))
     with pytest.raises(linkdyn.ModelFileError, match=r"unknown field\(s\): colour"):
         linkdyn.load_model(bad)
+
+
+def test_statics_modes_error_estimate_and_sweeps_take_spatial_models():
+    from linkdyn.models.spatial import spatial_chain
+
+    # One bar hanging on a spherical joint: two pendulum modes, w^2 = m g (L/2) / I_pivot,
+    # and a free spin about its axis (frequency zero).
+    bar = spatial_chain(1, length=1.0, angle=-math.pi / 2)
+    modes = linkdyn.modes(bar)
+    inertia = (1.0 + 0.01) / 12.0 + 0.25
+    np.testing.assert_allclose(modes.frequencies[1:], math.sqrt(9.81 * 0.5 / inertia),
+                               rtol=1e-10)
+    assert modes.frequencies[0] < 1e-5
+    # The global error estimate of the heavy top's tip against its true error (a run at
+    # 1e-12): within a factor of two.
+    top = heavy_top()
+    t = np.linspace(0.0, 1.0, 101)
+    estimate = linkdyn.estimate_error(top, 1.0, rtol=1e-6, atol=1e-6, t_out=t)
+    ref = linkdyn.simulate(top, 1.0, rtol=1e-12, atol=1e-12, t_out=t).marker("tip")
+    true = np.abs(estimate.result.marker("tip") - ref).max()
+    assert 0.5 * true < estimate.max_marker("tip") < 2.0 * true
+    # A sweep over a body's mass: each case is the model built with that mass.
+    table = linkdyn.sweep(top, {"bodies.top.mass": [1.0, 2.0]}, run_options={"t_end": 0.2})
+    assert list(table["status"]) == ["ok", "ok"]
+    heavier = json.loads(json.dumps(linkdyn.describe.modelfile.to_dict(top.description)))
+    heavier["bodies"][0]["mass"] = 2.0
+    from linkdyn.compile.compiler import compile_model
+
+    direct = linkdyn.simulate(compile_model(linkdyn.describe.modelfile.from_dict(heavier)),
+                              0.2)
+    assert table["steps"].iloc[1] == direct.stats["steps"]

@@ -64,7 +64,9 @@ from pathlib import Path
 
 from .._checks import as_file_error, check_fields
 from ..elements import contacts, forces
-from ..elements.description import FORMAT_VERSION, Description, dumps, save, to_dict
+from ..elements import spatial as _spatial
+from ..elements.description import FORMAT_VERSION, Description, dumps, save
+from ..elements.description import to_dict as _planar_to_dict
 from ..errors import ModelError, ModelFileError
 from .builder import ModelBuilder
 from . import geometric
@@ -87,8 +89,20 @@ _TOP_FIELDS = ({"linkdyn_model", "name", "bodies"},
                 "notes", "kinematic"})
 
 
+def to_dict(desc) -> dict:
+    """The canonical JSON-ready form of a planar or spatial description."""
+    if isinstance(desc, _spatial.SpatialDescription):
+        return _spatial.to_dict(desc)
+    return _planar_to_dict(desc)
+
+
 def from_dict(data, path=None) -> Description:
-    """Validate a decoded model file and return its :class:`Description`."""
+    """Validate a decoded model file and return its description (a
+    :class:`Description`, or for ``"space": "spatial"`` a spatial one)."""
+    if isinstance(data, dict) and data.get("space") == "spatial":
+        from .spatialfile import from_dict as spatial_from_dict
+
+        return spatial_from_dict(data, path)
     check_fields(data, "top level", *_TOP_FIELDS, path)
     notes = data.get("notes", [])
     if not (isinstance(notes, str) or
@@ -204,10 +218,6 @@ def loads(text: str, path=None):
         # Model files are a few levels deep; a document that parses at hundreds of levels
         # would exhaust the stack later, wherever a recursive step meets it.
         raise ModelFileError(f"not a model file: nested deeper than {MAX_DEPTH} levels", path)
-    if isinstance(data, dict) and data.get("space") == "spatial":
-        from .spatialfile import from_dict as spatial_from_dict
-
-        return spatial_from_dict(data, path)
     if isinstance(data, dict) and "linkdyn_linkage" in data:
         # A linkage of points and lines (linkdyn.geometric), compiled to bodies and joints;
         # a spherical or spatial one is returned as it is (its build() compiles it to
