@@ -103,6 +103,10 @@ def from_dict(data, path=None) -> Description:
         from .spatialfile import from_dict as spatial_from_dict
 
         return spatial_from_dict(data, path)
+    return _planar_from_dict(data, path)
+
+
+def _planar_from_dict(data, path) -> Description:
     check_fields(data, "top level", *_TOP_FIELDS, path)
     notes = data.get("notes", [])
     if not (isinstance(notes, str) or
