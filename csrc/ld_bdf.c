@@ -497,6 +497,7 @@ static void reorder(ld_bdf *w)
     sym = klu_analyze(w->ng, w->Gp, w->Gi, &w->common);
     if (sym) num = klu_factor(w->Gp, w->Gi, w->Gx, sym, &w->common);
     if (num && num->lnz + num->unz < w->num->lnz + w->num->unz) {
+        w->stats.reorderings++;
         klu_free_numeric(&w->num, &w->common);
         if (w->num_out) klu_free_numeric(&w->num_out, &w->common);   /* of the old order */
         klu_free_symbolic(&w->sym, &w->common);

@@ -100,6 +100,7 @@ typedef struct ld_bdf_stats {
     long switches_to_rk;        /* (auto) restarts that went back to the explicit method */
     double rk_transformed_rtol; /* the explicit method's local rtol before the round-off
                                    floor: rtol / 3 (ld_rk.c, "Error control") */
+    long reorderings;           /* iteration matrices re-ordered for their fill (ld_bdf.c) */
     double rk_local_rtol;       /* the explicit method's local tolerances */
     double rk_local_atol;
 } ld_bdf_stats;

@@ -525,3 +525,21 @@ def test_statics_modes_error_estimate_and_sweeps_take_spatial_models():
     direct = linkdyn.simulate(compile_model(linkdyn.describe.modelfile.from_dict(heavier)),
                               0.2)
     assert table["steps"].iloc[1] == direct.stats["steps"]
+
+
+def test_a_factorisation_that_fills_beyond_its_estimate_is_reordered():
+    # The BDF's KLU pivots leave the diagonal on spatial models' iteration matrices, so AMD's
+    # symmetric ordering fills far beyond its estimate; spatial models are ordered by COLAMD
+    # from the start. Forced to AMD, the integrator re-orders after its first factorisation
+    # (stats["reorderings"]) and continues with the same COLAMD order: the same result.
+    from linkdyn.models.spatial import spatial_chain
+
+    model = spatial_chain(500, length=1.0 / math.sqrt(500))
+    colamd = linkdyn.simulate(model, 2e-3, rtol=1e-8, atol=1e-8, t_out="final", method="bdf")
+    assert colamd.stats["reorderings"] == 0
+    model.column_ordering = False          # this instance only: AMD first
+    amd = linkdyn.simulate(model, 2e-3, rtol=1e-8, atol=1e-8, t_out="final", method="bdf")
+    assert amd.stats["reorderings"] == 1
+    np.testing.assert_array_equal(amd.q, colamd.q)
+    # planar models fill as AMD promises: never re-ordered
+    assert linkdyn.simulate(linkdyn.chain(500), 2e-3, method="bdf").stats["reorderings"] == 0

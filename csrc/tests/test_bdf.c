@@ -596,6 +596,30 @@ int main(void)
         w = NULL;
     }
 
+    /* 14. The BDF with its iteration matrix ordered by COLAMD (column_ordering): the same
+     * period as with AMD, to the tolerance. */
+    {
+        pendulum pc = p;
+        ld_system sc = make_system(&pc);
+        ld_bdf_options o = opt;
+        double yc[3 * 11], tc[3];
+        int nwc = 0, stc;
+        o.stop_when_full = 0;
+        o.method = LD_METHOD_BDF;
+        o.column_ordering = 1;
+        o.rtol = o.atol = 1e-10;
+        check(ld_bdf_create(&sc, &o, &w) == LD_BDF_SUCCESS, "colamd: create");
+        initial_state(&pc, theta0, q, v);
+        check(ld_bdf_init(w, 0.0, q, v, NULL) == LD_BDF_SUCCESS, "colamd: init");
+        tc[0] = 0.0; tc[1] = 0.5 * period; tc[2] = period;
+        stc = ld_bdf_integrate(w, period, 3, tc, yc, &nwc);
+        check(stc == LD_BDF_SUCCESS && nwc == 3 &&
+                  fabs(atan2(yc[22 + 2], -yc[22 + 3]) - theta0) < 1e-6,
+              "colamd: back at the start angle after a period");
+        ld_bdf_free(w);
+        w = NULL;
+    }
+
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

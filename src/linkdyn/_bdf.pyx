@@ -61,6 +61,7 @@ cdef extern from "ld_bdf.h":
         long schur_factorizations
         long switches_to_bdf
         long switches_to_rk
+        long reorderings
         double rk_transformed_rtol
         double rk_local_rtol
         double rk_local_atol
@@ -257,5 +258,6 @@ cdef class BDFIntegrator:
                     bdf_steps=s.steps - s.rk_steps, rhs_evaluations=s.rhs_evaluations,
                     schur_factorizations=s.schur_factorizations,
                     switches_to_bdf=s.switches_to_bdf, switches_to_rk=s.switches_to_rk,
+                    reorderings=s.reorderings,
                     rk_transformed_rtol=s.rk_transformed_rtol, rk_local_rtol=s.rk_local_rtol,
                     rk_local_atol=s.rk_local_atol)
