@@ -496,7 +496,7 @@ def test_spatial_model_files_round_trip_and_name_bad_fields(tmp_path):
         linkdyn.load_model(bad)
 
 
-def test_statics_modes_error_estimate_and_sweeps_take_spatial_models():
+def test_statics_modes_and_error_estimates_take_spatial_models():
     from linkdyn.models.spatial import spatial_chain
 
     # One bar hanging on a spherical joint: two pendulum modes, w^2 = m g (L/2) / I_pivot,
@@ -515,7 +515,12 @@ def test_statics_modes_error_estimate_and_sweeps_take_spatial_models():
     ref = linkdyn.simulate(top, 1.0, rtol=1e-12, atol=1e-12, t_out=t).marker("tip")
     true = np.abs(estimate.result.marker("tip") - ref).max()
     assert 0.5 * true < estimate.max_marker("tip") < 2.0 * true
+
+
+def test_sweeps_take_spatial_models():
     # A sweep over a body's mass: each case is the model built with that mass.
+    pytest.importorskip("pandas")
+    top = heavy_top()
     table = linkdyn.sweep(top, {"bodies.top.mass": [1.0, 2.0]}, run_options={"t_end": 0.2})
     assert list(table["status"]) == ["ok", "ok"]
     heavier = json.loads(json.dumps(linkdyn.describe.modelfile.to_dict(top.description)))
