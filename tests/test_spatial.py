@@ -548,3 +548,28 @@ def test_a_factorisation_that_fills_beyond_its_estimate_is_reordered():
     np.testing.assert_array_equal(amd.q, colamd.q)
     # planar models fill as AMD promises: never re-ordered
     assert linkdyn.simulate(linkdyn.chain(500), 2e-3, method="bdf").stats["reorderings"] == 0
+
+
+def test_assembly_modes_of_a_driven_spatial_crank_skip_flipped_and_mirrored_frames():
+    # A crank on a revolute joint, its angle driven to 0.3 rad: one assembly mode. The rows
+    # also admit the crank half a turn away (the driver's sine row), its axis reversed, and a
+    # mirrored frame (the frame rows fix lengths and right angles, not handedness); the
+    # orientation cosines mark those (handedness, axis, driver), so they are not modes.
+    from linkdyn.laws import linear
+
+    b = SpatialModelBuilder("crank", gravity=(0.0, 0.0, -9.81))
+    b.add_ground_point("O", (0.0, 0.0, 0.0))
+    b.add_body("crank", mass=1.0, inertia=(0.001, 0.01, 0.01),
+               points={"a": (-0.1, 0.0, 0.0), "b": (0.1, 0.0, 0.0)}, position=(0.1, 0.0, 0.0))
+    b.add_revolute("hinge", "crank.a", "ground.O", axis=(0.0, 1.0, 0.0))
+    b.add_angle_driver("motor", "hinge", linear(0.3, 2.0 * math.pi))
+    model = b.build()
+    np.testing.assert_allclose(model.orientation_cosines(model.q0, 0.0),
+                               [1.0, 1.0, math.cos(0.3)], atol=1e-15)
+    modes = linkdyn.assembly_modes(model)
+    assert len(modes) == 1
+    np.testing.assert_allclose(modes[0].q[:3], [0.1 * math.cos(0.3), 0.0,
+                                                -0.1 * math.sin(0.3)], atol=1e-12)
+    mirrored = model.q0.copy()
+    mirrored[9:12] *= -1.0                    # w reversed: a left-handed frame
+    assert model.orientation_cosines(mirrored, 0.0)[0] == pytest.approx(-1.0)

@@ -67,8 +67,11 @@ class SpatialModel(Model):
     column_ordering = True
 
     def __init__(self, description, arrays: dict, names: dict, principal_axes, markers,
-                 *, compiler):
+                 cosines, *, compiler):
         super().__init__(description, arrays, names, compiler)
+        #: rows met also with a direction turned half a turn: (body, direction, body,
+        #: direction[, direction, driver]) of each (see orientation_cosines)
+        self._cosines = cosines
         self.principal_axes = principal_axes
         principal_axes.flags.writeable = False
         #: (nmarkers,) body index and (nmarkers, 3) coordinates in the principal frame
@@ -94,6 +97,34 @@ class SpatialModel(Model):
     def marker_positions(self, q) -> np.ndarray:
         """Global positions of all markers: q of shape (..., nq) -> (..., nmarkers, 3)."""
         return self._markers_linear(q)
+
+    def _direction(self, q, body, d) -> np.ndarray:
+        if body < 0:
+            return np.asarray(d, dtype=float)
+        zb = q[12 * body:12 * body + 12]
+        return d[0] * zb[3:6] + d[1] * zb[6:9] + d[2] * zb[9:12]
+
+    def orientation_cosines(self, q, t: float = 0.0, state=None) -> np.ndarray:
+        """Rows that an axis turned half a turn also meets: +1 at the intended
+        configuration, -1 at the flipped one, one per such row: each body's handedness
+        (det [u v w]: the frame rows admit a mirrored frame too, which no motion reaches),
+        the axes of revolute, cylindrical, prismatic and rigid joints (their cosine), their
+        lock directions, and angle drivers (cos(theta - f))."""
+        q = np.asarray(q, dtype=float)
+        frames = q.reshape(self.nbody, 12)
+        out = [float(np.cross(f[3:6], f[6:9]) @ f[9:12]) for f in frames]
+        for entry in self._cosines:
+            a = self._direction(q, entry[0], entry[1])
+            b = self._direction(q, entry[2], entry[3])
+            if len(entry) == 4:
+                out.append(float(a @ b))
+                continue
+            b2, k = self._direction(q, entry[2], entry[4]), entry[5]
+            law = self.description.drivers[k].law
+            f = (state.law_values[3 * k] if law.is_function and state is not None
+                 else law(float(t))[0])
+            out.append(float((a @ b) * np.cos(f) + (a @ b2) * np.sin(f)))
+        return np.array(out)
 
     def body_index(self, name) -> int:
         if not isinstance(name, str) or name not in self.body_names:
@@ -277,73 +308,114 @@ def _driver_row(d, k, index, frames, order, local, ground, joints, orient) -> tu
     return (d.name, d.name, [(_bilinear(diff, diff), 0, -1), ({(-1, -1): -1.0}, 4, k)])
 
 
-def number_spatial(desc: SpatialDescription) -> Numbering:
-    """Number the bodies' natural coordinates and the rows of a spatial description."""
-    nb = len(desc.bodies)
-    index = {b.name: 12 * k for k, b in enumerate(desc.bodies)}
-    frames = np.zeros((nb, 3, 3))
-    mass = np.zeros(12 * nb)
-    q0 = np.zeros(12 * nb)
-    v0 = np.zeros(12 * nb)
-    applied = np.zeros(12 * nb)
-    local = {}
-    generic = []
-    g = np.array(desc.gravity)
-    for k, b in enumerate(desc.bodies):
+class _Rows:
+    """The rows and orientation checks of a spatial description, made body by body, joint
+    by joint and driver by driver (after every body is numbered)."""
+
+    def __init__(self, desc: SpatialDescription):
+        nb = len(desc.bodies)
+        self.index = {b.name: 12 * k for k, b in enumerate(desc.bodies)}
+        self.order = list(self.index)
+        self.frames = np.zeros((nb, 3, 3))
+        self.mass, self.q0, self.v0, self.applied = (np.zeros(12 * nb) for _ in range(4))
+        self.local, self.generic, self.cosines = {}, [], []
+        self.ground = dict(desc.ground)
+        self.orient = {b.name: np.array(b.orientation) for b in desc.bodies}
+        self.joints = {j.name: j for j in desc.joints}
+        self.gravity = np.array(desc.gravity)
+
+    def body(self, k, b):
         E, P = principal_frame(b.inertia)
-        frames[k] = E
+        self.frames[k] = E
         o = 12 * k
-        mass[o:o + 3] = b.mass
-        for a in range(3):
-            mass[o + 3 + 3 * a:o + 6 + 3 * a] = P[a]
+        self.mass[o:o + 3] = b.mass
         R = np.array(b.orientation) @ E                 # principal axes, global
         w = np.array(b.angular_velocity)
-        q0[o:o + 3] = b.position
-        v0[o:o + 3] = b.velocity
+        self.q0[o:o + 3] = b.position
+        self.v0[o:o + 3] = b.velocity
         for a in range(3):
-            q0[o + 3 + 3 * a:o + 6 + 3 * a] = R[:, a]
-            v0[o + 3 + 3 * a:o + 6 + 3 * a] = np.cross(w, R[:, a])
-        applied[o:o + 3] = b.mass * g
-        local[b.name] = {name: E.T @ np.array(p) for name, p in b.local_points().items()}
+            self.mass[o + 3 + 3 * a:o + 6 + 3 * a] = P[a]
+            self.q0[o + 3 + 3 * a:o + 6 + 3 * a] = R[:, a]
+            self.v0[o + 3 + 3 * a:o + 6 + 3 * a] = np.cross(w, R[:, a])
+        self.applied[o:o + 3] = b.mass * self.gravity
+        self.local[b.name] = {name: E.T @ np.array(p) for name, p in b.local_points().items()}
         for a in range(3):
-            generic.append((f"{b.name}.{_AXES[a]}{_AXES[a]}", b.name,
-                            [({**_dot_terms(o + 3 + 3 * a, o + 3 + 3 * a), (-1, -1): -1.0},
-                              0, -1)]))
+            self.generic.append((f"{b.name}.{_AXES[a]}{_AXES[a]}", b.name,
+                                 [({**_dot_terms(o + 3 + 3 * a, o + 3 + 3 * a),
+                                    (-1, -1): -1.0}, 0, -1)]))
         for a, c in ((0, 1), (0, 2), (1, 2)):
-            generic.append((f"{b.name}.{_AXES[a]}{_AXES[c]}", b.name,
-                            [(_dot_terms(o + 3 + 3 * a, o + 3 + 3 * c), 0, -1)]))
-    ground = dict(desc.ground)
-    order = list(index)
-    orient = {b.name: np.array(b.orientation) for b in desc.bodies}
-    for j in desc.joints:
-        diff = _difference(_any_point(j.first, index, local, ground),
-                           _any_point(j.second, index, local, ground))
+            self.generic.append((f"{b.name}.{_AXES[a]}{_AXES[c]}", b.name,
+                                 [(_dot_terms(o + 3 + 3 * a, o + 3 + 3 * c), 0, -1)]))
+
+    def principal(self, body, axis):
+        """(body index or -1, the direction's principal-frame components or global)."""
+        if body == GROUND:
+            return -1, tuple(float(x) for x in axis)
+        k = self.order.index(body)
+        return k, tuple(float(x) for x in self.frames[k].T @ np.asarray(axis))
+
+    def direction(self, body, axis):
+        return _body_direction(body, axis, self.index, self.frames, self.order)
+
+    def first_b1(self, j, b1):
+        """In the first body's axes, the direction that is the second body's b1 at the start
+        (the first body is never the ground)."""
+        b1_global = b1 if j.second[0] == GROUND else self.orient[j.second[0]] @ b1
+        return self.orient[j.first[0]].T @ b1_global
+
+    def joint(self, j):
+        diff = _difference(_any_point(j.first, self.index, self.local, self.ground),
+                           _any_point(j.second, self.index, self.local, self.ground))
         axial = isinstance(j, AxisJointSpec)
         sliding = axial and j.kind in ("cylindrical", "prismatic")
         if not sliding:
             for x in range(3):
                 terms = {((c, -1) if c >= 0 else (-1, -1)): v for c, v in diff[x].items()}
-                generic.append((f"{j.name}.{'xyz'[x]}", j.name, [(terms, 0, -1)]))
-        if axial and j.kind != "universal":
+                self.generic.append((f"{j.name}.{'xyz'[x]}", j.name, [(terms, 0, -1)]))
+        if not axial:
+            return
+        if j.kind != "universal":
             b1, b2 = _perpendiculars(j.axis_second)
-            second_dir = [_body_direction(j.second[0], b, index, frames, order)
-                          for b in (b1, b2)]
+            second_dir = [self.direction(j.second[0], b) for b in (b1, b2)]
             if sliding:
                 for k in range(2):
-                    generic.append((f"{j.name}.line{k + 1}", j.name,
-                                    [(_bilinear(diff, second_dir[k]), 0, -1)]))
-        if axial:
-            generic.extend(_axis_rows(j, index, frames, order, ground))
-        if axial and j.kind in ("prismatic", "rigid"):
+                    self.generic.append((f"{j.name}.line{k + 1}", j.name,
+                                         [(_bilinear(diff, second_dir[k]), 0, -1)]))
+        self.generic.extend(_axis_rows(j, self.index, self.frames, self.order, self.ground))
+        if j.kind == "universal":
+            return
+        self.cosines.append((*self.principal(j.first[0], j.axis_first),
+                             *self.principal(j.second[0], j.axis_second)))
+        if j.kind in ("prismatic", "rigid"):
             # a direction of the first body that is b1 at the start stays off b2
-            b1_global = b1 if j.second[0] == GROUND else orient[j.second[0]] @ b1
-            d = _body_direction(j.first[0], orient[j.first[0]].T @ b1_global, index, frames,
-                                order)
-            generic.append((f"{j.name}.lock", j.name, [(_bilinear(d, second_dir[1]), 0, -1)]))
-    joints = {j.name: j for j in desc.joints}
+            d = self.first_b1(j, b1)
+            self.generic.append((f"{j.name}.lock", j.name,
+                                 [(_bilinear(self.direction(j.first[0], d), second_dir[1]),
+                                   0, -1)]))
+            self.cosines.append((*self.principal(j.first[0], d),
+                                 *self.principal(j.second[0], b1)))
+
+    def driver(self, k, d):
+        self.generic.append(_driver_row(d, k, self.index, self.frames, self.order,
+                                        self.local, self.ground, self.joints, self.orient))
+        if d.kind == "angle":
+            j = self.joints[d.joint]
+            b1, b2 = _perpendiculars(j.axis_second)
+            self.cosines.append((*self.principal(j.first[0], self.first_b1(j, b1)),
+                                 *self.principal(j.second[0], b1),
+                                 self.principal(j.second[0], b2)[1], k))
+
+
+def number_spatial(desc: SpatialDescription) -> Numbering:
+    """Number the bodies' natural coordinates and the rows of a spatial description."""
+    rows = _Rows(desc)
+    for k, b in enumerate(desc.bodies):
+        rows.body(k, b)
+    for j in desc.joints:
+        rows.joint(j)
     for k, d in enumerate(desc.drivers):
-        generic.append(_driver_row(d, k, index, frames, list(index), local, ground, joints,
-                                   {b.name: np.array(b.orientation) for b in desc.bodies}))
+        rows.driver(k, d)
+    index, local, frames, generic = rows.index, rows.local, rows.frames, rows.generic
     mbody = np.array([list(index).index(m.body) for m in desc.markers], dtype=np.intp)
     mlocal = np.array([local[m.body][m.point] for m in desc.markers], dtype=float)
     none = np.zeros(0, dtype=np.intc)
@@ -357,12 +429,13 @@ def number_spatial(desc: SpatialDescription) -> Numbering:
                         markers=())
     return Numbering(
         description=desc, model_type=SpatialModel,
-        model_args=(frames, (mbody, mlocal.reshape(-1, 3))),
-        q0=q0, v0=v0, hold=np.zeros(12 * nb, dtype=bool), mass=mass, q_applied=applied,
+        model_args=(frames, (mbody, mlocal.reshape(-1, 3)), tuple(rows.cosines)),
+        q0=rows.q0, v0=rows.v0, hold=np.zeros(len(rows.mass), dtype=bool), mass=rows.mass,
+        q_applied=rows.applied,
         coordinates=[f"{b.name}.{c}" for b in desc.bodies for c in COORDINATES_3D],
         rows=[], cols=[], row_names=[], owners=[], nc=0, hdiag=np.zeros(0, dtype=np.intc),
-        generic=generic, laws=[d.law for d in desc.drivers], force_description=empty, body_index={}, local_of=None,
-        ground={}, marker_body=np.zeros(0, dtype=np.intp), marker_local=np.zeros((0, 2)),
+        generic=generic, laws=[d.law for d in desc.drivers], force_description=empty,
+        body_index={}, local_of=None, ground={}, marker_body=np.zeros(0, dtype=np.intp), marker_local=np.zeros((0, 2)),
         names=dict(bodies=tuple(b.name for b in desc.bodies),
                    joints=tuple(j.name for j in desc.joints),
                    markers=tuple(m.name for m in desc.markers),
