@@ -26,7 +26,7 @@ from ..elements.joints import (AngleDriverSpec, CoordinateDriverSpec, PrismaticS
 from ..elements.laws import Law, law_from_dict
 from ..errors import ModelError
 
-__all__ = ["ModelBuilder", "resolve_ref"]
+__all__ = ["ModelBuilder", "resolve_ref", "named_points"]
 
 
 def resolve_ref(entry: str, ref, ground, bodies) -> PointRef:
@@ -57,6 +57,26 @@ def resolve_ref(entry: str, ref, ground, bodies) -> PointRef:
             raise ModelError(f"{entry}: body '{body}' has no point '{point}' (it has: "
                              f"{', '.join(points)})")
     return (body, point)
+
+
+def named_points(entry: str, points, reserved, parse, shape: str) -> tuple:
+    """A body's named points {name: coordinates} as ((name, coordinates), ...), each parsed
+    by ``parse(entry, what, value)``; ModelError for a name that is empty, holds '.', or is
+    one of ``reserved``. ``shape`` names the coordinates in messages ("(xi, eta)")."""
+    if points is None:
+        return ()
+    if not isinstance(points, Mapping):
+        raise ModelError(f"{entry}: points must be a mapping name -> {shape}, got {points!r}")
+    out = []
+    for pname, xy in points.items():
+        if not isinstance(pname, str) or not pname or "." in pname:
+            raise ModelError(f"{entry}: point names must be non-empty strings without "
+                             f"'.', got {pname!r}")
+        if pname in reserved:
+            raise ModelError(f"{entry}: point name '{pname}' is reserved (the body "
+                             f"already has {', '.join(reserved)})")
+        out.append((pname, parse(entry, f"point '{pname}'", xy)))
+    return tuple(out)
 
 
 class ModelBuilder(ForceBuilder, ContactBuilder):
@@ -149,21 +169,7 @@ class ModelBuilder(ForceBuilder, ContactBuilder):
         return position, u, velocity, ud
 
     def _points(self, entry, points, reserved) -> tuple[tuple[str, Vec2], ...]:
-        if points is None:
-            return ()
-        if not isinstance(points, Mapping):
-            raise ModelError(f"{entry}: points must be a mapping name -> (xi, eta), got "
-                             f"{points!r}")
-        out = []
-        for pname, xy in points.items():
-            if not isinstance(pname, str) or not pname or "." in pname:
-                raise ModelError(f"{entry}: point names must be non-empty strings without "
-                                 f"'.', got {pname!r}")
-            if pname in reserved:
-                raise ModelError(f"{entry}: point name '{pname}' is reserved (the body "
-                                 f"already has {', '.join(reserved)})")
-            out.append((pname, _vec2(entry, f"point '{pname}'", xy)))
-        return tuple(out)
+        return named_points(entry, points, reserved, _vec2, "(xi, eta)")
 
     def add_body(self, name: str, *, mass, inertia, points=None, position=(0.0, 0.0),
                  angle=None, u=None, velocity=(0.0, 0.0), omega=None, ud=None,

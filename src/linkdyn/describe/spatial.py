@@ -14,12 +14,11 @@ compile path, which returns a frozen :class:`~linkdyn.compile.spatial.SpatialMod
 
 from __future__ import annotations
 
-from typing import Mapping
 
 import numpy as np
 
 from ..compile.compiler import compile_model
-from .builder import resolve_ref
+from .builder import named_points, resolve_ref
 from ..elements.bodies import GROUND, _element, _positive
 from ..elements.laws import Law, law_from_dict
 from ..elements.spatial import (AxisJointSpec, SpatialBodySpec, SpatialDescription,
@@ -89,23 +88,10 @@ class SpatialModelBuilder:
             if _positive(entry, "mass", mass) < 1e-300:
                 raise ModelError(f"{entry}: mass {mass!r} is too small for double precision")
             J = inertia_tensor(entry, inertia)
-            if points is None:
-                points = {}
-            if not isinstance(points, Mapping):
-                raise ModelError(f"{entry}: points must be a mapping name -> (x, y, z), got "
-                                 f"{points!r}")
-            pts = []
-            for pname, xyz in points.items():
-                if not isinstance(pname, str) or not pname or "." in pname:
-                    raise ModelError(f"{entry}: point names must be non-empty strings without "
-                                     f"'.', got {pname!r}")
-                if pname == "cm":
-                    raise ModelError(f"{entry}: point name 'cm' is reserved (the centre of "
-                                     "mass)")
-                pts.append((pname, vec3(entry, f"point '{pname}'", xyz)))
+            pts = named_points(entry, points, ("cm",), vec3, "(x, y, z)")
             R = rotation_matrix(entry, np.eye(3) if orientation is None else orientation)
             self._bodies[name] = SpatialBodySpec(
-                name=name, mass=float(mass), inertia=J, points=tuple(pts),
+                name=name, mass=float(mass), inertia=J, points=pts,
                 position=vec3(entry, "position", position), orientation=R,
                 velocity=vec3(entry, "velocity", velocity),
                 angular_velocity=vec3(entry, "angular_velocity", angular_velocity))
