@@ -54,7 +54,10 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
     h_init, h_max : float
         First and largest step (0: automatic, no limit).
     max_order : int
-        Highest BDF order, 1 to 5.
+        Highest BDF order, 1 to 5. ``max_order``, ``newton_tol`` and ``proportional`` are
+        the BDF's options: with ``method="auto"`` they apply to its BDF stretches, with
+        ``"rk"`` to nothing (the explicit method's local tolerances are rtol / 3 and
+        atol / 3).
     max_steps : int, optional
         Step budget (default 5,000,000; 0: none); exceeding it raises
         :class:`SimulationError`, so that a run that cannot progress (a step size driven to
