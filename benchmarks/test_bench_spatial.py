@@ -94,3 +94,74 @@ def test_heavy_top_against_mujoco(benchmark):
     benchmark.extra_info["table"] = table
     benchmark.pedantic(linkdyn.simulate, args=(model, t_end),
                        kwargs=dict(rtol=1e-8, atol=1e-8, t_out=t), rounds=3, iterations=1)
+
+
+def test_heavy_top_against_exudyn(benchmark):
+    """The heavy top against Exudyn (when installed): a rigid body on Euler parameters with
+    a spherical joint, its implicit generalized-alpha integrator at fixed steps (Exudyn's
+    explicit integrators refuse the joint's algebraic equations); the tip every 1 ms over
+    2 s against a linkdyn run at rtol 1e-12."""
+    exu = pytest.importorskip("exudyn")
+    import time
+    import warnings
+
+    import numpy as np
+    from exudyn.utilities import RigidBodyInertia, SensorBody
+
+    from linkdyn.models.spatial import HEAVY_TOP, heavy_top
+
+    d = HEAVY_TOP
+    t_end, t = 2.0, np.arange(0.0, 2.0 + 1e-12, 1e-3)
+    model = heavy_top()
+    ref = linkdyn.simulate(model, t_end, rtol=1e-12, atol=1e-12, t_out=t).marker("tip")
+    axis = np.array([math.sin(d["theta0"]), 0.0, math.cos(d["theta0"])])
+    ex = np.array([math.cos(d["theta0"]), 0.0, -math.sin(d["theta0"])])
+
+    def exudyn_run(steps):
+        sc = exu.SystemContainer()
+        mbs = sc.AddSystem()
+        inertia = RigidBodyInertia(mass=d["mass"], inertiaTensor=np.diag(
+            [d["transverse"], d["transverse"], d["axial"]]))
+        body = mbs.CreateRigidBody(
+            inertia=inertia, referencePosition=list(d["l"] * axis),
+            referenceRotationMatrix=np.column_stack([ex, np.cross(axis, ex), axis]),
+            initialAngularVelocity=list(d["spin"] * axis), initialVelocity=[0.0, 0.0, 0.0],
+            gravity=[0.0, 0.0, -d["g"]])
+        ground = mbs.CreateGround(referencePosition=[0.0, 0.0, 0.0])
+        mbs.CreateSphericalJoint(bodyNumbers=[ground, body], position=[0.0, 0.0, 0.0])
+        sensor = mbs.AddSensor(SensorBody(bodyNumber=body, localPosition=[0.0, 0.0, d["l"]],
+                                          storeInternal=True,
+                                          outputVariableType=exu.OutputVariableType.Position))
+        mbs.Assemble()
+        settings = exu.SimulationSettings()
+        settings.timeIntegration.numberOfSteps = steps
+        settings.timeIntegration.endTime = t_end
+        settings.timeIntegration.verboseMode = 0
+        settings.solutionSettings.writeSolutionToFile = False
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            settings.solutionSettings.sensorsWritePeriod = 1e-3
+        start = time.perf_counter()
+        mbs.SolveDynamic(settings, solverType=exu.DynamicSolverType.GeneralizedAlpha)
+        secs = time.perf_counter() - start
+        tip = mbs.GetSensorStoredData(sensor)[:, 1:4]
+        n = min(len(tip), len(ref))
+        return secs, float(np.abs(tip[:n] - ref[:n]).max())
+
+    rows = []
+    for steps in (2_000, 20_000, 200_000):
+        secs, err = exudyn_run(steps)
+        rows.append(f"| Exudyn generalized-alpha, {steps} steps | {secs * 1e3:.1f} ms | "
+                    f"{err:.1e} m |")
+    for tol in (1e-6, 1e-8):
+        runs = [linkdyn.simulate(model, t_end, rtol=tol, atol=tol, t_out=t) for _ in range(3)]
+        secs = min(r.stats["integration_seconds"] + r.stats["output_seconds"] for r in runs)
+        err = float(np.abs(runs[0].marker("tip") - ref).max())
+        rows.append(f"| linkdyn, rtol {tol:g} | {secs * 1e3:.1f} ms | {err:.1e} m |")
+    table = "\n".join(["| code | time (2 s, 2001 tip rows) | tip error |", "|---|---|---|"]
+                      + rows)
+    print("\nheavy top against Exudyn\n" + table)
+    benchmark.group = "heavy top"
+    benchmark.extra_info["table"] = table
+    benchmark.pedantic(linkdyn.simulate, args=(model, t_end),
+                       kwargs=dict(rtol=1e-6, atol=1e-6, t_out=t), rounds=3, iterations=1)
