@@ -265,14 +265,9 @@ static int schur_plan(ld_bdf *w, struct ld_rk *r)
     r->n_pairs = np;
     r->pair_a = (int *)malloc((size_t)(3 * np + 1) * sizeof(int));
     r->pair_w = (double *)malloc((size_t)(np + 1) * sizeof(double));
-    r->minv = (double *)malloc((size_t)nq * sizeof(double));
-    if (!r->pair_a || !r->pair_w || !r->minv) return LD_BDF_NO_MEMORY;
+    if (!r->pair_a || !r->pair_w) return LD_BDF_NO_MEMORY;
     r->pair_b = r->pair_a + np;
     r->pair_dst = r->pair_b + np;
-    for (j = 0; j < nq; j++) {
-        if (!(s->mass[j] > 0)) return LD_BDF_BAD_INPUT;
-        r->minv[j] = 1.0 / s->mass[j];
-    }
     k = 0;
     for (j = 0; j < nq; j++)
         for (p = s->phiq_colptr[j]; p < s->phiq_colptr[j + 1]; p++)
@@ -580,15 +575,13 @@ int ld__rk_create(ld_bdf *w)
     r->rhs = r->F + nq;
     r->gam = r->rhs + big;
     r->anoise = r->gam + nc;
-    if (nc == 0) {
-        r->minv = (double *)malloc((size_t)nq * sizeof(double));
-        if (!r->minv) return LD_BDF_NO_MEMORY;
-        for (i = 0; i < nq; i++) {
-            if (!(w->sys->mass[i] > 0)) return LD_BDF_BAD_INPUT;
-            r->minv[i] = 1.0 / w->sys->mass[i];
-        }
-        return LD_BDF_SUCCESS;
+    r->minv = (double *)malloc((size_t)(nq + 1) * sizeof(double));
+    if (!r->minv) return LD_BDF_NO_MEMORY;
+    for (i = 0; i < nq; i++) {
+        if (!(w->sys->mass[i] > 0)) return LD_BDF_BAD_INPUT;
+        r->minv[i] = 1.0 / w->sys->mass[i];
     }
+    if (nc == 0) return LD_BDF_SUCCESS;
     if ((st = schur_pattern(w, r)) != LD_BDF_SUCCESS) return st;
     return schur_plan(w, r);
 }

@@ -238,29 +238,6 @@ def _perpendiculars(a) -> tuple[np.ndarray, np.ndarray]:
     return b1, np.cross(a, b1)
 
 
-def _body_direction(body, axis, index, frames, order) -> list:
-    """The three linear forms of a direction fixed in ``body`` (``axis`` in its body axes;
-    constants for the ground)."""
-    if body == GROUND:
-        return [{-1: float(x)} for x in axis]
-    return _direction_forms(index[body], frames[order.index(body)].T @ np.asarray(axis))
-
-
-def _axis_rows(j, index, frames, order, ground) -> list:
-    """The rows that keep a joint's axis in the first body along its axis in the second
-    (revolute, cylindrical, prismatic, rigid) or perpendicular to it (universal)."""
-    def forms(body, axis):
-        return _body_direction(body, axis, index, frames, order)
-
-    a = forms(j.first[0], j.axis_first)
-    if j.kind == "universal":
-        return [(f"{j.name}.cross", j.name, [(_bilinear(a, forms(j.second[0], j.axis_second)),
-                                              0, -1)])]
-    b1, b2 = _perpendiculars(j.axis_second)
-    return [(f"{j.name}.axis{k + 1}", j.name, [(_bilinear(a, forms(j.second[0], b)), 0, -1)])
-            for k, b in enumerate((b1, b2))]
-
-
 def _difference(f, g) -> list:
     """The linear forms f - g (vectors of three)."""
     out = []
@@ -279,35 +256,6 @@ def _any_point(ref, index, local, ground) -> list:
     return _point_forms(index[ref[0]], local[ref[0]][ref[1]])
 
 
-def _driver_row(d, k, index, frames, order, local, ground, joints, orient) -> tuple:
-    """The generic row of driver ``d`` (law k)."""
-    def point(ref):
-        return _any_point(ref, index, local, ground)
-
-    def direction(body, axis):
-        if body == GROUND:
-            return [{-1: float(x)} for x in axis]
-        return _direction_forms(index[body], frames[order.index(body)].T @ np.asarray(axis))
-
-    if d.kind == "angle":
-        j = joints[d.joint]
-        b1, b2 = _perpendiculars(j.axis_second)            # in the second body's axes
-        # the same direction as b1 at the start, fixed in the first body
-        b1_global = b1 if j.second[0] == GROUND else orient[j.second[0]] @ b1
-        d_first = orient[j.first[0]].T @ b1_global       # the first body is never the ground
-        dv = direction(j.first[0], d_first)
-        return (d.name, d.name, [(_bilinear(dv, direction(j.second[0], b2)), 1, k),
-                                 ({key: -c for key, c in
-                                   _bilinear(dv, direction(j.second[0], b1)).items()}, 2, k)])
-    p1 = point(d.first)
-    if d.kind == "coordinate":
-        x = "xyz".index(d.axis)
-        terms = {((c, -1) if c >= 0 else (-1, -1)): v for c, v in p1[x].items()}
-        return (d.name, d.name, [(terms, 0, -1), ({(-1, -1): -1.0}, 3, k)])
-    diff = _difference(p1, point(d.second))
-    return (d.name, d.name, [(_bilinear(diff, diff), 0, -1), ({(-1, -1): -1.0}, 4, k)])
-
-
 class _Rows:
     """The rows and orientation checks of a spatial description, made body by body, joint
     by joint and driver by driver (after every body is numbered)."""
@@ -315,7 +263,6 @@ class _Rows:
     def __init__(self, desc: SpatialDescription):
         nb = len(desc.bodies)
         self.index = {b.name: 12 * k for k, b in enumerate(desc.bodies)}
-        self.order = list(self.index)
         self.frames = np.zeros((nb, 3, 3))
         self.mass, self.q0, self.v0, self.applied = (np.zeros(12 * nb) for _ in range(4))
         self.local, self.generic, self.cosines = {}, [], []
@@ -351,11 +298,16 @@ class _Rows:
         """(body index or -1, the direction's principal-frame components or global)."""
         if body == GROUND:
             return -1, tuple(float(x) for x in axis)
-        k = self.order.index(body)
+        k = self.index[body] // 12
         return k, tuple(float(x) for x in self.frames[k].T @ np.asarray(axis))
 
-    def direction(self, body, axis):
-        return _body_direction(body, axis, self.index, self.frames, self.order)
+    def direction(self, body, axis) -> list:
+        """The three linear forms of a direction fixed in ``body`` (``axis`` in its body
+        axes; constants for the ground)."""
+        if body == GROUND:
+            return [{-1: float(x)} for x in axis]
+        o = self.index[body]
+        return _direction_forms(o, self.frames[o // 12].T @ np.asarray(axis))
 
     def first_b1(self, j, b1):
         """In the first body's axes, the direction that is the second body's b1 at the start
@@ -364,8 +316,7 @@ class _Rows:
         return self.orient[j.first[0]].T @ b1_global
 
     def joint(self, j):
-        diff = _difference(_any_point(j.first, self.index, self.local, self.ground),
-                           _any_point(j.second, self.index, self.local, self.ground))
+        diff = _difference(self.point(j.first), self.point(j.second))
         axial = isinstance(j, AxisJointSpec)
         sliding = axial and j.kind in ("cylindrical", "prismatic")
         if not sliding:
@@ -381,7 +332,7 @@ class _Rows:
                 for k in range(2):
                     self.generic.append((f"{j.name}.line{k + 1}", j.name,
                                          [(_bilinear(diff, second_dir[k]), 0, -1)]))
-        self.generic.extend(_axis_rows(j, self.index, self.frames, self.order, self.ground))
+        self.generic.extend(self.axis_rows(j))
         if j.kind == "universal":
             return
         self.cosines.append((*self.principal(j.first[0], j.axis_first),
@@ -395,15 +346,42 @@ class _Rows:
             self.cosines.append((*self.principal(j.first[0], d),
                                  *self.principal(j.second[0], b1)))
 
+    def axis_rows(self, j) -> list:
+        """The rows that keep a joint's axis in the first body along its axis in the
+        second (revolute, cylindrical, prismatic, rigid) or perpendicular to it
+        (universal)."""
+        a = self.direction(j.first[0], j.axis_first)
+        if j.kind == "universal":
+            return [(f"{j.name}.cross", j.name,
+                     [(_bilinear(a, self.direction(j.second[0], j.axis_second)), 0, -1)])]
+        return [(f"{j.name}.axis{k + 1}", j.name,
+                 [(_bilinear(a, self.direction(j.second[0], b)), 0, -1)])
+                for k, b in enumerate(_perpendiculars(j.axis_second))]
+
+    def point(self, ref):
+        return _any_point(ref, self.index, self.local, self.ground)
+
     def driver(self, k, d):
-        self.generic.append(_driver_row(d, k, self.index, self.frames, self.order,
-                                        self.local, self.ground, self.joints, self.orient))
+        """Driver ``d``'s row (law k) and, for an angle driver, its orientation check."""
         if d.kind == "angle":
             j = self.joints[d.joint]
-            b1, b2 = _perpendiculars(j.axis_second)
-            self.cosines.append((*self.principal(j.first[0], self.first_b1(j, b1)),
+            b1, b2 = _perpendiculars(j.axis_second)       # in the second body's axes
+            first = self.first_b1(j, b1)
+            dv = self.direction(j.first[0], first)
+            parts = [(_bilinear(dv, self.direction(j.second[0], b2)), 1, k),
+                     ({key: -c for key, c in
+                       _bilinear(dv, self.direction(j.second[0], b1)).items()}, 2, k)]
+            self.cosines.append((*self.principal(j.first[0], first),
                                  *self.principal(j.second[0], b1),
                                  self.principal(j.second[0], b2)[1], k))
+        elif d.kind == "coordinate":
+            form = self.point(d.first)["xyz".index(d.axis)]
+            parts = [({((c, -1) if c >= 0 else (-1, -1)): v for c, v in form.items()}, 0, -1),
+                     ({(-1, -1): -1.0}, 3, k)]
+        else:
+            diff = _difference(self.point(d.first), self.point(d.second))
+            parts = [(_bilinear(diff, diff), 0, -1), ({(-1, -1): -1.0}, 4, k)]
+        self.generic.append((d.name, d.name, parts))
 
 
 def number_spatial(desc: SpatialDescription) -> Numbering:
@@ -416,7 +394,7 @@ def number_spatial(desc: SpatialDescription) -> Numbering:
     for k, d in enumerate(desc.drivers):
         rows.driver(k, d)
     index, local, frames, generic = rows.index, rows.local, rows.frames, rows.generic
-    mbody = np.array([list(index).index(m.body) for m in desc.markers], dtype=np.intp)
+    mbody = np.array([index[m.body] // 12 for m in desc.markers], dtype=np.intp)
     mlocal = np.array([local[m.body][m.point] for m in desc.markers], dtype=float)
     none = np.zeros(0, dtype=np.intc)
 
@@ -435,7 +413,8 @@ def number_spatial(desc: SpatialDescription) -> Numbering:
         coordinates=[f"{b.name}.{c}" for b in desc.bodies for c in COORDINATES_3D],
         rows=[], cols=[], row_names=[], owners=[], nc=0, hdiag=np.zeros(0, dtype=np.intc),
         generic=generic, laws=[d.law for d in desc.drivers], force_description=empty,
-        body_index={}, local_of=None, ground={}, marker_body=np.zeros(0, dtype=np.intp), marker_local=np.zeros((0, 2)),
+        body_index={}, local_of=None, ground={}, marker_body=np.zeros(0, dtype=np.intp),
+        marker_local=np.zeros((0, 2)),
         names=dict(bodies=tuple(b.name for b in desc.bodies),
                    joints=tuple(j.name for j in desc.joints),
                    markers=tuple(m.name for m in desc.markers),

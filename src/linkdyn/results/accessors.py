@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import ArgumentError, UnknownNameError
 from .animation import animate
-from .output import not_recorded
+from .output import continuous_quaternions, not_recorded
 
 __all__ = ["TrajectoryAccessors", "recordable", "needs_rows"]
 
@@ -133,13 +133,10 @@ class TrajectoryAccessors:
         (w, x, y, z), the sign chosen continuous over the rows (w >= 0 at the first)."""
         from scipy.spatial.transform import Rotation
 
-        quat = Rotation.from_matrix(self.body_rotation(name)).as_quat()[:, [3, 0, 1, 2]]
-        if len(quat):
-            quat[0] *= 1.0 if quat[0, 0] >= 0 else -1.0
-            for k in range(1, len(quat)):
-                if quat[k] @ quat[k - 1] < 0:
-                    quat[k] = -quat[k]
-        return quat
+        rotations = self.body_rotation(name)
+        if not len(rotations):
+            return np.zeros((0, 4))
+        return continuous_quaternions(Rotation.from_matrix(rotations).as_quat()[:, [3, 0, 1, 2]])
 
     @recordable
     def marker(self, name) -> np.ndarray:

@@ -231,14 +231,24 @@ class RecordedSeries:
             values = np.concatenate(parts) if parts else np.zeros(0)
             if accessor == "body_angle":
                 values = np.unwrap(values)   # continuous across buffers too
-            if accessor == "body_quaternion" and len(values):
-                # the sign continuous across buffers too, as whole rows choose it
-                flips = np.cumsum(np.r_[0, np.sum(values[1:] * values[:-1], axis=1) < 0]) % 2
-                values = values * np.where(flips, -1.0, 1.0)[:, None]
-                values[:] = values if values[0, 0] >= 0 else -values
+            if accessor == "body_quaternion":
+                values = continuous_quaternions(values)   # across buffers too
             out[key] = values
         t = np.concatenate(self.t_parts) if self.t_parts else np.zeros(0)
         return t, out
+
+
+def continuous_quaternions(quat) -> np.ndarray:
+    """Unit quaternions (n, 4), scalar first, with the sign of each chosen so that
+    consecutive ones lie on the same side (q and -q are the same rotation) and the first
+    has w >= 0."""
+    quat = np.array(quat, dtype=float)
+    if len(quat):
+        flips = np.cumsum(np.r_[0, np.sum(quat[1:] * quat[:-1], axis=1) < 0]) % 2
+        quat *= np.where(flips, -1.0, 1.0)[:, None]
+        if quat[0, 0] < 0:
+            quat = -quat
+    return quat
 
 
 def row_values(series, width) -> int:
