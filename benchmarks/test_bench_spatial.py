@@ -42,7 +42,46 @@ def test_chain_cost_per_body_step(benchmark, family, n):
               f"{_cost[('spatial', n)] * 1e6:.3f} us per body-step: ratio {ratio:.2f}")
 
 
-def test_heavy_top_against_mujoco(benchmark):
+@pytest.fixture(scope="module")
+def top():
+    """The heavy top, its 2 s run's output times (the tip every 1 ms) and the tip from a
+    linkdyn run at rtol 1e-12, the reference both peers are measured against."""
+    import numpy as np
+
+    from linkdyn.models.spatial import heavy_top
+
+    model, t = heavy_top(), np.arange(0.0, 2.0 + 1e-12, 1e-3)
+    ref = linkdyn.simulate(model, 2.0, rtol=1e-12, atol=1e-12, t_out=t).marker("tip")
+    return model, t, ref
+
+
+def linkdyn_rows(top, tols) -> list:
+    """Table rows of linkdyn on the heavy top: best time of 3 (integration and output)."""
+    import numpy as np
+
+    model, t, ref = top
+    rows = []
+    for tol in tols:
+        runs = [linkdyn.simulate(model, t[-1], rtol=tol, atol=tol, t_out=t) for _ in range(3)]
+        secs = min(r.stats["integration_seconds"] + r.stats["output_seconds"] for r in runs)
+        err = float(np.abs(runs[0].marker("tip") - ref).max())
+        rows.append(f"| linkdyn, rtol {tol:g} | {secs * 1e3:.1f} ms | {err:.1e} m |")
+    return rows
+
+
+def report(benchmark, top, peer, rows, tol) -> None:
+    """Print and keep the table; time linkdyn at ``tol`` for pytest-benchmark's table."""
+    model, t, _ = top
+    table = "\n".join(["| code | time (2 s, 2001 tip rows) | tip error |", "|---|---|---|"]
+                      + rows)
+    print(f"\nheavy top against {peer}\n" + table)
+    benchmark.group = "heavy top"
+    benchmark.extra_info["table"] = table
+    benchmark.pedantic(linkdyn.simulate, args=(model, t[-1]),
+                       kwargs=dict(rtol=tol, atol=tol, t_out=t), rounds=3, iterations=1)
+
+
+def test_heavy_top_against_mujoco(benchmark, top):
     """The heavy top (linkdyn.models.spatial) over 2 s, the tip recorded every 1 ms,
     against MuJoCo's RK4 (fixed step, a ball joint; the same body, initial state and
     gravity) when ``mujoco`` is installed. Error: the tip's largest distance from a linkdyn
@@ -52,7 +91,7 @@ def test_heavy_top_against_mujoco(benchmark):
 
     import numpy as np
 
-    from linkdyn.models.spatial import HEAVY_TOP, heavy_top
+    from linkdyn.models.spatial import HEAVY_TOP
 
     d = HEAVY_TOP
     xml = (f'<mujoco><option gravity="0 0 {-d["g"]}" timestep="{{dt}}" integrator="RK4"/>'
@@ -60,9 +99,7 @@ def test_heavy_top_against_mujoco(benchmark):
            f'<inertial pos="0 0 {d["l"]}" mass="{d["mass"]}" diaginertia="{d["transverse"]} '
            f'{d["transverse"]} {d["axial"]}"/><site name="tip" pos="0 0 {2 * d["l"]}"/>'
            '</body></worldbody></mujoco>')
-    t_end, t = 2.0, np.arange(0.0, 2.0 + 1e-12, 1e-3)
-    model = heavy_top()
-    ref = linkdyn.simulate(model, t_end, rtol=1e-12, atol=1e-12, t_out=t).marker("tip")
+    _, t, ref = top
 
     def mujoco_run(dt):
         m = mujoco.MjModel.from_xml_string(xml.format(dt=dt))
@@ -82,21 +119,10 @@ def test_heavy_top_against_mujoco(benchmark):
     for dt in (1e-3, 5e-4, 2e-4, 1e-4):
         secs, err = min(mujoco_run(dt) for _ in range(3))
         rows.append(f"| MuJoCo RK4, step {dt:g} s | {secs * 1e3:.1f} ms | {err:.1e} m |")
-    for tol in (1e-6, 1e-8, 1e-10):
-        runs = [linkdyn.simulate(model, t_end, rtol=tol, atol=tol, t_out=t) for _ in range(3)]
-        secs = min(r.stats["integration_seconds"] + r.stats["output_seconds"] for r in runs)
-        err = float(np.abs(runs[0].marker("tip") - ref).max())
-        rows.append(f"| linkdyn, rtol {tol:g} | {secs * 1e3:.1f} ms | {err:.1e} m |")
-    table = "\n".join(["| code | time (2 s, 2001 tip rows) | tip error |", "|---|---|---|"]
-                      + rows)
-    print("\nheavy top against MuJoCo\n" + table)
-    benchmark.group = "heavy top"
-    benchmark.extra_info["table"] = table
-    benchmark.pedantic(linkdyn.simulate, args=(model, t_end),
-                       kwargs=dict(rtol=1e-8, atol=1e-8, t_out=t), rounds=3, iterations=1)
+    report(benchmark, top, "MuJoCo", rows + linkdyn_rows(top, (1e-6, 1e-8, 1e-10)), 1e-8)
 
 
-def test_heavy_top_against_exudyn(benchmark):
+def test_heavy_top_against_exudyn(benchmark, top):
     """The heavy top against Exudyn (when installed): a rigid body on Euler parameters with
     a spherical joint, its implicit generalized-alpha integrator at fixed steps (Exudyn's
     explicit integrators refuse the joint's algebraic equations); the tip every 1 ms over
@@ -108,12 +134,11 @@ def test_heavy_top_against_exudyn(benchmark):
     import numpy as np
     from exudyn.utilities import RigidBodyInertia, SensorBody
 
-    from linkdyn.models.spatial import HEAVY_TOP, heavy_top
+    from linkdyn.models.spatial import HEAVY_TOP
 
     d = HEAVY_TOP
-    t_end, t = 2.0, np.arange(0.0, 2.0 + 1e-12, 1e-3)
-    model = heavy_top()
-    ref = linkdyn.simulate(model, t_end, rtol=1e-12, atol=1e-12, t_out=t).marker("tip")
+    _, t, ref = top
+    t_end = t[-1]
     axis = np.array([math.sin(d["theta0"]), 0.0, math.cos(d["theta0"])])
     ex = np.array([math.cos(d["theta0"]), 0.0, -math.sin(d["theta0"])])
 
@@ -153,15 +178,4 @@ def test_heavy_top_against_exudyn(benchmark):
         secs, err = exudyn_run(steps)
         rows.append(f"| Exudyn generalized-alpha, {steps} steps | {secs * 1e3:.1f} ms | "
                     f"{err:.1e} m |")
-    for tol in (1e-6, 1e-8):
-        runs = [linkdyn.simulate(model, t_end, rtol=tol, atol=tol, t_out=t) for _ in range(3)]
-        secs = min(r.stats["integration_seconds"] + r.stats["output_seconds"] for r in runs)
-        err = float(np.abs(runs[0].marker("tip") - ref).max())
-        rows.append(f"| linkdyn, rtol {tol:g} | {secs * 1e3:.1f} ms | {err:.1e} m |")
-    table = "\n".join(["| code | time (2 s, 2001 tip rows) | tip error |", "|---|---|---|"]
-                      + rows)
-    print("\nheavy top against Exudyn\n" + table)
-    benchmark.group = "heavy top"
-    benchmark.extra_info["table"] = table
-    benchmark.pedantic(linkdyn.simulate, args=(model, t_end),
-                       kwargs=dict(rtol=1e-6, atol=1e-6, t_out=t), rounds=3, iterations=1)
+    report(benchmark, top, "Exudyn", rows + linkdyn_rows(top, (1e-6, 1e-8)), 1e-6)
