@@ -80,7 +80,7 @@ def test_cost_per_body_step(benchmark, family, n):
 
     def run():
         # the BDF: the cost per body-step of one method across sizes (the explicit
-        # method's steps are dearer and fewer; see the README, "Big models")
+        # method's steps are dearer and fewer; see docs/tutorials/big_models.md)
         return linkdyn.simulate(model, t_end, rtol=tol, atol=tol, t_out="final",
                                 method="bdf")
 

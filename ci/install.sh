@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install everything linkdyn needs on Debian/Ubuntu: the system packages (a C compiler,
-# SuiteSparse 5.x headers and libraries, Python's venv), then linkdyn with its test and
-# CHOLMOD extras into ./.venv. Safe to run again: it installs only what is missing.
+# SuiteSparse 5.x headers and libraries, Python's venv, and Chromium with its driver for the
+# test of the HTML export in a real browser), then linkdyn with its test and CHOLMOD extras
+# into ./.venv. Safe to run again: it installs only what is missing.
 #
 # Environment:
 #   PYTHON                   the interpreter for the virtual environment (default: python3)
@@ -13,7 +14,7 @@ PYTHON=${PYTHON:-python3}
 
 if command -v apt-get >/dev/null 2>&1; then
     missing=()
-    for pkg in build-essential libsuitesparse-dev; do
+    for pkg in build-essential libsuitesparse-dev chromium chromium-driver; do
         dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
     done
     "$PYTHON" -c "import ensurepip, venv" >/dev/null 2>&1 || missing+=(python3-venv)
@@ -28,7 +29,7 @@ sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()['include'], 'Pyth
         DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
     fi
 else
-    echo "ci/install.sh: no apt-get; install SuiteSparse (KLU, CHOLMOD) yourself (see README)" >&2
+    echo "ci/install.sh: no apt-get; install SuiteSparse (KLU, CHOLMOD) yourself (see docs/getting_started.md)" >&2
 fi
 
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv

@@ -107,6 +107,46 @@ def test_animate_command(tmp_path, capsys):
     assert "unknown animation format" in capsys.readouterr().err
 
 
+def test_animate_command_writes_an_html_page(tmp_path, capsys):
+    pytest.importorskip("plotly")
+    page = tmp_path / "jansen.html"
+    assert main(["animate", "jansen", "--t-end", "0.2", "--html", str(page)]) == 0
+    assert f"wrote {page}" in capsys.readouterr().out
+    assert page.stat().st_size > 100_000 and not (tmp_path / "linkdyn.gif").exists()
+    both = tmp_path / "both.gif"
+    assert main(["animate", "jansen", "--t-end", "0.2", "--html", str(page), "--output",
+                 str(both)]) == 0
+    assert both.stat().st_size > 0
+    assert main(["animate", "jansen", "--html", str(tmp_path / "no" / "x.html")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_snapshot_draws_one_row_with_the_traces_up_to_it():
+    r = linkdyn.simulate("jansen", 0.5, dt_out=0.01)
+    fig = r.snapshot(0.25, markers=["foot"])
+    try:
+        ax = fig.axes[0]
+        trace = [line for line in ax.get_lines() if line.get_label() == "foot"][0]
+        row = int(np.argmin(np.abs(r.t - 0.25)))
+        np.testing.assert_allclose(np.column_stack(trace.get_data()),
+                                   r.marker("foot")[:row + 1])
+        assert ax.texts[0].get_text() == f"t = {r.t[row]:.3f} s"
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+    with pytest.raises(AnimationError, match="finite number"):
+        r.snapshot(float("nan"))
+    with pytest.raises(AnimationError, match="no marker"):
+        r.snapshot(0.1, markers=["nope"])
+    kin = linkdyn.kinematics("five_ss", np.linspace(0.0, 1.0, 11))
+    fig3 = kin.snapshot()
+    assert fig3.axes[0].name == "3d"
+    import matplotlib.pyplot as plt
+
+    plt.close(fig3)
+
+
 @pytest.mark.parametrize("element", ["motor", "flexible_joint"])
 def test_models_with_compiler_made_bodies_animate(tmp_path, element):
     # A motor's rotor inertia and a flexible joint add bodies the description does not have
@@ -143,14 +183,14 @@ def test_models_with_compiler_made_bodies_animate(tmp_path, element):
 def test_a_walker_is_drawn_with_its_floor_and_round_feet():
     from matplotlib.patches import Circle
 
-    from linkdyn.results.animation import _contact_artists, _pivots
+    from linkdyn.results.animation import _contact_artists, pivots
     from linkdyn.results.plotting import _pyplot
 
     model = linkdyn.load_model("walker_gait1")
     r = linkdyn.simulate(model, 0.2, dt_out=0.05)
     geo = PointGeometry(model, r.q)
     rows = np.arange(len(r.t))
-    assert _pivots(model, geo).shape == (0, 2)     # no support drawn at the floor's origin
+    assert pivots(model, geo).shape == (0, 2)     # no support drawn at the floor's origin
     plt = _pyplot()
     fig, ax = plt.subplots()
     try:

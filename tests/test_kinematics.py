@@ -125,59 +125,75 @@ def test_jansen_against_circle_intersections_and_differences():
     assert max(np.linalg.norm(model.phi(q, tt)) for q, tt in zip(r.q, t)) <= 1e-12
 
 
-def two_actuator_mechanism():
-    """Eight bodies: two sliders driven by the harmonic laws of Nurye's kinematic analysis tool
-    (2024) and three dyads."""
-    s1 = laws.harmonic(0.05, -0.08, math.pi, math.pi / 4)
-    s2 = laws.harmonic(0.04, -0.1, math.pi / 4, -math.pi / 3)
-    P = np.array([s1(0.0)[0], 0.0])
-    Q = np.array([1.0, s2(0.0)[0]])
-    X, Y, Z, G1 = (np.array(p) for p in ((0.4, 0.6), (0.1, 0.9), (0.9, 0.95), (-0.3, 0.5)))
-    b = linkdyn.ModelBuilder("two_actuators")
-    b.add_ground_point("O1", (0.0, 0.0))
-    b.add_ground_point("O2", (1.0, 0.0))
-    b.add_ground_point("G1", tuple(G1))
-    b.add_body("s1", mass=1.0, inertia=0.01, position=tuple(P))
-    b.add_body("s2", mass=1.0, inertia=0.01, position=tuple(Q))
-
-    def bar(name, p, q):
-        d = q - p
-        b.add_bar(name, length=float(np.linalg.norm(d)), density=1.0,
-                  position=tuple((p + q) / 2), angle=math.atan2(d[1], d[0]))
-
-    bar("a", P, X)
-    bar("b", X, Q)
-    bar("c", (P + X) / 2, Y)
-    bar("d", Y, G1)
-    bar("e", (X + Q) / 2, Z)
-    bar("f", Z, (Y + G1) / 2)
-    b.add_prismatic("guide1", "ground.O1", "s1.cm", axis=0.0)
-    b.add_prismatic("guide2", "ground.O2", "s2.cm", axis=math.pi / 2)
-    b.add_revolute("r1", "s1.cm", "a.a")
-    b.add_revolute("r2", "a.b", "b.a")
-    b.add_revolute("r3", "b.b", "s2.cm")
-    b.add_revolute("r4", "a.cm", "c.a")
-    b.add_revolute("r5", "c.b", "d.a")
-    b.add_revolute("r6", "d.b", "ground.G1")
-    b.add_revolute("r7", "b.cm", "e.a")
-    b.add_revolute("r8", "e.b", "f.a")
-    b.add_revolute("r9", "f.b", "d.cm")
-    b.add_slide_driver("drive1", "guide1", s1)
-    b.add_slide_driver("drive2", "guide2", s2)
-    b.add_marker("tip", "e.b")
-    return b.build(), s1, s2
+# The ten-body linkage of Nurye's kinematic analysis report (built-in ten_body_linkage):
+# its points in the initial configuration (the report's Table 1) and its actuators' laws.
+NURYE = {k: np.array(v, dtype=float) for k, v in {
+    "A": (0, 0), "B": (0.3, 0), "D": (0.2, 0.6), "E": (-0.1, 0.7), "F": (-0.2, 0.8),
+    "G": (0, 1.2), "H": (0.5, 0.8), "I": (0.5, -0.1), "J": (0.7, 0.3), "K": (0.8, 0.6),
+    "L": (1, -0.5), "M": (1.3, -0.3), "N": (1.3, 0)}.items()}
 
 
-def test_two_prismatic_actuators_consistent():
-    model, s1, s2 = two_actuator_mechanism()
-    assert model.nbody == 8 and model.nq == model.nc
-    t = np.linspace(0.0, 4.0, 4001)
+def nurye_shortening(t):
+    """The report's actuator motions f(t), AD and BH: how much each actuator is shorter than
+    in the initial configuration (m)."""
+    return (0.05 - 0.08 * math.sin(math.pi * t + math.pi / 4),
+            0.04 - 0.1 * math.sin(math.pi * t / 4 - math.pi / 3))
+
+
+def rigid_image(p0, q0, p, q, point):
+    """Where ``point`` of a plate goes when its points p0, q0 move to p, q."""
+    a0, a = q0 - p0, q - p
+    ang = math.atan2(a[1], a[0]) - math.atan2(a0[1], a0[0])
+    c, s_ = math.cos(ang), math.sin(ang)
+    d = point - p0
+    return p + np.array([c * d[0] - s_ * d[1], s_ * d[0] + c * d[1]])
+
+
+def nurye_dyads(t, prev):
+    """Positions of the ten-body linkage at time t by closing its loops one dyad at a time:
+    D from the ground pivots E and A (plate C1 about E, actuator AD of length |AD|0 - f1), H
+    from G and B (plate C2, actuator BH), I from F and J (plates C7, C8), N from L and K
+    (plates C10, C9)."""
+    P = NURYE
+    d = lambda a, b: float(np.linalg.norm(P[a] - P[b]))
+    f1, f2 = nurye_shortening(t)
+    D = circle_intersection(P["E"], d("E", "D"), P["A"], d("A", "D") - f1, prev["D"])
+    F = rigid_image(P["E"], P["D"], P["E"], D, P["F"])
+    G = rigid_image(P["E"], P["D"], P["E"], D, P["G"])
+    H = circle_intersection(G, d("G", "H"), P["B"], d("B", "H") - f2, prev["H"])
+    J = rigid_image(P["G"], P["H"], G, H, P["J"])
+    I_ = circle_intersection(F, d("F", "I"), J, d("J", "I"), prev["I"])
+    K = rigid_image(P["J"], P["I"], J, I_, P["K"])
+    L = rigid_image(P["F"], P["I"], F, I_, P["L"])
+    N = circle_intersection(L, d("L", "N"), K, d("K", "N"), prev["N"])
+    c10 = rigid_image(P["L"], P["N"], L, N, np.array([1.2, -0.25]))
+    return {"D": D, "H": H, "I": I_, "N": N, "K": K, "c10": c10}
+
+
+def test_ten_body_linkage_against_its_dyads_and_differences():
+    model = linkdyn.load_model("ten_body_linkage")
+    assert model.nbody == 10 and model.nq == model.nc
+    t = np.linspace(0.0, 5.0, 501)
     r = kinematics(model, t)
-    np.testing.assert_allclose(r.body_position("s1")[:, 0], [s1(tt)[0] for tt in t], atol=1e-12)
-    np.testing.assert_allclose(r.body_position("s2")[:, 1], [s2(tt)[0] for tt in t], atol=1e-12)
-    np.testing.assert_allclose(r.body_acceleration("s2")[:, 1], [s2(tt)[2] for tt in t],
-                               atol=1e-10)
-    v_err, a_err = derivative_errors(model, np.linspace(0.01, 3.99, 100))
+    prev = dict(NURYE)
+    for i, tt in enumerate(t):
+        exact = nurye_dyads(tt, prev)
+        prev = exact
+        assert np.linalg.norm(r.marker("K")[i] - exact["K"]) <= 1e-12
+        assert np.linalg.norm(r.marker("c10")[i] - exact["c10"]) <= 1e-12
+    # The actuators' lengths follow the report's laws.
+    def world(body, point, centre):
+        local = NURYE[point] - np.array(centre)
+        th = r.body_angle(body)
+        return r.body_position(body) + np.column_stack(
+            [np.cos(th) * local[0] - np.sin(th) * local[1],
+             np.sin(th) * local[0] + np.cos(th) * local[1]])
+
+    A, D = world("C4", "A", (0.05, 0.15)), world("C3", "D", (0.15, 0.45))
+    f1 = np.array([nurye_shortening(tt)[0] for tt in t])
+    np.testing.assert_allclose(np.linalg.norm(D - A, axis=1),
+                               np.linalg.norm(NURYE["D"] - NURYE["A"]) - f1, atol=1e-12)
+    v_err, a_err = derivative_errors(model, np.linspace(0.01, 4.99, 100))
     assert v_err <= 1e-7 and a_err <= 1e-7
     norms = np.array([model.constraint_norms(q, v, tt) for q, v, tt in zip(r.q, r.v, t)])
     assert norms[:, 0].max() <= 1e-13 and norms[:, 1].max() <= 1e-12

@@ -1,7 +1,7 @@
 """The package's layout: imports go one way. Every import of a linkdyn module by another,
 at module level or deferred inside a function, is read from the sources; the test fails on
 any import circle and on any import of a higher stage by a lower one (the stages, lowest
-first, are LAYERS below; the README's layout section draws them)."""
+first, are LAYERS below; docs/architecture.md draws them)."""
 
 import ast
 from pathlib import Path

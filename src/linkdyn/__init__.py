@@ -31,7 +31,7 @@ from .describe import builder, geometric, modelfile
 from .describe.builder import ModelBuilder
 from .describe.spatial import SpatialModelBuilder
 from .models import builtin_names, chain, load_model
-from .results import accessors, animation, output, plotting
+from .results import accessors, animation, html, output, plotting
 from .results.output import Record
 from .solve import accuracy, assembly, periodic, statics
 from .solve import kinematics as _kinematics_module
@@ -48,7 +48,7 @@ from .batch import sweep as _sweep_module
 from .batch.sweep import sweep
 
 # The package is laid out by stage (elements, compile, describe, results, solve, batch; see
-# the README's layout section). Modules that used to sit at the top keep their old import
+# docs/architecture.md). Modules that used to sit at the top keep their old import
 # paths, so that ``import linkdyn.forces`` or ``from linkdyn.model import compile_model`` in
 # existing code finds the module in its new home (``model`` and ``natural``: the compile
 # package, which exports what they did). Names bound above (the functions simulate,
@@ -118,6 +118,7 @@ __all__ = [
     "events",
     "forces",
     "geometric",
+    "html",
     "kinematics",
     "laws",
     "lcp",

@@ -282,8 +282,15 @@ def _print_estimate(estimate, args) -> None:
 def _cmd_animate(args) -> int:
     from .results.animation import AnimationError, _writer
 
-    _writable(args.output, "--output")
-    _writer(Path(args.output), args.fps)   # an unknown format or no ffmpeg: say so now
+    # --html alone writes the page; a GIF or MP4 as well only when --output asks for one.
+    output = args.output
+    if output is None and args.html is None:
+        output = "linkdyn.gif"
+    if output is not None:
+        _writable(output, "--output")
+        _writer(Path(output), args.fps)   # an unknown format or no ffmpeg: say so now
+    if args.html is not None:
+        _writable(args.html, "--html")
     model = load_model(args.model)
     # Outputs at least as often as the frames need them.
     dt = min(args.dt_out, args.speed / args.fps)
@@ -294,11 +301,16 @@ def _cmd_animate(args) -> int:
     if result.status != "success":
         print(f"linkdyn: the run stopped at t = {result.t[-1]:g} s ({result.status}); "
               "animating what was computed", file=sys.stderr)
+    written = []
     try:
-        path = result.animate(args.output, fps=args.fps, speed=args.speed)
+        if output is not None:
+            written.append(result.animate(output, fps=args.fps, speed=args.speed))
     except AnimationError as exc:
         raise ArgumentError(str(exc)) from None
-    print(f"model {model.name}: t = 0 .. {result.t[-1]:g} s; wrote {path}")
+    if args.html is not None:
+        written.append(result.to_html(args.html, fps=min(args.fps, 20.0), speed=args.speed))
+    print(f"model {model.name}: t = 0 .. {result.t[-1]:g} s; wrote "
+          f"{' and '.join(str(p) for p in written)}")
     return 0 if result.status == "success" else 130
 
 
@@ -576,11 +588,16 @@ def _add_animate_gait_sweep(sub) -> None:
     p = sub.add_parser("animate", help="simulate (or analyse) a model and write an animation",
                        description="Run a model (dynamics by default, kinematics with "
                        "--kinematics) and write a GIF (Pillow) or MP4 (ffmpeg) of its bars, "
-                       "joints and marker traces.")
+                       "joints and marker traces, or with --html an interactive page.")
     p.add_argument("model", nargs="?", default="jansen",
                    help="built-in model name or model file (default: jansen)")
-    p.add_argument("--output", metavar="FILE", default="linkdyn.gif",
-                   help="the animation, .gif or .mp4 (default linkdyn.gif)")
+    p.add_argument("--output", metavar="FILE", default=None,
+                   help="the animation, .gif or .mp4 (default linkdyn.gif, unless only "
+                   "--html is asked for)")
+    p.add_argument("--html", metavar="FILE", default=None,
+                   help="also (or only) write one self-contained interactive HTML page: "
+                   "the mechanism with a time slider, play button and plotted series "
+                   "(needs plotly)")
     p.add_argument("--t-end", type=_positive_float, default=2.0, help="end time in s (2)")
     p.add_argument("--kinematics", action="store_true",
                    help="kinematic analysis of a fully driven model instead of dynamics")

@@ -2,7 +2,7 @@
 the step loop).
 
 An event is a function g(t, q, v) whose change of sign the integrator finds on its dense
-output, to ``event_tol`` seconds (``simulate``'s option; default 1e-12 max(1, |t|)):
+output, to ``event_tol`` seconds (``simulate``'s option; default ``1e-12 max(1, |t|)``):
 
     marker_crosses("foot", "y", 0.0, direction=-1)      g = y of marker foot - 0.0
     coordinate_crosses("motor", 2 * pi, direction=+1)   g = s of force element motor - 2 pi

@@ -1,7 +1,7 @@
 """Coulomb friction of contacts: sliding, sticking, and the transitions between them.
 
 A contact built with ``add_contact(..., friction=mu, static_friction=mu0)`` is at any time
-in one of four modes:
+in one of four modes::
 
     open      no penetration: no forces
     slide +1  slipping forward along the line (v_T > 0): friction -mu F_N
@@ -14,7 +14,7 @@ The modes change only at events the integrator locates (``csrc/ld_bdf.c``, no Py
 the step loop): a contact's onset and separation, a sliding contact whose v_T reaches zero
 (``"<contact>/stop"``), a sticking contact whose friction reaches mu0 F_N
 (``"<contact>/slip"``). At each such event (and at the start), every contact is classified
-again: open if it does not penetrate; sliding in the direction of v_T if |v_T| exceeds its
+again: open if it does not penetrate; sliding in the direction of v_T if ``|v_T|`` exceeds its
 ``stick_velocity``; otherwise it is a candidate, and the candidates' modes are decided
 together (both feet of a walker at once) by the linear complementarity problem of Pfeiffer
 and Glocker for planar friction. With the friction forces F (along s_T) of the m candidates

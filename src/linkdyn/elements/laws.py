@@ -1,5 +1,5 @@
 """Driving laws: functions of time with exact first and second derivatives, evaluated inside
-the compiled kernels (so drivers also work in the C integrator's step loop).
+the compiled kernels (so drivers also work in the C integrator's step loop)::
 
     constant(c)                 f = c
     linear(value, rate)         f = value + rate t

@@ -13,6 +13,9 @@ linkages of points, lines and planes (:mod:`linkdyn.models.linkages`, built with
 ``truss(panels)`` is a Warren truss swinging about its first node, a closed-loop model of any
 size with a known motion (:mod:`linkdyn.models.warren`). ``heavy_top`` is a spatial model:
 the symmetric heavy top about a fixed point (:mod:`linkdyn.models.spatial`).
+``ten_body_linkage`` is the two-actuator mechanism of Nurye's kinematic analysis report
+(2024), fully driven, for kinematics (its model file's notes say where its data come from
+and how it compares with the report's Adams results).
 """
 
 from __future__ import annotations

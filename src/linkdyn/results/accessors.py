@@ -9,7 +9,8 @@ import functools
 import numpy as np
 
 from ..errors import ArgumentError, UnknownNameError
-from .animation import animate
+from .animation import animate, snapshot
+from .plotting import _pyplot
 from .output import continuous_quaternions, not_recorded
 
 __all__ = ["TrajectoryAccessors", "recordable", "needs_rows"]
@@ -75,6 +76,37 @@ class TrajectoryAccessors:
         """Write an animation (GIF or MP4) of this result: see
         :func:`linkdyn.animation.animate` for the options. Returns the path."""
         return animate(self, path, **options)
+
+    @needs_rows
+    def snapshot(self, t=None, **options):
+        """A matplotlib figure of the mechanism at the output row nearest ``t`` (default:
+        the last), with the markers' traces up to it: see
+        :func:`linkdyn.animation.snapshot` for the options."""
+        return snapshot(self, t, **options)
+
+    def _repr_png_(self) -> bytes | None:
+        """A drawing of the mechanism at the last output row, with the markers' paths
+        (notebooks); None for a run that kept only recorded series."""
+        if getattr(self, "q", None) is None or len(self.t) == 0:
+            return None
+        import io
+
+        fig = snapshot(self, dpi=72, size=(5.0, 3.6))
+        try:
+            buffer = io.BytesIO()
+            fig.savefig(buffer, format="png")
+        finally:
+            _pyplot().close(fig)
+        return buffer.getvalue()
+
+    @needs_rows
+    def to_html(self, path, **options):
+        """Write this result as one self-contained, interactive HTML page (the mechanism
+        with a time slider and a play button, the markers' paths and plotted series): see
+        :func:`linkdyn.html.to_html` for the options. Needs plotly. Returns the path."""
+        from .html import to_html
+
+        return to_html(self, path, **options)
 
     @recordable
     def body_position(self, name) -> np.ndarray:

@@ -30,7 +30,7 @@ from ..elements.joints import PrismaticSpec, RevoluteSpec
 from .geometry import PointGeometry
 from .plotting import _pyplot, distinct_colors, label_3d_axes
 
-__all__ = ["animate", "frame_times", "AnimationError"]
+__all__ = ["animate", "snapshot", "frame_times", "shapes_3d", "pivots", "AnimationError"]
 
 #: Largest number of frames written (a guard against a long run at a high frame rate).
 MAX_FRAMES = 20_000
@@ -106,8 +106,66 @@ def animate(result, path, *, fps: float = 30.0, speed: float = 1.0, markers=None
     if isinstance(dpi, bool) or not isinstance(dpi, int) or not 10 <= dpi <= 1000:
         raise AnimationError(f"dpi must be an integer from 10 to 1000, got {dpi!r}")
     model = result.model
+    markers = _checked_markers(model, markers)
+    if not path.parent.is_dir():
+        raise AnimationError(f"{path}: the directory {path.parent} does not exist")
+    writer = _writer(path, fps)
+    if len(result.t) == 0:
+        raise AnimationError("the result has no output rows")
+
+    rows = frame_times(result.t, fps, speed)
+    scene = _scene_3d if model.marker_dimension == 3 else _scene_2d
+    fig, draw = scene(result, rows, markers, trace, dpi, size, title)
+    try:
+        with writer.saving(fig, str(path), dpi):
+            for k in range(len(rows)):
+                draw(k)
+                writer.grab_frame()
+    finally:
+        _pyplot().close(fig)
+    return path
+
+
+def snapshot(result, t=None, *, markers=None, trace: bool = True, dpi: int = 100,
+             size=(6.0, 4.5), title=None):
+    """Draw the mechanism of ``result`` at one output row, as :func:`animate` draws its
+    frames, and return the matplotlib figure (the caller shows, saves or closes it).
+
+    Parameters
+    ----------
+    t : float, optional
+        Time (s); the output row nearest to it is drawn (default: the last row).
+    markers, trace, dpi, size, title :
+        As for :func:`animate`; the traces run from the first row to the one drawn.
+
+    Raises
+    ------
+    AnimationError
+        Bad markers or dpi, a result without output rows, or a ``t`` that is not a finite
+        number.
+    """
+    if len(result.t) == 0:
+        raise AnimationError("the result has no output rows")
+    if isinstance(dpi, bool) or not isinstance(dpi, int) or not 10 <= dpi <= 1000:
+        raise AnimationError(f"dpi must be an integer from 10 to 1000, got {dpi!r}")
+    times = np.asarray(result.t, dtype=float)
+    if t is None:
+        row = len(times) - 1
+    elif isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t):
+        raise AnimationError(f"t must be a finite number of seconds, got {t!r}")
+    else:
+        row = int(np.argmin(np.abs(times - t)))
+    markers = _checked_markers(result.model, markers)
+    scene = _scene_3d if result.model.marker_dimension == 3 else _scene_2d
+    fig, draw = scene(result, np.array([row]), markers, trace, dpi, size, title)
+    draw(0)
+    return fig
+
+
+def _checked_markers(model, markers) -> list:
+    """The markers whose traces are drawn: the given ones, checked, or by default every
+    marker (a linkage of points: its coupler points, every joint being a marker there)."""
     if markers is None and model.marker_dimension == 3 and not model.dynamic:
-        # A linkage of points: trace its coupler points (every joint is a marker there).
         markers = [j.name for j in model.description.joints.values() if j.kind == "coupler"]
     if markers is None:
         markers = list(model.marker_names)
@@ -117,20 +175,12 @@ def animate(result, path, *, fps: float = 30.0, speed: float = 1.0, markers=None
         if not isinstance(m, str) or m not in model.marker_names:
             raise AnimationError(f"model {model.name!r} has no marker {m!r} (markers: "
                                  f"{', '.join(model.marker_names) or 'none'})")
-    if not path.parent.is_dir():
-        raise AnimationError(f"{path}: the directory {path.parent} does not exist")
-    writer = _writer(path, fps)
-    if len(result.t) == 0:
-        raise AnimationError("the result has no output rows")
-
-    rows = frame_times(result.t, fps, speed)
-    if model.marker_dimension == 3:
-        return _animate_3d(result, path, writer, rows, markers, trace, dpi, size, title)
-    return _animate_2d(result, path, writer, rows, markers, trace, dpi, size, title)
+    return list(markers)
 
 
-def _animate_2d(result, path, writer, rows, markers, trace, dpi, size, title) -> Path:
-    """animate() for planar models: bars and bodies, joints, sliders and marker traces."""
+def _scene_2d(result, rows, markers, trace, dpi, size, title):
+    """The figure of a planar model and draw(k), which shows frame k (output row rows[k]):
+    bars and bodies, joints, sliders, contacts and marker traces."""
     model = result.model
     geo = PointGeometry(model, np.asarray(result.q))
     all_rows = np.arange(len(result.t))
@@ -141,8 +191,8 @@ def _animate_2d(result, path, writer, rows, markers, trace, dpi, size, title) ->
 
     # Limits from every drawn point at every output row, with a margin.
     pts = [geo.outline(b, all_rows).reshape(-1, 2) for b in geo.drawn]
-    pivots = _pivots(model, geo)
-    pts += [pivots]
+    supports = pivots(model, geo)
+    pts += [supports]
     pts += list(traces.values())
     pts += _contact_extent(model, geo, all_rows)
     cloud = np.concatenate([p for p in pts if p.size])
@@ -152,65 +202,58 @@ def _animate_2d(result, path, writer, rows, markers, trace, dpi, size, title) ->
 
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=size, dpi=dpi, layout="constrained")
-    try:
-        ax.set_aspect("equal")
-        ax.set_xlim(lo[0], hi[0])
-        ax.set_ylim(lo[1], hi[1])
-        ax.set_xlabel("x (m)")
-        ax.set_ylabel("y (m)")
-        heading = title if title is not None else model.name
-        ax.set_title(heading)
-        if len(pivots):
-            ax.plot(pivots[:, 0], pivots[:, 1], "^", color="0.35", markersize=8, zorder=1)
-        draw_contacts = _contact_artists(ax, model, geo, rows, lo, hi)
-        body_lines = {b: ax.plot([], [], "-", lw=2.5, color="C0", solid_capstyle="round",
-                                 zorder=2)[0] for b in geo.drawn}
-        revolute = [j.name for j in joints if isinstance(j, RevoluteSpec)]
-        prismatic = [j for j in joints if isinstance(j, PrismaticSpec)]
-        joint_dots = ax.plot([], [], "o", mfc="white", mec="k", markersize=5, zorder=3)[0]
-        slider_lines = [ax.plot([], [], "-", lw=5, color="C1", alpha=0.6, zorder=2)[0]
-                        for _ in prismatic]
-        trace_lines = {m: ax.plot([], [], "-", lw=1, zorder=1, label=m)[0] for m in markers}
-        marker_dots = {m: ax.plot([], [], ".", color=trace_lines[m].get_color(),
-                                  markersize=6, zorder=4)[0] for m in markers}
-        if markers:        # beside the axes, off the mechanism
-            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
-        clock = ax.text(0.02, 0.97, "", transform=ax.transAxes, va="top")
-        half = 0.04 * span
+    ax.set_aspect("equal")
+    ax.set_xlim(lo[0], hi[0])
+    ax.set_ylim(lo[1], hi[1])
+    ax.set_xlabel("x (m)")
+    ax.set_ylabel("y (m)")
+    heading = title if title is not None else model.name
+    ax.set_title(heading)
+    if len(supports):
+        ax.plot(supports[:, 0], supports[:, 1], "^", color="0.35", markersize=8, zorder=1)
+    draw_contacts = _contact_artists(ax, model, geo, rows, lo, hi)
+    body_lines = {b: ax.plot([], [], "-", lw=2.5, color="C0", solid_capstyle="round",
+                             zorder=2)[0] for b in geo.drawn}
+    revolute = [j.name for j in joints if isinstance(j, RevoluteSpec)]
+    prismatic = [j for j in joints if isinstance(j, PrismaticSpec)]
+    joint_dots = ax.plot([], [], "o", mfc="white", mec="k", markersize=5, zorder=3)[0]
+    slider_lines = [ax.plot([], [], "-", lw=5, color="C1", alpha=0.6, zorder=2)[0]
+                    for _ in prismatic]
+    trace_lines = {m: ax.plot([], [], "-", lw=1, zorder=1, label=m)[0] for m in markers}
+    marker_dots = {m: ax.plot([], [], ".", color=trace_lines[m].get_color(),
+                              markersize=6, zorder=4)[0] for m in markers}
+    if markers:        # beside the axes, off the mechanism
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
+    clock = ax.text(0.02, 0.97, "", transform=ax.transAxes, va="top")
+    half = 0.04 * span
 
-        def draw(k):
-            row = rows[k]
-            for b, line in body_lines.items():
-                line.set_data(outlines[b][k, :, 0], outlines[b][k, :, 1])
-            if revolute:
-                xy = np.array([joint_xy[n][k] for n in revolute])
-                joint_dots.set_data(xy[:, 0], xy[:, 1])
-            for j, line in zip(prismatic, slider_lines):
-                c = joint_xy[j.name][k]
-                ang = j.axis + (0.0 if j.first[0] == GROUND else
-                                math.atan2(geo.q[row, geo.index[j.first[0]] + 3],
-                                           geo.q[row, geo.index[j.first[0]] + 2]))
-                d = half * np.array([math.cos(ang), math.sin(ang)])
-                line.set_data([c[0] - d[0], c[0] + d[0]], [c[1] - d[1], c[1] + d[1]])
-            for m in markers:
-                p = traces[m]
-                if trace:
-                    trace_lines[m].set_data(p[:row + 1, 0], p[:row + 1, 1])
-                marker_dots[m].set_data([p[row, 0]], [p[row, 1]])
-            draw_contacts(k)
-            clock.set_text(f"t = {result.t[row]:.3f} s")
-            return []
+    def draw(k):
+        row = rows[k]
+        for b, line in body_lines.items():
+            line.set_data(outlines[b][k, :, 0], outlines[b][k, :, 1])
+        if revolute:
+            xy = np.array([joint_xy[n][k] for n in revolute])
+            joint_dots.set_data(xy[:, 0], xy[:, 1])
+        for j, line in zip(prismatic, slider_lines):
+            c = joint_xy[j.name][k]
+            ang = j.axis + (0.0 if j.first[0] == GROUND else
+                            math.atan2(geo.q[row, geo.index[j.first[0]] + 3],
+                                       geo.q[row, geo.index[j.first[0]] + 2]))
+            d = half * np.array([math.cos(ang), math.sin(ang)])
+            line.set_data([c[0] - d[0], c[0] + d[0]], [c[1] - d[1], c[1] + d[1]])
+        for m in markers:
+            p = traces[m]
+            if trace:
+                trace_lines[m].set_data(p[:row + 1, 0], p[:row + 1, 1])
+            marker_dots[m].set_data([p[row, 0]], [p[row, 1]])
+        draw_contacts(k)
+        clock.set_text(f"t = {result.t[row]:.3f} s")
+        return []
 
-        with writer.saving(fig, str(path), dpi):
-            for k in range(len(rows)):
-                draw(k)
-                writer.grab_frame()
-    finally:
-        plt.close(fig)
-    return path
+    return fig, draw
 
 
-def _pivots(model, geo) -> np.ndarray:
+def pivots(model, geo) -> np.ndarray:
     """(k, 2) ground points that joints pin or slide on (drawn as supports; a ground point
     that only places a contact's line is not one)."""
     names = []
@@ -264,12 +307,11 @@ def _contact_artists(ax, model, geo, rows, lo, hi):
     return draw
 
 
-def _animate_3d(result, path, writer, rows, markers, trace, dpi, size, title) -> Path:
-    """animate() for the 3D models of spherical and spatial linkages."""
-
-    model = result.model
-    q = np.asarray(result.q)
-    P = model.marker_positions(q)                              # (n, nmarkers, 3)
+def shapes_3d(model, q):
+    """What is drawn of a spherical or spatial model over the rows of ``q``: the markers'
+    positions (n, nmarkers, 3), one (n, k, 3) polyline per body or link, and the fixed
+    points (k, 3) drawn as supports."""
+    P = model.marker_positions(q)
     index = {m: i for i, m in enumerate(model.marker_names)}
     if model.dynamic:
         # spatial bodies: each drawn from its centre of mass to its points
@@ -283,6 +325,15 @@ def _animate_3d(result, path, writer, rows, markers, trace, dpi, size, title) ->
             if link != linkage.ground and len(pts) >= 2:
                 shapes.append(P[:, pts + [pts[0]] if len(pts) >= 3 else pts])
         fixed_xyz = P[0, [index[j] for j in linkage.links[linkage.ground] if j in index]]
+    return P, shapes, fixed_xyz
+
+
+def _scene_3d(result, rows, markers, trace, dpi, size, title):
+    """The figure of a spherical or spatial model and draw(k), which shows frame k."""
+
+    model = result.model
+    P, shapes, fixed_xyz = shapes_3d(model, np.asarray(result.q))
+    index = {m: i for i, m in enumerate(model.marker_names)}
     traces = {m: P[:, index[m]] for m in markers}
     cloud = np.concatenate([P.reshape(-1, 3), fixed_xyz] + [s.reshape(-1, 3) for s in shapes])
     lo, hi = cloud.min(axis=0), cloud.max(axis=0)
@@ -291,42 +342,40 @@ def _animate_3d(result, path, writer, rows, markers, trace, dpi, size, title) ->
 
     plt = _pyplot()
     fig = plt.figure(figsize=size, dpi=dpi)
-    try:
-        ax = fig.add_subplot(projection="3d")
-        ax.set_xlim(lo[0], hi[0])
-        ax.set_ylim(lo[1], hi[1])
-        ax.set_zlim(lo[2], hi[2])
-        ax.set_box_aspect(np.maximum(hi - lo, 1e-3 * float(np.max(hi - lo))))
-        label_3d_axes(ax, model.space)
-        ax.set_title(title if title is not None else model.name)
-        if model.space == "spherical":
-            u, w = np.meshgrid(np.linspace(0, 2 * np.pi, 25), np.linspace(0, np.pi, 13))
-            ax.plot_wireframe(np.cos(u) * np.sin(w), np.sin(u) * np.sin(w), np.cos(w),
-                              color="0.88", linewidth=0.4)
-        if len(fixed_xyz):
-            g = fixed_xyz
-            ax.plot(g[:, 0], g[:, 1], g[:, 2], "^", color="0.35", markersize=7)
-        link_lines = [ax.plot([], [], [], "-", lw=2.0, color="C0")[0] for _ in shapes]
-        trace_lines = {m: ax.plot([], [], [], "-", lw=1, label=m, color=c)[0]
-                       for m, c in zip(markers, distinct_colors(len(markers)))}
-        dots = {m: ax.plot([], [], [], ".", color=trace_lines[m].get_color())[0]
-                for m in markers}
-        if markers:
-            ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small")
-        clock = ax.text2D(0.02, 0.97, "", transform=ax.transAxes, va="top")
-        with writer.saving(fig, str(path), dpi):
-            for row in rows:
-                for line, shape in zip(link_lines, shapes):
-                    xyz = shape[row]
-                    line.set_data_3d(xyz[:, 0], xyz[:, 1], xyz[:, 2])
-                for m in markers:
-                    p = traces[m]
-                    start = 0 if trace else row
-                    trace_lines[m].set_data_3d(p[start:row + 1, 0], p[start:row + 1, 1],
-                                               p[start:row + 1, 2])
-                    dots[m].set_data_3d([p[row, 0]], [p[row, 1]], [p[row, 2]])
-                clock.set_text(f"t = {result.t[row]:.3f} s")
-                writer.grab_frame()
-    finally:
-        plt.close(fig)
-    return path
+    ax = fig.add_subplot(projection="3d")
+    ax.set_xlim(lo[0], hi[0])
+    ax.set_ylim(lo[1], hi[1])
+    ax.set_zlim(lo[2], hi[2])
+    ax.set_box_aspect(np.maximum(hi - lo, 1e-3 * float(np.max(hi - lo))))
+    label_3d_axes(ax, model.space)
+    ax.set_title(title if title is not None else model.name)
+    if model.space == "spherical":
+        u, w = np.meshgrid(np.linspace(0, 2 * np.pi, 25), np.linspace(0, np.pi, 13))
+        ax.plot_wireframe(np.cos(u) * np.sin(w), np.sin(u) * np.sin(w), np.cos(w),
+                          color="0.88", linewidth=0.4)
+    if len(fixed_xyz):
+        g = fixed_xyz
+        ax.plot(g[:, 0], g[:, 1], g[:, 2], "^", color="0.35", markersize=7)
+    link_lines = [ax.plot([], [], [], "-", lw=2.0, color="C0")[0] for _ in shapes]
+    trace_lines = {m: ax.plot([], [], [], "-", lw=1, label=m, color=c)[0]
+                   for m, c in zip(markers, distinct_colors(len(markers)))}
+    dots = {m: ax.plot([], [], [], ".", color=trace_lines[m].get_color())[0]
+            for m in markers}
+    if markers:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small")
+    clock = ax.text2D(0.02, 0.97, "", transform=ax.transAxes, va="top")
+
+    def draw(k):
+        row = rows[k]
+        for line, shape in zip(link_lines, shapes):
+            xyz = shape[row]
+            line.set_data_3d(xyz[:, 0], xyz[:, 1], xyz[:, 2])
+        for m in markers:
+            p = traces[m]
+            start = 0 if trace else row
+            trace_lines[m].set_data_3d(p[start:row + 1, 0], p[start:row + 1, 1],
+                                       p[start:row + 1, 2])
+            dots[m].set_data_3d([p[row, 0]], [p[row, 1]], [p[row, 2]])
+        clock.set_text(f"t = {result.t[row]:.3f} s")
+
+    return fig, draw

@@ -9,9 +9,15 @@ from ..errors import UnknownNameError
 
 
 def _pyplot():
+    """pyplot, on the Agg backend (files, no screen) unless the caller chose a backend: a
+    notebook's (MPLBACKEND, set by the kernel) or one pyplot already runs on."""
+    import os
+    import sys
+
     import matplotlib
 
-    matplotlib.use("Agg")
+    if not os.environ.get("MPLBACKEND") and "matplotlib.pyplot" not in sys.modules:
+        matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     return plt

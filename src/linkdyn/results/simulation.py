@@ -101,7 +101,8 @@ class SimulationResult(TrajectoryAccessors):
         if self.q is not None and len(self.t):
             rows.append(("energy variation", f"{np.ptp(self.energy):.3e} J"))
             rows.append(("max |Phi|", f"{self.phi_norm.max():.3e}"))
-        return _html.table(f"linkdyn simulation of {self.model.name}", rows)
+        return _html.table(f"linkdyn simulation of {self.model.name}", rows,
+                           self._repr_png_())
 
     @property
     @needs_rows
@@ -286,13 +287,13 @@ class SimulationResult(TrajectoryAccessors):
     @property
     @recordable
     def phi_norm(self) -> np.ndarray:
-        """|Phi(q, t)| at each output time."""
+        """``|Phi(q, t)|`` at each output time."""
         return self._norms()[:, 0]
 
     @property
     @recordable
     def phid_norm(self) -> np.ndarray:
-        """|Phi_q v + Phi_t| at each output time."""
+        """``|Phi_q v + Phi_t|`` at each output time."""
         return self._norms()[:, 1]
 
     @recordable

@@ -85,12 +85,12 @@ class ErrorEstimate:
 
     @property
     def q(self) -> np.ndarray:
-        """Estimated error (len(t), nq) of each coordinate, in its unit: |q - q_reference|."""
+        """Estimated error (len(t), nq) of each coordinate, in its unit: ``|q - q_reference|``."""
         return self._difference("q")
 
     @property
     def v(self) -> np.ndarray:
-        """Estimated error (len(t), nq) of each velocity: |v - v_reference|."""
+        """Estimated error (len(t), nq) of each velocity: ``|v - v_reference|``."""
         return self._difference("v")
 
     def marker(self, name) -> np.ndarray:
@@ -150,7 +150,7 @@ def estimate_error(model: Model, t_end: float, *, rtol: float = 1e-8, atol: floa
     ValueError
         ``refine`` below 10 or not finite; ``rtol / refine`` below 1e-14; ``controller``
         or ``record`` given; the reference run's local tolerance held at the integrator's
-        round-off floor (100 eps max(1, max|q0|)) so that it is not at least ten times
+        round-off floor (``100 eps max(1, max|q0|)``) so that it is not at least ten times
         tighter than the first run's (the estimate would be meaningless: loosen rtol).
     Whatever :func:`linkdyn.simulate` raises for either run.
     """

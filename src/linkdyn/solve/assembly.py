@@ -130,7 +130,7 @@ def check_redundant(redundant) -> bool:
 class ConsistentState:
     """Positions and velocities that satisfy the constraints at time ``t``.
 
-    ``phi_norm`` = |Phi(q, t)| and ``velocity_norm`` = |Phi_q v + Phi_t| (Euclidean norms);
+    ``phi_norm`` = ``|Phi(q, t)|`` and ``velocity_norm`` = ``|Phi_q v + Phi_t|`` (Euclidean norms);
     ``iterations`` counts the Newton iterations of the position projection."""
 
     t: float
@@ -363,7 +363,7 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
         Coordinates kept fixed (see :func:`hold_mask`); default the bodies marked ``hold``.
     tol : float
         Required Euclidean norm of Phi (in the model's length units), raised to the round-off
-        level of the residual, 4 eps sqrt(nc) max(1, |q|_max), where that is larger (large
+        level of the residual, ``4 eps sqrt(nc) max(1, |q|_max)``, where that is larger (large
         models far from the origin); the velocity constraints are met to round-off by a
         refined linear solve.
     max_iterations : int

@@ -112,7 +112,8 @@ class KinematicsResult(TrajectoryAccessors):
                  f"{self.rcond.min():.3e}" if len(self.rcond) else "-"),
                 ("singular configurations", str(len(self.singularities))),
                 ("limit positions passed", str(len(self.limits)))]
-        return _html.table(f"linkdyn kinematics of {self.model.name}", rows)
+        return _html.table(f"linkdyn kinematics of {self.model.name}", rows,
+                           self._repr_png_())
 
 
 
@@ -443,7 +444,7 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
         from any position), the guess is first projected by
         :func:`linkdyn.consistent_state`, whose errors then say what cannot be assembled.
     tol : float
-        Newton stops when |Phi|_max <= tol * max(1, |q|_max).
+        Newton stops when ``|Phi|_max <= tol * max(1, |q|_max)``.
     singular_rcond : float
         A reciprocal condition estimate below this marks a singular configuration (see the
         module notes for the default, 1e-6).
@@ -631,7 +632,7 @@ def assembly_modes(model: Model, t: float = 0.0, *, q0=None, starts: int = 16,
         r = linkdyn.kinematics(model, times, q0=modes[1].q)     # times[0] == t
 
     They are found by deflated Newton iterations (Farrell, Birkisson and Funke, 2015): after
-    each solution r_i the residual is multiplied by prod(1 / |q - r_i|^2 + 1), which keeps
+    each solution r_i the residual is multiplied by ``prod(1 / |q - r_i|^2 + 1)``, which keeps
     Newton away from the solutions already found, from the guess ``q0`` (default the
     model's) and then from ``starts`` random perturbations of it (seeded by ``seed``, so the
     result is reproducible). The first mode is the one a plain Newton iteration finds from

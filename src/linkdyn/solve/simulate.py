@@ -96,7 +96,7 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         terminal ones stop the run at the event, the others are recorded in
         ``result.events`` and the integration restarts there.
     event_tol : float
-        Time tolerance (s) of the event location (0: 1e-12 max(1, |t|)).
+        Time tolerance (s) of the event location (0: ``1e-12 max(1, |t|)``).
     swinging : sequence of str
         Contacts with a swing partner that start swinging (no force until their circle is
         clear ahead of the partner's; :mod:`linkdyn.contacts`). Which foot swings is not a

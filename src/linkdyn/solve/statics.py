@@ -119,10 +119,10 @@ class Modes:
     Attributes
     ----------
     frequencies : ndarray (k,)
-        Undamped natural frequencies |s| (rad/s), ascending; one per mode (conjugate pairs
+        Undamped natural frequencies ``|s|`` (rad/s), ascending; one per mode (conjugate pairs
         counted once).
     damping_ratios : ndarray (k,)
-        -Re(s) / |s| (0: undamped, 1: critical; > 1 overdamped, negative: unstable).
+        ``-Re(s) / |s|`` (0: undamped, 1: critical; > 1 overdamped, negative: unstable).
     eigenvalues : ndarray (k,) complex
         s, with Im(s) >= 0.
     shapes : ndarray (nq, k)
