@@ -62,6 +62,16 @@ def test_every_builtin_model_appears_in_an_example():
     assert missing == []
 
 
+def test_api_reference_lists_every_public_name():
+    api = ROOT / "docs" / "api"
+    text = "".join(p.read_text(encoding="utf-8") for p in api.glob("*.*"))
+    listed = set(re.findall(r"^   ([A-Za-z_][A-Za-z0-9_]*)$", text, re.M))
+    modules = set(re.findall(r"automodule:: linkdyn\.([a-z_]+)$", text, re.M))
+    missing = [name for name in linkdyn.__all__ if name != "__version__"
+               and name not in listed and name not in modules]
+    assert missing == []
+
+
 @pytest.mark.slow
 def test_documentation_builds_with_warnings_as_errors():
     # ci/docs.sh installs the docs extra into the environment when it is missing, builds

@@ -101,6 +101,11 @@ def test_notebook_drawing_and_summary():
     assert recorded._repr_png_() is None and "<img" not in recorded._repr_html_()
     kin = linkdyn.kinematics("five_ss", [0.0, 0.1])
     assert kin._repr_png_()[:4] == b"\x89PNG"
+    # Models: a sketch at their initial guesses beside their summary, planar and spatial.
+    for name in ("jansen", "heavy_top", "spherical_watt1"):
+        model = linkdyn.load_model(name)
+        assert model._repr_png_()[:4] == b"\x89PNG"
+        assert "data:image/png;base64," in model._repr_html_()
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

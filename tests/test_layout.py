@@ -165,7 +165,7 @@ def test_old_module_paths_still_import():
     from linkdyn.results import PointGeometry
 
     assert ModelBuilder is linkdyn.ModelBuilder and callable(compile_model)
-    assert PointGeometry.__module__ == "linkdyn.results.geometry"
+    assert PointGeometry.__module__ == "linkdyn.compile.geometry"
 
 
 #: Size limits that keep every module and function readable at one sitting.

@@ -114,7 +114,13 @@ class Model:
             ("coordinates, constraints", f"{self.nq}, {self.nc}"),
             ("kinematic only", "yes" if (not self.dynamic or getattr(
                 self.description, "kinematic", False)) else "no"),
-        ])
+        ], self._repr_png_())
+
+    def _repr_png_(self) -> bytes:
+        """A sketch of the model at its initial guesses (notebooks)."""
+        from .sketch import sketch_png
+
+        return sketch_png(self)
 
     #: "planar" for models of bodies in the plane; "spatial" for spatial bodies
     #: (:mod:`linkdyn.compile.spatial`); the natural-coordinate linkages of

@@ -18,7 +18,7 @@ import numpy as np
 from ..elements.bodies import GROUND
 from ..elements.joints import RevoluteSpec
 from ..errors import ArgumentError, ModelError
-from ..results.geometry import PointGeometry
+from ..compile.geometry import PointGeometry
 
 __all__ = ["Grashof", "grashof", "transmission_angle"]
 

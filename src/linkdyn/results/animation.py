@@ -27,10 +27,10 @@ import numpy as np
 
 from ..elements.bodies import GROUND
 from ..elements.joints import PrismaticSpec, RevoluteSpec
-from .geometry import PointGeometry
+from ..compile.geometry import PointGeometry, pivots, shapes_3d
 from .plotting import _pyplot, distinct_colors, label_3d_axes
 
-__all__ = ["animate", "snapshot", "frame_times", "shapes_3d", "pivots", "AnimationError"]
+__all__ = ["animate", "snapshot", "frame_times", "AnimationError"]
 
 #: Largest number of frames written (a guard against a long run at a high frame rate).
 MAX_FRAMES = 20_000
@@ -252,18 +252,6 @@ def _scene_2d(result, rows, markers, trace, dpi, size, title):
 
     return fig, draw
 
-
-def pivots(model, geo) -> np.ndarray:
-    """(k, 2) ground points that joints pin or slide on (drawn as supports; a ground point
-    that only places a contact's line is not one)."""
-    names = []
-    for j in model.description.joints:
-        for body, point in (j.first, j.second):
-            if body == GROUND and point not in names:
-                names.append(point)
-    return np.array([geo.ground[n] for n in names], dtype=float).reshape(-1, 2)
-
-
 def _contact_centres(model, geo, rows) -> list:
     """Per contact (spec, (len(rows), 2) centres of its circle)."""
     return [(c, geo.ref(c.point, rows)) for c in model.description.contacts]
@@ -305,27 +293,6 @@ def _contact_artists(ax, model, geo, rows, lo, hi):
             patch.set_center(tuple(centre[k]))
 
     return draw
-
-
-def shapes_3d(model, q):
-    """What is drawn of a spherical or spatial model over the rows of ``q``: the markers'
-    positions (n, nmarkers, 3), one (n, k, 3) polyline per body or link, and the fixed
-    points (k, 3) drawn as supports."""
-    P = model.marker_positions(q)
-    index = {m: i for i, m in enumerate(model.marker_names)}
-    if model.dynamic:
-        # spatial bodies: each drawn from its centre of mass to its points
-        shapes = [model.body_outline(q, b) for b in model.body_names]
-        fixed_xyz = np.array([xyz for _, xyz in model.description.ground]).reshape(-1, 3)
-    else:
-        linkage = model.description
-        shapes = []
-        for link, members in linkage.links.items():
-            pts = [index[j] for j in members if j in index]
-            if link != linkage.ground and len(pts) >= 2:
-                shapes.append(P[:, pts + [pts[0]] if len(pts) >= 3 else pts])
-        fixed_xyz = P[0, [index[j] for j in linkage.links[linkage.ground] if j in index]]
-    return P, shapes, fixed_xyz
 
 
 def _scene_3d(result, rows, markers, trace, dpi, size, title):

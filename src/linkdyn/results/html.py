@@ -20,8 +20,8 @@ import numpy as np
 from ..elements.bodies import GROUND
 from ..elements.joints import RevoluteSpec
 from ..errors import ArgumentError
-from .animation import AnimationError, _checked_markers, frame_times, pivots, shapes_3d
-from .geometry import PointGeometry
+from ..compile.geometry import PointGeometry, pivots, shapes_3d
+from .animation import AnimationError, _checked_markers, frame_times
 
 __all__ = ["to_html", "figure", "HTML_MAX_FRAMES"]
 

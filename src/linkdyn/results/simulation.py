@@ -15,7 +15,7 @@ from ..elements.bodies import GROUND
 from ..elements.friction import gradient
 from ..elements.joints import PrismaticSpec
 from .accessors import TrajectoryAccessors, needs_rows, recordable
-from .geometry import PointGeometry
+from ..compile.geometry import PointGeometry
 
 __all__ = ["SimulationResult", "prismatic_reaction"]
 

@@ -40,7 +40,7 @@ from ..models import as_model
 from ..compile.model import Model, require_dynamic
 from ..elements.joints import PrismaticSpec
 from ..errors import ArgumentError, ArgumentTypeError, EquilibriumError, UnknownNameError
-from ..results.geometry import PointGeometry
+from ..compile.geometry import PointGeometry
 from ..results.simulation import prismatic_reaction
 from .assembly import consistent_state
 

@@ -1,5 +1,6 @@
 """Where a model's drawn points are over a trajectory: ground points, body points, joint
-points and the outlines drawn for bodies (used by the animations and the joint accessors)."""
+points and the outlines drawn for bodies, supports, and the polylines of spatial models
+(used by the model's sketch, the animations, the HTML pages and the joint accessors)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import numpy as np
 
 from ..elements.bodies import GROUND, BarSpec
 
-__all__ = ["PointGeometry"]
+__all__ = ["PointGeometry", "pivots", "shapes_3d"]
 
 
 class PointGeometry:
@@ -55,3 +56,35 @@ class PointGeometry:
             if len(order) == 1:
                 order.append((0.0, 0.0))
         return np.stack([self.point(body, p, rows) for p in order], axis=1)
+
+
+def pivots(model, geo) -> np.ndarray:
+    """(k, 2) ground points that joints pin or slide on (drawn as supports; a ground point
+    that only places a contact's line is not one)."""
+    names = []
+    for j in model.description.joints:
+        for body, point in (j.first, j.second):
+            if body == GROUND and point not in names:
+                names.append(point)
+    return np.array([geo.ground[n] for n in names], dtype=float).reshape(-1, 2)
+
+
+def shapes_3d(model, q):
+    """What is drawn of a spherical or spatial model over the rows of ``q``: the markers'
+    positions (n, nmarkers, 3), one (n, k, 3) polyline per body or link, and the fixed
+    points (k, 3) drawn as supports."""
+    P = model.marker_positions(q)
+    index = {m: i for i, m in enumerate(model.marker_names)}
+    if model.dynamic:
+        # spatial bodies: each drawn from its centre of mass to its points
+        shapes = [model.body_outline(q, b) for b in model.body_names]
+        fixed_xyz = np.array([xyz for _, xyz in model.description.ground]).reshape(-1, 3)
+    else:
+        linkage = model.description
+        shapes = []
+        for link, members in linkage.links.items():
+            pts = [index[j] for j in members if j in index]
+            if link != linkage.ground and len(pts) >= 2:
+                shapes.append(P[:, pts + [pts[0]] if len(pts) >= 3 else pts])
+        fixed_xyz = P[0, [index[j] for j in linkage.links[linkage.ground] if j in index]]
+    return P, shapes, fixed_xyz
