@@ -62,3 +62,130 @@ def test_transmission_angle_names_a_bad_joint():
                         if "ground" in (j.first[0], j.second[0]))
     with pytest.raises(linkdyn.ArgumentError, match="between two moving links"):
         transmission_angle(k, ground_joint)
+
+
+A, B, C, D = 0.1, 0.35, 0.3, 0.4       # crank, coupler, rocker, ground of conftest's four-bar
+
+
+def driven_fourbar(turns_per_second=1.0, gravity=True):
+    builder = fourbar_builder(crank=A, coupler=B, rocker=C, base=D, theta=1.0)
+    builder.add_angle_driver("drive", "O_crank",
+                             linkdyn.laws.linear(-1.0, -2 * math.pi * turns_per_second))
+    return builder.build()
+
+
+def test_mechanical_advantage_is_the_ratio_of_angular_velocities():
+    # Power in equals power out: T_out / T_in = w_in / w_out. Independently, the rocker's
+    # rate from the loop-closure derivative at each crank angle theta (rocker angle phi):
+    # w_out / w_in = a sin(psi - theta) / (c sin(psi - phi)), psi the coupler's angle.
+    from linkdyn.design import mechanical_advantage
+
+    k = linkdyn.kinematics(driven_fourbar(), np.linspace(0.0, 1.0, 361))
+    ma = mechanical_advantage(k, "crank", "rocker")
+    theta, phi, psi = (k.body_angle(n) for n in ("crank", "rocker", "coupler"))
+    # rocker.a is its ground end: its u points from C to B; the coupler's from A to B.
+    ratio = A * np.sin(psi - theta) / (C * np.sin(psi - phi))
+    np.testing.assert_allclose(1.0 / ma, ratio, rtol=1e-9, atol=1e-12)
+
+
+def test_limit_positions_and_dead_centres_of_a_crank_rocker():
+    # The rocker reverses where crank and coupler line up: |O B| = b + a (extended) or b - a
+    # (folded); there the rocker's angle follows from the triangle O, C, B.
+    from linkdyn.design import dead_centres, limit_positions
+
+    k = linkdyn.kinematics(driven_fourbar(), np.linspace(0.0, 1.0, 3601))
+    limits = limit_positions(k, "rocker")
+    assert len(limits) == 2
+    exact = []
+    for diagonal in (B + A, B - A):
+        # angle at C between C->O and C->B, with B above the ground line
+        gamma = math.acos((C * C + D * D - diagonal * diagonal) / (2 * C * D))
+        exact.append(math.pi - gamma)
+    angles = sorted(np.mod([p.value for p in limits], 2 * math.pi))
+    np.testing.assert_allclose(angles, sorted(np.mod(exact, 2 * math.pi)), atol=1e-6)
+    # the same instants are the dead centres of the crank-coupler joint A (0 and pi)
+    centres = dead_centres(k, "A")
+    assert sorted(p.value for p in centres) == [0.0, math.pi]
+    np.testing.assert_allclose(sorted(p.t for p in centres), sorted(p.t for p in limits),
+                               atol=1e-6)
+
+
+class _Curve:
+    """A result-like record of a parametric curve, for the coupler-curve geometry."""
+
+    class model:
+        marker_dimension = 2
+
+    def __init__(self, x, dx, n=3601):
+        self.t = np.linspace(0.0, 2 * math.pi, n)
+        self._p = np.column_stack(x(self.t))
+        self._v = np.column_stack(dx(self.t))
+
+    def marker(self, name):
+        return self._p
+
+    def marker_velocity(self, name):
+        return self._v
+
+
+def test_coupler_curve_features_on_curves_with_known_ones():
+    from linkdyn.design import coupler_curve
+
+    # Bernoulli's lemniscate crosses itself once, at the origin (t = pi/2 and 3 pi/2).
+    lemniscate = _Curve(lambda t: (np.cos(t) / (1 + np.sin(t) ** 2),
+                                   np.sin(t) * np.cos(t) / (1 + np.sin(t) ** 2)),
+                        lambda t: (np.gradient(np.cos(t) / (1 + np.sin(t) ** 2), t),
+                                   np.gradient(np.sin(t) * np.cos(t) / (1 + np.sin(t) ** 2), t)))
+    f = coupler_curve(lemniscate, "P")
+    assert f.closed and len(f.double_points) == 1
+    t1, t2, x, y = f.double_points[0]
+    assert abs(x) < 1e-12 and abs(y) < 1e-12
+    np.testing.assert_allclose(sorted([t1, t2]), [math.pi / 2, 3 * math.pi / 2], atol=1e-9)
+    assert f.width == pytest.approx(2.0, abs=1e-6) and f.cusps == ()
+    # The deltoid has three cusps, at t = 0, 2 pi/3, 4 pi/3, and no double point.
+    deltoid = _Curve(lambda t: (2 * np.cos(t) + np.cos(2 * t), 2 * np.sin(t) - np.sin(2 * t)),
+                     lambda t: (-2 * np.sin(t) - 2 * np.sin(2 * t),
+                                2 * np.cos(t) - 2 * np.cos(2 * t)))
+    f = coupler_curve(deltoid, "P")
+    assert f.double_points == ()
+    np.testing.assert_allclose(sorted({round(c[0] % (2 * math.pi), 9) for c in f.cusps}),
+                               [0.0, 2 * math.pi / 3, 4 * math.pi / 3], atol=1e-9)
+    assert f.length == pytest.approx(16.0, rel=1e-5)       # a deltoid's length: 16 r
+
+
+def test_input_torque_from_kinetostatics_is_the_drivers_effort_in_a_simulation():
+    from linkdyn.design import input_torque
+
+    model = driven_fourbar()
+    times = np.linspace(0.0, 1.0, 101)
+    k = linkdyn.kinematics(model, times)
+    torque = input_torque(k, "drive")
+    r = linkdyn.simulate(model, 1.0, rtol=1e-10, atol=1e-10, t_out=times, q0=k.q[0], v0=k.v[0])
+    np.testing.assert_allclose(torque, r.driver_effort("drive"), atol=1e-6 * np.abs(torque).max())
+    with pytest.raises(linkdyn.ArgumentError, match="no driver 'nope'"):
+        input_torque(k, "nope")
+    with pytest.raises(linkdyn.ModelError, match="kinematic only"):
+        input_torque(linkdyn.kinematics("crank_rocker", [0.0, 0.1]), "input")
+
+
+def test_cycle_report_and_the_command(tmp_path, capsys):
+    from linkdyn.cli import main
+    from linkdyn.design.report import cycle_metrics
+
+    k = linkdyn.kinematics(driven_fourbar(), np.linspace(0.0, 1.0, 721))
+    report = cycle_metrics(k)
+    assert set(report.transmission) == {"A", "B"}
+    np.testing.assert_allclose(report.transmission["B"], transmission_angle(k, "B"))
+    assert set(report.limits) >= {"rocker"} and "crank" not in report.limits
+    assert report.curves["P"].closed and set(report.torque) == {"drive"}
+    assert main(["kinematics", "crank_rocker", "--metrics", "--plot", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    import re
+
+    low, high = map(float, re.search(r"transmission angle at C: ([\d.]+) to ([\d.]+) deg",
+                                     out).groups())
+    mu = transmission_angle(linkdyn.kinematics("crank_rocker",
+                                               np.linspace(0.0, 2 * np.pi, 361)), "C")
+    assert abs(low - np.degrees(mu.min())) < 0.006 and abs(high - np.degrees(mu.max())) < 0.006
+    assert "rocker reverses" in out and "path of P" in out
+    assert (tmp_path / "metrics.png").stat().st_size > 0

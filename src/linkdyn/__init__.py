@@ -19,7 +19,8 @@ from .errors import (ArgumentError, ArgumentTypeError, AssemblyError, Controller
                      KinematicsError, LinkdynError, ModelError, ModelFileError, NonFiniteError,
                      NotRecordedError,
                      RedundantConstraintsError, SimulationError, SingularConfigurationError,
-                     SingularJacobianError, StepSizeError, ToleranceWarning)
+                     SingularJacobianError, StepSizeError, SynthesisError,
+                     ToleranceWarning)
 from .elements import contacts, events, forces, friction, laws, lcp
 from .elements.bodies import GROUND
 from .elements.description import Description
@@ -44,6 +45,8 @@ from .solve.accuracy import ErrorEstimate, estimate_error
 from .solve.statics import Equilibrium, Modes, equilibrium, modes
 from .solve.periodic import PeriodicOrbit, PeriodicOrbitError, periodic_orbit
 from . import design
+from .design import synthesis
+from .design.sensitivity import KinematicSensitivities, kinematic_sensitivities
 from .batch import sweep as _sweep_module
 from .batch.sweep import sweep
 
@@ -106,6 +109,7 @@ __all__ = [
     "Singularity",
     "SingularConfigurationError",
     "SingularJacobianError",
+    "SynthesisError",
     "StepSizeError",
     "assembly_modes",
     "builtin_names",
@@ -127,4 +131,7 @@ __all__ = [
     "periodic_orbit",
     "simulate",
     "sweep",
+    "synthesis",
+    "kinematic_sensitivities",
+    "KinematicSensitivities",
 ]

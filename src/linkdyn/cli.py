@@ -381,10 +381,22 @@ def _cmd_kinematics(args) -> int:
         np.savetxt(args.output, np.column_stack(data), fmt="%.15e", header=" ".join(cols),
                    comments="# ")
         print(f"  wrote {args.output}")
+    report = None
+    if args.metrics:
+        from .design.report import cycle_metrics, format_cycle_metrics
+
+        report = cycle_metrics(result)
+        print("design metrics:")
+        for line in format_cycle_metrics(report):
+            print(line)
     if args.plot:
         from .results.plotting import plot_kinematics
 
         paths = plot_kinematics(result, args.plot)
+        if report is not None:
+            from .design.report import plot_cycle_metrics
+
+            paths.append(plot_cycle_metrics(report, args.plot))
         print(f"  wrote {_count(len(paths), 'plot')} into {args.plot}")
     if stopped is not None:
         return 1
@@ -581,6 +593,10 @@ def _add_kinematics(sub) -> None:
     p.add_argument("--output", metavar="FILE",
                    help="write marker positions, velocities, accelerations as text")
     p.add_argument("--plot", metavar="DIR", help="write PNG plots into DIR")
+    p.add_argument("--metrics", action="store_true",
+                   help="print design metrics (planar models): transmission angles and dead "
+                   "centres, limit positions, coupler-curve features, input torques "
+                   "(kinetostatics); with --plot also metrics.png")
     p.set_defaults(func=_cmd_kinematics)
 
 

@@ -22,6 +22,9 @@ The errors about arguments also derive from the builtin class Python code expect
     │                            the constraint Jacobian loses rank (redundant or
     │                            conflicting constraints)
     ├── EquilibriumError         no static equilibrium near the guess
+    ├── SynthesisError (ValueError)
+    │                            no start of a dimensional synthesis met its targets and
+    │                            constraints (each start's reason in ``failures``)
     ├── KinematicsError          the position problem of a kinematic sweep has no solution
     │   └── SingularConfigurationError
     │                            the Jacobian of a driven mechanism became singular
@@ -53,6 +56,7 @@ __all__ = [
     "RedundantConstraintsError",
     "KinematicsError",
     "EquilibriumError",
+    "SynthesisError",
     "SingularConfigurationError",
     "SimulationError",
     "StepSizeError",
@@ -193,6 +197,15 @@ class ForceElementError(SimulationError):
 class ControllerError(SimulationError):
     """The controller raised (the exception is chained as ``__cause__``) or returned
     something other than finite inputs of the model's motors and servos."""
+
+
+class SynthesisError(LinkdynError, ValueError):
+    """No start of a dimensional synthesis gave a linkage that meets the targets and the
+    constraints; ``failures`` holds (start, reason) for each start."""
+
+    def __init__(self, message: str, failures=()):
+        super().__init__(message)
+        self.failures = tuple(failures)
 
 
 class EquilibriumError(LinkdynError):

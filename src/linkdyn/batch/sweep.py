@@ -8,9 +8,10 @@ process pool or on a Dask cluster.
 
 Parameters. A parameter is either an option of the run (``t_end``, ``rtol``, ``atol``, ...:
 any keyword of the run function) or a path into the model's file form
-(:mod:`linkdyn.modelfile`): ``gravity``, ``bodies.<name>.<field>``, ``joints.<name>.<field>``,
-``drivers.<name>.law.<field>``, ``forces.<name>.<field>``, ``contacts.<name>.<field>``, each
-validated as a model file is. ``parameters`` is a grid (a mapping name -> values: every
+(:mod:`linkdyn.describe.parameters`): ``gravity``, ``ground.<point>``,
+``bodies.<name>.<field>``, ``joints.<name>.<field>``, ``drivers.<name>.law.<field>``,
+``forces.<name>.<field>``, ``contacts.<name>.<field>``, a component such as
+``bodies.crank.points.B.x``, each validated as a model file is. ``parameters`` is a grid (a mapping name -> values: every
 combination, the last name varying fastest) or a list of cases (mappings name -> value).
 Instead of a model, a factory ``factory(case) -> Model`` may build each case's model from the
 case's model parameters (the names that are not run options).
@@ -45,12 +46,13 @@ import sys
 import time
 from collections.abc import Mapping
 
+from ..describe.parameters import apply_parameters
+from ..describe.parameters import is_model_parameter as _is_model_parameter
 from ..errors import ArgumentError, ArgumentTypeError, ModelError
 
 __all__ = ["sweep", "expand_cases", "apply_parameters"]
 
 RUNS = ("simulate", "kinematics", "equilibrium")
-MODEL_SECTIONS = ("bodies", "joints", "drivers", "forces", "contacts")
 STAT_KEYS = ("steps", "rejected_steps", "newton_iterations", "factorizations",
              "integration_seconds", "sweep_seconds", "events")
 
@@ -77,45 +79,6 @@ def expand_cases(parameters) -> list[dict]:
     if not cases:
         raise ArgumentError("sweep: no cases")
     return cases
-
-
-def _is_model_parameter(name: str) -> bool:
-    return name == "gravity" or name.split(".", 1)[0] in MODEL_SECTIONS
-
-
-def apply_parameters(data: dict, case: Mapping) -> dict:
-    """A copy of a model-file dict with the case's model parameters set (see module notes);
-    raises :class:`ModelError` naming an unknown path."""
-    import copy
-
-    data = copy.deepcopy(data)
-    for name, value in case.items():
-        if not _is_model_parameter(name):
-            continue
-        if name == "gravity":
-            data["gravity"] = value
-            continue
-        section, _, rest = name.partition(".")
-        entry_name, _, field = rest.partition(".")
-        if not entry_name or not field:
-            raise ModelError(f"sweep parameter {name!r}: expected '{section}.<name>.<field>'")
-        entries = [e for e in data.get(section, []) if e.get("name") == entry_name]
-        if not entries:
-            known = ", ".join(e.get("name", "?") for e in data.get(section, [])) or "none"
-            singular = {"bodies": "body", "forces": "force element"}.get(section, section[:-1])
-            raise ModelError(f"sweep parameter {name!r}: no {singular} named "
-                             f"{entry_name!r} (known: {known})")
-        target, keys = entries[0], field.split(".")
-        for key in keys[:-1]:
-            if not isinstance(target.get(key), dict):
-                raise ModelError(f"sweep parameter {name!r}: {key!r} is not an object in "
-                                 f"{section[:-1]} {entry_name!r}")
-            target = target[key]
-        if keys[-1] in ("angle", "omega") and section == "bodies":
-            # The canonical file form stores u and ud; an angle replaces them.
-            target.pop("u" if keys[-1] == "angle" else "ud", None)
-        target[keys[-1]] = value
-    return data
 
 
 def _check_paths(base, cases) -> None:

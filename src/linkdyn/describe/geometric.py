@@ -143,6 +143,12 @@ class Linkage:
     def ground(self) -> str | None:
         return self._ground
 
+    @property
+    def input_joint(self) -> str | None:
+        """The joint whose rotation (or slide) is the input; None for an actuator's input
+        or before the input is set."""
+        return self._input[0] if self._input is not None else None
+
     # -- joints --------------------------------------------------------------------------------
     def _point(self, entry, coordinates, name=None):
         values = _values(coordinates)

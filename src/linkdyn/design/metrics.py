@@ -20,7 +20,9 @@ from ..elements.joints import RevoluteSpec
 from ..errors import ArgumentError, ModelError
 from ..compile.geometry import PointGeometry
 
-__all__ = ["Grashof", "grashof", "transmission_angle"]
+__all__ = ["Grashof", "grashof", "transmission_angle", "mechanical_advantage",
+           "limit_positions", "dead_centres", "Position", "coupler_curve", "CouplerCurve",
+           "input_torque"]
 
 #: Relative tolerance of the Grashof sum comparison (change-point linkages are equal to it).
 GRASHOF_TOL = 1e-12
@@ -102,3 +104,173 @@ def _far_point(model, spec, body):
             if end[0] == body and end[1] != own[1]:
                 return end
     return (body, "cm")
+
+
+def mechanical_advantage(result, input_body: str, output_body: str) -> np.ndarray:
+    """The mechanical advantage (n,) of a one-degree-of-freedom planar linkage between two
+    turning bodies: output torque over input torque, which for a linkage without losses is
+    the input's angular velocity over the output's, ``w_in / w_out`` (signed). It is
+    infinite where the output stops (a toggle, or a rocker at its limit positions)."""
+    w_in = _angular_velocity(result, input_body, "mechanical_advantage")
+    w_out = _angular_velocity(result, output_body, "mechanical_advantage")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return w_in / w_out
+
+
+def _angular_velocity(result, body, what):
+    if result.model.space != "planar":
+        raise ModelError(f"{what}: planar models only")
+    if body not in result.model.body_names:
+        raise ArgumentError(f"{what}: model {result.model.name!r} has no body {body!r} "
+                            f"(bodies: {', '.join(result.model.body_names)})")
+    return np.asarray(result.body_angular_velocity(body), dtype=float)
+
+
+def _crossings(t, values):
+    """Times where ``values`` changes sign between rows (linear interpolation) or is zero
+    at a row, and the row before each."""
+    t, values = np.asarray(t, dtype=float), np.asarray(values, dtype=float)
+    out = []
+    for i in range(len(t) - 1):
+        a, b = values[i], values[i + 1]
+        if a == 0.0 and (i == 0 or values[i - 1] != 0.0):
+            out.append((float(t[i]), i))
+        elif a * b < 0.0:
+            out.append((float(t[i] + (t[i + 1] - t[i]) * a / (a - b)), i))
+    return out
+
+
+@dataclass(frozen=True)
+class Position:
+    """A special position of a linkage: the time it is reached (s, interpolated between
+    output rows), what it is ("limit": a body's rotation reverses; "dead centre": the two
+    links at a joint line up, folded (angle 0) or extended (pi)) and ``value`` (the body's
+    angle at a limit, rad; the transmission angle at a dead centre, 0 or pi)."""
+
+    t: float
+    kind: str
+    value: float
+
+
+def limit_positions(result, body: str) -> list:
+    """Where ``body`` (a rocker) reverses: the times its angular velocity changes sign, with
+    its angle there (rad; the rocker's extreme positions over the motion)."""
+    w = _angular_velocity(result, body, "limit_positions")
+    angle = np.asarray(result.body_angle(body), dtype=float)
+    out = []
+    for tc, i in _crossings(result.t, w):
+        j = min(i + 1, len(angle) - 1)
+        s = (tc - result.t[i]) / (result.t[j] - result.t[i]) if j > i else 0.0
+        out.append(Position(tc, "limit", float(angle[i] + s * (angle[j] - angle[i]))))
+    return out
+
+
+def dead_centres(result, joint: str) -> list:
+    """Where the two links that revolute ``joint`` connects line up (the transmission angle
+    reaches 0 or pi): the times the cross product of the links' lines changes sign, with the
+    angle there. At such a position of a four-bar's coupler-output joint the input cannot
+    drive the output."""
+    mu = transmission_angle(result, joint)
+    model = result.model
+    spec = model.joint_spec(joint)
+    geo = PointGeometry(model, np.asarray(result.q))
+    rows = np.arange(len(result.t))
+    at = geo.ref(spec.first, rows)
+    arms = [geo.ref(_far_point(model, spec, body), rows) - at
+            for body in (spec.first[0], spec.second[0])]
+    cross = arms[0][:, 0] * arms[1][:, 1] - arms[0][:, 1] * arms[1][:, 0]
+    return [Position(tc, "dead centre", 0.0 if mu[i] < math.pi / 2 else math.pi)
+            for tc, i in _crossings(result.t, cross)]
+
+
+@dataclass(frozen=True)
+class CouplerCurve:
+    """Features of the path a marker traces (a coupler curve).
+
+    ``points`` (n, 2); ``extent`` (x_min, x_max, y_min, y_max), ``width`` and ``height`` (m);
+    ``length``: the path's length (m); ``closed``: whether it returns to its start (to
+    1e-9 of its size); ``double_points``: (t1, t2, x, y) where the path crosses itself;
+    ``cusps``: (t, x, y) where the point stops and turns back (its speed has a local minimum
+    below ``cusp_speed`` times its largest)."""
+
+    points: np.ndarray
+    extent: tuple
+    width: float
+    height: float
+    length: float
+    closed: bool
+    double_points: tuple
+    cusps: tuple
+
+
+def coupler_curve(result, marker: str, cusp_speed: float = 1e-3) -> CouplerCurve:
+    """The features of the path ``marker`` traces along ``result`` (a planar kinematics or
+    simulation result): extent, length, double points (self-crossings, located on the
+    polyline of the output rows) and cusps."""
+    if result.model.marker_dimension != 2:
+        raise ModelError("coupler_curve: planar markers only")
+    P = np.asarray(result.marker(marker), dtype=float)
+    t = np.asarray(result.t, dtype=float)
+    if len(P) < 3:
+        raise ArgumentError("coupler_curve: the result needs at least three rows")
+    lo, hi = P.min(axis=0), P.max(axis=0)
+    size = float(np.max(hi - lo)) or 1.0
+    seg = np.diff(P, axis=0)
+    closed = bool(np.linalg.norm(P[-1] - P[0]) <= 1e-9 * size)
+    doubles = []
+    a0, d = P[:-1], seg
+    m = len(seg)
+    for i in range(m - 2):
+        j = np.arange(i + 2, m)
+        if closed and i == 0:
+            j = j[j != m - 1]            # the last segment meets the first at the start
+        if not len(j):
+            continue
+        # a0[i] + s d[i] = a0[j] + u d[j], s and u in [0, 1)
+        det = d[i, 0] * d[j, 1] - d[i, 1] * d[j, 0]
+        ok = np.abs(det) > 1e-300
+        w = a0[j] - a0[i]
+        s = np.where(ok, (w[:, 0] * d[j, 1] - w[:, 1] * d[j, 0]) / np.where(ok, det, 1), -1)
+        u = np.where(ok, (w[:, 0] * d[i, 1] - w[:, 1] * d[i, 0]) / np.where(ok, det, 1), -1)
+        for k in np.flatnonzero((s >= 0) & (s < 1) & (u >= 0) & (u < 1)):
+            jj = j[k]
+            x, y = a0[i] + s[k] * d[i]
+            doubles.append((float(t[i] + s[k] * (t[i + 1] - t[i])),
+                            float(t[jj] + u[k] * (t[jj + 1] - t[jj])), float(x), float(y)))
+    speed = np.linalg.norm(np.asarray(result.marker_velocity(marker), dtype=float), axis=1)
+    top = float(speed.max()) or 1.0
+    # On a closed curve the first row (the same point as the last) has neighbours too.
+    before = np.concatenate([[speed[-2] if closed else np.inf], speed[:-2]])
+    after = speed[1:]
+    rows = range(0 if closed else 1, len(t) - 1)
+    cusps = tuple((float(t[i]), float(P[i, 0]), float(P[i, 1])) for i in rows
+                  if speed[i] <= before[i] and speed[i] <= after[i]
+                  and speed[i] < cusp_speed * top)
+    return CouplerCurve(P, (float(lo[0]), float(hi[0]), float(lo[1]), float(hi[1])),
+                        float(hi[0] - lo[0]), float(hi[1] - lo[1]),
+                        float(np.sum(np.linalg.norm(seg, axis=1))), closed, tuple(doubles),
+                        cusps)
+
+
+def input_torque(result, driver: str) -> np.ndarray:
+    """What driver ``driver`` must apply (n,) to move a fully driven model along a kinematic
+    analysis: kinetostatics, the multipliers of M a + Phi_q^T lam = Q(q, v, t) at each row
+    (gravity and force elements included), in the sign convention of
+    :meth:`linkdyn.SimulationResult.driver_effort` (N m for an angle driver, N for a slide
+    or coordinate driver)."""
+    model = result.model
+    if not model.dynamic or getattr(model.description, "kinematic", False):
+        raise ModelError(f"input_torque: model {model.name!r} is kinematic only (its masses "
+                         "are placeholders)")
+    if driver not in model.driver_names:
+        raise ArgumentError(f"input_torque: model {model.name!r} has no driver {driver!r} "
+                            f"(drivers: {', '.join(model.driver_names) or 'none'})")
+    from scipy.sparse.linalg import splu
+
+    row = model.constraint_names.index(driver)
+    out = np.empty(len(result.t))
+    for i, (t, q, v, a) in enumerate(zip(result.t, result.q, result.v, result.a)):
+        rhs = model.force(q, v, t) - model.mass * a
+        lam = splu(model.phi_q(q, t).T.tocsc()).solve(rhs)
+        out[i] = -lam[row]
+    return out

@@ -1,0 +1,109 @@
+"""Named parameters of a model: paths into its file form (:mod:`linkdyn.modelfile`, or a
+linkage file of :mod:`linkdyn.geometric`), read and set by sweeps (:func:`linkdyn.sweep`) and
+by design (sensitivities, synthesis).
+
+A path is ``gravity``, ``ground.<point>``, or ``<section>.<name>.<field>[.<key>...]`` with
+the section one of ``bodies``, ``joints``, ``drivers``, ``forces``, ``contacts``,
+``markers`` and the entry named by its ``name`` field: ``bodies.L5.length``,
+``bodies.crank.points.B``, ``drivers.crank.law.rate``, ``forces.S.stiffness``, and in a
+linkage file ``joints.B.coordinates``. A last key ``x``, ``y``, ``z`` (or ``0``, ``1``, ``2``)
+takes one component of a list value: ``ground.P2.x``, ``bodies.crank.points.B.y``,
+``joints.B.coordinates.x``, ``gravity.y``. Scalar parameters (what sensitivities take) are
+paths that end at a number.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+
+from ..errors import ModelError
+
+__all__ = ["SECTIONS", "is_model_parameter", "get_parameter", "set_parameter",
+           "apply_parameters"]
+
+SECTIONS = ("bodies", "joints", "drivers", "forces", "contacts", "markers")
+_COMPONENTS = {"x": 0, "y": 1, "z": 2, "0": 0, "1": 1, "2": 2}
+_SINGULAR = {"bodies": "body", "forces": "force element", "joints": "joint",
+             "drivers": "driver", "contacts": "contact", "markers": "marker"}
+
+
+def is_model_parameter(name: str) -> bool:
+    """Whether ``name`` is a path into the model (not, say, a run option)."""
+    head = name.split(".", 1)[0]
+    return head in ("gravity", "ground") or head in SECTIONS
+
+
+def _locate(data: dict, path: str):
+    """(container, key, component) of ``path`` in ``data``: the value is container[key],
+    or its element ``component`` when that is not None."""
+    parts = path.split(".")
+    if parts[0] == "gravity":
+        container, key, rest = data, "gravity", parts[1:]
+        if "gravity" not in data:
+            data["gravity"] = [0.0, -9.81]
+    elif parts[0] == "ground":
+        if len(parts) < 2:
+            raise ModelError(f"parameter {path!r}: expected 'ground.<point>'")
+        ground = data.get("ground", {})
+        if parts[1] not in ground:
+            known = ", ".join(ground) or "none"
+            raise ModelError(f"parameter {path!r}: no ground point named {parts[1]!r} "
+                             f"(known: {known})")
+        container, key, rest = ground, parts[1], parts[2:]
+    elif parts[0] in SECTIONS:
+        if len(parts) < 3:
+            raise ModelError(f"parameter {path!r}: expected '{parts[0]}.<name>.<field>'")
+        entries = [e for e in data.get(parts[0], []) if e.get("name") == parts[1]]
+        if not entries:
+            known = ", ".join(e.get("name", "?") for e in data.get(parts[0], [])) or "none"
+            raise ModelError(f"parameter {path!r}: no {_SINGULAR[parts[0]]} named "
+                             f"{parts[1]!r} (known: {known})")
+        container, key, rest = entries[0], parts[2], parts[3:]
+        while rest and isinstance(container.get(key), dict):
+            container, key, rest = container[key], rest[0], rest[1:]
+    else:
+        raise ModelError(f"parameter {path!r}: a model parameter starts with gravity, ground "
+                         f"or one of {', '.join(SECTIONS)}")
+    if not rest:
+        return container, key, None
+    if len(rest) == 1 and rest[0] in _COMPONENTS and isinstance(container.get(key), list):
+        index = _COMPONENTS[rest[0]]
+        if index >= len(container[key]):
+            raise ModelError(f"parameter {path!r}: {key!r} has {len(container[key])} "
+                             f"components")
+        return container, key, index
+    raise ModelError(f"parameter {path!r}: {'.'.join(rest)!r} does not name a field "
+                     f"of {key!r}")
+
+
+def get_parameter(data: dict, path: str):
+    """The value at ``path`` in a model-file dict (:class:`ModelError` names a bad path)."""
+    container, key, component = _locate(data, path)
+    if key not in container:
+        raise ModelError(f"parameter {path!r}: the entry has no field {key!r}")
+    value = container[key]
+    return value if component is None else value[component]
+
+
+def set_parameter(data: dict, path: str, value) -> None:
+    """Set ``path`` in a model-file dict, in place."""
+    container, key, component = _locate(data, path)
+    if component is not None:
+        container[key] = list(container[key])
+        container[key][component] = value
+        return
+    if key in ("angle", "omega") and "position" in container:
+        # A body's file form stores u and ud; an angle (angular velocity) replaces them.
+        container.pop("u" if key == "angle" else "ud", None)
+    container[key] = value
+
+
+def apply_parameters(data: dict, case: Mapping) -> dict:
+    """A copy of a model-file dict with the case's model parameters set (names that are not
+    model parameters, such as run options, are left out)."""
+    data = copy.deepcopy(data)
+    for name, value in case.items():
+        if is_model_parameter(name):
+            set_parameter(data, name, value)
+    return data

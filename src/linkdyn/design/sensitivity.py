@@ -1,0 +1,313 @@
+"""Exact sensitivities of a driven mechanism's kinematics to its design parameters.
+
+``kinematic_sensitivities(model, ["bodies.L5.length", "ground.P2.x"], times)`` runs the
+kinematic analysis and returns, at every time, the derivatives of the positions, velocities
+and accelerations (and of markers and body angles made of them) with respect to each named
+parameter (a path into the model's file form, :mod:`linkdyn.describe.parameters`; for a
+:class:`linkdyn.geometric.Linkage`, into its linkage file: ``joints.B.coordinates.x``).
+
+Method. The positions solve Phi(q, p, t) = 0, so by the implicit function theorem
+
+    Phi_q dq/dp = -Phi_p,
+    Phi_q dv/dp = -[(Phi_q v + Phi_t)_q dq/dp + (Phi_q v + Phi_t)_p],
+    Phi_q da/dp = -[(Phi_q a - gamma)_q dq/dp - gamma_v dv/dp + (Phi_q a - gamma)_p],
+
+one sparse factorisation of Phi_q per time serving every parameter. The directional
+derivatives in q and v are central differences, exact here: linkdyn's constraints are at most
+quadratic in the coordinates (fully Cartesian and natural coordinates), so Phi_q and gamma
+are at most quadratic in q and v and a central difference of a quadratic has no truncation
+error. The derivatives in p are Richardson extrapolations of central differences between the
+models compiled at p +- h and p +- h/2. Most design parameters enter the constraints
+affinely (lengths, body points, ground points, a law's offset and amplitude): their
+differences are exact, and the result says so per parameter (``exact``: the two differences
+agree to round-off). For the others (an axis angle, a law's rate) the error is of order h^4
+(h = 1e-3 of the value's scale: some 1e-12 relative).
+
+Markers are linear in q with body-fixed points that may depend on p: their derivatives add
+the marker's own p-derivative at fixed q.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.sparse.linalg import splu
+
+from ..compile.compiler import compile_model
+from ..compile.model import Model
+from ..describe import geometric, modelfile
+from ..describe.parameters import get_parameter, set_parameter
+from ..errors import ArgumentError, ArgumentTypeError, ModelError, SingularConfigurationError
+from ..models import as_model
+from ..solve.kinematics import kinematics
+
+__all__ = ["kinematic_sensitivities", "KinematicSensitivities", "ParameterFamily"]
+
+#: Relative step of the parameter differences (times max(1, |value|)).
+PARAMETER_STEP = 1e-3
+
+
+class ParameterFamily:
+    """A model as a function of named scalar parameters: its file form (a model file or a
+    linkage file) and how to compile it with parameters changed. ``model(values)`` compiles
+    the member with the parameters set to ``values``."""
+
+    def __init__(self, source, parameters):
+        if isinstance(source, geometric.Linkage):
+            self.linkage, self.data, self.base = True, geometric.to_dict(source), source.build()
+        else:
+            self.base = as_model(source)
+            description = self.base.description
+            self.linkage = isinstance(description, geometric.Linkage)
+            self.data = (geometric.to_dict(description) if self.linkage
+                         else modelfile.to_dict(description))
+        if isinstance(parameters, str) or not all(isinstance(p, str) for p in parameters):
+            raise ArgumentTypeError("parameters must be a sequence of parameter paths "
+                                    "(strings), e.g. ['bodies.L5.length', 'ground.P2.x']")
+        self.names = tuple(parameters)
+        if not self.names:
+            raise ArgumentError("no parameters given")
+        if len(set(self.names)) != len(self.names):
+            raise ArgumentError("a parameter is named twice")
+        values = []
+        for name in self.names:
+            value = get_parameter(self.data, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+                    not math.isfinite(value):
+                raise ArgumentError(f"parameter {name!r} is {value!r}: sensitivities need a "
+                                    "path that ends at a number (a component such as "
+                                    f"'{name}.x' of a point)")
+            values.append(float(value))
+        self.values = np.array(values)
+
+    def source(self, values):
+        """The member at ``values`` as the family describes it: a Linkage for a linkage,
+        else the compiled model."""
+        import copy
+
+        data = copy.deepcopy(self.data)
+        for name, value in zip(self.names, values):
+            set_parameter(data, name, float(value))
+        if self.linkage:
+            return geometric.from_dict(data)
+        return compile_model(modelfile.from_dict(data, path="<parameters>"))
+
+    def model(self, values) -> Model:
+        """The member compiled at ``values`` (one per parameter); it must have the base
+        model's coordinates and constraint rows."""
+        member = self.source(values)
+        if isinstance(member, geometric.Linkage):
+            member = member.build()
+        if (member.nq, member.nc) != (self.base.nq, self.base.nc):
+            raise ModelError("changing the parameters changed the model's coordinates or "
+                             "constraint rows")
+        return member
+
+    def shifted(self, j: int, step: float) -> Model:
+        values = self.values.copy()
+        values[j] += step
+        return self.model(values)
+
+
+@dataclass(frozen=True)
+class KinematicSensitivities:
+    """Derivatives of a kinematic analysis with respect to named parameters.
+
+    ``t`` (n,); ``q``, ``v``, ``a`` (n, nq), the analysis itself; ``dq``, ``dv``, ``da``
+    (n, nq, p), their derivatives with respect to ``parameters`` (p names, at ``values``);
+    ``exact`` (p,) whether each parameter enters the constraints affinely (its derivatives
+    are then exact to round-off; otherwise of order h^4, see the module notes)."""
+
+    model: Model
+    parameters: tuple
+    values: np.ndarray
+    t: np.ndarray
+    q: np.ndarray
+    v: np.ndarray
+    a: np.ndarray
+    dq: np.ndarray
+    dv: np.ndarray
+    da: np.ndarray
+    exact: tuple
+    _marker_p: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def _marker(self, name, dx, part) -> np.ndarray:
+        model = self.model
+        B = _marker_matrix(model)[model.marker_index(name)]   # (dim, nq): markers are linear
+        own = self._marker_p.get((name, part))
+        out = np.einsum("dk,nkp->ndp", B, dx)
+        if own is not None:
+            out = out + own
+        return out
+
+    def marker(self, name) -> np.ndarray:
+        """d(marker position)/dp, (n, 2 or 3, p)."""
+        return self._marker(name, self.dq, "q")
+
+    def marker_velocity(self, name) -> np.ndarray:
+        """d(marker velocity)/dp, (n, 2 or 3, p)."""
+        return self._marker(name, self.dv, "v")
+
+    def marker_acceleration(self, name) -> np.ndarray:
+        """d(marker acceleration)/dp, (n, 2 or 3, p)."""
+        return self._marker(name, self.da, "a")
+
+    def body_angle(self, name) -> np.ndarray:
+        """d(angle of a planar body's u)/dp, (n, p), rad per unit of the parameter."""
+        if self.model.marker_dimension != 2:
+            raise ArgumentError("body_angle: planar bodies only")
+        k = 4 * self.model.body_names.index(name) if name in self.model.body_names else None
+        if k is None:
+            raise ArgumentError(f"model {self.model.name!r} has no body {name!r}")
+        ux, uy = self.q[:, k + 2, None], self.q[:, k + 3, None]
+        return (ux * self.dq[:, k + 3] - uy * self.dq[:, k + 2]) / (ux**2 + uy**2)
+
+
+def _difference(values, h):
+    """dF/dp from F at p +- h and p +- h/2 (``values(step)`` is F at p + step): Richardson's
+    extrapolation of the two central differences, exact for F affine in p and of order h^4
+    otherwise. Returns (derivative, affine), affine when the two differences agree to
+    round-off (a second difference would miss a nonlinearity odd about p)."""
+    plus, minus = values(h), values(-h)
+    half_plus, half_minus = values(h / 2), values(-h / 2)
+    d1 = (plus - minus) / (2.0 * h)
+    d2 = (half_plus - half_minus) / h
+    scale = max(float(np.max(np.abs(plus), initial=0.0)),
+                float(np.max(np.abs(minus), initial=0.0)), 1.0)
+    affine = float(np.max(np.abs(d1 - d2), initial=0.0)) <= 64 * np.finfo(float).eps * scale / h
+    return (4.0 * d2 - d1) / 3.0, affine
+
+
+def kinematic_sensitivities(model, parameters, times, *, at=None,
+                            **options) -> KinematicSensitivities:
+    """Run ``linkdyn.kinematics(model, times, **options)`` and differentiate it with respect
+    to ``parameters`` (see the module notes for the method).
+
+    Parameters
+    ----------
+    model : Model, str or Linkage
+        A fully driven model, a built-in name or model file, or a
+        :class:`linkdyn.geometric.Linkage` (whose joints' coordinates are then parameters).
+    parameters : sequence of str
+        Scalar parameter paths (:mod:`linkdyn.describe.parameters`).
+    times : array_like
+        The analysis' times, as for :func:`linkdyn.kinematics`.
+    at : array_like, optional
+        Differentiate at these times only (each one of ``times``): the analysis still runs
+        over all of ``times`` (its branch is followed step by step), and the result holds
+        the rows of ``at``. Default: every time.
+    **options
+        Passed to :func:`linkdyn.kinematics`.
+
+    Raises
+    ------
+    ArgumentError, ModelError
+        A bad path (named), a parameter that is not a number, a parameter whose change
+        alters the model's coordinates or rows, or one that does not enter the kinematics
+        at all (its derivatives would be identically zero).
+    SingularConfigurationError
+        A time where Phi_q is singular: the sensitivities do not exist there.
+    """
+    family = ParameterFamily(model, parameters)
+    base = family.base
+    result = kinematics(base, times, **options)
+    rows = np.arange(len(result.t))
+    if at is not None:
+        at = np.atleast_1d(np.asarray(at, dtype=float))
+        rows = np.searchsorted(result.t, at)
+        rows = np.minimum(rows, len(result.t) - 1)
+        if not np.allclose(result.t[rows], at, rtol=0.0, atol=1e-12 * max(1.0, np.abs(at).max())):
+            raise ArgumentError("at: every time must be one of the analysis' times")
+    t, q, v, a = result.t[rows], result.q[rows], result.v[rows], result.a[rows]
+    n, nq, p = len(t), base.nq, len(family.names)
+    steps = PARAMETER_STEP * np.maximum(1.0, np.abs(family.values))
+    members = {}
+
+    def member(j, step):
+        key = (j, round(step / steps[j], 6))
+        if key not in members:
+            members[key] = base if step == 0.0 else family.shifted(j, step)
+        return members[key]
+
+    dq, dv, da = (np.zeros((n, nq, p)) for _ in range(3))
+    marker_p = {}
+    exact = [True] * p
+    used = [False] * p
+    for i in range(n):
+        ti, qi, vi, ai = t[i], q[i], v[i], a[i]
+        J = base.phi_q(qi, ti)
+        try:
+            lu = splu(J.tocsc())
+        except RuntimeError:
+            raise SingularConfigurationError(
+                f"model {base.name!r}: Phi_q is singular at t = {ti:.9g} s; the sensitivities "
+                "do not exist there", t=float(ti)) from None
+        for j in range(p):
+            h = steps[j]
+            fphi, aff1 = _difference(lambda s: member(j, s).phi(qi, ti), h)
+            dqj = -lu.solve(fphi)
+            used[j] = used[j] or bool(np.any(fphi != 0.0))
+
+            def rv(m, qq):
+                return _phi_q_times(m, qq, ti, vi) + m.phi_t(qq, ti)
+
+            frv, aff2 = _difference(lambda s: rv(member(j, s), qi), h)
+            dvj = -lu.solve(_along(lambda x: rv(base, x), qi, dqj) + frv)
+
+            def ra(m, qq, vv):
+                return _phi_q_times(m, qq, ti, ai) - m.gamma(qq, vv, ti)
+
+            fra, aff3 = _difference(lambda s: ra(member(j, s), qi, vi), h)
+            daj = -lu.solve(_along(lambda x: ra(base, x, vi), qi, dqj)
+                            + _along(lambda x: ra(base, qi, x), vi, dvj) + fra)
+            dq[i, :, j], dv[i, :, j], da[i, :, j] = dqj, dvj, daj
+            exact[j] = exact[j] and aff1 and aff2 and aff3
+    # Markers are B(p) x with x = q, v or a: their own p-derivative is B_p x.
+    for j in range(p):
+        Bp, aff = _difference(lambda step: _marker_matrix(member(j, step)), steps[j])
+        if np.any(Bp != 0.0):
+            used[j] = True
+            exact[j] = exact[j] and aff
+            for k, name in enumerate(base.marker_names):
+                rows = Bp[k]                               # (dim, nq)
+                for part, x in (("q", q), ("v", v), ("a", a)):
+                    arr = marker_p.setdefault((name, part),
+                                              np.zeros((n, base.marker_dimension, p)))
+                    arr[:, :, j] = x @ rows.T
+    unused = [name for name, u in zip(family.names, used) if not u]
+    if unused:
+        raise ArgumentError(f"parameter(s) {', '.join(map(repr, unused))} do not enter the "
+                            f"kinematics of model {base.name!r} (their derivatives are zero: "
+                            "a mass or a force, say)")
+    return KinematicSensitivities(base, family.names, family.values, t, q, v, a, dq, dv, da,
+                                  tuple(bool(e) for e in exact), marker_p)
+
+
+def _phi_q_times(model, q, t, x) -> np.ndarray:
+    """Phi_q(q, t) x from the Jacobian's values in its fixed pattern (no sparse matrix made:
+    this is the inner loop of the sensitivities)."""
+    vals = model.kernels.phi_q_values(q, t)
+    cols = np.repeat(np.arange(model.nq), np.diff(model.phiq_colptr))
+    return np.bincount(model.phiq_rowind, vals * x[cols], minlength=model.nc)
+
+
+def _marker_matrix(model) -> np.ndarray:
+    """(nmarkers, dim, nq): the linear map from coordinates to marker positions."""
+    columns = [model.marker_positions(e).reshape(len(model.marker_names), -1)
+               for e in np.eye(model.nq)]
+    return np.stack(columns, axis=-1)
+
+
+def _along(fn, x, direction):
+    """The derivative of ``fn`` at ``x`` along ``direction``: Richardson's extrapolation of
+    central differences, exact for functions at most quadratic in x (module notes) and of
+    order eps^4 for any other."""
+    size = float(np.max(np.abs(direction)))
+    if size == 0.0:
+        return np.zeros_like(fn(x))
+    eps = 1e-3 * max(1.0, float(np.max(np.abs(x)))) / size
+    d1 = (fn(x + eps * direction) - fn(x - eps * direction)) / (2.0 * eps)
+    d2 = (fn(x + 0.5 * eps * direction) - fn(x - 0.5 * eps * direction)) / eps
+    return (4.0 * d2 - d1) / 3.0

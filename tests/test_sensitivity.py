@@ -1,0 +1,170 @@
+"""Kinematic sensitivities (linkdyn.design.sensitivity): a four-bar's coupler point against
+its closed-form position analysis differentiated by hand, velocities and accelerations
+against differences of whole analyses, planar and geometric and spatial models, parameters
+that enter non-affinely, and bad parameters named in the error."""
+import math
+
+import numpy as np
+import pytest
+
+import linkdyn
+from linkdyn import laws
+from linkdyn.design.sensitivity import ParameterFamily, kinematic_sensitivities
+from linkdyn.errors import ArgumentError, ModelError
+
+R2, R3, R4, D, XI, ETA, W = 0.1, 0.35, 0.3, 0.4, 0.05, 0.12, 3.0
+PARAMS = ["bodies.crank.length", "bodies.coupler.length", "bodies.rocker.length",
+          "ground.D.x", "bodies.coupler.points.P.y"]
+
+
+def fourbar():
+    """A crank-rocker from bars: crank r2 about O, coupler r3, rocker r4 about D = (d, 0),
+    coupler point P at (xi, eta) in the coupler's frame (centre, along B -> C)."""
+    th, (B, C) = closed_form(1.0, R2, R3, R4, D)
+    b = linkdyn.ModelBuilder("fourbar", gravity=(0.0, 0.0))
+    b.add_ground_point("O", (0.0, 0.0))
+    b.add_ground_point("D", (D, 0.0))
+    b.add_bar("crank", length=R2, density=1.0, position=tuple(B / 2), angle=th)
+    u = (C - B) / R3
+    b.add_bar("coupler", length=R3, density=1.0, position=tuple((B + C) / 2),
+              angle=math.atan2(u[1], u[0]), points={"P": (XI, ETA)})
+    w = (C - np.array([D, 0.0])) / R4
+    b.add_bar("rocker", length=R4, density=1.0, position=tuple((C + np.array([D, 0.0])) / 2),
+              angle=math.atan2(w[1], w[0]))
+    b.add_revolute("O_crank", "crank.a", "ground.O")
+    b.add_revolute("B", "crank.b", "coupler.a")
+    b.add_revolute("C", "coupler.b", "rocker.b")
+    b.add_revolute("D_rocker", "rocker.a", "ground.D")
+    # O_crank pins crank.a (first) to the ground: the relative angle is -(crank angle).
+    b.add_angle_driver("motor", "O_crank", laws.linear(-th, -W))
+    b.add_marker("P", "coupler.P")
+    return b.build()
+
+
+def closed_form(th, r2, r3, r4, d):
+    B = r2 * np.array([math.cos(th), math.sin(th)])
+    Dp = np.array([d, 0.0])
+    dv = Dp - B
+    dist = np.linalg.norm(dv)
+    a = (r3**2 - r4**2 + dist**2) / (2 * dist)
+    h = math.sqrt(r3**2 - a**2)
+    C = B + a * dv / dist + h * np.array([-dv[1], dv[0]]) / dist
+    return th, (B, C)
+
+
+def coupler_point_and_derivatives(th):
+    """P and dP/d(r2, r3, r4, d, eta) by hand: B = r2 (cos, sin); C from |C - B| = r3,
+    |C - D| = r4, differentiated: (C - B).(dC - dB) = r3 dr3, (C - D).(dC - dD) = r4 dr4;
+    P = (B + C)/2 + xi u + eta perp(u) with u = (C - B)/r3."""
+    _, (B, C) = closed_form(th, R2, R3, R4, D)
+    Dp = np.array([D, 0.0])
+    u = (C - B) / R3
+    perp = lambda x: np.array([-x[1], x[0]])
+    P = (B + C) / 2 + XI * u + ETA * perp(u)
+    M = np.array([C - B, C - Dp])
+    out = []
+    for k in range(5):
+        dB = np.array([math.cos(th), math.sin(th)]) if k == 0 else np.zeros(2)
+        dr3 = 1.0 if k == 1 else 0.0
+        dr4 = 1.0 if k == 2 else 0.0
+        dD = np.array([1.0, 0.0]) if k == 3 else np.zeros(2)
+        rhs = np.array([R3 * dr3 + (C - B) @ dB, R4 * dr4 + (C - Dp) @ dD])
+        dC = np.linalg.solve(M, rhs)
+        du = (dC - dB) / R3 - (C - B) * dr3 / R3**2
+        # A bar's coupler point is fixed in its frame: the frame's origin is the bar's
+        # centre, so changing its length moves the ends, not P's local coordinates.
+        dP = (dB + dC) / 2 + XI * du + ETA * perp(du) + (perp(u) if k == 4 else 0.0)
+        out.append(dP)
+    return P, np.stack(out, axis=1)
+
+
+def test_fourbar_coupler_point_against_the_closed_form_differentiated_by_hand():
+    t = np.linspace(0.0, 2.0, 81)
+    s = kinematic_sensitivities(fourbar(), PARAMS, t)
+    assert all(s.exact)          # lengths and points enter the constraints affinely
+    dP = s.marker("P")
+    for i, ti in enumerate(t):
+        P, exact = coupler_point_and_derivatives(1.0 + W * ti)
+        np.testing.assert_allclose(s.model.marker_positions(s.q[i])[0], P, atol=1e-12)
+        np.testing.assert_allclose(dP[i], exact, atol=1e-11)
+
+
+def whole_run_differences(model_source, params, times, marker, h=1e-6):
+    """d(marker position, velocity, acceleration)/dp by central differences of whole
+    analyses of the models compiled at p +- h."""
+    family = ParameterFamily(model_source, params)
+    out = []
+    for j in range(len(params)):
+        runs = []
+        for sign in (1, -1):
+            values = family.values.copy()
+            values[j] += sign * h * max(1.0, abs(values[j]))
+            runs.append(linkdyn.kinematics(family.model(values), times))
+        step = 2 * h * max(1.0, abs(family.values[j]))
+        out.append([(getattr(runs[0], f)(marker) - getattr(runs[1], f)(marker)) / step
+                    for f in ("marker", "marker_velocity", "marker_acceleration")])
+    return out
+
+
+@pytest.mark.parametrize("source, params, marker", [
+    ("jansen_driven", ["bodies.L5.length", "ground.P2.x", "bodies.L2.length"], "foot"),
+    ("jansen_driven", ["drivers.crank.law.rate"], "foot"),        # enters non-affinely
+    ("ten_body_linkage", ["drivers.actuator_AD.law.b", "ground.E.y",
+                          "bodies.C8.points.K.x"], "K"),
+])
+def test_velocities_and_accelerations_against_differences_of_whole_analyses(source, params,
+                                                                            marker):
+    times = np.linspace(0.0, 1.0, 41)
+    s = kinematic_sensitivities(source, params, times)
+    fd = whole_run_differences(source, params, times, marker)
+    got = (s.marker(marker), s.marker_velocity(marker), s.marker_acceleration(marker))
+    for j in range(len(params)):
+        for k in range(3):
+            scale = np.abs(fd[j][k]).max()
+            # central differences of whole runs: truncation ~h^2, round-off ~1e-16/h
+            assert np.abs(got[k][:, :, j] - fd[j][k]).max() <= 1e-6 * scale, (params[j], k)
+    if params == ["drivers.crank.law.rate"]:
+        assert s.exact == (False,)
+
+
+def test_geometric_linkage_joint_coordinates():
+    g = linkdyn.geometric.Linkage("fourbar")
+    for name, xy in (("A", (0.0, 0.0)), ("B", (0.1, 0.0)), ("C", (0.3, 0.3)),
+                     ("D", (0.4, 0.0))):
+        g.revolute(name, xy)
+    g.coupler("P", (0.25, 0.35))
+    g.link("crank", ["A", "B"])
+    g.link("coupler", ["B", "C", "P"])
+    g.link("rocker", ["C", "D"])
+    g.link("base", ["A", "D"], ground=True)
+    g.input("A", rate=1.0)
+    params = ["joints.B.coordinates.x", "joints.C.coordinates.y", "joints.P.coordinates.x"]
+    times = np.linspace(0.0, 2 * np.pi, 73)
+    s = kinematic_sensitivities(g, params, times)
+    fd = whole_run_differences(g, params, times, "P")
+    for j in range(3):
+        assert np.abs(s.marker("P")[:, :, j] - fd[j][0]).max() <= 1e-6 * np.abs(fd[j][0]).max()
+
+
+def test_body_angle_sensitivity_is_the_derivative_of_the_angle():
+    times = np.linspace(0.0, 1.0, 21)
+    s = kinematic_sensitivities("jansen_driven", ["bodies.L5.length"], times)
+    family = ParameterFamily("jansen_driven", ["bodies.L5.length"])
+    h = 1e-6
+    up = linkdyn.kinematics(family.model(family.values + h), times).body_angle("L3")
+    down = linkdyn.kinematics(family.model(family.values - h), times).body_angle("L3")
+    np.testing.assert_allclose(s.body_angle("L3")[:, 0], (up - down) / (2 * h), atol=1e-7)
+
+
+@pytest.mark.parametrize("params, error, match", [
+    (["bodies.L55.length"], ModelError, "no body named 'L55'"),
+    (["bodies.L5.lenght"], ModelError, "has no field 'lenght'"),
+    (["bodies.L1.points"], ModelError, "no field 'points'|not a number|ends at a number"),
+    (["bodies.L5.density"], ArgumentError, "do not enter the kinematics"),
+    (["ground.P9.x"], ModelError, "no ground point named 'P9'"),
+    ("bodies.L5.length", linkdyn.ArgumentTypeError, "sequence of parameter paths"),
+    ([], ArgumentError, "no parameters"),
+])
+def test_bad_parameters_are_named(params, error, match):
+    with pytest.raises(error, match=match):
+        kinematic_sensitivities("jansen_driven", params, [0.0, 0.1])
