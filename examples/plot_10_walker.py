@@ -20,8 +20,8 @@ for k in (1, 2, 3, 4):
     r = linkdyn.simulate(name, 10.0, rtol=1e-8, atol=1e-8, dt_out=0.002)
     hip = r.marker("hip")
     touchdowns = sum(1 for e in r.events if e.name.startswith("foot") and e.direction > 0)
-    print(f"{name}: walked {hip[-1, 0] - hip[0, 0]:.3f} m in 10 s, {touchdowns} foot contact onsets, "
-          f"{len(r.friction_modes)} friction mode changes")
+    print(f"{name}: walked {hip[-1, 0] - hip[0, 0]:.3f} m in 10 s, {touchdowns} foot contact "
+          f"onsets, {len(r.friction_modes)} friction mode changes")
     ax1.plot(r.t, hip[:, 0] - hip[0, 0], label=name)
     if k == 1:
         swing = r.body_angle("leg1") - r.body_angle("leg2")
@@ -35,7 +35,8 @@ ax2.set_title("gait I")
 fig.tight_layout()
 
 # %%
-# Gait I after three seconds: legs, round feet, floor and the hip's path as the animations draw them.
+# Gait I after three seconds: legs, round feet, floor and the hip's path, as the animations
+# draw them.
 
 r = linkdyn.simulate("walker_gait1", 3.0, rtol=1e-8, atol=1e-8, dt_out=0.005)
 fig = r.snapshot(3.0, markers=["hip"], size=(8, 3))

@@ -111,6 +111,9 @@ def whole_run_differences(model_source, params, times, marker, h=1e-6):
     ("jansen_driven", ["drivers.crank.law.rate"], "foot"),        # enters non-affinely
     ("ten_body_linkage", ["drivers.actuator_AD.law.b", "ground.E.y",
                           "bodies.C8.points.K.x"], "K"),
+    # natural coordinates: the 5-SS spatial linkage and a spherical one, by their points
+    ("five_ss", ["joints.J1.coordinates.x", "joints.J6.coordinates.z"], "J8"),
+    ("spherical_rrpr", ["joints.J2.coordinates.y"], "J4"),
 ])
 def test_velocities_and_accelerations_against_differences_of_whole_analyses(source, params,
                                                                             marker):

@@ -9,10 +9,11 @@ from .metrics import (CouplerCurve, Grashof, Position, coupler_curve, dead_centr
                       input_torque, limit_positions, mechanical_advantage, transmission_angle)
 from .report import CycleMetrics, cycle_metrics
 from .sensitivity import KinematicSensitivities, kinematic_sensitivities
-from .synthesis import SynthesisResult, fourbar_lengths, path_generation
+from .synthesis import (SynthesisResult, fourbar_lengths, function_generation,
+                        motion_generation, path_generation)
 
 __all__ = ["Grashof", "grashof", "transmission_angle", "mechanical_advantage",
            "limit_positions", "dead_centres", "Position", "coupler_curve", "CouplerCurve",
            "input_torque", "CycleMetrics", "cycle_metrics", "KinematicSensitivities",
            "kinematic_sensitivities", "SynthesisResult", "fourbar_lengths",
-           "path_generation"]
+           "path_generation", "function_generation", "motion_generation"]

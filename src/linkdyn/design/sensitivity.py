@@ -135,7 +135,7 @@ class KinematicSensitivities:
 
     def _marker(self, name, dx, part) -> np.ndarray:
         model = self.model
-        B = _marker_matrix(model)[model.marker_index(name)]   # (dim, nq): markers are linear
+        B = _marker_map(model)[0][model.marker_index(name)]   # (dim, nq): markers are affine
         own = self._marker_p.get((name, part))
         out = np.einsum("dk,nkp->ndp", B, dx)
         if own is not None:
@@ -169,14 +169,16 @@ def _difference(values, h):
     """dF/dp from F at p +- h and p +- h/2 (``values(step)`` is F at p + step): Richardson's
     extrapolation of the two central differences, exact for F affine in p and of order h^4
     otherwise. Returns (derivative, affine), affine when the two differences agree to
-    round-off (a second difference would miss a nonlinearity odd about p)."""
+    round-off: within 1024 eps |F| / h, where a nonlinearity shows as h^2 times a third
+    derivative (a second difference would miss a nonlinearity odd about p)."""
     plus, minus = values(h), values(-h)
     half_plus, half_minus = values(h / 2), values(-h / 2)
     d1 = (plus - minus) / (2.0 * h)
     d2 = (half_plus - half_minus) / h
     scale = max(float(np.max(np.abs(plus), initial=0.0)),
                 float(np.max(np.abs(minus), initial=0.0)), 1.0)
-    affine = float(np.max(np.abs(d1 - d2), initial=0.0)) <= 64 * np.finfo(float).eps * scale / h
+    gap = float(np.max(np.abs(d1 - d2), initial=0.0))
+    affine = gap <= 1024 * np.finfo(float).eps * scale / h
     return (4.0 * d2 - d1) / 3.0, affine
 
 
@@ -264,18 +266,22 @@ def kinematic_sensitivities(model, parameters, times, *, at=None,
                             + _along(lambda x: ra(base, qi, x), vi, dvj) + fra)
             dq[i, :, j], dv[i, :, j], da[i, :, j] = dqj, dvj, daj
             exact[j] = exact[j] and aff1 and aff2 and aff3
-    # Markers are B(p) x with x = q, v or a: their own p-derivative is B_p x.
+    # Markers are B(p) q + c(p) (velocities B(p) v, accelerations B(p) a): their own
+    # p-derivatives are B_p q + c_p, B_p v and B_p a.
     for j in range(p):
-        Bp, aff = _difference(lambda step: _marker_matrix(member(j, step)), steps[j])
-        if np.any(Bp != 0.0):
+        mapped, aff = _difference(lambda step: np.concatenate(
+            [m_.ravel() for m_ in _marker_map(member(j, step))]), steps[j])
+        if np.any(mapped != 0.0):
             used[j] = True
             exact[j] = exact[j] and aff
+            k_, d_ = len(base.marker_names), base.marker_dimension
+            Bp = mapped[:k_ * d_ * nq].reshape(k_, d_, nq)
+            cp = mapped[k_ * d_ * nq:].reshape(k_, d_)
             for k, name in enumerate(base.marker_names):
-                rows = Bp[k]                               # (dim, nq)
                 for part, x in (("q", q), ("v", v), ("a", a)):
                     arr = marker_p.setdefault((name, part),
                                               np.zeros((n, base.marker_dimension, p)))
-                    arr[:, :, j] = x @ rows.T
+                    arr[:, :, j] = x @ Bp[k].T + (cp[k] if part == "q" else 0.0)
     unused = [name for name, u in zip(family.names, used) if not u]
     if unused:
         raise ArgumentError(f"parameter(s) {', '.join(map(repr, unused))} do not enter the "
@@ -293,11 +299,13 @@ def _phi_q_times(model, q, t, x) -> np.ndarray:
     return np.bincount(model.phiq_rowind, vals * x[cols], minlength=model.nc)
 
 
-def _marker_matrix(model) -> np.ndarray:
-    """(nmarkers, dim, nq): the linear map from coordinates to marker positions."""
-    columns = [model.marker_positions(e).reshape(len(model.marker_names), -1)
-               for e in np.eye(model.nq)]
-    return np.stack(columns, axis=-1)
+def _marker_map(model) -> tuple:
+    """Markers are affine in the coordinates, ``B q + c`` (c: markers on fixed points):
+    (B (nmarkers, dim, nq), c (nmarkers, dim))."""
+    m, d = len(model.marker_names), model.marker_dimension
+    c = model.marker_positions(np.zeros(model.nq)).reshape(m, d)
+    columns = [model.marker_positions(e).reshape(m, d) - c for e in np.eye(model.nq)]
+    return np.stack(columns, axis=-1), c
 
 
 def _along(fn, x, direction):

@@ -32,8 +32,8 @@ from ..errors import ArgumentError, ArgumentTypeError, LinkdynError, SynthesisEr
 from .metrics import grashof as grashof_of, transmission_angle
 from .sensitivity import ParameterFamily, kinematic_sensitivities
 
-__all__ = ["path_generation", "SynthesisResult", "linkage_parameters",
-           "fourbar_lengths"]
+__all__ = ["path_generation", "function_generation", "motion_generation", "SynthesisResult",
+           "linkage_parameters", "fourbar_lengths"]
 
 #: Positions per turn of the input at which each trial is analysed (its branch followed).
 CYCLE_POSITIONS = 180
@@ -45,15 +45,17 @@ class SynthesisResult:
 
     ``linkage``: its description (a Linkage, or the model-file dict of a model);
     ``parameters``: name -> value; ``times``: each target's time (given or found);
-    ``points`` (k, 2): where the marker passes at those times; ``residual``: the largest
-    distance from a target (m); ``starts``: how many starts ran; ``failures``: the reasons
+    ``achieved`` (k, m): what the linkage does at those times (the marker's points for path
+    generation, the output's angles for function generation, the poses for motion
+    generation, angles there times the poses' size); ``residual``: the largest error (m, or
+    rad for function generation); ``starts``: how many starts ran; ``failures``: the reasons
     of the starts that failed; ``evaluations``: analyses made (each with its branch followed
     over the cycle); ``seconds``: wall time."""
 
     linkage: object
     parameters: dict
     times: np.ndarray
-    points: np.ndarray
+    achieved: np.ndarray
     residual: float
     starts: int
     failures: tuple = ()
@@ -80,17 +82,78 @@ def _cycle_times(cycle, extra):
     return np.unique(np.concatenate([grid, np.asarray(extra, dtype=float)]))
 
 
+class _PathMeasure:
+    """A marker's position (2 values per target); its rate is the marker's velocity."""
+
+    def __init__(self, marker):
+        self.marker, self.size = marker, 2
+
+    def values(self, s):
+        return s.model.marker_positions(s.q)[:, s.model.marker_index(self.marker)]
+
+    def jacobian(self, s):
+        return s.marker(self.marker)
+
+    def rates(self, s):
+        return s.model.marker_velocities(s.v)[:, s.model.marker_index(self.marker)]
+
+
+class _AngleMeasure:
+    """A planar body's angle (1 value per target); relative: its change from the first
+    target's time."""
+
+    def __init__(self, body, relative):
+        self.body, self.relative, self.size = body, relative, 1
+
+    def values(self, s):
+        angle = _angles(s, self.body)
+        return (angle - angle[0] if self.relative else angle)[:, None]
+
+    def jacobian(self, s):
+        d = s.body_angle(self.body)
+        return (d - d[0] if self.relative else d)[:, None, :]
+
+    def rates(self, s):
+        k = 4 * s.model.body_names.index(self.body)
+        ux, uy, vx, vy = s.q[:, k + 2], s.q[:, k + 3], s.v[:, k + 2], s.v[:, k + 3]
+        w = (ux * vy - uy * vx) / (ux**2 + uy**2)
+        return (w - w[0] if self.relative else w)[:, None]
+
+
+class _PoseMeasure:
+    """A marker's position and its body's angle times ``length`` (3 values per target)."""
+
+    def __init__(self, marker, body, length):
+        self.path, self.angle = _PathMeasure(marker), _AngleMeasure(body, False)
+        self.length, self.size = length, 3
+
+    def values(self, s):
+        return np.hstack([self.path.values(s), self.length * self.angle.values(s)])
+
+    def jacobian(self, s):
+        return np.concatenate([self.path.jacobian(s), self.length * self.angle.jacobian(s)],
+                              axis=1)
+
+    def rates(self, s):
+        return np.hstack([self.path.rates(s), self.length * self.angle.rates(s)])
+
+
+def _angles(s, body):
+    """A planar body's angle (rad) at the rows of a sensitivities result, unwrapped."""
+    k = 4 * s.model.body_names.index(body)
+    return np.unwrap(np.arctan2(s.q[:, k + 3], s.q[:, k + 2]))
+
+
 class _Problem:
     """The residuals and their Jacobian for least_squares, over one parameter family."""
 
-    def __init__(self, family, marker, targets, times, cycle, first_time=None):
-        self.family, self.marker, self.targets = family, marker, targets
+    def __init__(self, family, measure, targets, times, cycle, first_time=None):
+        self.family, self.measure, self.targets = family, measure, targets
         self.first_time = first_time
         self.fixed_times = times
         self.cycle = cycle
         self.k, self.p = len(targets), len(family.names)
         self.evaluations = 0
-        self.refused = 0
         self._cache = {}
 
     def split(self, x):
@@ -100,6 +163,7 @@ class _Problem:
         return values, np.concatenate([[self.first_time], x[self.p:]])
 
     def analyse(self, x):
+        """(sensitivities at the targets in target order, None) or (None, the error)."""
         key = x.tobytes()
         if key not in self._cache:
             values, times = self.split(x)
@@ -110,10 +174,9 @@ class _Problem:
                                             _cycle_times(self.cycle, times), at=times[order])
                 inverse = np.empty_like(order)
                 inverse[order] = np.arange(len(order))
-                self._cache = {key: (s.model, s, inverse, None)}
+                self._cache = {key: (_reordered(s, inverse), None)}
             except LinkdynError as exc:     # no assembly, a limit, a singular position
-                self.refused += 1
-                self._cache = {key: (None, None, None, exc)}
+                self._cache = {key: (None, exc)}
         return self._cache[key]
 
     def design(self, values):
@@ -121,26 +184,58 @@ class _Problem:
         return self.family.source(values)
 
     def residuals(self, x):
-        _, s, inverse, error = self.analyse(x)
+        s, error = self.analyse(x)
         if error is not None:
             # Refuse the step: a large, constant residual makes the trust region shrink.
-            return np.full(2 * self.k, 1e3 * (1.0 + np.abs(self.targets).max()))
-        points = s.model.marker_positions(s.q)[:, s.model.marker_index(self.marker)][inverse]
-        return (points - self.targets).ravel()
+            return np.full(self.targets.size, 1e3 * (1.0 + np.abs(self.targets).max()))
+        return (self.measure.values(s) - self.targets).ravel()
 
     def jacobian(self, x):
-        _, s, inverse, error = self.analyse(x)
+        s, error = self.analyse(x)
         if error is not None:
-            return np.zeros((2 * self.k, len(x)))
-        J = s.marker(self.marker)[inverse]                      # (k, 2, p)
-        blocks = [J.reshape(2 * self.k, self.p)]
+            return np.zeros((self.targets.size, len(x)))
+        m = self.measure.size
+        blocks = [self.measure.jacobian(s).reshape(m * self.k, self.p)]
         if self.fixed_times is None:
-            vel = s.model.marker_velocities(s.v)[:, s.model.marker_index(self.marker)][inverse]
-            T = np.zeros((2 * self.k, self.k - 1))
+            rates = self.measure.rates(s)
+            T = np.zeros((m * self.k, self.k - 1))
             for i in range(1, self.k):
-                T[2 * i:2 * i + 2, i - 1] = vel[i]
+                T[m * i:m * i + m, i - 1] = rates[i]
             blocks.append(T)
         return np.hstack(blocks)
+
+
+def _reordered(s, inverse):
+    """A sensitivities result with its rows put in the targets' order."""
+    from dataclasses import replace
+
+    rows = {k: getattr(s, k)[inverse] for k in ("t", "q", "v", "a", "dq", "dv", "da")}
+    own = {key: value[inverse] for key, value in s._marker_p.items()}
+    return replace(s, _marker_p=own, **rows)
+
+
+def _check_times(times, count, cycle):
+    if times is None:
+        return None
+    times = np.asarray(times, dtype=float)
+    if times.shape != (count,):
+        raise ArgumentError(f"times: expected {count} times, one per target")
+    if times.min() < cycle[0] or times.max() > cycle[1]:
+        raise ArgumentError("times must lie within the cycle")
+    return times
+
+
+def _family(linkage, parameters):
+    if parameters is None:
+        parameters = linkage_parameters(linkage)
+    return ParameterFamily(linkage, parameters)
+
+
+def _check_name(family, name, kind):
+    names = family.base.marker_names if kind == "marker" else family.base.body_names
+    if name not in names:
+        raise ArgumentError(f"{kind} {name!r} is not a {kind} of {family.base.name!r} "
+                            f"({kind}s: {', '.join(names)})")
 
 
 def path_generation(linkage, marker, targets, *, times=None, parameters=None, bounds=None,
@@ -156,8 +251,8 @@ def path_generation(linkage, marker, targets, *, times=None, parameters=None, bo
     marker : str
         The point that must pass through the targets (a Linkage's coupler point or joint).
     targets : array_like, (k, 2)
-        Precision points, m; with ``times`` each is reached at its time, else in any order
-        of the input's motion within ``cycle``.
+        Precision points, m; with ``times`` each is reached at its time, else in their
+        order along the input's motion within ``cycle`` (taken as a period of the motion).
     times : array_like, (k,), optional
         Prescribed timing: the input's time at each target (s of the analysis; rad for an
         input turning at 1 rad/s). None: free timing.
@@ -185,83 +280,130 @@ def path_generation(linkage, marker, targets, *, times=None, parameters=None, bo
     SynthesisError
         No start met the targets and constraints; ``failures`` gives each start's reason.
     """
-    started = time.perf_counter()
     targets = np.asarray(targets, dtype=float)
     if targets.ndim != 2 or targets.shape[1] != 2 or len(targets) == 0:
         raise ArgumentError(f"targets: expected (k, 2) points, got shape {targets.shape}")
-    if parameters is None:
-        parameters = linkage_parameters(linkage)
-    family = ParameterFamily(linkage, parameters)
-    if marker not in family.base.marker_names:
-        raise ArgumentError(f"marker {marker!r} is not a marker of {family.base.name!r} "
-                            f"(markers: {', '.join(family.base.marker_names)})")
-    if times is not None:
-        times = np.asarray(times, dtype=float)
-        if times.shape != (len(targets),):
-            raise ArgumentError(f"times: expected {len(targets)} times, one per target")
-        if times.min() < cycle[0] or times.max() > cycle[1]:
-            raise ArgumentError("times must lie within the cycle")
+    family = _family(linkage, parameters)
+    _check_name(family, marker, "marker")
+    times = _check_times(times, len(targets), cycle)
+    guess = None if times is not None else _ordered_times(family.base, marker, targets, cycle)
+    return _synthesise("path_generation", family, _PathMeasure(marker), targets, times, guess,
+                       bounds, cycle, starts, spread, seed, grashof, transmission, tol,
+                       max_evaluations)
+
+
+def function_generation(linkage, output, angles, times, *, relative=True, parameters=None,
+                        bounds=None, cycle=(0.0, 2 * math.pi), starts=8, spread=0.05, seed=0,
+                        grashof=None, transmission=None, tol=1e-12,
+                        max_evaluations=200) -> SynthesisResult:
+    """Find dimensions that make body ``output`` turn as asked while the input moves:
+    its angle (rad) at the input's ``times``, by default relative to the first (the output
+    turns by ``angles[k] - angles[0]`` while the input goes from ``times[0]`` to
+    ``times[k]``), ``relative=False`` absolute. Other parameters as for
+    :func:`path_generation`; the residual is the largest angle error (rad)."""
+    angles = np.asarray(angles, dtype=float).ravel()
+    family = _family(linkage, parameters)
+    _check_name(family, output, "body")
+    times = _check_times(times, len(angles), cycle)
+    if times is None or len(angles) < 2:
+        raise ArgumentError("function_generation: give at least two angles and their times")
+    targets = (angles - angles[0] if relative else angles)[:, None]
+    return _synthesise("function_generation", family, _AngleMeasure(output, relative),
+                       targets, times, None, bounds, cycle, starts, spread, seed, grashof,
+                       transmission, tol, max_evaluations)
+
+
+def motion_generation(linkage, marker, body, poses, *, times=None, parameters=None,
+                      bounds=None, cycle=(0.0, 2 * math.pi), starts=8, spread=0.05, seed=0,
+                      grashof=None, transmission=None, tol=1e-12,
+                      max_evaluations=200) -> SynthesisResult:
+    """Find dimensions that carry a body through poses: ``poses`` (k, 3) of ``marker``'s
+    position (m) and ``body``'s angle (rad), at the input's ``times`` or with free timing.
+    Angles are weighed by the size of the poses' spread (m per rad), and the residual is
+    the largest error in those units. Other parameters as for :func:`path_generation`."""
+    poses = np.asarray(poses, dtype=float)
+    if poses.ndim != 2 or poses.shape[1] != 3 or len(poses) == 0:
+        raise ArgumentError(f"poses: expected (k, 3) rows (x, y, angle), got {poses.shape}")
+    family = _family(linkage, parameters)
+    _check_name(family, marker, "marker")
+    _check_name(family, body, "body")
+    times = _check_times(times, len(poses), cycle)
+    length = max(float(np.ptp(poses[:, :2], axis=0).max()), 1e-3)
+    targets = np.hstack([poses[:, :2], length * np.unwrap(poses[:, 2:3], axis=0)])
+    guess = None if times is not None else _ordered_times(family.base, marker, poses[:, :2],
+                                                           cycle)
+    return _synthesise("motion_generation", family, _PoseMeasure(marker, body, length),
+                       targets, times, guess, bounds, cycle, starts, spread, seed, grashof,
+                       transmission, tol, max_evaluations)
+
+
+def _bounds(family, bounds, free, count, cycle):
     lo = np.full(len(family.names), -np.inf)
     hi = np.full(len(family.names), np.inf)
     for name, (low, high) in (bounds or {}).items():
         if name not in family.names:
             raise ArgumentError(f"bounds: {name!r} is not one of the parameters")
         lo[family.names.index(name)], hi[family.names.index(name)] = low, high
-    free = times is None
     if free:
-        guess_times = _ordered_times(family.base, marker, targets, cycle)
-        lo = np.concatenate([lo, np.full(len(targets), cycle[0])])
-        hi = np.concatenate([hi, np.full(len(targets), cycle[1])])
         # A common shift of every time is a change of the input's starting position: the
         # first target's time stays where it is found, which takes that freedom out.
-        lo, hi = lo[:-1], hi[:-1]
-    problem = _Problem(family, marker, targets, times, cycle,
-                       first_time=guess_times[0] if free else None)
+        lo = np.concatenate([lo, np.full(count - 1, cycle[0])])
+        hi = np.concatenate([hi, np.full(count - 1, cycle[1])])
+    return lo, hi
+
+
+def _synthesise(what, family, measure, targets, times, guess, bounds, cycle, starts, spread,
+                seed, grashof, transmission, tol, max_evaluations) -> SynthesisResult:
+    """The multistart least-squares loop shared by the three kinds of synthesis."""
+    from scipy.optimize import least_squares
+
+    started = time.perf_counter()
+    free = times is None
+    lo, hi = _bounds(family, bounds, free, len(targets), cycle)
+    problem = _Problem(family, measure, targets, times, cycle,
+                       first_time=guess[0] if free else None)
     size = float(np.max(np.abs(family.values))) or 1.0
     rng = np.random.default_rng(seed)
     best, failures = None, []
-    from scipy.optimize import least_squares
-
     for start in range(starts):
         x0 = family.values.copy()
         if start:
             x0 = x0 + spread * size * rng.standard_normal(len(x0))
         if free:
-            x0 = np.concatenate([x0, guess_times[1:]])
+            x0 = np.concatenate([x0, guess[1:]])
         x0 = np.clip(x0, np.where(np.isfinite(lo), lo + 1e-12, -np.inf),
                      np.where(np.isfinite(hi), hi - 1e-12, np.inf))
-        if problem.analyse(x0)[3] is not None:
-            failures.append((start, f"the start does not assemble over the cycle: "
-                                    f"{problem.analyse(x0)[3]}"))
+        if problem.analyse(x0)[1] is not None:
+            failures.append((start, "the start does not assemble over the cycle: "
+                                    f"{problem.analyse(x0)[1]}"))
             continue
         fit = least_squares(problem.residuals, x0, jac=problem.jacobian, bounds=(lo, hi),
                             method="trf", ftol=tol, xtol=tol, gtol=tol,
-                            max_nfev=max_evaluations, x_scale="jac")
-        member, s, inverse, error = problem.analyse(fit.x)
+                            max_nfev=max_evaluations)
+        s, error = problem.analyse(fit.x)
         if error is not None:
             failures.append((start, f"ended where the linkage does not assemble: {error}"))
             continue
-        reason = _broken_constraint(problem.design(fit.x[:len(family.names)]), member,
+        reason = _broken_constraint(problem.design(fit.x[:len(family.names)]), s.model,
                                     grashof, transmission, cycle)
         if reason:
             failures.append((start, reason))
             continue
-        residual = float(np.max(np.linalg.norm(fit.fun.reshape(-1, 2), axis=1)))
+        residual = float(np.max(np.linalg.norm(fit.fun.reshape(len(targets), -1), axis=1)))
         if best is None or residual < best[0]:
-            best = (residual, fit.x, member, s, inverse)
+            best = (residual, fit.x, s)
     if best is None:
-        raise SynthesisError(f"path_generation: none of {starts} starts gave a linkage that "
-                             f"meets the targets and constraints; "
+        raise SynthesisError(f"{what}: none of {starts} starts gave a linkage that meets the "
+                             "targets and constraints; "
                              + "; ".join(f"start {i}: {r}" for i, r in failures), failures)
-    residual, x, member, s, inverse = best
+    residual, x, s = best
     values, found_times = problem.split(x)
-    points = s.model.marker_positions(s.q)[:, s.model.marker_index(marker)][inverse]
     data = problem.design(values)
     return SynthesisResult(data if isinstance(data, geometric.Linkage) else data.description,
                            dict(zip(family.names, map(float, values))),
-                           np.asarray(found_times, dtype=float), points, residual, starts,
-                           tuple(failures), problem.evaluations,
-                           time.perf_counter() - started, member)
+                           np.asarray(found_times, dtype=float), measure.values(s), residual,
+                           starts, tuple(failures), problem.evaluations,
+                           time.perf_counter() - started, s.model)
 
 
 def _ordered_times(model, marker, targets, cycle):
