@@ -18,6 +18,7 @@ from scipy.optimize import least_squares
 import linkdyn
 from linkdyn.design.sensitivity import ParameterFamily
 from linkdyn.design.synthesis import linkage_parameters, path_generation
+from linkdyn.models.linkages import four_bar
 
 TIMES = np.linspace(0.0, 1.0, 361)
 LENGTHS = [f"bodies.L{i}.length" for i in range(2, 12)]
@@ -51,16 +52,7 @@ def test_sensitivities(benchmark, model, p):
 
 
 def fourbar(points):
-    g = linkdyn.geometric.Linkage("fourbar")
-    for joint in "ABCD":
-        g.revolute(joint, tuple(points[joint]))
-    g.coupler("P", tuple(points["P"]))
-    g.link("crank", ["A", "B"])
-    g.link("coupler", ["B", "C", "P"])
-    g.link("rocker", ["C", "D"])
-    g.link("base", ["A", "D"], ground=True)
-    g.input("A", rate=1.0)
-    return g
+    return four_bar(points)
 
 
 TRUTH = {"A": (0.0, 0.0), "B": (0.1, 0.02), "C": (0.32, 0.3), "D": (0.4, 0.0),

@@ -14,22 +14,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import linkdyn
+from linkdyn.models.linkages import four_bar
 
-
-def fourbar(points):
-    g = linkdyn.geometric.Linkage("fourbar")
-    for joint in "ABCD":
-        g.revolute(joint, tuple(points[joint]))
-    g.coupler("P", tuple(points["P"]))
-    g.link("crank", ["A", "B"])
-    g.link("coupler", ["B", "C", "P"])
-    g.link("rocker", ["C", "D"])
-    g.link("base", ["A", "D"], ground=True)
-    g.input("A", rate=1.0)
-    return g
-
-
-initial = fourbar({"A": (0.0, 0.0), "B": (0.12, 0.0), "C": (0.3, 0.35), "D": (0.45, 0.0),
+initial = four_bar({"A": (0.0, 0.0), "B": (0.12, 0.0), "C": (0.3, 0.35), "D": (0.45, 0.0),
                    "P": (0.15, 0.5)})
 targets = np.array([[0.05, 0.45], [0.15, 0.45], [0.25, 0.45], [0.35, 0.46], [0.3, 0.6],
                     [0.1, 0.58]])

@@ -183,3 +183,15 @@ def bar_fourbar_builder(name, crank, coupler, rocker, base=1.0):
     b.add_revolute("D", "coupler.b", "rocker.b")
     b.add_revolute("E", "rocker.a", "ground.C")
     return b
+
+
+def circle_intersection(p, rp, q, rq, near):
+    """The intersection of the circles about p (radius rp) and q (radius rq) nearer to
+    ``near``: the closed-form position analysis of a dyad."""
+    d = np.linalg.norm(q - p)
+    a = (rp**2 - rq**2 + d**2) / (2 * d)
+    h = math.sqrt(rp**2 - a**2)
+    base = p + a * (q - p) / d
+    perp = np.array([-(q - p)[1], (q - p)[0]]) / d
+    cands = [base + h * perp, base - h * perp]
+    return min(cands, key=lambda c: np.linalg.norm(c - near))

@@ -8,7 +8,7 @@ import pytest
 
 import linkdyn
 from linkdyn import ModelError, SingularConfigurationError, kinematics, laws
-from conftest import bar_fourbar_builder, ctrl_c_after, fourbar_builder
+from conftest import bar_fourbar_builder, circle_intersection, ctrl_c_after, fourbar_builder
 from test_elements import E, W, closed_form, slider_crank
 
 
@@ -76,16 +76,6 @@ def derivative_errors(model, base_times, h=1e-5):
     a_fd = (vp - vm) / (2 * h)
     return (np.abs(v0 - v_fd).max() / np.abs(v0).max(),
             np.abs(a0 - a_fd).max() / np.abs(a0).max())
-
-
-def circle_intersection(p, rp, q, rq, near):
-    d = np.linalg.norm(q - p)
-    a = (rp**2 - rq**2 + d**2) / (2 * d)
-    h = math.sqrt(rp**2 - a**2)
-    base = p + a * (q - p) / d
-    perp = np.array([-(q - p)[1], (q - p)[0]]) / d
-    cands = [base + h * perp, base - h * perp]
-    return min(cands, key=lambda c: np.linalg.norm(c - near))
 
 
 JOINTS = {"A": ("L1", "b"), "C": ("L2", "b"), "D": ("L4", "a"), "E": ("L6", "b"),

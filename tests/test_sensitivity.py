@@ -11,6 +11,7 @@ import linkdyn
 from linkdyn import laws
 from linkdyn.design.sensitivity import ParameterFamily, kinematic_sensitivities
 from linkdyn.errors import ArgumentError, ModelError
+from conftest import circle_intersection
 
 R2, R3, R4, D, XI, ETA, W = 0.1, 0.35, 0.3, 0.4, 0.05, 0.12, 3.0
 PARAMS = ["bodies.crank.length", "bodies.coupler.length", "bodies.rocker.length",
@@ -42,14 +43,11 @@ def fourbar():
 
 
 def closed_form(th, r2, r3, r4, d):
+    """The crank's angle and the pins B, C (C above the line from B to D)."""
     B = r2 * np.array([math.cos(th), math.sin(th)])
     Dp = np.array([d, 0.0])
-    dv = Dp - B
-    dist = np.linalg.norm(dv)
-    a = (r3**2 - r4**2 + dist**2) / (2 * dist)
-    h = math.sqrt(r3**2 - a**2)
-    C = B + a * dv / dist + h * np.array([-dv[1], dv[0]]) / dist
-    return th, (B, C)
+    above = B + np.array([-(Dp - B)[1], (Dp - B)[0]])
+    return th, (B, circle_intersection(B, r3, Dp, r4, above))
 
 
 def coupler_point_and_derivatives(th):
@@ -131,16 +129,10 @@ def test_velocities_and_accelerations_against_differences_of_whole_analyses(sour
 
 
 def test_geometric_linkage_joint_coordinates():
-    g = linkdyn.geometric.Linkage("fourbar")
-    for name, xy in (("A", (0.0, 0.0)), ("B", (0.1, 0.0)), ("C", (0.3, 0.3)),
-                     ("D", (0.4, 0.0))):
-        g.revolute(name, xy)
-    g.coupler("P", (0.25, 0.35))
-    g.link("crank", ["A", "B"])
-    g.link("coupler", ["B", "C", "P"])
-    g.link("rocker", ["C", "D"])
-    g.link("base", ["A", "D"], ground=True)
-    g.input("A", rate=1.0)
+    from linkdyn.models.linkages import four_bar
+
+    g = four_bar({"A": (0.0, 0.0), "B": (0.1, 0.0), "C": (0.3, 0.3), "D": (0.4, 0.0),
+                  "P": (0.25, 0.35)})
     params = ["joints.B.coordinates.x", "joints.C.coordinates.y", "joints.P.coordinates.x"]
     times = np.linspace(0.0, 2 * np.pi, 73)
     s = kinematic_sensitivities(g, params, times)

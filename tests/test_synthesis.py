@@ -8,6 +8,7 @@ import linkdyn
 from linkdyn import SynthesisError
 from linkdyn.design.synthesis import fourbar_lengths, linkage_parameters, path_generation
 from linkdyn.errors import ArgumentError
+from linkdyn.models.linkages import four_bar
 
 TRUTH = {"A": (0.0, 0.0), "B": (0.1, 0.02), "C": (0.32, 0.3), "D": (0.4, 0.0),
          "P": (0.25, 0.37)}
@@ -15,16 +16,7 @@ TIMES = np.linspace(0.3, 6.0, 10)
 
 
 def fourbar(points, name="fourbar"):
-    g = linkdyn.geometric.Linkage(name)
-    for joint in "ABCD":
-        g.revolute(joint, tuple(points[joint]))
-    g.coupler("P", tuple(points["P"]))
-    g.link("crank", ["A", "B"])
-    g.link("coupler", ["B", "C", "P"])
-    g.link("rocker", ["C", "D"])
-    g.link("base", ["A", "D"], ground=True)
-    g.input("A", rate=1.0)
-    return g
+    return four_bar(points, name=name)
 
 
 def targets():

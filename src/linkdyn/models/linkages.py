@@ -34,20 +34,43 @@ from ..compile.model import Model
 from ..describe.geometric import Linkage
 
 __all__ = ["stephenson2", "jansen_modified", "crank_rocker", "spherical_rrpr",
-           "spherical_watt1", "five_ss", "linkage", "LINKAGES"]
+           "spherical_watt1", "five_ss", "linkage", "four_bar", "LINKAGES"]
 
 
-def _linkage(name, joints, links, ground, input_joint, kind="planar") -> Linkage:
+def _linkage(name, joints, links, ground, input_joint, kind="planar", rate=1.0) -> Linkage:
     g = Linkage(name, kind)
     for joint, jkind, coordinates in joints:
         getattr(g, jkind)(joint, coordinates)
     for link, members in links:
         g.link(link, members, ground=link == ground)
     if isinstance(input_joint, tuple):
-        g.actuator(*input_joint, rate=1.0)
+        g.actuator(*input_joint, rate=rate)
     else:
-        g.input(input_joint, rate=1.0)
+        g.input(input_joint, rate=rate)
     return g
+
+
+def four_bar(points, name: str = "fourbar", rate: float = 1.0) -> Linkage:
+    """A planar four-bar :class:`linkdyn.geometric.Linkage` from its joints' positions:
+    ``points`` maps "A" (the crank's ground pivot), "B" (crank to coupler), "C" (coupler to
+    rocker), "D" (the rocker's ground pivot) and optionally "P" (a coupler point) to (x, y).
+    Links ``crank`` (A, B), ``coupler`` (B, C, P), ``rocker`` (C, D) and the ground
+    ``base`` (A, D); the input turns the crank about A at ``rate`` rad/s. The design
+    variables of a synthesis (:mod:`linkdyn.synthesis`) start from such a linkage."""
+    missing = [j for j in "ABCD" if j not in points]
+    if missing:
+        from ..errors import ArgumentError
+
+        raise ArgumentError(f"four_bar: points needs A, B, C and D; missing "
+                            f"{', '.join(missing)}")
+    joints = [(j, "revolute", tuple(points[j])) for j in "ABCD"]
+    coupler = ("B", "C")
+    if "P" in points:
+        joints.append(("P", "coupler", tuple(points["P"])))
+        coupler += ("P",)
+    return _linkage(name, joints, [("crank", ("A", "B")), ("coupler", coupler),
+                                   ("rocker", ("C", "D")), ("base", ("A", "D"))], "base", "A",
+                    rate=rate)
 
 
 def linkage(name: str) -> Linkage:
@@ -119,12 +142,8 @@ def _crank_rocker() -> Linkage:
     # B and C from the lengths: C on both circles |C - B| = 4, |C - D| = 3.
     cx = 11.0 / 3.0
     cy = (9.0 - (4.0 - cx) ** 2) ** 0.5
-    return _linkage("crank_rocker", [
-        ("A", "revolute", (0.0, 0.0)), ("B", "revolute", (1.0, 0.0)),
-        ("C", "revolute", (cx, cy)), ("D", "revolute", (4.0, 0.0)),
-        ("P", "coupler", (3.0, 3.5))],
-        [("crank", ("A", "B")), ("coupler", ("B", "C", "P")), ("rocker", ("C", "D")),
-         ("base", ("A", "D"))], "base", "A")
+    return four_bar({"A": (0.0, 0.0), "B": (1.0, 0.0), "C": (cx, cy), "D": (4.0, 0.0),
+                     "P": (3.0, 3.5)}, name="crank_rocker")
 
 
 def _spherical_rrpr() -> Linkage:
