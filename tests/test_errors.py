@@ -63,3 +63,16 @@ def test_solvers_take_a_model_by_name_as_sweeps_do(jansen):
         linkdyn.simulate("no_such_model", 1.0)
     with pytest.raises(ArgumentTypeError, match="built-in model's name"):
         linkdyn.simulate(42, 1.0)
+
+
+def test_errors_of_big_models_list_a_few_names_and_how_many_more():
+    # A model of 2,000 bars has 2,000 joints: an error names what there is without
+    # printing every one of them.
+    model = linkdyn.chain(2000)
+    with pytest.raises(linkdyn.ArgumentError) as info:
+        linkdyn.simulate(model, 1e-4, record=linkdyn.Record(joints=["J0"]))
+    message = str(info.value)
+    assert "R0, R1, R2" in message and "(1980 more)" in message and len(message) < 400
+    with pytest.raises(linkdyn.UnknownNameError) as info:
+        model.joint_spec("J0")
+    assert "(1980 more)" in str(info.value)

@@ -68,6 +68,17 @@ __all__ = [
 ]
 
 
+def name_list(names, most: int = 20) -> str:
+    """The names an error lists as what there is: all of them, or the first ``most`` and
+    how many more (a chain of 20,000 bars would otherwise print every joint)."""
+    names = [str(n) for n in names]
+    if not names:
+        return "none"
+    if len(names) <= most:
+        return ", ".join(names)
+    return ", ".join(names[:most]) + f", ... ({len(names) - most} more)"
+
+
 class LinkdynError(Exception):
     """Base class of all linkdyn errors."""
 

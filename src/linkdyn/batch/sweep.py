@@ -11,8 +11,9 @@ any keyword of the run function) or a path into the model's file form
 (:mod:`linkdyn.describe.parameters`): ``gravity``, ``ground.<point>``,
 ``bodies.<name>.<field>``, ``joints.<name>.<field>``, ``drivers.<name>.law.<field>``,
 ``forces.<name>.<field>``, ``contacts.<name>.<field>``, a component such as
-``bodies.crank.points.B.x``, each validated as a model file is. ``parameters`` is a grid (a mapping name -> values: every
-combination, the last name varying fastest) or a list of cases (mappings name -> value).
+``bodies.crank.points.B.x``, each validated as a model file is. ``parameters`` is a grid (a
+mapping name -> values: every combination, the last name varying fastest) or a list of cases
+(mappings name -> value).
 Instead of a model, a factory ``factory(case) -> Model`` may build each case's model from the
 case's model parameters (the names that are not run options).
 

@@ -16,7 +16,7 @@ from .._kernels import Kernels
 from ..elements.description import Description
 from ..elements.description import save as save_description
 from ..elements.joints import AngleDriverSpec, PrismaticSpec
-from ..errors import ArgumentError, ModelError, UnknownNameError
+from ..errors import ArgumentError, ModelError, UnknownNameError, name_list
 
 __all__ = ["Model", "COORDINATES", "require_dynamic", "check_output_size"]
 
@@ -240,7 +240,7 @@ class Model:
         specs = {j.name: j for j in self.description.joints}
         if not isinstance(joint, str) or joint not in specs:
             raise UnknownNameError(f"model {self.name!r} has no joint {joint!r} (joints: "
-                                   f"{', '.join(specs) or 'none'})")
+                                   f"{name_list(specs)})")
         return specs[joint]
 
     def marker_index(self, name: str) -> int:
@@ -248,7 +248,7 @@ class Model:
             return self.marker_names.index(name)
         except ValueError:
             raise UnknownNameError(f"model {self.name!r} has no marker {name!r} (markers: "
-                                   f"{', '.join(self.marker_names) or 'none'})") from None
+                                   f"{name_list(self.marker_names)})") from None
 
     def marker_positions(self, q) -> np.ndarray:
         """Global positions of all markers: q of shape (..., nq) -> (..., nmarkers, 2)."""

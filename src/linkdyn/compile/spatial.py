@@ -40,7 +40,7 @@ import numpy as np
 from ..elements.bodies import GROUND
 from ..elements.description import Description
 from ..elements.spatial import AxisJointSpec, SpatialDescription, principal_frame
-from ..errors import UnknownNameError
+from ..errors import UnknownNameError, name_list
 from .model import Model
 from .patterns import Numbering, mul
 
@@ -129,7 +129,7 @@ class SpatialModel(Model):
     def body_index(self, name) -> int:
         if not isinstance(name, str) or name not in self.body_names:
             raise UnknownNameError(f"model {self.name!r} has no body {name!r} (bodies: "
-                                   f"{', '.join(self.body_names)})")
+                                   f"{name_list(self.body_names)})")
         return self.body_names.index(name)
 
     def body_rotation(self, q, name) -> np.ndarray:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..elements.bodies import GROUND
 from ..elements.joints import RevoluteSpec
-from ..errors import ArgumentError, ModelError
+from ..errors import ArgumentError, ModelError, name_list
 from ..compile.geometry import PointGeometry
 
 __all__ = ["Grashof", "grashof", "transmission_angle", "mechanical_advantage",
@@ -122,7 +122,7 @@ def _angular_velocity(result, body, what):
         raise ModelError(f"{what}: planar models only")
     if body not in result.model.body_names:
         raise ArgumentError(f"{what}: model {result.model.name!r} has no body {body!r} "
-                            f"(bodies: {', '.join(result.model.body_names)})")
+                            f"(bodies: {name_list(result.model.body_names)})")
     return np.asarray(result.body_angular_velocity(body), dtype=float)
 
 
@@ -264,7 +264,7 @@ def input_torque(result, driver: str) -> np.ndarray:
                          "are placeholders)")
     if driver not in model.driver_names:
         raise ArgumentError(f"input_torque: model {model.name!r} has no driver {driver!r} "
-                            f"(drivers: {', '.join(model.driver_names) or 'none'})")
+                            f"(drivers: {name_list(model.driver_names)})")
     from scipy.sparse.linalg import splu
 
     row = model.constraint_names.index(driver)

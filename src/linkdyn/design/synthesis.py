@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..describe import geometric
-from ..errors import ArgumentError, ArgumentTypeError, LinkdynError, SynthesisError
+from ..errors import ArgumentError, ArgumentTypeError, LinkdynError, SynthesisError, name_list
 from .metrics import grashof as grashof_of, transmission_angle
 from .sensitivity import ParameterFamily, kinematic_sensitivities
 
@@ -235,7 +235,7 @@ def _check_name(family, name, kind):
     names = family.base.marker_names if kind == "marker" else family.base.body_names
     if name not in names:
         raise ArgumentError(f"{kind} {name!r} is not a {kind} of {family.base.name!r} "
-                            f"({kind}s: {', '.join(names)})")
+                            f"({kind}s: {name_list(names)})")
 
 
 def path_generation(linkage, marker, targets, *, times=None, parameters=None, bounds=None,

@@ -21,7 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from ..errors import ArgumentError, ArgumentTypeError, UnknownNameError
+from ..errors import ArgumentError, ArgumentTypeError, UnknownNameError, name_list
 
 __all__ = ["Event", "EventRecord", "marker_crosses", "coordinate_crosses", "touchdown",
            "passes", "compile_events"]
@@ -225,14 +225,14 @@ def _user_event(model, i, ev, names, out, records, swings) -> None:
         if ev.target not in swing:
             raise UnknownNameError(f"event {ev.name!r}: model {model.name!r} has no contact "
                                    f"{ev.target!r} with a swing partner (swinging contacts: "
-                                   f"{', '.join(swing) or 'none'})")
+                                   f"{name_list(swing)})")
         w = swing[ev.target]
         out["body"][i], out["record"][i], out["const"][i] = w[4], w[6], w[8]
         out["coef"][i] = (*w[5], *w[7])
     elif ev.kind == CONTACT:
         if ev.target not in records:
             raise UnknownNameError(f"event {ev.name!r}: model {model.name!r} has no contact "
-                                   f"{ev.target!r} (contacts: {', '.join(records) or 'none'})")
+                                   f"{ev.target!r} (contacts: {name_list(records)})")
         out["record"][i] = records[ev.target]
     elif ev.kind == MARKER:
         k = model.marker_index(ev.target)     # KeyError listing the markers
@@ -249,7 +249,7 @@ def _user_event(model, i, ev, names, out, records, swings) -> None:
         if ev.target not in elements or not elements[ev.target][0]:
             raise UnknownNameError(f"event {ev.name!r}: model {model.name!r} has no force element "
                                    f"{ev.target!r} with a coordinate (force elements: "
-                                   f"{', '.join(model.force_names) or 'none'})")
+                                   f"{name_list(model.force_names)})")
         out["record"][i] = elements[ev.target][0][0]
         out["const"][i] = -ev.value
 

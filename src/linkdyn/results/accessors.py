@@ -8,7 +8,7 @@ import functools
 
 import numpy as np
 
-from ..errors import ArgumentError, UnknownNameError
+from ..errors import ArgumentError, UnknownNameError, name_list
 from .animation import animate, snapshot
 from .plotting import _pyplot
 from .output import continuous_quaternions, not_recorded
@@ -57,7 +57,7 @@ class TrajectoryAccessors:
         names = self.model.body_names
         if not isinstance(name, str) or name not in names:
             raise UnknownNameError(f"model {self.model.name!r} has no body {name!r} (bodies: "
-                                   f"{', '.join(names)})")
+                                   f"{name_list(names)})")
         return self.model.body_stride * names.index(name)
 
     def _planar(self, what):

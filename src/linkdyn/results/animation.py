@@ -29,6 +29,7 @@ from ..elements.bodies import GROUND
 from ..elements.joints import PrismaticSpec, RevoluteSpec
 from ..compile.geometry import PointGeometry, pivots, shapes_3d
 from .plotting import _pyplot, distinct_colors, label_3d_axes
+from ..errors import name_list
 
 __all__ = ["animate", "snapshot", "frame_times", "AnimationError"]
 
@@ -174,7 +175,7 @@ def _checked_markers(model, markers) -> list:
     for m in markers:
         if not isinstance(m, str) or m not in model.marker_names:
             raise AnimationError(f"model {model.name!r} has no marker {m!r} (markers: "
-                                 f"{', '.join(model.marker_names) or 'none'})")
+                                 f"{name_list(model.marker_names)})")
     return list(markers)
 
 

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..compile.model import check_output_size
-from ..errors import ArgumentError, ArgumentTypeError, NotRecordedError
+from ..errors import ArgumentError, ArgumentTypeError, NotRecordedError, name_list
 
 __all__ = ["Record", "INVARIANTS"]
 
@@ -121,7 +121,7 @@ class Record:
                 if name not in known[field]:
                     raise ArgumentError(
                         f"Record.{field}: model {model.name!r} has no {field[:-1]} {name!r} "
-                        f"({field}: {', '.join(known[field]) or 'none'})")
+                        f"({field}: {name_list(known[field])})")
                 for accessor, width in accessors:
                     if field == "elements":
                         recs, _ = model.force_info["elements"][name]

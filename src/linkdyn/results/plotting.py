@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from ..errors import UnknownNameError
+from ..errors import UnknownNameError, name_list
 
 
 def _pyplot():
@@ -72,7 +72,7 @@ def plot_simulation(result, directory, markers=None) -> list[Path]:
     for name in names:
         if name not in model.marker_names:
             raise UnknownNameError(f"model {model.name!r} has no marker {name!r} (markers: "
-                                   f"{', '.join(model.marker_names) or 'none'})")
+                                   f"{name_list(model.marker_names)})")
     if names:
         fig, axes = plt.subplots(2, 1, sharex=True, figsize=(8, 6), layout="constrained")
         for name in names:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import UnknownNameError
+from ..errors import UnknownNameError, name_list
 from .. import _html
 from ..compile.model import Model
 from ..elements.bodies import GROUND
@@ -182,7 +182,7 @@ class SimulationResult(TrajectoryAccessors):
         if contact not in names:
             raise UnknownNameError(f"model {self.model.name!r} has no contact {contact!r} with "
                                    f"friction (contacts with friction: "
-                                   f"{', '.join(names) or 'none'})")
+                                   f"{name_list(names)})")
         k = names.index(contact)
         rec = self._elements()[0][:, frictions[k][1], 2]
         return rec - (self.stick_lam[:, k] if self.stick_lam is not None else 0.0)
@@ -196,7 +196,7 @@ class SimulationResult(TrajectoryAccessors):
         if name not in info["elements"]:
             raise UnknownNameError(f"model {self.model.name!r} has no force element {name!r} "
                                    f"(force elements: "
-                                   f"{', '.join(self.model.force_names) or 'none'})")
+                                   f"{name_list(self.model.force_names)})")
         return info["elements"][name]
 
     @recordable
@@ -304,7 +304,7 @@ class SimulationResult(TrajectoryAccessors):
         its axis on the body: ``-lam`` of the driver's row."""
         if driver not in self.model.driver_names:
             raise UnknownNameError(f"model {self.model.name!r} has no driver {driver!r} (drivers: "
-                                   f"{', '.join(self.model.driver_names) or 'none'})")
+                                   f"{name_list(self.model.driver_names)})")
         return -self.lam[:, self.model.constraint_names.index(driver)]
 
     @recordable

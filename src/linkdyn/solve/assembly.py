@@ -32,7 +32,7 @@ except ImportError:  # pragma: no cover - exercised where scikit-sparse is absen
 from ..models import as_model
 from ..compile.model import COORDINATES, Model
 from ..elements.bodies import GROUND
-from ..errors import ArgumentError, AssemblyError, ModelError, RedundantConstraintsError
+from ..errors import ArgumentError, AssemblyError, ModelError, RedundantConstraintsError, name_list
 
 __all__ = ["ConsistentState", "consistent_state", "hold_mask", "spd_backend"]
 
@@ -157,7 +157,7 @@ def hold_mask(model: Model, hold) -> np.ndarray:
         body, _, coord = item.partition(".")
         if body not in model.body_names:
             raise ModelError(f"hold: unknown body '{body}' (bodies: "
-                             f"{', '.join(model.body_names)})", body)
+                             f"{name_list(model.body_names)})", body)
         base = 4 * model.body_names.index(body)
         if not coord:
             mask[base:base + 4] = True

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..compile.model import Model
 from ..elements.records import INPUT_TARGET
-from ..errors import ControllerError, UnknownNameError
+from ..errors import ControllerError, UnknownNameError, name_list
 
 __all__ = ["ControlState", "apply_controller"]
 
@@ -32,7 +32,7 @@ class ControlState:
         if name not in info["elements"] or not info["elements"][name][0]:
             raise UnknownNameError(f"model {self.model.name!r} has no force element {name!r} "
                                    f"with a coordinate (force elements: "
-                                   f"{', '.join(self.model.force_names)})")
+                                   f"{name_list(self.model.force_names)})")
         rec, _ = self.model.kernels.force_values(self.q, self.v, self.t, self._run)
         r = info["elements"][name][0][0]
         return float(rec[r, 0]), float(rec[r, 1])

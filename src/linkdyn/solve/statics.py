@@ -39,7 +39,7 @@ import scipy.sparse.linalg as spla
 from ..models import as_model
 from ..compile.model import Model, require_dynamic
 from ..elements.joints import PrismaticSpec
-from ..errors import ArgumentError, ArgumentTypeError, EquilibriumError, UnknownNameError
+from ..errors import ArgumentError, ArgumentTypeError, EquilibriumError, UnknownNameError, name_list
 from ..compile.geometry import PointGeometry
 from ..results.simulation import prismatic_reaction
 from .assembly import consistent_state
@@ -108,7 +108,7 @@ class Equilibrium:
         m = self.model
         if driver not in m.driver_names:
             raise UnknownNameError(f"model {m.name!r} has no driver {driver!r} (drivers: "
-                                   f"{', '.join(m.driver_names) or 'none'})")
+                                   f"{name_list(m.driver_names)})")
         return float(-self.lam[m.constraint_names.index(driver)])
 
 
