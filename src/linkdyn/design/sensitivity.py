@@ -225,13 +225,13 @@ def kinematic_sensitivities(model, parameters, times, *, at=None,
     t, q, v, a = result.t[rows], result.q[rows], result.v[rows], result.a[rows]
     n, nq, p = len(t), base.nq, len(family.names)
     steps = PARAMETER_STEP * np.maximum(1.0, np.abs(family.values))
-    members = {}
+    cols = _pattern_columns(base)
+    # The members at p_j +- h and +- h/2 (the steps _difference asks for), compiled once.
+    members = [{sign * h: family.shifted(j, sign * h)
+                for sign in (1.0, -1.0, 0.5, -0.5)} for j, h in enumerate(steps)]
 
     def member(j, step):
-        key = (j, round(step / steps[j], 6))
-        if key not in members:
-            members[key] = base if step == 0.0 else family.shifted(j, step)
-        return members[key]
+        return members[j][step]
 
     dq, dv, da = (np.zeros((n, nq, p)) for _ in range(3))
     marker_p = {}
@@ -253,13 +253,13 @@ def kinematic_sensitivities(model, parameters, times, *, at=None,
             used[j] = used[j] or bool(np.any(fphi != 0.0))
 
             def rv(m, qq):
-                return _phi_q_times(m, qq, ti, vi) + m.phi_t(qq, ti)
+                return _phi_q_times(m, qq, ti, vi, cols) + m.phi_t(qq, ti)
 
             frv, aff2 = _difference(lambda s: rv(member(j, s), qi), h)
             dvj = -lu.solve(_along(lambda x: rv(base, x), qi, dqj) + frv)
 
             def ra(m, qq, vv):
-                return _phi_q_times(m, qq, ti, ai) - m.gamma(qq, vv, ti)
+                return _phi_q_times(m, qq, ti, ai, cols) - m.gamma(qq, vv, ti)
 
             fra, aff3 = _difference(lambda s: ra(member(j, s), qi, vi), h)
             daj = -lu.solve(_along(lambda x: ra(base, x, vi), qi, dqj)
@@ -291,11 +291,17 @@ def kinematic_sensitivities(model, parameters, times, *, at=None,
                                   tuple(bool(e) for e in exact), marker_p)
 
 
-def _phi_q_times(model, q, t, x) -> np.ndarray:
-    """Phi_q(q, t) x from the Jacobian's values in its fixed pattern (no sparse matrix made:
-    this is the inner loop of the sensitivities)."""
+def _pattern_columns(model) -> np.ndarray:
+    """The column of each value of the model's Jacobian pattern (CSC)."""
+    return np.repeat(np.arange(model.nq), np.diff(model.phiq_colptr))
+
+
+def _phi_q_times(model, q, t, x, cols) -> np.ndarray:
+    """Phi_q(q, t) x from the Jacobian's values in its fixed pattern (``cols``: the column
+    of each value; no sparse matrix made: this is the inner loop of the sensitivities)."""
     vals = model.kernels.phi_q_values(q, t)
-    cols = np.repeat(np.arange(model.nq), np.diff(model.phiq_colptr))
+    if len(vals) != len(cols):          # a member whose pattern differs (not expected)
+        cols = _pattern_columns(model)
     return np.bincount(model.phiq_rowind, vals * x[cols], minlength=model.nc)
 
 
