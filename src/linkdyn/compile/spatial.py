@@ -21,6 +21,9 @@ exact:
   body perpendicular to the axis stays perpendicular to the second body's second
   perpendicular); a rigid joint has the points' rows ``".x|y|z"``, the axis rows and the
   lock;
+- a planar joint: ``"<joint>.plane"`` (the first point's offset from the second along the
+  second body's normal is zero) with the axis rows of the normals; the primitives
+  point-on-plane (``".plane"`` alone) and point-on-line (``".line1|2"``);
 - ``"<driver>"``: an angle driver, (d . b2) cos f - (d . b1) sin f = sin(theta - f) with d a
   direction of the first body perpendicular to the axis and (b1, b2) the second body's
   (d = b1 at the start: theta = 0 there); a distance driver, |p1 - p2|^2 - f^2; a
@@ -318,6 +321,8 @@ class _Rows:
     def joint(self, j):
         diff = _difference(self.point(j.first), self.point(j.second))
         axial = isinstance(j, AxisJointSpec)
+        if axial and j.kind in ("planar", "point_plane", "point_line"):
+            return self.surface_joint(j, diff)
         sliding = axial and j.kind in ("cylindrical", "prismatic")
         if not sliding:
             for x in range(3):
@@ -345,6 +350,26 @@ class _Rows:
                                    0, -1)]))
             self.cosines.append((*self.principal(j.first[0], d),
                                  *self.principal(j.second[0], b1)))
+
+    def surface_joint(self, j, diff):
+        """A planar joint (the first body's plane stays on the second's: the first point on
+        the plane through the second point normal to the axis, ``"<joint>.plane"``, and the
+        normals aligned, the axis rows) and the primitives point-on-plane (the plane row
+        alone) and point-on-line (``".line1|2"``: the first point on the line through the
+        second along the axis)."""
+        b1, b2 = _perpendiculars(j.axis_second)
+        if j.kind == "point_line":
+            for k, b in enumerate((b1, b2)):
+                self.generic.append((f"{j.name}.line{k + 1}", j.name,
+                                     [(_bilinear(diff, self.direction(j.second[0], b)), 0,
+                                       -1)]))
+            return
+        normal = self.direction(j.second[0], j.axis_second)
+        self.generic.append((f"{j.name}.plane", j.name, [(_bilinear(diff, normal), 0, -1)]))
+        if j.kind == "planar":
+            self.generic.extend(self.axis_rows(j))
+            self.cosines.append((*self.principal(j.first[0], j.axis_first),
+                                 *self.principal(j.second[0], j.axis_second)))
 
     def axis_rows(self, j) -> list:
         """The rows that keep a joint's axis in the first body along its axis in the

@@ -137,6 +137,24 @@ class SpatialModelBuilder:
         """A prismatic joint: as cylindrical, without the rotation about the axis."""
         self._axis_joint(name, "prismatic", first, second, axis, axis)
 
+    def add_planar(self, name: str, first, second, normal) -> None:
+        """A planar joint: the first body slides and turns on a plane of the second, the
+        plane through point ``second`` normal to ``normal`` (global axes at the initial
+        configuration, fixed in the second body), with point ``first`` on it."""
+        self._axis_joint(name, "planar", first, second, normal, normal)
+
+    def add_point_on_plane(self, name: str, first, second, normal) -> None:
+        """A point-on-plane primitive: point ``first`` stays on the plane of the second body
+        through point ``second`` normal to ``normal`` (global axes at the initial
+        configuration); nothing else is constrained."""
+        self._axis_joint(name, "point_plane", first, second, normal, normal)
+
+    def add_point_on_line(self, name: str, first, second, axis) -> None:
+        """A point-on-line primitive: point ``first`` stays on the line of the second body
+        through point ``second`` along ``axis`` (global axes at the initial
+        configuration); the bodies turn freely."""
+        self._axis_joint(name, "point_line", first, second, axis, axis)
+
     def add_rigid(self, name: str, first, second) -> None:
         """A rigid joint (weld): point ``first`` stays at point ``second`` and the two
         bodies keep their initial relative orientation."""
@@ -155,6 +173,10 @@ class SpatialModelBuilder:
         entry = f"joint '{name}'"
         with _element(name):
             a, b, swapped = self._pair(entry, first, second)
+            if swapped and kind in ("point_plane", "point_line"):
+                raise ModelError(f"{entry}: the point that stays on the "
+                                 f"{'plane' if kind == 'point_plane' else 'line'} (first) "
+                                 "must be on a moving body, not the ground")
             if swapped:
                 axis_first, axis_second = axis_second, axis_first
             both = kind == "universal"

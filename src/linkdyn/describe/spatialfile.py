@@ -21,9 +21,10 @@ Format (version 1)::
       ],
       "joints": [{"type": "spherical", "name": "pivot", "first": "top.pivot",
                   "second": "ground.O"},
-                 # "revolute", "cylindrical", "prismatic": with "axis" [x, y, z] (global,
-                 # at the initial configuration); "universal": "axis_first", "axis_second";
-                 # "rigid": no axis
+                 # "revolute", "cylindrical", "prismatic", "point_line": with "axis"
+                 # [x, y, z] (global, at the initial configuration); "planar",
+                 # "point_plane": "normal" [x, y, z]; "universal": "axis_first",
+                 # "axis_second"; "rigid": no axis
                 ],
       "drivers": [{"type": "angle", "name": "motor", "joint": "hinge",
                    "law": {"law": "linear", "value": 0.0, "rate": 6.283}},
@@ -58,7 +59,9 @@ _JOINTS = {"spherical": (set(), "add_spherical"), "revolute": ({"axis"}, "add_re
            "cylindrical": ({"axis"}, "add_cylindrical"),
            "prismatic": ({"axis"}, "add_prismatic"),
            "universal": ({"axis_first", "axis_second"}, "add_universal"),
-           "rigid": (set(), "add_rigid")}
+           "rigid": (set(), "add_rigid"), "planar": ({"normal"}, "add_planar"),
+           "point_plane": ({"normal"}, "add_point_on_plane"),
+           "point_line": ({"axis"}, "add_point_on_line")}
 _DRIVERS = {"angle": ({"joint"}, "add_angle_driver"),
             "distance": ({"first", "second"}, "add_distance_driver"),
             "coordinate": ({"point", "axis"}, "add_coordinate_driver")}

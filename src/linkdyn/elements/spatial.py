@@ -83,7 +83,13 @@ class AxisJointSpec:
     - "cylindrical": the first point stays on the line through the second point along the
       axis, the axes aligned (slides along and turns about it);
     - "prismatic": cylindrical without the rotation;
-    - "rigid": the points coincide and the relative orientation is kept (a weld)."""
+    - "rigid": the points coincide and the relative orientation is kept (a weld);
+    - "planar": the first point stays on the plane through the second point normal to the
+      axis, and the axes (the planes' normals) stay aligned: two slides in the plane and a
+      rotation about its normal;
+    - "point_plane": the first point stays on that plane (five freedoms);
+    - "point_line": the first point stays on the line through the second point along the
+      axis (four freedoms)."""
 
     name: str
     kind: str
@@ -237,7 +243,9 @@ def to_dict(desc: SpatialDescription) -> dict:
                      axis_second=glob(j.second[0], j.axis_second))
         else:
             d["type"] = j.kind
-            if j.kind != "rigid":
+            if j.kind in ("planar", "point_plane"):
+                d["normal"] = glob(j.second[0], j.axis_second)
+            elif j.kind != "rigid":
                 d["axis"] = glob(j.first[0], j.axis_first)
         joints.append(d)
     drivers = []
