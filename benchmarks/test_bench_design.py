@@ -1,4 +1,5 @@
-"""What exact sensitivities cost, and synthesis against finite differences.
+"""What exact sensitivities cost, and synthesis against finite differences and against
+pylinkage's particle swarm.
 
 1. Kinematic sensitivities of the driven Jansen linkage over 361 positions with p = 1, 4
    and 10 parameters (link lengths), against the plain analysis and against what finite
@@ -7,6 +8,8 @@
 2. The four-bar synthesis of tests/test_synthesis.py (ten points, prescribed timing) with
    the exact Jacobian against least_squares' own finite-difference Jacobian ("2-point"),
    in the same run: analyses used, time, and the parameters' error.
+3. The same task against pylinkage (when installed): its particle swarm over the link
+   lengths, against linkdyn from 20 random starts in the same box of dimensions.
 """
 
 import time
@@ -89,3 +92,99 @@ def test_synthesis_exact_jacobian_against_finite_differences():
           f"{exact_seconds:.2f} s, parameter error {np.abs(found - truth).max():.1e}")
     print(f"  finite differences: {calls[0]} analyses, {fd_seconds:.2f} s, parameter error "
           f"{np.abs(fd.x - truth).max():.1e}")
+
+
+def test_synthesis_against_pylinkage_particle_swarm():
+    """The same path-generation task, ten points of a four-bar's coupler curve at given
+    crank angles, by linkdyn (gradient-based, exact Jacobian) from 20 random starts and by
+    pylinkage's particle swarm (its PSO over the link lengths and the coupler point's
+    distance and angle), in the same run: time per run, residual reached, success (largest
+    distance from a target under 1e-6 m)."""
+    pytest.importorskip("pylinkage")
+    import math
+    import warnings
+
+    from pylinkage.actuators import Crank
+    from pylinkage.components import Ground
+    from pylinkage.dyads import FixedDyad, RRRDyad
+    from pylinkage.optimization import particle_swarm_optimization
+    from pylinkage.simulation import Linkage as PLinkage
+
+    steps, theta0 = 360, math.atan2(0.02, 0.1)
+    picks = np.arange(5, 360, 36)                     # ten crank positions
+
+    def pylinkage_fourbar(crank, coupler, rocker, distance, angle):
+        a, d = Ground(0.0, 0.0, name="A"), Ground(0.4, 0.0, name="D")
+        b = Crank(anchor=a, radius=crank, angular_velocity=2 * math.pi / steps,
+                  initial_angle=theta0, name="B")
+        c = RRRDyad(anchor1=b.output, anchor2=d, distance1=coupler, distance2=rocker, name="C")
+        p = FixedDyad(anchor1=b.output, anchor2=c, distance=distance, angle=angle, name="P")
+        return PLinkage([a, d, b, c, p], name="fourbar")
+
+    def path_of(dims):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            frames = list(pylinkage_fourbar(*dims).step(iterations=steps))
+        return np.array([frames[i][4] for i in picks], dtype=float)
+
+    B, C, P = (np.array(TRUTH[k]) for k in "BCP")
+    u = (C - B) / np.linalg.norm(C - B)
+    rel = P - B
+    truth_dims = [np.linalg.norm(B), np.linalg.norm(C - B), np.linalg.norm(C - TRUTH["D"]),
+                  np.linalg.norm(rel), math.atan2(u[0] * rel[1] - u[1] * rel[0], u @ rel)]
+    targets = path_of(truth_dims)
+    times = (picks + 1) * 2 * math.pi / steps          # pylinkage reports after each step
+    grid = np.union1d(np.linspace(0.0, 2 * np.pi, 181), times)
+    k = linkdyn.kinematics(fourbar(TRUTH).build(), grid)
+    assert np.abs(k.marker("P")[np.searchsorted(k.t, times)] - targets).max() < 1e-9
+
+    low, high = 0.8 * np.array(truth_dims), 1.2 * np.array(truth_dims)
+    rng = np.random.default_rng(7)
+    ours = []
+    for _ in range(20):
+        dims = rng.uniform(low, high)
+        try:
+            path_of(dims)                             # does the start assemble?
+        except Exception:
+            ours.append((math.inf, 0.0))
+            continue
+        crank, coupler, rocker, distance, angle = dims
+        b = crank * np.array([math.cos(theta0), math.sin(theta0)])
+        first = pylinkage_fourbar(*dims)
+        coords = [np.array(xy, dtype=float) for xy in first.get_coords()]
+        points = {"A": (0.0, 0.0), "B": tuple(b), "C": tuple(coords[3]), "D": (0.4, 0.0),
+                  "P": tuple(coords[4])}
+        names = [f"joints.{j}.coordinates.{x}" for j in "BCP" for x in "xy"]
+        began = time.perf_counter()
+        try:
+            r = path_generation(fourbar(points), "P", targets, times=times, starts=1,
+                                parameters=names)
+            ours.append((r.residual, time.perf_counter() - began))
+        except linkdyn.SynthesisError:
+            ours.append((math.inf, time.perf_counter() - began))
+
+    def swarm():
+        best = [math.inf]
+
+        def score(linkage, dims, positions):
+            try:
+                residual = float(np.linalg.norm(path_of(dims) - targets, axis=1).max())
+            except Exception:
+                return 1e3
+            best[0] = min(best[0], residual)
+            return residual
+
+        began = time.perf_counter()
+        particle_swarm_optimization(score, pylinkage_fourbar(*truth_dims), dimensions=5,
+                                    n_particles=40, iterations=50, bounds=(low, high),
+                                    order_relation=min, verbose=False)
+        return best[0], time.perf_counter() - began
+
+    theirs = [swarm() for _ in range(3)]
+    ok = [t for r, t in ours if r < 1e-6]
+    print(f"\n  linkdyn: {len(ok)}/20 starts reach 1e-6 m, median "
+          f"{np.median(ok) if ok else float('nan'):.2f} s a start; best residual "
+          f"{min(r for r, _ in ours):.1e} m")
+    for residual, seconds in theirs:
+        print(f"  pylinkage PSO (40 particles, 50 iterations): best residual {residual:.1e} m "
+              f"in {seconds:.1f} s")
