@@ -183,7 +183,7 @@ def _cmd_simulate(args) -> int:
     shown = _TerminalProgress(args.t_end) if sys.stderr.isatty() else None
     options = dict(rtol=args.rtol, atol=args.atol, dt_out=args.dt_out,
                    proportional=not args.per_step_tolerance, progress=shown,
-                   method=args.method)
+                   method=args.method, redundant=args.redundant)
     estimate = None
     try:
         if args.estimate_error:
@@ -560,6 +560,9 @@ def _add_simulate(sub) -> None:
                    help="absolute tolerance (1e-10; the Python API's default is 1e-8)")
     p.add_argument("--dt-out", type=_positive_float, default=0.01,
                    help="output interval in s (0.01)")
+    p.add_argument("--redundant", choices=("raise", "allow"), default="raise",
+                   help="redundant constraints: refuse them (raise) or accept consistent ones "
+                   "with least-norm reactions (allow; e.g. bricard, IFToMM A04)")
     p.add_argument("--method", choices=("bdf", "rk", "auto"), default="auto",
                    help="integration method (auto: the explicit order-8 method, switching to "
                    "bdf where stiff; rk: explicit only; bdf: the index-3 BDF only; see "

@@ -33,7 +33,7 @@ from ..errors import ArgumentTypeError, ModelError, ModelFileError
 
 from .iftomm import andrews, nfourbar, simple_pendulum
 from .linkages import LINKAGES, linkage
-from .spatial import heavy_top
+from .spatial import bricard, heavy_top
 from .warren import truss
 
 __all__ = ["builtin_names", "load_model", "as_model", "andrews", "chain", "heavy_top",
@@ -64,7 +64,7 @@ def _jansen_driven():
     return compile_model(modelfile.from_dict(data, path="<built-in jansen_driven>"))
 
 
-_DERIVED = {"jansen_driven": _jansen_driven, "heavy_top": heavy_top,
+_DERIVED = {"jansen_driven": _jansen_driven, "heavy_top": heavy_top, "bricard": bricard,
             **{name: (lambda name=name: linkage(name).build()) for name in LINKAGES}}
 
 

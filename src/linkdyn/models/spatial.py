@@ -8,6 +8,19 @@ along -z. At t = 0 its axis points along (sin 0.5, 0, cos 0.5) and it spins at 5
 that axis, with no other angular velocity. Marker ``tip`` is on the axis, 0.2 m from O.
 ``heavy_top_nutation(...)`` gives the bounds of its axis' polar angle from the classical
 cubic (Goldstein, "Classical Mechanics", section 5.7): an independent solution.
+
+``bricard()``: Bricard's overconstrained linkage, problem A04 of the IFToMM library of
+multibody benchmark problems: five rods of 1 m and 1 kg (square section 0.1 m) and the
+ground, closed by six revolute joints; Grubler's count gives no freedom, yet it moves with
+one, so one constraint row is redundant (simulate it with ``redundant="allow"``). Rod 1
+runs from O = (0, 0, 0) along x, rod 2 down along -y, rod 3 along z, rod 4 back along -x
+and rod 5 up along y to (0, 0, 1); the joints' axes are y, z, x, y, z and x (at O, between
+the rods in turn, and at (0, 0, 1)). It starts at rest in that configuration, with gravity
+9.81 m/s^2 along -y, and runs for 10 s (the initial state and the rods' inertia as the
+benchmark's OpenSim implementation has them); marker ``P3`` is the end of rod 2 that
+starts at (1, -1, 0). ``bricard(redundant_free=True)`` keeps of the last joint only the
+rows that are not redundant (a universal joint, whose cross keeps rod 5's axis x
+perpendicular to the ground's z): the same motion without redundant rows.
 """
 
 from __future__ import annotations
@@ -18,7 +31,8 @@ import numpy as np
 
 from ..describe.spatial import SpatialModelBuilder
 
-__all__ = ["heavy_top", "heavy_top_nutation", "HEAVY_TOP", "spatial_chain"]
+__all__ = ["heavy_top", "heavy_top_nutation", "HEAVY_TOP", "spatial_chain", "bricard",
+           "BRICARD_T_END"]
 
 #: The heavy top's data: mass (kg), distance of the centre of mass from the pivot (m),
 #: transverse and axial moments about the centre of mass (kg m^2), initial polar angle of
@@ -90,3 +104,38 @@ def heavy_top_nutation(theta0: float = HEAVY_TOP["theta0"],
     disc = a**4 - 4.0 * beta * (a * a * u0 - beta)
     u1 = (a * a - math.sqrt(disc)) / (2.0 * beta)
     return theta0, math.acos(u1)
+
+
+#: The duration of IFToMM problem A04 (s).
+BRICARD_T_END = 10.0
+
+
+def bricard(redundant_free: bool = False):
+    """IFToMM problem A04, Bricard's linkage (module notes); ``redundant_free``: its last
+    revolute joint replaced by the universal joint that keeps only its non-redundant row."""
+    length, mass, side = 1.0, 1.0, 0.1
+    b = SpatialModelBuilder("bricard", gravity=(0.0, -9.81, 0.0))
+    b.add_ground_point("O", (0.0, 0.0, 0.0))
+    b.add_ground_point("Q", (0.0, 0.0, 1.0))
+    corners = [(0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (1.0, -1.0, 0.0), (1.0, -1.0, 1.0),
+               (0.0, -1.0, 1.0), (0.0, 0.0, 1.0)]
+    for k in range(5):
+        p, q = np.array(corners[k]), np.array(corners[k + 1])
+        along = int(np.argmax(np.abs(q - p)))
+        moments = [mass * (length**2 + side**2) / 12.0] * 3
+        moments[along] = mass * 2.0 * side**2 / 12.0      # a square rod about its own axis
+        centre = (p + q) / 2.0
+        b.add_body(f"rod{k + 1}", mass=mass, inertia=tuple(moments), position=tuple(centre),
+                   points={"a": tuple(p - centre), "b": tuple(q - centre)})
+    axes = [(0.0, 1.0, 0.0), (0.0, 0.0, 1.0), (1.0, 0.0, 0.0), (0.0, 1.0, 0.0),
+            (0.0, 0.0, 1.0)]
+    b.add_revolute("J1", "rod1.a", "ground.O", axis=axes[0])
+    for k in range(1, 5):
+        b.add_revolute(f"J{k + 1}", f"rod{k + 1}.a", f"rod{k}.b", axis=axes[k])
+    if redundant_free:
+        b.add_universal("J6", "rod5.b", "ground.Q", axis_first=(1.0, 0.0, 0.0),
+                        axis_second=(0.0, 0.0, 1.0))
+    else:
+        b.add_revolute("J6", "rod5.b", "ground.Q", axis=(1.0, 0.0, 0.0))
+    b.add_marker("P3", "rod2.b")
+    return b.build()
