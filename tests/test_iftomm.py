@@ -82,8 +82,8 @@ def test_a02_two_windows_through_singular_configurations():
             assert np.max(np.abs(r.q[:, model.coordinate_names.index(f"{c}.uy")])) < 1e3 * tol
         energy = r.energy
         assert np.max(np.abs(energy - energy[0])) < 1e-2 * (tol / 1e-6) ** 0.8 * abs(energy[0])
-    # The error is a phase error that grows over the run's ten swings (docs/theory/redundant.md, "Where A02's
-    # error comes from"): measured 1.7e3 to 2.4e4 times the tolerance (2.4e-2, 1.7e-5,
+    # The error is a phase error that grows over the run's ten swings (docs/theory/
+    # redundant.md, "Where A02's error comes from"): measured 1.7e3 to 2.4e4 times the tolerance (2.4e-2, 1.7e-5,
     # 1.8e-6, 2.5e-8 m here). A single run's error varies by a few times with round-off (the
     # 1e-8 run gave 8.4e-5 m before the constraint residuals were compensated), so each is
     # held to 5e4 times its tolerance and the whole range to a fall of 1e5.

@@ -220,7 +220,8 @@ def kinematic_sensitivities(model, parameters, times, *, at=None,
         at = np.atleast_1d(np.asarray(at, dtype=float))
         rows = np.searchsorted(result.t, at)
         rows = np.minimum(rows, len(result.t) - 1)
-        if not np.allclose(result.t[rows], at, rtol=0.0, atol=1e-12 * max(1.0, np.abs(at).max())):
+        slack = 1e-12 * max(1.0, float(np.abs(at).max()))
+        if not np.allclose(result.t[rows], at, rtol=0.0, atol=slack):
             raise ArgumentError("at: every time must be one of the analysis' times")
     t, q, v, a = result.t[rows], result.q[rows], result.v[rows], result.a[rows]
     n, nq, p = len(t), base.nq, len(family.names)
