@@ -111,3 +111,28 @@ def test_motion_generation_carries_the_coupler_through_its_poses():
     for joint, xy in TRUTH.items():         # a pose sequence fixes the four-bar
         for i, axis in enumerate("xy"):
             assert abs(r.parameters[f"joints.{joint}.coordinates.{axis}"] - xy[i]) < 1e-8
+
+
+def test_a_stephenson_six_bar_with_sliders_is_recovered_from_its_coupler_points():
+    # The point-line-plane paper's Stephenson-II six-bar (prismatic joints J3 and J7):
+    # its revolute joints moved by about a centimetre, path generation through twelve
+    # points of the original's coupler curve at their crank angles finds a linkage that
+    # passes through them (its lines' coefficients are free up to scale, so the
+    # parameters themselves are not unique).
+    from linkdyn.models.linkages import linkage
+
+    g = linkage("stephenson2")
+    times = np.linspace(0.3, 6.0, 12)
+    grid = np.union1d(np.linspace(0.0, 2 * np.pi, 181), times)
+    k = linkdyn.kinematics(g.build(), grid)
+    targets = k.marker("J8")[np.searchsorted(k.t, times)]
+    data = linkdyn.geometric.to_dict(g)
+    rng = np.random.default_rng(2)
+    for joint in data["joints"]:
+        if joint["type"] != "prismatic":
+            joint["coordinates"] = list(np.array(joint["coordinates"])
+                                        + 0.01 * rng.standard_normal(2))
+    start = linkdyn.geometric.from_dict(data)
+    names = [p for p in linkage_parameters(start) if not p.startswith("joints.J7")]
+    r = path_generation(start, "J8", targets, times=times, starts=1, parameters=names)
+    assert r.residual < 1e-10
