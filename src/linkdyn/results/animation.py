@@ -100,12 +100,8 @@ def animate(result, path, *, fps: float = 30.0, speed: float = 1.0, markers=None
     """
 
     path = Path(path)
-    for name, value in (("fps", fps), ("speed", speed)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-                not math.isfinite(value) or value <= 0:
-            raise AnimationError(f"{name} must be a positive number, got {value!r}")
-    if isinstance(dpi, bool) or not isinstance(dpi, int) or not 10 <= dpi <= 1000:
-        raise AnimationError(f"dpi must be an integer from 10 to 1000, got {dpi!r}")
+    _check_timing(fps, speed)
+    _check_dpi(dpi)
     model = result.model
     markers = _checked_markers(model, markers)
     if not path.parent.is_dir():
@@ -147,8 +143,7 @@ def snapshot(result, t=None, *, markers=None, trace: bool = True, dpi: int = 100
     """
     if len(result.t) == 0:
         raise AnimationError("the result has no output rows")
-    if isinstance(dpi, bool) or not isinstance(dpi, int) or not 10 <= dpi <= 1000:
-        raise AnimationError(f"dpi must be an integer from 10 to 1000, got {dpi!r}")
+    _check_dpi(dpi)
     times = np.asarray(result.t, dtype=float)
     if t is None:
         row = len(times) - 1
@@ -161,6 +156,20 @@ def snapshot(result, t=None, *, markers=None, trace: bool = True, dpi: int = 100
     fig, draw = scene(result, np.array([row]), markers, trace, dpi, size, title)
     draw(0)
     return fig
+
+
+def _check_timing(fps, speed) -> None:
+    """Frames per second and simulated seconds per second: positive numbers (animations and
+    HTML pages alike)."""
+    for name, value in (("fps", fps), ("speed", speed)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+                not math.isfinite(value) or value <= 0:
+            raise AnimationError(f"{name} must be a positive number, got {value!r}")
+
+
+def _check_dpi(dpi) -> None:
+    if isinstance(dpi, bool) or not isinstance(dpi, int) or not 10 <= dpi <= 1000:
+        raise AnimationError(f"dpi must be an integer from 10 to 1000, got {dpi!r}")
 
 
 def _checked_markers(model, markers) -> list:

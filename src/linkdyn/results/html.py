@@ -21,7 +21,7 @@ from ..elements.bodies import GROUND
 from ..elements.joints import RevoluteSpec
 from ..errors import ArgumentError
 from ..compile.geometry import PointGeometry, pivots, shapes_3d
-from .animation import AnimationError, _checked_markers, frame_times
+from .animation import AnimationError, _check_timing, _checked_markers, frame_times
 
 __all__ = ["to_html", "figure", "HTML_MAX_FRAMES"]
 
@@ -189,13 +189,10 @@ def figure(result, *, markers=None, series=None, fps: float = 20.0, speed: float
         many frames.
     """
     go, make_subplots = _plotly()
-    for name, value in (("fps", fps), ("speed", speed)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-                not math.isfinite(value) or value <= 0:
-            raise ArgumentError(f"{name} must be a positive number, got {value!r}")
     if len(result.t) == 0:
         raise ArgumentError("the result has no output rows")
     try:
+        _check_timing(fps, speed)
         markers = _checked_markers(result.model, markers)
         rows = frame_times(result.t, fps, speed)
     except AnimationError as exc:
