@@ -4,7 +4,6 @@ mechanism."""
 import json
 import re
 import shutil
-import time
 
 import numpy as np
 import pytest
@@ -119,6 +118,7 @@ def test_page_loads_in_chromium_and_the_slider_moves_the_mechanism(jansen_page, 
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
 
     r, path = jansen_page
     options = webdriver.ChromeOptions()
@@ -130,10 +130,9 @@ def test_page_loads_in_chromium_and_the_slider_moves_the_mechanism(jansen_page, 
     try:
         driver.get(path.resolve().as_uri())
         ready = "var g = document.getElementById('linkdyn-result'); return !!(g && g._fullLayout);"
-        deadline = time.monotonic() + 30
-        while not driver.execute_script(ready):
-            assert time.monotonic() < deadline, "the page did not draw its figure in 30 s"
-            time.sleep(0.1)
+        # Selenium's own wait (a generous bound for a loaded machine, not a speed check)
+        WebDriverWait(driver, 60).until(lambda d: d.execute_script(ready),
+                                        "the page did not draw its figure")
         state = ("var g = document.getElementById('linkdyn-result');"
                  "var b = g.data.find(d => d.name == 'bodies');"
                  "return [b.x.slice(0, 2), b.y.slice(0, 2), g._fullLayout.sliders[0].active];")
@@ -144,10 +143,8 @@ def test_page_loads_in_chromium_and_the_slider_moves_the_mechanism(jansen_page, 
         rail = driver.find_element(By.CSS_SELECTOR, ".slider-rail-touch-rect")
         ActionChains(driver).move_to_element_with_offset(
             rail, int(0.25 * rail.size["width"]), 0).click().perform()
-        deadline = time.monotonic() + 10
-        while driver.execute_script(state)[2] == 0:
-            assert time.monotonic() < deadline, "the slider did not move"
-            time.sleep(0.1)
+        WebDriverWait(driver, 60).until(lambda d: d.execute_script(state)[2] != 0,
+                                        "the slider did not move")
         x1, y1, active1 = driver.execute_script(state)
         row = int(np.argmin(np.abs(r.t - active1 / 20)))
         assert active1 > 10
