@@ -7,7 +7,7 @@
  * These are the exact derivatives, so the integrator's iteration matrix stays exact and a
  * stiff element costs no extra Newton iterations.
  */
-#include "ld_forces.h"
+#include "ld_forces_eval.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -16,19 +16,10 @@
 
 #define TWO_PI 6.283185307179586476925286766559
 
-typedef struct {
-    int idx[8];         /* global coordinate of each local entry, -1 for none (ground) */
-    double s, sd;       /* coordinate and its rate */
-    double g[8];        /* ds/dq */
-    double H[64];       /* d2s/dq2, row-major */
-    double r, rd;       /* reference and its rate */
-    double f;           /* generalised force along s */
-    double fs, fsd;     /* df/ds, df/ds' */
-    double f_el;        /* the conservative part of f */
-    double angle;       /* the relative angle (ANGLE, and the angle part of ROLL) */
-    double V;           /* stored energy */
-    double dVdt;        /* its explicit time derivative (a moving reference) */
-} record_eval;
+static int spatial(const ld_forces *F)
+{
+    return F->stride == LD_STRIDE_SPATIAL;
+}
 
 /* Point of side `side` of record r: position and A = d point / d (x, y, ux, uy). */
 static void side_point(const ld_forces *F, int r, int side, const double *q, double *p,
@@ -95,6 +86,8 @@ static int eval_coordinate(const ld_forces *F, const ld_forces_run *run, int r,
 {
     int i, j, side;
     double D[16], A[8], p1[2], p2[2];   /* D: 2 x 8, d(r2 - r1)/dq */
+    if (spatial(F)) return ld_forces3_coordinate(F, run, r, q, e);
+    e->n = 8;
     for (side = 0; side < 2; side++) {
         int b = F->body[2 * r + side];
         for (j = 0; j < 4; j++) e->idx[4 * side + j] = b < 0 ? -1 : 4 * b + j;
@@ -231,7 +224,7 @@ static int eval_record(const ld_forces *F, const ld_forces_run *run, int r, doub
         return LD_ERR_DOMAIN;
     }
     e->sd = 0.0;
-    for (i = 0; i < 8; i++)
+    for (i = 0; i < e->n; i++)
         if (e->idx[i] >= 0) e->sd += e->g[i] * v[e->idx[i]];
     reference(F, run, r, t, &e->r, &e->rd);
     if (F->law && F->law[r] == LD_FORCE_FRICTION) {
@@ -285,8 +278,16 @@ int ld_forces_add(const ld_forces *F, const ld_forces_run *run, double t, const 
     record_eval e, normal;
     for (r = 0; r < F->nrec; r++) {
         if (eval_record(F, run, r, t, q, v, &e, &normal) != LD_OK) return LD_ERR_DOMAIN;
-        for (i = 0; i < 8; i++)
+        for (i = 0; i < e.n; i++)
             if (e.idx[i] >= 0) out[e.idx[i]] += e.f * e.g[i];
+    }
+    if (spatial(F)) {
+        for (l = 0; l < F->nload; l++) {
+            double Ql[12], G[3], *o = out + 12 * F->load_body[l];
+            ld_forces3_load(F, l, t, q, Ql, G, NULL);
+            for (i = 0; i < 12; i++) o[i] += Ql[i];
+        }
+        return LD_OK;
     }
     for (l = 0; l < F->nload; l++) {
         double Fg[2], Fl[2], xi = F->load_point[2 * l], eta = F->load_point[2 * l + 1];
@@ -306,8 +307,9 @@ int ld_forces_jacobians(const ld_forces *F, const ld_forces_run *run, double t,
     int r, l, i, j;
     record_eval e, nrm;
     for (r = 0; r < F->nrec; r++) {
-        const int *sq = F->slot_q + LD_REC_BLOCK * r, *sv = F->slot_v + LD_REC_BLOCK * r;
-        double dfdq[8], dfdv[8], Hv[8];
+        int n, block = spatial(F) ? LD_REC_MAX * LD_REC_MAX : LD_REC_BLOCK;
+        const int *sq = F->slot_q + block * r, *sv = F->slot_v + block * r;
+        double dfdq[LD_REC_MAX], dfdv[LD_REC_MAX], Hv[LD_REC_MAX];
         const record_eval *src = &e;   /* whose coordinate f depends on */
         double scale = 1.0;
         if (eval_record(F, run, r, t, q, v, &e, &nrm) != LD_OK) return LD_ERR_DOMAIN;
@@ -320,23 +322,29 @@ int ld_forces_jacobians(const ld_forces *F, const ld_forces_run *run, double t,
                 scale = -F->law_par[4 * r] * sigma;
             }
         }
-        for (i = 0; i < 8; i++) {
+        n = e.n;
+        for (i = 0; i < n; i++) {
             Hv[i] = 0.0;
-            for (j = 0; j < 8; j++)
-                if (src->idx[j] >= 0) Hv[i] += src->H[8 * i + j] * v[src->idx[j]];
+            for (j = 0; j < n; j++)
+                if (src->idx[j] >= 0) Hv[i] += src->H[n * i + j] * v[src->idx[j]];
         }
-        for (j = 0; j < 8; j++) {
+        for (j = 0; j < n; j++) {
             dfdq[j] = scale * (src->fs * src->g[j] + src->fsd * Hv[j]);
             dfdv[j] = scale * src->fsd * src->g[j];
         }
-        for (i = 0; i < 8; i++)
-            for (j = 0; j < 8; j++) {
-                int p = 8 * i + j;
+        for (i = 0; i < n; i++)
+            for (j = 0; j < n; j++) {
+                int p = n * i + j;
                 if (fq && sq[p] >= 0) fq[sq[p]] += e.f * e.H[p] + e.g[i] * dfdq[j];
                 if (fv && sv[p] >= 0) fv[sv[p]] += e.g[i] * dfdv[j];
             }
     }
-    if (fq)
+    if (fq && spatial(F))
+        for (l = 0; l < F->nload; l++) {
+            double Ql[12], G[3];
+            ld_forces3_load(F, l, t, q, Ql, G, fq);
+        }
+    else if (fq)
         for (l = 0; l < F->nload; l++) {
             /* Body-frame loads depend on u: Q = A^T F(u), dF/dux = (Fxi, Feta),
              * dF/duy = (-Feta, Fxi). Global loads are constant in q (no entries). */
@@ -389,8 +397,11 @@ int ld_forces_values(const ld_forces *F, const ld_forces_run *run, double t, con
         out[3 * r + 2] = e.f;
     }
     for (l = 0; l < F->nload; l++) {
-        double Fl[2];
-        eval_load(F, l, t, q, out + 3 * F->nrec + 2 * l, Fl);
+        double Fl[2], Ql[12];
+        if (spatial(F))
+            ld_forces3_load(F, l, t, q, Ql, out + 3 * F->nrec + 3 * l, NULL);
+        else
+            eval_load(F, l, t, q, out + 3 * F->nrec + 2 * l, Fl);
     }
     return LD_OK;
 }
@@ -407,7 +418,15 @@ int ld_forces_rates(const ld_forces *F, const ld_forces_run *run, double t, cons
         z[r] = (e.f - e.f_el) * e.sd + e.dVdt;
         z[F->nrec + F->nload + r] = e.sd;
     }
-    for (l = 0; l < F->nload; l++) {
+    for (l = 0; l < F->nload && spatial(F); l++) {
+        double Ql[12], G[3];
+        int i;
+        const double *vb = v + 12 * F->load_body[l];
+        ld_forces3_load(F, l, t, q, Ql, G, NULL);
+        z[F->nrec + l] = 0.0;
+        for (i = 0; i < 12; i++) z[F->nrec + l] += Ql[i] * vb[i];
+    }
+    for (l = 0; l < F->nload && !spatial(F); l++) {
         double Fg[2], Fl[2], xi = F->load_point[2 * l], eta = F->load_point[2 * l + 1];
         const double *vb = v + 4 * F->load_body[l];
         eval_load(F, l, t, q, Fg, Fl);
@@ -443,12 +462,12 @@ int ld_forces_coordinate_derivs(const ld_forces *F, const ld_forces_run *run, in
     if (eval_coordinate(F, run, r, q, &e) != LD_OK) return LD_ERR_DOMAIN;
     *s = e.s;
     *vHv = 0.0;
-    for (i = 0; i < 8; i++) {
+    for (i = 0; i < e.n; i++) {
         idx[i] = e.idx[i];
         g[i] = e.g[i];
         if (e.idx[i] < 0) continue;
-        for (j = 0; j < 8; j++)
-            if (e.idx[j] >= 0) *vHv += v[e.idx[i]] * e.H[8 * i + j] * v[e.idx[j]];
+        for (j = 0; j < e.n; j++)
+            if (e.idx[j] >= 0) *vHv += v[e.idx[i]] * e.H[e.n * i + j] * v[e.idx[j]];
     }
     return LD_OK;
 }
@@ -459,7 +478,7 @@ int ld_forces_coordinate_hessian(const ld_forces *F, const ld_forces_run *run, i
     record_eval e;
     int i;
     if (eval_coordinate(F, run, r, q, &e) != LD_OK) return LD_ERR_DOMAIN;
-    for (i = 0; i < 64; i++) H[i] = e.H[i];
+    for (i = 0; i < e.n * e.n; i++) H[i] = e.H[i];
     return LD_OK;
 }
 

@@ -46,6 +46,21 @@
  * either in the global frame or in the body frame (then F = Fxi u + Feta perp(u), a follower
  * force). Q = A^T F with A = d r_point / d q_body; P = F . v_point.
  *
+ * Spatial models (stride 12: a body's coordinates are its centre of mass r and principal
+ * axes e_1, e_2, e_3, natural coordinates) use the same records on 3D geometry, geom3[r] =
+ * (p0, p1, a, b, d), three numbers each: p0 and p1 the points of sides 0 and 1 (principal
+ * frame components, or global for the ground), a and b directions of side 0, d of side 1
+ * (a body direction sum_k a_k e_k is linear in the coordinates, as a point r + sum_k p_k e_k):
+ *   LD_COORD_DISTANCE  s = |p1 - p0|
+ *   LD_COORD_SLIDE     s = a . (p1 - p0)
+ *   LD_COORD_ANGLE     s = atan2(d . b, d . a): the rotation of side 1 relative to side 0
+ *                      about a x b (a, b orthonormal, perpendicular to a revolute axis; d is
+ *                      along a at the configuration where s = 0), continuous over turns
+ * Contact laws and rolling records are planar. Spatial loads (load_kind) are a force
+ * F at a body point (Q_r = F, Q_e_k = p_k F) or a torque T on a body (Q_e_k = T x e_k / 2,
+ * so that Q . v = T . omega with omega = sum_k e_k x e_k' / 2), with three components from
+ * laws, global or in the body's own axes (turned into the principal frame by load_axes).
+ *
  * Per-run state (ld_forces_run) holds what a run may change: controller inputs, which inputs
  * replace a servo's target, and the reference angle of each angle record, moved to the
  * record's current angle after each accepted step (ld_forces_accept), so that an angle is
@@ -65,13 +80,18 @@ enum { LD_INPUT_NONE = 0, LD_INPUT_ADD = 1, LD_INPUT_TARGET = 2 };
 enum { LD_FORCE_LINEAR = 0, LD_FORCE_HERTZ = 1, LD_FORCE_LANKARANI = 2,
        LD_FORCE_FRICTION = 3 };
 
-/* Entries of a record's local 8 x 8 block: side s (0, 1) coordinate j (x, y, ux, uy) is
- * local index 4 s + j; slot arrays hold, row-major, the position of (i, j) in the model's
- * CSC value array of Q_q (or Q_v), -1 where the pattern has no entry. */
+/* Entries of a record's local block: side s (0, 1) coordinate j of the body's `stride`
+ * (planar: x, y, ux, uy) is local index stride s + j, (2 stride)^2 entries; slot arrays
+ * hold, row-major, the position of (i, j) in the model's CSC value array of Q_q (or Q_v),
+ * -1 where the pattern has no entry. A load's block is stride x stride. */
 #define LD_REC_BLOCK 64
 #define LD_LOAD_BLOCK 16
+#define LD_STRIDE_SPATIAL 12
+#define LD_REC_MAX 24            /* largest local block side: 2 x 12 */
+enum { LD_LOAD_FORCE = 0, LD_LOAD_TORQUE = 1 };
 
 typedef struct ld_forces {
+    int stride;                 /* coordinates per body: 4 (or 0) planar, 12 spatial */
     int nrec;
     const int *coord;           /* [nrec] LD_COORD_* */
     const int *body;            /* [nrec, 2] body of each side, -1 for the ground */
@@ -88,13 +108,19 @@ typedef struct ld_forces {
     const int *slot_v;          /* [nrec, 64] */
     const int *law;             /* [nrec] LD_FORCE_* (NULL: all linear) */
     const double *law_par;      /* [nrec, 4] contact laws: K, n, c or e, gap */
+    const double *geom3;        /* [nrec, 15] spatial geometry (p0, p1, a, b, d) */
 
     int nload;
     const int *load_body;       /* [nload] */
-    const double *load_point;   /* [nload, 2] local (xi, eta) */
+    const double *load_point;   /* [nload, dim] local point (dim 2 planar, 3 spatial) */
     const int *load_frame;      /* [nload] 0 global, 1 body */
-    const int *load_laws;       /* [nload, 2] laws of the two components (-1: zero) */
-    const int *load_slot_q;     /* [nload, 16] block rows x, y, ux, uy; cols likewise */
+    const int *load_laws;       /* [nload, dim] laws of the components (-1: zero) */
+    const int *load_slot_q;     /* [nload, stride^2] block rows x, y, ux, uy (planar); cols
+                                   likewise */
+    const int *load_kind;       /* [nload] LD_LOAD_* (spatial; NULL: all forces) */
+    const double *load_axes;    /* [nload, 9] (spatial) row-major T: a body-frame load's
+                                   principal-frame components are T c, c those of its laws
+                                   in the body's own axes (NULL: T = I) */
 
     const ld_laws *laws;
 } ld_forces;
@@ -122,8 +148,8 @@ int ld_forces_jacobians(const ld_forces *F, const ld_forces_run *run, double t,
 /* Stored energy of all records (J). */
 double ld_forces_potential(const ld_forces *F, const ld_forces_run *run, double t,
                            const double *q);
-/* Per record: out[3 r .. 3 r + 2] = (s, s', f); per load: out[3 nrec + 2 l ..] = global
- * (Fx, Fy). */
+/* Per record: out[3 r .. 3 r + 2] = (s, s', f); per load: out[3 nrec + dim l ..] = the
+ * global force (Fx, Fy[, Fz]) or torque. */
 int ld_forces_values(const ld_forces *F, const ld_forces_run *run, double t, const double *q,
                      const double *v, double *out);
 /* Quadratures integrated with the state: z[r] = power of record r, z[nrec + l] = power of
@@ -136,12 +162,13 @@ double ld_forces_coordinate(const ld_forces *F, const ld_forces_run *run, int r,
 /* After an accepted step: move each angle (and rolling) record's reference to its current
  * angle. */
 void ld_forces_accept(const ld_forces *F, const ld_forces_run *run, const double *q);
-/* Coordinate s of record r with its gradient g[8] on the local coordinates idx[8] (-1: the
- * ground) and the curvature term vHv = v^T (d2s/dq2) v, so that s'' = g . q'' + vHv. */
+/* Coordinate s of record r with its gradient g[2 stride] on the local coordinates
+ * idx[2 stride] (-1: the ground) and the curvature term vHv = v^T (d2s/dq2) v, so that
+ * s'' = g . q'' + vHv. Callers give arrays of LD_REC_MAX entries. */
 int ld_forces_coordinate_derivs(const ld_forces *F, const ld_forces_run *run, int r,
                                 const double *q, const double *v, int *idx, double *s,
                                 double *g, double *vHv);
-/* d2s/dq2 of record r on its local block (H[64], row-major). */
+/* d2s/dq2 of record r on its local block (H[(2 stride)^2], row-major; LD_REC_MAX^2). */
 int ld_forces_coordinate_hessian(const ld_forces *F, const ld_forces_run *run, int r,
                                  const double *q, double *H);
 /* The force f of record r alone. */

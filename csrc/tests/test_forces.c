@@ -1,7 +1,7 @@
 /*
  * Plain-C tests of the force elements (ld_forces.c): two bodies with one record of each
  * coordinate kind and a body-frame load, written directly against ld_forces.h.
- * Build: cc -std=c99 test_forces.c ../ld_forces.c -I.. -lm
+ * Build: cc -std=c99 test_forces.c ../ld_forces.c ../ld_forces3.c -I.. -lm
  * Prints one line per check and "N passed, M failed"; exits non-zero on any failure.
  */
 #include <math.h>

@@ -45,6 +45,7 @@ cdef extern from "ld_laws.h":
 
 cdef extern from "ld_forces.h":
     ctypedef struct ld_forces:
+        int stride
         int nrec
         const int *coord
         const int *body
@@ -60,12 +61,15 @@ cdef extern from "ld_forces.h":
         const int *slot_v
         const int *law
         const double *law_par
+        const double *geom3
         int nload
         const int *load_body
         const double *load_point
         const int *load_frame
         const int *load_laws
         const int *load_slot_q
+        const int *load_kind
+        const double *load_axes
         const ld_laws *laws
     ctypedef struct ld_forces_run:
         const double *input
@@ -472,9 +476,9 @@ cdef int k_events(void *user, double t, const double *q, const double *v, const 
     cdef int i, j
     cdef const double *qb
     cdef int r, st
-    cdef int idx[8]
+    cdef int idx[24]
     cdef double s, vhv, fn
-    cdef double grad[8]
+    cdef double grad[24]
     for i in range(d.nev):
         if d.ev_gate[i] >= 0 and d.run.gate != NULL and d.run.gate[d.ev_gate[i]] != 0.0:
             g[i] = 1.0   # an event of a swinging contact, which does not swing now
@@ -546,9 +550,9 @@ cdef int r_phi(void *user, double t, const double *q, double *out) noexcept nogi
 cdef int r_phi_q(void *user, double t, const double *q, double *val) noexcept nogil:
     cdef KernelData *d = <KernelData *> user
     cdef int k, i, st
-    cdef int idx[8]
+    cdef int idx[24]
     cdef double s, vhv
-    cdef double g[8]
+    cdef double g[24]
     k_phi_q(user, t, q, d.scratch_phiq)
     for i in range(d.phiq_ext_nnz):
         val[i] = 0.0
@@ -578,9 +582,9 @@ cdef int r_gamma(void *user, double t, const double *q, const double *v,
                  double *out) noexcept nogil:
     cdef KernelData *d = <KernelData *> user
     cdef int k, st
-    cdef int idx[8]
+    cdef int idx[24]
     cdef double s, vhv
-    cdef double g[8]
+    cdef double g[24]
     k_gamma(user, t, q, v, out)
     for k in range(d.nstick):
         st = ld_forces_coordinate_derivs(&d.forces, &d.run, d.stick_rec[k], q, v, idx, &s, g,
@@ -595,7 +599,7 @@ cdef int r_phi_qq_lam(void *user, double t, const double *q, const double *lam,
                       double *val) noexcept nogil:
     cdef KernelData *d = <KernelData *> user
     cdef int k, i, st
-    cdef double H[64]
+    cdef double H[576]
     k_phi_qq_lam(user, t, q, lam, d.scratch_hess)
     for i in range(d.hess_ext_nnz):
         val[i] = 0.0
@@ -646,6 +650,7 @@ cdef class Kernels:
     cdef readonly object law_values
     cdef readonly int nq, nc, phiq_nnz, fq_nnz, fv_nnz, hess_nnz
     cdef readonly int nrec, nload, ninput, nz
+    cdef readonly int body_stride   # coordinates per body: 4 planar, 12 spatial
     cdef RunState _own
 
     def __init__(self, dict arrays):
@@ -665,6 +670,24 @@ cdef class Kernels:
             a[name] = np.ascontiguousarray(arrays[name], dtype=np.intc)
         for name in need_dbl:
             a[name] = np.ascontiguousarray(arrays[name], dtype=np.float64)
+        # Spatial force records (stride 12): their geometry and the kinds and axes of loads.
+        self.body_stride = int(arrays.get("body_stride", 4))
+        if self.body_stride not in (4, 12):
+            raise ValueError("kernel arrays: body_stride must be 4 or 12")
+        if self.body_stride == 12:
+            a["load_kind"] = np.ascontiguousarray(arrays["load_kind"], dtype=np.intc)
+            a["rec_geom3"] = np.ascontiguousarray(arrays["rec_geom3"], dtype=np.float64)
+            a["load_axes"] = np.ascontiguousarray(arrays["load_axes"], dtype=np.float64)
+            nrec, nload = a["rec_coord"].shape[0], a["load_body"].shape[0]
+            if (a["rec_geom3"].shape[0] != 15 * nrec or a["rec_slot_q"].shape[0] != 576 * nrec
+                    or a["rec_slot_v"].shape[0] != 576 * nrec
+                    or a["load_slot_q"].shape[0] != 144 * nload
+                    or a["load_point"].shape[0] != 3 * nload
+                    or a["load_laws"].shape[0] != 3 * nload
+                    or a["load_kind"].shape[0] != nload or a["load_axes"].shape[0] != 9 * nload):
+                raise ValueError("kernel arrays: spatial force records need 15 geometry "
+                                 "entries and 576 slots each, loads 3 points, 3 laws, 9 "
+                                 "axes and 144 slots each")
         for arr in a.values():
             arr.flags.writeable = False
         self.arrays = a
@@ -719,6 +742,7 @@ cdef class Kernels:
         # Values of caller-evaluated (kind 2) laws live in a RunState (attached below).
 
         cdef ld_forces *F = &self.data.forces
+        F.stride = self.body_stride
         F.nrec = a["rec_coord"].shape[0]
         F.coord = _ip(a["rec_coord"])
         F.body = _ip(a["rec_body"])
@@ -734,12 +758,15 @@ cdef class Kernels:
         F.slot_v = _ip(a["rec_slot_v"])
         F.law = _ip(a["rec_law"])
         F.law_par = _dp(a["rec_law_par"])
+        F.geom3 = _dp(a["rec_geom3"]) if "rec_geom3" in a else NULL
         F.nload = a["load_body"].shape[0]
         F.load_body = _ip(a["load_body"])
         F.load_point = _dp(a["load_point"])
         F.load_frame = _ip(a["load_frame"])
         F.load_laws = _ip(a["load_laws"])
         F.load_slot_q = _ip(a["load_slot_q"])
+        F.load_kind = _ip(a["load_kind"]) if "load_kind" in a else NULL
+        F.load_axes = _dp(a["load_axes"]) if "load_axes" in a else NULL
         F.laws = &self.data.laws
         self.nrec = F.nrec
         self.nload = F.nload
@@ -967,7 +994,8 @@ cdef class Kernels:
         model's own)."""
         cdef const double[::1] qv = self._vec(q, self.nq, "q")
         cdef const double[::1] vv = self._vec(v, self.nq, "v")
-        out = np.zeros(3 * self.nrec + 2 * self.nload + 1)
+        cdef int dim = 3 if self.body_stride == 12 else 2
+        out = np.zeros(3 * self.nrec + dim * self.nload + 1)
         cdef double[::1] o = out
         cdef KernelData d = self.data
         cdef int st
@@ -978,7 +1006,7 @@ cdef class Kernels:
             raise ValueError("a spring-damper's two points coincide",
                              (state if state is not None else self._own).fail)
         return (out[:3 * self.nrec].reshape(-1, 3),
-                out[3 * self.nrec:3 * self.nrec + 2 * self.nload].reshape(-1, 2))
+                out[3 * self.nrec:3 * self.nrec + dim * self.nload].reshape(-1, dim))
 
     def run_state(self, angle_ref=None):
         """A fresh :class:`RunState` for one run of this model (inputs zero; reference
@@ -1128,15 +1156,15 @@ cdef class RunState:
         self.system.row_active = &ra[0]
 
     def coordinate_derivs(self, int record, q, v):
-        """(s, idx (8,), g (8,), vHv) of force record ``record`` at (q, v) on this run's
+        """(s, idx (24,), g (24,), vHv) of force record ``record`` at (q, v) on this run's
         branch: s'' = g . q''[idx] + vHv (idx -1: the ground)."""
         k = self.kernels
         cdef const double[::1] qv = np.ascontiguousarray(q, dtype=np.float64)
         cdef const double[::1] vv = np.ascontiguousarray(v, dtype=np.float64)
         if qv.shape[0] != k.nq or vv.shape[0] != k.nq or not 0 <= record < k.nrec:
             raise ValueError("coordinate_derivs: bad record or state size")
-        idx = np.zeros(8, dtype=np.intc)
-        g = np.zeros(8)
+        idx = np.full(24, -1, dtype=np.intc)
+        g = np.zeros(24)
         cdef int[::1] iv = idx
         cdef double[::1] gv = g
         cdef double s = 0.0, vhv = 0.0

@@ -54,8 +54,11 @@ def assemble(n: Numbering) -> Model:
         laws.append(law)
         return len(laws) - 1
 
-    farrays, finfo = force_arrays(n.force_description, n.body_index, n.local_of, n.ground,
-                                  add_law, nq, n.q0)
+    if n.compile_forces is not None:
+        farrays, finfo = n.compile_forces(add_law, nq)
+    else:
+        farrays, finfo = force_arrays(n.force_description, n.body_index, n.local_of,
+                                      n.ground, add_law, nq, n.q0)
     arrays = dict(**farrays, nc=nc, mass=n.mass, q_applied=n.q_applied,
                   **n.family_arrays(slot, hess_slot), **garrays, **law_arrays(laws),
                   q0=n.q0, v0=n.v0, hold=n.hold, marker_body=n.marker_body,

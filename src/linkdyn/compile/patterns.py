@@ -54,6 +54,9 @@ class Numbering:
     marker_local: np.ndarray
     names: dict                    # bodies, joints, markers, drivers, forces
     family_arrays: Callable        # (Phi_q slot of each row entry, Hessian slots) -> arrays
+    #: (add_law, nq) -> the force kernels' (arrays, info) of a family with force records of
+    #: its own geometry (spatial); None: the planar records of force_description
+    compile_forces: Callable | None = None
 
 
 def _csc_pattern(rows: np.ndarray, cols: np.ndarray, nrows: int, ncols: int):

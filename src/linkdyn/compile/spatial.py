@@ -42,10 +42,12 @@ import numpy as np
 
 from ..elements.bodies import GROUND
 from ..elements.description import Description
-from ..elements.spatial import AxisJointSpec, SpatialDescription, principal_frame
+from ..elements import spatial_forces
+from ..elements.spatial import (AxisJointSpec, SpatialBodySpec, SpatialDescription,
+                                principal_frame)
 from ..errors import UnknownNameError, name_list
 from .model import Model
-from .patterns import Numbering, mul
+from .patterns import Numbering, assign_slots, mul
 
 __all__ = ["SpatialModel", "number_spatial", "COORDINATES_3D"]
 
@@ -411,6 +413,9 @@ class _Rows:
 
 def number_spatial(desc: SpatialDescription) -> Numbering:
     """Number the bodies' natural coordinates and the rows of a spatial description."""
+    user_desc = desc
+    # Rotors of flexible joints become bodies, pins and records of their own.
+    desc = spatial_forces.expand(desc, SpatialBodySpec, AxisJointSpec)
     rows = _Rows(desc)
     for k, b in enumerate(desc.bodies):
         rows.body(k, b)
@@ -430,8 +435,22 @@ def number_spatial(desc: SpatialDescription) -> Numbering:
 
     empty = Description(name=desc.name, gravity=(0.0, 0.0), ground=(), bodies=(), joints=(),
                         markers=())
+    geometry = spatial_forces.Geometry({b.name: k for k, b in enumerate(desc.bodies)}, frames,
+                                       rows.orient, local, rows.ground)
+
+    def compile_forces(add_law, nq):
+        a, info, fq_blocks, fv_blocks = spatial_forces.spatial_force_arrays(
+            desc, geometry, add_law, rows.q0)
+        fq_colptr, fq_rowind, fq_slots = assign_slots(fq_blocks, nq)
+        fv_colptr, fv_rowind, fv_slots = assign_slots(fv_blocks, nq)
+        n = 576 * info["nrec"]
+        a.update(rec_slot_q=fq_slots[:n], load_slot_q=fq_slots[n:], rec_slot_v=fv_slots,
+                 fq_colptr=fq_colptr, fq_rowind=fq_rowind, fv_colptr=fv_colptr,
+                 fv_rowind=fv_rowind)
+        return a, info
+
     return Numbering(
-        description=desc, model_type=SpatialModel,
+        description=user_desc, model_type=SpatialModel,
         model_args=(frames, (mbody, mlocal.reshape(-1, 3)), tuple(rows.cosines)),
         q0=rows.q0, v0=rows.v0, hold=np.zeros(len(rows.mass), dtype=bool), mass=rows.mass,
         q_applied=rows.applied,
@@ -443,5 +462,6 @@ def number_spatial(desc: SpatialDescription) -> Numbering:
         names=dict(bodies=tuple(b.name for b in desc.bodies),
                    joints=tuple(j.name for j in desc.joints),
                    markers=tuple(m.name for m in desc.markers),
-                   drivers=tuple(d.name for d in desc.drivers), forces=()),
-        family_arrays=family_arrays)
+                   drivers=tuple(d.name for d in desc.drivers),
+                   forces=tuple(f.name for f in desc.forces)),
+        family_arrays=family_arrays, compile_forces=compile_forces)

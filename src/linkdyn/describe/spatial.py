@@ -21,18 +21,20 @@ from ..compile.compiler import compile_model
 from .builder import named_points, resolve_ref
 from ..elements.bodies import GROUND, _element, _positive
 from ..elements.laws import Law, law_from_dict
+from ..elements.spatial_forces import SpatialForceBuilder
 from ..elements.spatial import (AxisJointSpec, SpatialBodySpec, SpatialDescription,
-                                SpatialDriverSpec, SpatialMarkerSpec, SphericalSpec, inertia_tensor, rotation_matrix, unit_vec3,
-                                vec3)
+                                SpatialDriverSpec, SpatialMarkerSpec, SphericalSpec,
+                                inertia_tensor, rotation_matrix, unit_vec3, vec3)
 from ..errors import ModelError
 
 __all__ = ["SpatialModelBuilder"]
 
 
-class SpatialModelBuilder:
+class SpatialModelBuilder(SpatialForceBuilder):
     """Builds a validated spatial model description, element by element: bodies in natural
-    coordinates (conventions of :mod:`linkdyn.elements.spatial`), ground points, spherical
-    joints and markers, under uniform gravity. References (``"arm.tip"`` or
+    coordinates (conventions of :mod:`linkdyn.elements.spatial`), ground points, joints,
+    drivers, force elements (:mod:`linkdyn.elements.spatial_forces`) and markers, under
+    uniform gravity. References (``"arm.tip"`` or
     ``("arm", "tip")``) must name bodies and points added before."""
 
     def __init__(self, name: str = "model", gravity=(0.0, 0.0, -9.81)):
@@ -45,6 +47,7 @@ class SpatialModelBuilder:
         self._joints: dict = {}
         self._markers: dict = {}
         self._drivers: dict = {}
+        self._forces: dict = {}
 
     def _new_name(self, kind: str, name) -> str:
         if not isinstance(name, str) or not name or name.strip() != name or "." in name:
@@ -53,7 +56,8 @@ class SpatialModelBuilder:
         if name == GROUND:
             raise ModelError(f"{kind} '{name}': the name '{GROUND}' is reserved", name)
         for other_kind, table in (("body", self._bodies), ("joint", self._joints),
-                                  ("marker", self._markers), ("driver", self._drivers)):
+                                  ("marker", self._markers), ("driver", self._drivers),
+                                  ("force element", self._forces)):
             if name in table:
                 raise ModelError(f"{kind} '{name}': the name is already used by a {other_kind}",
                                  name)
@@ -263,7 +267,8 @@ class SpatialModelBuilder:
         return SpatialDescription(
             name=self._name, gravity=self._gravity, ground=tuple(self._ground.items()),
             bodies=tuple(self._bodies.values()), joints=tuple(self._joints.values()),
-            markers=tuple(self._markers.values()), drivers=tuple(self._drivers.values()))
+            markers=tuple(self._markers.values()), drivers=tuple(self._drivers.values()),
+            forces=tuple(self._forces.values()))
 
     def build(self):
         """Compile the description into a frozen :class:`linkdyn.SpatialModel`."""

@@ -30,6 +30,12 @@ Format (version 1)::
                    "law": {"law": "linear", "value": 0.0, "rate": 6.283}},
                   # "distance": "first", "second"; "coordinate": "point", "axis" ("x"|"y"|"z")
                  ],
+      "forces": [{"type": "spring_damper", "name": "s", "first": "top.tip",
+                  "second": "ground.O", "stiffness": 100.0, "damping": 0.5},
+                 # "torsional_spring_damper", "joint_damper", "motor", "servo",
+                 # "flexible_joint", "force", "torque": the fields of the builder's
+                 # add_<type> (linkdyn.elements.spatial_forces)
+                ],
       "markers": [{"name": "tip", "point": "top.tip"}]
     }
 
@@ -46,13 +52,14 @@ from pathlib import Path
 from .._checks import as_file_error, check_fields
 from ..elements.description import _no_negative_zero
 from ..elements.spatial import SpatialDescription, to_dict
+from ..elements.spatial_forces import FILE_TYPES as _FORCES
 from ..errors import ModelFileError
 from .spatial import SpatialModelBuilder
 
 __all__ = ["from_dict", "dumps", "save"]
 
 _TOP = ({"linkdyn_model", "space", "name", "bodies"},
-        {"gravity", "ground", "joints", "drivers", "markers", "notes"})
+        {"gravity", "ground", "joints", "drivers", "forces", "markers", "notes"})
 _BODY = ({"name", "mass", "inertia"},
          {"points", "position", "orientation", "velocity", "angular_velocity"})
 _JOINTS = {"spherical": (set(), "add_spherical"), "revolute": ({"axis"}, "add_revolute"),
@@ -86,7 +93,7 @@ def from_dict(data, path=None) -> SpatialDescription:
         raise ModelFileError("expected an object of name: [x, y, z]", path, "ground")
     for name, xyz in ground.items():
         call(f"ground.{name}", b.add_ground_point, name, xyz)
-    for key in ("bodies", "joints", "drivers", "markers"):
+    for key in ("bodies", "joints", "drivers", "forces", "markers"):
         items = data.get(key, [])
         if not isinstance(items, list):
             raise ModelFileError("expected a list of objects", path, key)
@@ -99,6 +106,16 @@ def from_dict(data, path=None) -> SpatialDescription:
             elif key == "markers":
                 check_fields(entry, where, {"name", "point"}, set(), path)
                 call(where, b.add_marker, entry["name"], entry["point"])
+            elif key == "forces":
+                kind = entry.get("type") if isinstance(entry, dict) else None
+                if not isinstance(kind, str) or kind not in _FORCES:
+                    raise ModelFileError(f"field 'type' must be one of "
+                                         f"{', '.join(sorted(_FORCES))}, got {kind!r}", path,
+                                         where)
+                method, required, optional = _FORCES[kind]
+                check_fields(entry, where, {"type", "name"} | required, optional, path)
+                call(where, getattr(b, method), entry["name"],
+                     **{k: v for k, v in entry.items() if k not in ("type", "name")})
             else:
                 table = _JOINTS if key == "joints" else _DRIVERS
                 kind = entry.get("type") if isinstance(entry, dict) else None

@@ -87,9 +87,8 @@ def gradient(state, record, q, v):
     branch of run state ``state``: s'' = grad s . q'' + v^T H v."""
     _, idx, g, vhv = state.coordinate_derivs(record, q, v)
     G = np.zeros(q.shape[0])
-    for i in range(8):
-        if idx[i] >= 0:
-            G[idx[i]] += g[i]
+    on = idx >= 0
+    np.add.at(G, idx[on], g[on])
     return G, vhv
 
 

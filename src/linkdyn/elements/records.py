@@ -14,7 +14,7 @@ import numpy as np
 from .laws import Law
 
 __all__ = ["DISTANCE", "ANGLE", "SLIDE", "ROLL", "INPUT_NONE", "INPUT_ADD", "INPUT_TARGET",
-           "compile_records", "reference_angles"]
+           "compile_records", "record_laws", "reference_angles"]
 
 # Coordinate kinds and input modes of csrc/ld_forces.h.
 DISTANCE, ANGLE, SLIDE, ROLL = 0, 1, 2, 3
@@ -56,6 +56,39 @@ def _local_masks(rec: _Record):
     return mask_q, mask_v
 
 
+def record_laws(recs, add_law):
+    """The kernels' arrays of the records' coordinates, bodies, gains, laws and inputs
+    (all but their geometry), and the owners of the inputs in input order."""
+    nrec = len(recs)
+    inputs = [r.owner for r in recs if r.input_mode != INPUT_NONE]
+    a = dict(
+        rec_coord=np.array([r.coord for r in recs], dtype=np.intc),
+        rec_body=np.array([r.bodies for r in recs], dtype=np.intc).reshape(-1),
+        rec_k=np.array([r.k for r in recs], dtype=float),
+        rec_c=np.array([r.c for r in recs], dtype=float),
+        rec_ref_law=np.full(nrec, -1, dtype=np.intc),
+        rec_ref_value=np.zeros(nrec),
+        rec_load_law=np.full(nrec, -1, dtype=np.intc),
+        rec_input_mode=np.array([r.input_mode for r in recs], dtype=np.intc),
+        rec_input=np.full(nrec, -1, dtype=np.intc),
+        rec_law=np.array([r.law for r in recs], dtype=np.intc),
+        rec_law_par=np.array([r.law_par for r in recs], dtype=float).reshape(-1),
+    )
+    for i, r in enumerate(recs):
+        if isinstance(r.ref, Law):
+            if r.ref.kind == "constant":
+                a["rec_ref_value"][i] = r.ref.params[0]
+            else:
+                a["rec_ref_law"][i] = add_law(r.ref)
+        else:
+            a["rec_ref_value"][i] = r.ref
+        if r.load is not None and not (r.load.kind == "constant" and r.load.params[0] == 0.0):
+            a["rec_load_law"][i] = add_law(r.load)
+        if r.input_mode != INPUT_NONE:
+            a["rec_input"][i] = inputs.index(r.owner)
+    return a, inputs
+
+
 def compile_records(recs, loads, contact_recs, frictions, swings, arcs, add_law):
     """Flat arrays of csrc/ld_forces.h for the records of the force elements (``recs``, with
     the point ``loads``: :func:`linkdyn.elements.forces.force_records`) followed by the
@@ -70,37 +103,14 @@ def compile_records(recs, loads, contact_recs, frictions, swings, arcs, add_law)
     contacts_from = len(recs)
     recs = list(recs) + list(contact_recs)
     nrec, nload = len(recs), len(loads)
-    inputs = [r.owner for r in recs if r.input_mode != INPUT_NONE]
-    a = dict(
-        rec_coord=np.array([r.coord for r in recs], dtype=np.intc),
-        rec_body=np.array([r.bodies for r in recs], dtype=np.intc).reshape(-1),
+    a, inputs = record_laws(recs, add_law)
+    a.update(
         rec_geom=np.array([r.geom for r in recs], dtype=float).reshape(-1),
-        rec_k=np.array([r.k for r in recs], dtype=float),
-        rec_c=np.array([r.c for r in recs], dtype=float),
-        rec_ref_law=np.full(nrec, -1, dtype=np.intc),
-        rec_ref_value=np.zeros(nrec),
-        rec_load_law=np.full(nrec, -1, dtype=np.intc),
-        rec_input_mode=np.array([r.input_mode for r in recs], dtype=np.intc),
-        rec_input=np.full(nrec, -1, dtype=np.intc),
-        rec_law=np.array([r.law for r in recs], dtype=np.intc),
-        rec_law_par=np.array([r.law_par for r in recs], dtype=float).reshape(-1),
         load_body=np.array([ld[1] for ld in loads], dtype=np.intc),
         load_point=np.array([ld[2] for ld in loads], dtype=float).reshape(-1),
         load_frame=np.array([ld[5] for ld in loads], dtype=np.intc),
         load_laws=np.full(2 * nload, -1, dtype=np.intc),
     )
-    for i, r in enumerate(recs):
-        if isinstance(r.ref, Law):
-            if r.ref.kind == "constant":
-                a["rec_ref_value"][i] = r.ref.params[0]
-            else:
-                a["rec_ref_law"][i] = add_law(r.ref)
-        else:
-            a["rec_ref_value"][i] = r.ref
-        if r.load is not None and not (r.load.kind == "constant" and r.load.params[0] == 0.0):
-            a["rec_load_law"][i] = add_law(r.load)
-        if r.input_mode != INPUT_NONE:
-            a["rec_input"][i] = inputs.index(r.owner)
     for i, ld in enumerate(loads):
         for c, law in enumerate((ld[3], ld[4])):
             if not (law.kind == "constant" and law.params[0] == 0.0):

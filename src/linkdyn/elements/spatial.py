@@ -33,6 +33,7 @@ import numpy as np
 
 from .._checks import real
 from ..errors import ModelError
+from .spatial_forces import to_dict as force_to_dict
 
 __all__ = ["SpatialBodySpec", "SphericalSpec", "AxisJointSpec", "SpatialDriverSpec",
            "SpatialDescription", "Vec3", "principal_frame", "vec3", "rotation_matrix",
@@ -262,5 +263,6 @@ def to_dict(desc: SpatialDescription) -> dict:
     return {"linkdyn_model": 1, "space": "spatial", "name": desc.name,
             "gravity": list(desc.gravity), "ground": {n: list(p) for n, p in desc.ground},
             "bodies": bodies, "joints": joints, "drivers": drivers,
+            "forces": [force_to_dict(f) for f in desc.forces],
             "markers": [{"name": m.name, "point": f"{m.body}.{m.point}"}
                         for m in desc.markers]}

@@ -211,7 +211,8 @@ class SimulationResult(TrajectoryAccessors):
     def element_force(self, name: str) -> np.ndarray:
         """What force element ``name`` applies: for elements along a coordinate (n,), the
         force or torque f along it (N or N m; a spring's f is minus its tension); for
-        ``add_force`` loads (n, 2), the global force (N)."""
+        ``add_force`` loads (n, 2) in a planar model, (n, 3) in a spatial one, the global
+        force (N); for ``add_torque`` of a spatial model (n, 3), the global torque (N m)."""
         recs, loads = self._element(name)
         rec, load, _ = self._elements()
         return rec[:, recs[0], 2] if recs else load[:, loads[0]]
@@ -259,7 +260,7 @@ class SimulationResult(TrajectoryAccessors):
             yield i, state
 
     def _elements(self):
-        """Per row: records (n, nrec, 3) of (s, s', f), loads (n, nload, 2), spring energy
+        """Per row: records (n, nrec, 3) of (s, s', f), loads (n, nload, 2 or 3), spring energy
         (n,), each evaluated on the branch the run tracked and with the inputs held then."""
         if "elements" in self._cache:
             return self._cache["elements"]
@@ -267,7 +268,7 @@ class SimulationResult(TrajectoryAccessors):
         info = self.model.force_info
         nrec, nload, n = info["nrec"], info["nload"], self.t.shape[0]
         rec = np.zeros((n, nrec, 3))
-        load = np.zeros((n, nload, 2))
+        load = np.zeros((n, nload, info.get("load_dim", 2)))
         spring = np.zeros(n)
         if nrec + nload:
             for i, state in self._row_states():

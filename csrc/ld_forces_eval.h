@@ -1,0 +1,34 @@
+/*
+ * ld_forces_eval.h -- private to the force kernels (ld_forces.c, ld_forces3.c): one record's
+ * evaluation on its local block, shared by the planar and the spatial geometry.
+ */
+#ifndef LD_FORCES_EVAL_H
+#define LD_FORCES_EVAL_H
+
+#include "ld_forces.h"
+
+typedef struct {
+    int n;                      /* local coordinates: 2 x the body stride (8 or 24) */
+    int idx[LD_REC_MAX];        /* global coordinate of each local entry, -1 for the ground */
+    double s, sd;               /* coordinate and its rate */
+    double g[LD_REC_MAX];       /* ds/dq */
+    double H[LD_REC_MAX * LD_REC_MAX];   /* d2s/dq2, row-major, n x n */
+    double r, rd;               /* reference and its rate */
+    double f;                   /* generalised force along s */
+    double fs, fsd;             /* df/ds, df/ds' */
+    double f_el;                /* the conservative part of f */
+    double angle;               /* the relative angle (ANGLE, and the angle part of ROLL) */
+    double V;                   /* stored energy */
+    double dVdt;                /* its explicit time derivative (a moving reference) */
+} record_eval;
+
+/* Coordinate s of spatial record r with its gradient and Hessian on the local block
+ * (e->idx set here). LD_ERR_DOMAIN where s is undefined. */
+int ld_forces3_coordinate(const ld_forces *F, const ld_forces_run *run, int r,
+                          const double *q, record_eval *e);
+/* Spatial load l: its generalised force on its body's 12 coordinates into Ql[12], the
+ * global force or torque into G[3], and, when fq is not NULL, adds its Q_q values. */
+void ld_forces3_load(const ld_forces *F, int l, double t, const double *q, double *Ql,
+                     double *G, double *fq);
+
+#endif /* LD_FORCES_EVAL_H */
