@@ -373,8 +373,10 @@ def test_drivers_refuse_bad_references():
         b.add_angle_driver("m", "ball", linear(0.0, 1.0))
     with pytest.raises(ModelError, match="axis must be 'x', 'y' or 'z'"):
         b.add_coordinate_driver("c", "a.p", "w", linear(0.0, 1.0))
-    with pytest.raises(ModelError, match="law must be a linkdyn.laws law"):
-        b.add_distance_driver("d", "a.p", "ground.O", 1.0)
+    with pytest.raises(ModelError, match="law must be a number or a linkdyn.laws law"):
+        b.add_distance_driver("d", "a.p", "ground.O", "1 m")
+    with pytest.raises(ModelError, match="law must be finite"):
+        b.add_distance_driver("d", "a.p", "ground.O", float("nan"))
     with pytest.raises(ModelError, match="same point"):
         b.add_distance_driver("d", "a.p", "a.p", linear(1.0, 0.0))
 

@@ -141,6 +141,12 @@ class Model:
         """(driver name, Law) of each driver, in row order."""
         return tuple((d.name, d.law) for d in self.description.drivers)
 
+    def driver_effort_scale(self, driver: str, t) -> np.ndarray:
+        """The factor (per time in ``t``) that turns ``-lam`` of driver ``driver``'s row into
+        its effort, the generalised force along the driven coordinate: 1 where the row is
+        the coordinate minus its law (planar drivers)."""
+        return np.ones_like(np.asarray(t, dtype=float))
+
     @property
     def input_turns(self) -> bool:
         """Whether the model has one driver and it turns a joint (an angle driver)."""

@@ -88,6 +88,17 @@ class SpatialModel(Model):
         return (f"<linkdyn.SpatialModel {self.name!r}: {self.nbody} bodies, "
                 f"{len(self.joint_names)} joints, {self.nq} coordinates, {self.nc} constraints>")
 
+    def driver_effort_scale(self, driver: str, t) -> np.ndarray:
+        """A distance driver's row is ``|p1 - p2|^2 - f(t)^2``: its effort, the force along the
+        distance (positive pushes the points apart), is -lam times 2 f(t). Angle rows
+        (sin(theta - f), slope 1 where met) and coordinate rows need no factor. A function
+        law of a run is evaluated here again at ``t``."""
+        t = np.asarray(t, dtype=float)
+        spec = next(d for d in self.description.drivers if d.name == driver)
+        if spec.kind != "distance":
+            return np.ones_like(t)
+        return 2.0 * np.array([spec.law(float(x))[0] for x in t.reshape(-1)]).reshape(t.shape)
+
     def _frame_rows(self, z) -> np.ndarray:
         z = np.asarray(z, dtype=float)
         return z.reshape(z.shape[:-1] + (self.nbody, 12))

@@ -20,7 +20,8 @@ import numpy as np
 from ..compile.compiler import compile_model
 from .builder import named_points, resolve_ref
 from ..elements.bodies import GROUND, _element, _positive
-from ..elements.laws import Law, law_from_dict
+from .._checks import real
+from ..elements.laws import Law, constant, law_from_dict
 from ..elements.spatial_forces import SpatialForceBuilder
 from ..elements.spatial import (AxisJointSpec, SpatialBodySpec, SpatialDescription,
                                 SpatialDriverSpec, SpatialMarkerSpec, SphericalSpec,
@@ -194,16 +195,20 @@ class SpatialModelBuilder(SpatialForceBuilder):
                                                axis_second=self._in_body_axes(b[0], w))
 
     def _law(self, entry, law) -> Law:
+        """A law, its dict form, or a number (a constant law: a fixed angle, distance or
+        coordinate)."""
         if isinstance(law, Law):
             return law
+        if isinstance(law, (int, float)) and not isinstance(law, bool):
+            return constant(real(entry, "law", law))
         if isinstance(law, dict):
             try:
                 return law_from_dict(law)
             except ModelError as exc:
                 raise ModelError(f"{entry}: {exc}") from None
-        raise ModelError(f"{entry}: law must be a linkdyn.laws law (constant, linear, "
-                         f"polynomial, harmonic, tabulated, function) or its dict form, got "
-                         f"{law!r}")
+        raise ModelError(f"{entry}: law must be a number or a linkdyn.laws law (constant, "
+                         f"linear, polynomial, harmonic, tabulated, function) or its dict form, "
+                         f"got {law!r}")
 
     def add_angle_driver(self, name: str, joint: str, law) -> None:
         """Drive revolute joint ``joint``: its first body's rotation relative to the second
@@ -224,7 +229,8 @@ class SpatialModelBuilder(SpatialForceBuilder):
 
     def add_distance_driver(self, name: str, first, second, law) -> None:
         """The distance between points ``first`` and ``second`` (m, positive) follows
-        ``law`` (a linear actuator); its effort is the actuator's pull (N)."""
+        ``law`` (a linear actuator, or with a constant law a massless rod); its effort is the
+        force (N) along the distance, positive pushing the points apart."""
         name = self._new_name("driver", name)
         entry = f"driver '{name}'"
         with _element(name):

@@ -11,8 +11,11 @@ problems A02 and A01 of the IFToMM multibody benchmarks (:mod:`linkdyn.models.if
 linkages of points, lines and planes (:mod:`linkdyn.models.linkages`, built with
 :mod:`linkdyn.geometric`), driven for kinematics.
 ``truss(panels)`` is a Warren truss swinging about its first node, a closed-loop model of any
-size with a known motion (:mod:`linkdyn.models.warren`). ``heavy_top`` is a spatial model:
-the symmetric heavy top about a fixed point (:mod:`linkdyn.models.spatial`).
+size with a known motion (:mod:`linkdyn.models.warren`). Spatial models
+(:mod:`linkdyn.models.spatial`): ``heavy_top``, the symmetric heavy top about a fixed
+point; ``bricard``, IFToMM problem A04; ``flexible_arm``, an arm with two series-elastic
+joints on a turret; ``spatial_double_pendulum``; ``spatial_slider_crank``; and
+``five_ss_dynamic``, the 5-SS platform with masses.
 ``ten_body_linkage`` is the two-actuator mechanism of Nurye's kinematic analysis report
 (2024), fully driven, for kinematics (its model file's notes say where its data come from
 and how it compares with the report's Adams results).
@@ -33,7 +36,8 @@ from ..errors import ArgumentTypeError, ModelError, ModelFileError
 
 from .iftomm import andrews, nfourbar, simple_pendulum
 from .linkages import LINKAGES, linkage
-from .spatial import bricard, heavy_top
+from .spatial import (bricard, five_ss_dynamic, flexible_arm, heavy_top,
+                      spatial_double_pendulum, spatial_slider_crank)
 from .warren import truss
 
 __all__ = ["builtin_names", "load_model", "as_model", "andrews", "chain", "heavy_top",
@@ -65,6 +69,8 @@ def _jansen_driven():
 
 
 _DERIVED = {"jansen_driven": _jansen_driven, "heavy_top": heavy_top, "bricard": bricard,
+            "flexible_arm": flexible_arm, "spatial_double_pendulum": spatial_double_pendulum,
+            "spatial_slider_crank": spatial_slider_crank, "five_ss_dynamic": five_ss_dynamic,
             **{name: (lambda name=name: linkage(name).build()) for name in LINKAGES}}
 
 

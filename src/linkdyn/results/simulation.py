@@ -302,11 +302,13 @@ class SimulationResult(TrajectoryAccessors):
         """What driver ``driver`` applies (n,): for an angle driver the torque (N m) on the
         joint's second body (the first receives the opposite), for a slide driver the force
         (N) along the axis on the second body, for a coordinate driver the force (N) along
-        its axis on the body: ``-lam`` of the driver's row."""
+        its axis on the body: ``-lam`` of the driver's row; for a spatial distance driver the
+        force (N) along the distance, positive pushing its points apart."""
         if driver not in self.model.driver_names:
             raise UnknownNameError(f"model {self.model.name!r} has no driver {driver!r} (drivers: "
                                    f"{name_list(self.model.driver_names)})")
-        return -self.lam[:, self.model.constraint_names.index(driver)]
+        return (-self.lam[:, self.model.constraint_names.index(driver)] *
+                self.model.driver_effort_scale(driver, self.t))
 
     @recordable
     def joint_force(self, joint: str) -> np.ndarray:

@@ -109,7 +109,8 @@ class Equilibrium:
         if driver not in m.driver_names:
             raise UnknownNameError(f"model {m.name!r} has no driver {driver!r} (drivers: "
                                    f"{name_list(m.driver_names)})")
-        return float(-self.lam[m.constraint_names.index(driver)])
+        return float(-self.lam[m.constraint_names.index(driver)] *
+                     m.driver_effort_scale(driver, self.t))
 
 
 @dataclass(frozen=True)
