@@ -103,7 +103,9 @@ def test_bad_events_raise():
     with pytest.raises(ValueError, match="direction"):
         ev.marker_crosses("tip", "x", 0.0, direction=2)
     with pytest.raises(ValueError, match="axis"):
-        ev.marker_crosses("tip", "z", 0.0)
+        ev.marker_crosses("tip", "w", 0.0)
+    with pytest.raises(ValueError, match="x and y of planar models.*is planar"):
+        linkdyn.simulate(model, 1.0, events=[ev.marker_crosses("tip", "z", 0.0)])
     with pytest.raises(ValueError, match="finite"):
         ev.marker_crosses("tip", "x", float("nan"))
     with pytest.raises(ValueError, match="twice"):

@@ -243,8 +243,16 @@ def test_revolute_joint_makes_the_compound_pendulum():
             a, b, c = z[k - 1:k + 2]
             peaks.append(r.t[k] + 0.5e-4 * (a - c) / (a - 2 * b + c))
     np.testing.assert_allclose(peaks, [0.5 * period, period], atol=1e-7)
-    with pytest.raises(linkdyn.ArgumentError, match="marker events are available for planar"):
-        linkdyn.simulate(model, 0.1, events=[linkdyn.events.marker_crosses("tip", "x", 0.0)])
+    # marker events in space: the tip passes below the pivot (x = 0) at T/4 and 3T/4, and
+    # its height falls through -0.5 m once in each half swing, half a period apart
+    events = [linkdyn.events.marker_crosses("tip", "x", 0.0, terminal=False),
+              linkdyn.events.marker_crosses("tip", "z", -0.5, direction=-1, terminal=False)]
+    crossing = linkdyn.simulate(model, period, rtol=1e-10, atol=1e-10, events=events)
+    bottom = [e.t for e in crossing.events if e.name == "tip.x"]
+    np.testing.assert_allclose(bottom, [0.25 * period, 0.75 * period], atol=1e-8)
+    down = [e.t for e in crossing.events if e.name == "tip.z"]
+    assert len(down) == 2 and down[0] < 0.25 * period
+    assert down[1] - down[0] == pytest.approx(0.5 * period, abs=1e-8)
     assert np.ptp(r.energy) < 1e-9
     # the hinge holds the bar against gravity and the centre's acceleration
     np.testing.assert_allclose(r.joint_force("hinge") + [0.0, 0.0, -9.81],

@@ -172,6 +172,7 @@ cdef struct KernelData:
     const int *ev_kind          # [nev]
     const int *ev_body          # [nev]
     const double *ev_coef       # [nev, 4]
+    const int *ev_index         # [nev, 4] kinds 0 and 7: the coordinates of ev_coef
     const double *ev_const      # [nev]
     const int *ev_record        # [nev]
     const int *ev_gate          # [nev] a record: while its gate is on, g = 1 (-1: none)
@@ -483,10 +484,9 @@ cdef int k_events(void *user, double t, const double *q, const double *v, const 
         if d.ev_gate[i] >= 0 and d.run.gate != NULL and d.run.gate[d.ev_gate[i]] != 0.0:
             g[i] = 1.0   # an event of a swinging contact, which does not swing now
         elif d.ev_kind[i] == 0 or d.ev_kind[i] == 7:   # 7: an arc's end (linear like 0)
-            qb = q + 4 * d.ev_body[i]
             g[i] = d.ev_const[i]
             for j in range(4):
-                g[i] += d.ev_coef[4 * i + j] * qb[j]
+                g[i] += d.ev_coef[4 * i + j] * q[d.ev_index[4 * i + j]]
         elif d.ev_kind[i] == 3:
             r = d.ev_record[i]
             g[i] = 1.0
@@ -1082,16 +1082,22 @@ cdef class RunState:
                  coef=np.ascontiguousarray(ev["coef"], dtype=np.float64).reshape(-1),
                  const=np.ascontiguousarray(ev["const"], dtype=np.float64),
                  record=np.ascontiguousarray(ev["record"], dtype=np.intc),
+                 index=np.ascontiguousarray(ev["index"], dtype=np.intc).reshape(-1),
                  gate=np.ascontiguousarray(ev.get("gate", np.full(len(ev["kind"]), -1)),
                                            dtype=np.intc))
         n = a["kind"].shape[0]
-        if any(x.shape[0] != n * (4 if k == "coef" else 1) for k, x in a.items()):
+        if any(x.shape[0] != n * (4 if k in ("coef", "index") else 1) for k, x in a.items()):
             raise ValueError("event arrays of inconsistent lengths")
+        linear = (a["kind"] == 0) | (a["kind"] == 7)
+        idx = a["index"].reshape(n, 4)[linear]
+        if idx.size and (idx.min() < 0 or idx.max() >= self.kernels.nq):
+            raise ValueError("event arrays: a linear event's coordinate index is out of range")
         self._events = a   # keeps the arrays alive
         self.data.nev = n
         self.data.ev_kind = _ip(a["kind"])
         self.data.ev_body = _ip(a["body"])
         self.data.ev_coef = _dp(a["coef"])
+        self.data.ev_index = _ip(a["index"])
         self.data.ev_const = _dp(a["const"])
         self.data.ev_record = _ip(a["record"])
         self.data.ev_gate = _ip(a["gate"])

@@ -422,8 +422,8 @@ class Outputs:
             if spec.get("reduce", "final") not in REDUCTIONS:
                 raise ArgumentError(f"sweep file: {where}.reduce must be one of "
                                     f"{', '.join(REDUCTIONS)}")
-            if kinds[0] == "marker" and spec.get("axis") not in ("x", "y"):
-                raise ArgumentError(f"sweep file: {where}.axis must be 'x' or 'y'")
+            if kinds[0] == "marker" and spec.get("axis") not in ("x", "y", "z"):
+                raise ArgumentError(f"sweep file: {where}.axis must be 'x', 'y' or 'z'")
             if kinds[0] == "element" and spec.get("value", "force") not in ("force",
                                                                              "coordinate"):
                 raise ArgumentError(f"sweep file: {where}.value must be 'force' or 'coordinate'")
@@ -438,7 +438,12 @@ class Outputs:
                 out[name] = result.stats[spec["stat"]]
                 continue
             if kind == "marker":
-                series = result.marker(spec["marker"])[:, 0 if spec["axis"] == "x" else 1]
+                positions = result.marker(spec["marker"])
+                col = "xyz".index(spec["axis"])
+                if col >= positions.shape[1]:
+                    raise ArgumentError(f"sweep: output {name!r}: axis 'z' needs a spatial "
+                                        f"model; model {result.model.name!r} is planar")
+                series = positions[:, col]
             elif kind == "element":
                 series = (result.element_force(spec["element"])
                           if spec.get("value", "force") == "force"

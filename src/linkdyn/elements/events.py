@@ -73,7 +73,8 @@ def _common(name, default, value, direction, terminal):
 
 def marker_crosses(marker: str, axis: str, value: float, direction: int = 0,
                    terminal: bool = True, name: str | None = None) -> Event:
-    """The global ``axis`` ("x" or "y") coordinate of ``marker`` passes ``value`` (m).
+    """The global ``axis`` ("x" or "y"; "z" too in a spatial model) coordinate of ``marker``
+    passes ``value`` (m).
 
     Without ``name`` the event is named ``"<marker>.<axis>"``; where a run has several such
     events on one marker and axis, each is named after its value too (``"foot.y@0.1"``,
@@ -81,8 +82,8 @@ def marker_crosses(marker: str, axis: str, value: float, direction: int = 0,
     ``result.events`` is distinct."""
     if not isinstance(marker, str):
         raise ArgumentError(f"marker_crosses: marker must be a marker's name, got {marker!r}")
-    if axis not in ("x", "y"):
-        raise ArgumentError(f"marker_crosses: axis must be 'x' or 'y', got {axis!r}")
+    if axis not in ("x", "y", "z"):
+        raise ArgumentError(f"marker_crosses: axis must be 'x', 'y' or 'z', got {axis!r}")
     name, automatic = _common(name, f"{marker}.{axis}", value, direction, terminal)
     return Event(name, MARKER, marker, axis, float(value), direction, terminal, automatic)
 
@@ -154,22 +155,25 @@ def compile_events(model, events) -> dict:
     n = len(events)
     out = dict(kind=np.zeros(n, dtype=np.intc), direction=np.zeros(n, dtype=np.intc),
                body=np.full(n, -1, dtype=np.intc), coef=np.zeros((n, 4)),
+               index=np.zeros((n, 4), dtype=np.intc),
                const=np.zeros(n), record=np.full(n, -1, dtype=np.intc),
                gate=np.full(n, -1, dtype=np.intc), events=events)
     for i, ev in enumerate(events):
         _user_event(model, i, ev, names, out, records, swings)
     nco, nfr = len(contact_events), len(friction_events)
     _append(out, kind=[CONTACT] * nco, direction=[0] * nco, body=[-1] * nco,
-            coef=np.zeros((nco, 4)), const=[0.0] * nco,
+            coef=np.zeros((nco, 4)), index=np.zeros((nco, 4)), const=[0.0] * nco,
             record=[records[e.name] for e in contact_events], gate=[-1] * nco)
     _append(out, kind=[e.kind for e in friction_events], direction=[-1] * nfr,
             body=[model.nc + i // 2 for i in range(nfr)], coef=np.zeros((nfr, 4)),
+            index=np.zeros((nfr, 4)),
             const=[frictions[i // 2][4] for i in range(nfr)],
             record=[frictions[i // 2][1] for i in range(nfr)], gate=[-1] * nfr)
     pairs = [w for w in swings for _ in range(2)]
     _append(out, kind=[e.kind for e in pass_events],
             direction=[e.direction for e in pass_events], body=[w[4] for w in pairs],
-            coef=[(*w[5], *w[7]) for w in pairs], const=[w[8] for w in pairs],
+            coef=[(*w[5], *w[7]) for w in pairs], index=np.zeros((len(pairs), 4)),
+            const=[w[8] for w in pairs],
             record=[w[6] for w in pairs],
             # "back" matters only while the contact swings (its gate is off)
             gate=[(w[1] if e.kind == BACK else -1) for w, e in zip(pairs, pass_events)])
@@ -179,6 +183,7 @@ def compile_events(model, events) -> dict:
     _append(out, kind=[ARC] * nar, direction=[0] * nar,
             body=[a[2] for a in arcs for _ in range(2)],
             coef=[_arc_coef(a, end) for a in arcs for end in ("min", "max")],
+            index=[4 * a[2] + np.arange(4) for a in arcs for _ in range(2)],
             const=[0.0] * nar, record=[-1] * nar, gate=[-1] * nar)
     out["events"] = events + contact_events + friction_events + pass_events + arc_events
     return out
@@ -236,14 +241,25 @@ def _user_event(model, i, ev, names, out, records, swings) -> None:
         out["record"][i] = records[ev.target]
     elif ev.kind == MARKER:
         k = model.marker_index(ev.target)     # KeyError listing the markers
-        if model.space != "planar":
-            raise ArgumentError(f"event {ev.name!r}: marker events are available for planar "
-                                f"models; model {model.name!r} is {model.space} (not yet)")
+        out["const"][i] = -ev.value
+        if model.space == "spatial":
+            # r_a + p_1 e1_a + p_2 e2_a + p_3 e3_a (a the axis) of the marker's body
+            a, b = "xyz".index(ev.axis), int(model.spatial_marker_body[k])
+            out["body"][i] = b
+            out["index"][i] = 12 * b + a + np.array([0, 3, 6, 9])
+            out["coef"][i] = (1.0, *model.spatial_marker_local[k])
+            return
+        if model.space != "planar" or ev.axis == "z":
+            raise ArgumentError(f"event {ev.name!r}: marker events take the axes x and y of "
+                                f"planar models and x, y and z of spatial models; model "
+                                f"{model.name!r} is {model.space}"
+                                + (" (a linkage: follow its markers with kinematics)"
+                                   if model.space != "planar" else ""))
         b = int(model.marker_body[k])
         xi, eta = model.marker_local[k]
         out["body"][i] = b
+        out["index"][i] = 4 * b + np.arange(4)
         out["coef"][i] = (1, 0, xi, -eta) if ev.axis == "x" else (0, 1, eta, xi)
-        out["const"][i] = -ev.value
     else:
         elements = model.force_info["elements"]
         if ev.target not in elements or not elements[ev.target][0]:
