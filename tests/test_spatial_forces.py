@@ -126,6 +126,16 @@ def test_a_torsional_spring_about_a_skew_axis_through_the_centre():
     assert np.abs(theta - w0 / big * np.sin(big * r.t)).max() < 1e-7
     # the spring's torque is -k theta about the axis on the wheel
     assert np.allclose(r.element_force("spring"), -k * theta, atol=1e-12)
+    # and the angle rises through half its amplitude at (pi / 6 + 2 pi k) / w, located as
+    # an event
+    half = 0.5 * w0 / big
+    ev = linkdyn.events.coordinate_crosses("spring", half, direction=+1, terminal=False)
+    r = linkdyn.simulate(r.model, 4.0, rtol=1e-10, atol=1e-10, events=[ev])
+    times = np.array([e.t for e in r.events])
+    expected = (np.pi / 6 + 2 * np.pi * np.arange(10)) / big
+    expected = expected[expected < 4.0]
+    assert len(expected) >= 2 and len(times) == len(expected)
+    np.testing.assert_allclose(times, expected, atol=1e-8)
 
 
 @pytest.mark.parametrize("frame", ["global", "body"])
