@@ -20,7 +20,9 @@ def jansen():
     (lambda m: linkdyn.simulate(m, 1.0, record=[1]), TypeError),
     (lambda m: linkdyn.consistent_state(m, q=np.zeros(3)), ValueError),
     (lambda m: linkdyn.equilibrium(m, tol=-1.0), ValueError),
-    (lambda m: linkdyn.events.marker_crosses("P3", "z", 0.0), ValueError),
+    (lambda m: linkdyn.events.marker_crosses("P3", "w", 0.0), ValueError),
+    (lambda m: linkdyn.simulate(m, 1.0, events=[linkdyn.events.marker_crosses("P3", "z", 0.0)]),
+     ValueError),
     (lambda m: m.marker_index("nope"), KeyError),
     (lambda m: m.phi(np.zeros(5)), ValueError),
 ])

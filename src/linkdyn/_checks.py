@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .errors import ModelError, ModelFileError
 
 
@@ -51,3 +53,23 @@ def check_fields(entry: dict, where: str, required: set, optional: set, path):
     if unknown:
         raise ModelFileError(f"unknown field(s): {', '.join(unknown)} (allowed: "
                              f"{', '.join(sorted(required | optional))})", path, where)
+
+
+def vec3(entry: str, what: str, value) -> tuple:
+    """Three finite numbers, or ModelError naming the entry."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        arr = None
+    if arr is None or arr.shape != (3,):
+        raise ModelError(f"{entry}: {what} must be three numbers (x, y, z), got {value!r}")
+    return tuple(real(entry, what, x) for x in arr)
+
+
+def unit_vec3(entry: str, what: str, value) -> tuple:
+    """Three finite numbers, not all zero, normalised."""
+    v = np.array(vec3(entry, what, value))
+    n = float(np.linalg.norm(v))
+    if not n > 0:
+        raise ModelError(f"{entry}: {what} must be a non-zero vector, got {value!r}")
+    return tuple(float(x) for x in v / n)

@@ -520,9 +520,10 @@ def _accept_negative_numbers(parser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="linkdyn", description="Kinematics and dynamics of "
-                                     "planar mechanisms in fully Cartesian coordinates. MODEL "
-                                     "is a built-in model's name, chain:N, nfourbar:N, iftomm_a01 or a "
-                                     "model file.")
+                                     "planar mechanisms in fully Cartesian coordinates and of "
+                                     "spatial ones in natural coordinates. MODEL is a built-in "
+                                     "model's name, chain:N, nfourbar:N, iftomm_a01 or a model "
+                                     "file.")
     _accept_negative_numbers(parser)
     parser.add_argument("--version", action="version", version=f"linkdyn {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)

@@ -22,6 +22,7 @@ from .builder import named_points, resolve_ref
 from ..elements.bodies import GROUND, _element, _positive
 from .._checks import real
 from ..elements.laws import Law, constant, law_from_dict
+from ..elements.spatial_contacts import SpatialContactBuilder
 from ..elements.spatial_forces import SpatialForceBuilder
 from ..elements.spatial import (AxisJointSpec, SpatialBodySpec, SpatialDescription,
                                 SpatialDriverSpec, SpatialMarkerSpec, SphericalSpec,
@@ -31,11 +32,11 @@ from ..errors import ModelError
 __all__ = ["SpatialModelBuilder"]
 
 
-class SpatialModelBuilder(SpatialForceBuilder):
+class SpatialModelBuilder(SpatialForceBuilder, SpatialContactBuilder):
     """Builds a validated spatial model description, element by element: bodies in natural
     coordinates (conventions of :mod:`linkdyn.elements.spatial`), ground points, joints,
-    drivers, force elements (:mod:`linkdyn.elements.spatial_forces`) and markers, under
-    uniform gravity. References (``"arm.tip"`` or
+    drivers, force elements (:mod:`linkdyn.elements.spatial_forces`), contacts
+    (:mod:`linkdyn.elements.spatial_contacts`) and markers, under uniform gravity. References (``"arm.tip"`` or
     ``("arm", "tip")``) must name bodies and points added before."""
 
     def __init__(self, name: str = "model", gravity=(0.0, 0.0, -9.81)):
@@ -49,6 +50,7 @@ class SpatialModelBuilder(SpatialForceBuilder):
         self._markers: dict = {}
         self._drivers: dict = {}
         self._forces: dict = {}
+        self._contacts: dict = {}
 
     def _new_name(self, kind: str, name) -> str:
         if not isinstance(name, str) or not name or name.strip() != name or "." in name:
@@ -58,7 +60,8 @@ class SpatialModelBuilder(SpatialForceBuilder):
             raise ModelError(f"{kind} '{name}': the name '{GROUND}' is reserved", name)
         for other_kind, table in (("body", self._bodies), ("joint", self._joints),
                                   ("marker", self._markers), ("driver", self._drivers),
-                                  ("force element", self._forces)):
+                                  ("force element", self._forces),
+                                  ("contact", self._contacts)):
             if name in table:
                 raise ModelError(f"{kind} '{name}': the name is already used by a {other_kind}",
                                  name)
@@ -274,7 +277,7 @@ class SpatialModelBuilder(SpatialForceBuilder):
             name=self._name, gravity=self._gravity, ground=tuple(self._ground.items()),
             bodies=tuple(self._bodies.values()), joints=tuple(self._joints.values()),
             markers=tuple(self._markers.values()), drivers=tuple(self._drivers.values()),
-            forces=tuple(self._forces.values()))
+            forces=tuple(self._forces.values()), contacts=tuple(self._contacts.values()))
 
     def build(self):
         """Compile the description into a frozen :class:`linkdyn.SpatialModel`."""

@@ -36,6 +36,9 @@ Format (version 1)::
                  # "flexible_joint", "force", "torque": the fields of the builder's
                  # add_<type> (linkdyn.elements.spatial_forces)
                 ],
+      "contacts": [{"name": "floor", "point": "top.tip", "plane_point": "ground.O",
+                    "normal": [0, 0, 1], "radius": 0.01, "stiffness": 1e7,
+                    "exponent": 1.5, "damping": 0.2}],       # add_contact's fields
       "markers": [{"name": "tip", "point": "top.tip"}]
     }
 
@@ -52,6 +55,7 @@ from pathlib import Path
 from .._checks import as_file_error, check_fields
 from ..elements.description import _no_negative_zero
 from ..elements.spatial import SpatialDescription, to_dict
+from ..elements.spatial_contacts import FILE_FIELDS as _CONTACT
 from ..elements.spatial_forces import FILE_TYPES as _FORCES
 from ..errors import ModelFileError
 from .spatial import SpatialModelBuilder
@@ -59,7 +63,7 @@ from .spatial import SpatialModelBuilder
 __all__ = ["from_dict", "dumps", "save"]
 
 _TOP = ({"linkdyn_model", "space", "name", "bodies"},
-        {"gravity", "ground", "joints", "drivers", "forces", "markers", "notes"})
+        {"gravity", "ground", "joints", "drivers", "forces", "contacts", "markers", "notes"})
 _BODY = ({"name", "mass", "inertia"},
          {"points", "position", "orientation", "velocity", "angular_velocity"})
 _JOINTS = {"spherical": (set(), "add_spherical"), "revolute": ({"axis"}, "add_revolute"),
@@ -93,7 +97,7 @@ def from_dict(data, path=None) -> SpatialDescription:
         raise ModelFileError("expected an object of name: [x, y, z]", path, "ground")
     for name, xyz in ground.items():
         call(f"ground.{name}", b.add_ground_point, name, xyz)
-    for key in ("bodies", "joints", "drivers", "forces", "markers"):
+    for key in ("bodies", "joints", "drivers", "forces", "contacts", "markers"):
         items = data.get(key, [])
         if not isinstance(items, list):
             raise ModelFileError("expected a list of objects", path, key)
@@ -102,6 +106,10 @@ def from_dict(data, path=None) -> SpatialDescription:
             if key == "bodies":
                 check_fields(entry, where, *_BODY, path)
                 call(where, b.add_body, entry["name"],
+                     **{k: v for k, v in entry.items() if k != "name"})
+            elif key == "contacts":
+                check_fields(entry, where, *_CONTACT, path)
+                call(where, b.add_contact, entry["name"],
                      **{k: v for k, v in entry.items() if k != "name"})
             elif key == "markers":
                 check_fields(entry, where, {"name", "point"}, set(), path)

@@ -31,8 +31,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import real
+from .._checks import real, unit_vec3, vec3
 from ..errors import ModelError
+from .spatial_contacts import to_dict as contact_to_dict
 from .spatial_forces import to_dict as force_to_dict
 
 __all__ = ["SpatialBodySpec", "SphericalSpec", "AxisJointSpec", "SpatialDriverSpec",
@@ -137,26 +138,6 @@ class SpatialDescription:
     forces: tuple = ()
     contacts: tuple = ()
     kinematic: bool = False
-
-
-def vec3(entry: str, what: str, value) -> Vec3:
-    """Three finite numbers, or ModelError naming the entry."""
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        arr = None
-    if arr is None or arr.shape != (3,):
-        raise ModelError(f"{entry}: {what} must be three numbers (x, y, z), got {value!r}")
-    return tuple(real(entry, what, x) for x in arr)
-
-
-def unit_vec3(entry: str, what: str, value) -> Vec3:
-    """Three finite numbers, not all zero, normalised."""
-    v = np.array(vec3(entry, what, value))
-    n = float(np.linalg.norm(v))
-    if not n > 0:
-        raise ModelError(f"{entry}: {what} must be a non-zero vector, got {value!r}")
-    return tuple(float(x) for x in v / n)
 
 
 def _mat3(entry: str, what: str, value) -> np.ndarray:
@@ -264,5 +245,7 @@ def to_dict(desc: SpatialDescription) -> dict:
             "gravity": list(desc.gravity), "ground": {n: list(p) for n, p in desc.ground},
             "bodies": bodies, "joints": joints, "drivers": drivers,
             "forces": [force_to_dict(f) for f in desc.forces],
+            "contacts": [contact_to_dict(c, orient.get(c.plane_point[0]))
+                         for c in desc.contacts],
             "markers": [{"name": m.name, "point": f"{m.body}.{m.point}"}
                         for m in desc.markers]}

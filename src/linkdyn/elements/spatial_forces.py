@@ -55,6 +55,7 @@ from .bodies import GROUND, _element
 from .forces import (JointDamperSpec, MotorSpec, ServoSpec, SpringDamperSpec,
                      TorsionalSpringDamperSpec, _law, _law_value)
 from .records import ANGLE, DISTANCE, INPUT_ADD, INPUT_TARGET, SLIDE, _Record, record_laws
+from .spatial_contacts import contact_records
 
 __all__ = ["SpatialLoadSpec", "SpatialFlexibleJointSpec", "SpatialForceBuilder", "FILE_TYPES",
            "to_dict", "expand", "spatial_force_arrays"]
@@ -516,11 +517,13 @@ def _mask(geom, bodies, coord):
 
 
 def spatial_force_arrays(desc, geo: Geometry, add_law, q0):
-    """The force kernels' arrays of a spatial description's force elements (``desc``
-    already expanded): ``(arrays, info, fq_blocks, fv_blocks)``, the blocks' (row, col)
+    """The force kernels' arrays of a spatial description's force elements and contacts
+    (``desc`` already expanded): ``(arrays, info, fq_blocks, fv_blocks)``, the blocks' (row, col)
     pairs in local order, records (24 x 24) then loads (12 x 12) for Q_q, records for Q_v
     (the compiler turns them into patterns and slots)."""
     recs, loads = _records(desc, geo)
+    contacts_from = len(recs)
+    recs += contact_records(desc, geo)
     nrec, nload = len(recs), len(loads)
     a, inputs = record_laws(recs, add_law)
     a.update(rec_geom=np.zeros(6 * nrec),
@@ -541,7 +544,8 @@ def spatial_force_arrays(desc, geo: Geometry, add_law, q0):
         glob = np.array([-1 if r.bodies[i // 12] < 0 else 12 * r.bodies[i // 12] + i % 12
                          for i in range(24)])
         for mask, out in ((np.outer(g, g), fq_blocks),
-                          (np.outer(g, g) if r.c else np.zeros((24, 24), bool), fv_blocks)):
+                          (np.outer(g, g) if (r.c or r.law) else np.zeros((24, 24), bool),
+                           fv_blocks)):
             out.append([(int(glob[i]), int(glob[j])) if mask[i, j] else None
                         for i in range(24) for j in range(24)])
     for ld in loads:
@@ -556,8 +560,10 @@ def spatial_force_arrays(desc, geo: Geometry, add_law, q0):
     for i, ld in enumerate(loads):
         elements.setdefault(ld[0], ([], []))[1].append(i)
     info = dict(elements=elements, inputs=tuple(inputs), nrec=nrec, nload=nload,
-                coord=tuple(r.coord for r in recs), contacts=(), frictions=(), swings=(),
-                arcs=(), load_dim=3)
+                coord=tuple(r.coord for r in recs),
+                contacts=tuple((i, recs[i].owner, recs[i].law)
+                               for i in range(contacts_from, nrec)),
+                frictions=(), swings=(), arcs=(), load_dim=3)
     return a, info, fq_blocks, fv_blocks
 
 
