@@ -36,8 +36,9 @@ class SpatialModelBuilder(SpatialForceBuilder, SpatialContactBuilder):
     """Builds a validated spatial model description, element by element: bodies in natural
     coordinates (conventions of :mod:`linkdyn.elements.spatial`), ground points, joints,
     drivers, force elements (:mod:`linkdyn.elements.spatial_forces`), contacts
-    (:mod:`linkdyn.elements.spatial_contacts`) and markers, under uniform gravity. References (``"arm.tip"`` or
-    ``("arm", "tip")``) must name bodies and points added before."""
+    (:mod:`linkdyn.elements.spatial_contacts`) and markers, under uniform gravity.
+    References (``"arm.tip"`` or ``("arm", "tip")``) must name bodies and points added
+    before."""
 
     def __init__(self, name: str = "model", gravity=(0.0, 0.0, -9.81)):
         if not isinstance(name, str) or not name:
