@@ -313,3 +313,180 @@ cdef class KinematicSweep:
                 self.solved = k + 1
         ctrl_c.leave()
         return status, (k if status != OK else nt)
+
+
+# ---------------------------------------------------------------------------------------------
+# Sensitivities of a sweep to design parameters (linkdyn.design.sensitivity): the implicit
+# function theorem on the sweep's solution, one factorisation of Phi_q per time serving every
+# parameter, with the parameters' derivatives of the residuals as weighted sums over member
+# models compiled at shifted parameter values.
+
+cdef inline void _phiq_times(const ld_system *s, double t, const double *q, const double *x,
+                             double *vals, double *out) noexcept nogil:
+    """out[nc] = Phi_q(q, t) x of system s, on its own pattern (vals: a buffer of its nnz)."""
+    cdef int j, p
+    s.phi_q(s.user, t, q, vals)
+    for j in range(s.nc):
+        out[j] = 0.0
+    for j in range(s.nq):
+        for p in range(s.phiq_colptr[j], s.phiq_colptr[j + 1]):
+            out[s.phiq_rowind[p]] += vals[p] * x[j]
+
+
+cdef inline void _residual_pair(const ld_system *s, double t, const double *q,
+                                const double *v, const double *a, double *vals,
+                                double *tmp, double *rv, double *ra) noexcept nogil:
+    """rv = Phi_q(q, t) v + Phi_t(q, t) and ra = Phi_q(q, t) a - gamma(q, v, t), with one
+    evaluation of the Jacobian's values (vals: a buffer of s's nnz)."""
+    cdef int i, j, p
+    cdef double x
+    s.phi_q(s.user, t, q, vals)
+    for i in range(s.nc):
+        rv[i] = 0.0
+        ra[i] = 0.0
+    for j in range(s.nq):
+        for p in range(s.phiq_colptr[j], s.phiq_colptr[j + 1]):
+            x = vals[p]
+            rv[s.phiq_rowind[p]] += x * v[j]
+            ra[s.phiq_rowind[p]] += x * a[j]
+    s.phi_t(s.user, t, q, tmp)
+    for i in range(s.nc):
+        rv[i] += tmp[i]
+    s.gamma(s.user, t, q, v, tmp)
+    for i in range(s.nc):
+        ra[i] -= tmp[i]
+
+
+cdef inline double _inf_norm(const double *x, int n) noexcept nogil:
+    cdef int i
+    cdef double m = 0.0
+    for i in range(n):
+        m = fabs(x[i]) if fabs(x[i]) > m else m
+    return m
+
+
+cdef class SensitivitySweep(KinematicSweep):
+    """The kinematic sweep's workspace with the parameter derivatives of its solution."""
+
+    def derivatives(self, const double[::1] times, const double[:, ::1] Q,
+                    const double[:, ::1] V, const double[:, ::1] A, members,
+                    const int[::1] start, const int[::1] member_index,
+                    const double[::1] weight, double[:, :, ::1] dQ, double[:, :, ::1] dV,
+                    double[:, :, ::1] dA, double[::1] size):
+        """dQ, dV, dA (n, nq, p) at the sweep's rows (times, Q, V, A), for parameters whose
+        residual derivatives are sum_k weight[k] F(members[member_index[k]]) over k in
+        start[j] .. start[j + 1]; size[j] <- the largest |Phi_p| met. Returns (status, row):
+        OK, or SINGULAR at the row whose Phi_q would not factor, or INTERRUPTED."""
+        cdef int n = self.n, nt = times.shape[0], p = start.shape[0] - 1
+        cdef int nm = len(members), k, i, j, m, status = OK, row = nt
+        cdef const ld_system **sys = <const ld_system **> malloc(nm * sizeof(void *))
+        cdef int maxnnz = self.nnz
+        if sys == NULL:
+            raise MemoryError()
+        for m in range(nm):
+            sys[m] = <const ld_system *> PyCapsule_GetPointer(members[m].system_capsule(),
+                                                              b"linkdyn.ld_system")
+            if sys[m].nq != n or sys[m].nc != n:
+                free(sys)
+                raise ValueError("a member model has other coordinates or rows")
+            maxnnz = sys[m].phiq_nnz if sys[m].phiq_nnz > maxnnz else maxnnz
+        if Q.shape[0] < nt or Q.shape[1] != n or dQ.shape[0] < nt or dQ.shape[1] != n or \
+                dQ.shape[2] != p or size.shape[0] != p:
+            free(sys)
+            raise ValueError("derivatives: array sizes do not match the model")
+        work = np.zeros(10 * n + 2 * maxnnz)
+        cdef double[::1] w = work
+        cdef double *vals = &w[0]                      # the base's Jacobian at the row
+        cdef double *mvals = &w[maxnnz]                # any system's Jacobian values (scratch)
+        cdef double *f = &w[2 * maxnnz]
+        cdef double *g = f + n
+        cdef double *tmp = f + 2 * n
+        cdef double *x = f + 3 * n
+        cdef double *y = f + 4 * n
+        cdef double *z = f + 5 * n
+        cdef double *qp = f + 6 * n
+        cdef double *qm = f + 7 * n
+        cdef double *dq = f + 8 * n
+        cdef double *dv = f + 9 * n
+        cdef double t, eps, scale, wk
+        cdef const double *q
+        cdef const double *v
+        cdef const double *a
+        for j in range(p):
+            size[j] = 0.0
+        ctrl_c.enter()   # nothing below raises: leave() always runs
+        with nogil:
+            for k in range(nt):
+                if ctrl_c.flag[0]:
+                    status, row = INTERRUPTED, k
+                    break
+                t, q, v, a = times[k], &Q[k, 0], &V[k, 0], &A[k, 0]
+                self.sys.phi_q(self.sys.user, t, q, vals)
+                status = self._factor(vals, &self.num)
+                if status != OK:
+                    row = k
+                    break
+                scale = 1.0
+                for i in range(n):
+                    scale = fabs(q[i]) if fabs(q[i]) > scale else scale
+                for j in range(p):
+                    # Phi_p, (Phi_q v + Phi_t)_p, (Phi_q a - gamma)_p: weighted member sums
+                    for i in range(n):
+                        f[i] = 0.0
+                        x[i] = 0.0
+                        y[i] = 0.0
+                    for m in range(start[j], start[j + 1]):
+                        wk = weight[m]
+                        sys[member_index[m]].phi(sys[member_index[m]].user, t, q, tmp)
+                        for i in range(n):
+                            f[i] += wk * tmp[i]
+                        _residual_pair(sys[member_index[m]], t, q, v, a, mvals, tmp, g, z)
+                        for i in range(n):
+                            x[i] += wk * g[i]
+                            y[i] += wk * z[i]
+                    eps = _inf_norm(f, n)
+                    size[j] = eps if eps > size[j] else size[j]
+                    # dq = -Phi_q^-1 Phi_p
+                    for i in range(n):
+                        f[i] = -f[i]
+                    self._refined_solve(dq, f, vals, tmp)
+                    # The q-derivatives of rv and ra along dq: central differences, exact
+                    # for these quadratic residuals; then dv = -Phi_q^-1 [rv_q dq + rv_p]
+                    eps = _inf_norm(dq, n)
+                    eps = 1e-3 * scale / eps if eps > 0.0 else 0.0
+                    if eps > 0.0:
+                        for i in range(n):
+                            qp[i] = q[i] + eps * dq[i]
+                            qm[i] = q[i] - eps * dq[i]
+                        _residual_pair(self.sys, t, qp, v, a, mvals, tmp, g, z)
+                        for i in range(n):
+                            x[i] += g[i] / (2.0 * eps)
+                            y[i] += z[i] / (2.0 * eps)
+                        _residual_pair(self.sys, t, qm, v, a, mvals, tmp, g, z)
+                        for i in range(n):
+                            x[i] -= g[i] / (2.0 * eps)
+                            y[i] -= z[i] / (2.0 * eps)
+                    for i in range(n):
+                        x[i] = -x[i]
+                    self._refined_solve(dv, x, vals, tmp)
+                    # da = -Phi_q^-1 [ra_q dq + ra_v dv + ra_p], ra_v dv = -gamma_v dv
+                    eps = _inf_norm(dv, n)
+                    if eps > 0.0:
+                        eps = 1e-3 * (1.0 + _inf_norm(v, n)) / eps
+                        for i in range(n):
+                            qp[i] = v[i] + eps * dv[i]
+                            qm[i] = v[i] - eps * dv[i]
+                        self.sys.gamma(self.sys.user, t, q, qp, g)
+                        self.sys.gamma(self.sys.user, t, q, qm, z)
+                        for i in range(n):
+                            y[i] -= (g[i] - z[i]) / (2.0 * eps)
+                    for i in range(n):
+                        y[i] = -y[i]
+                    self._refined_solve(z, y, vals, tmp)
+                    for i in range(n):
+                        dQ[k, i, j] = dq[i]
+                        dV[k, i, j] = dv[i]
+                        dA[k, i, j] = z[i]
+        ctrl_c.leave()
+        free(sys)
+        return status, row

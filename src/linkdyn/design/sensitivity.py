@@ -12,16 +12,18 @@ Method. The positions solve Phi(q, p, t) = 0, so by the implicit function theore
     Phi_q dv/dp = -[(Phi_q v + Phi_t)_q dq/dp + (Phi_q v + Phi_t)_p],
     Phi_q da/dp = -[(Phi_q a - gamma)_q dq/dp - gamma_v dv/dp + (Phi_q a - gamma)_p],
 
-one sparse factorisation of Phi_q per time serving every parameter. The directional
-derivatives in q and v are central differences, exact here: linkdyn's constraints are at most
-quadratic in the coordinates (fully Cartesian and natural coordinates), so Phi_q and gamma
-are at most quadratic in q and v and a central difference of a quadratic has no truncation
-error. The derivatives in p are Richardson extrapolations of central differences between the
-models compiled at p +- h and p +- h/2. Most design parameters enter the constraints
-affinely (lengths, body points, ground points, a law's offset and amplitude): their
-differences are exact, and the result says so per parameter (``exact``: the two differences
-agree to round-off). For the others (an axis angle, a law's rate) the error is of order h^4
-(h = 1e-3 of the value's scale: some 1e-12 relative).
+one sparse factorisation of Phi_q per time serving every parameter, in the compiled sweep
+(``linkdyn._kinematics.SensitivitySweep``; a model with Python-function laws has no file form,
+so it has no parameters). The directional derivatives in q and v are central differences, exact here: linkdyn's
+constraints are at most quadratic in the coordinates (fully Cartesian and natural
+coordinates), so Phi_q and gamma are at most quadratic in q and v and a central difference of
+a quadratic has no truncation error. The derivatives in p are central differences between
+the models compiled at p +- h where the parameter enters the constraints affinely (lengths,
+body points, ground points, a law's offset and amplitude: exact, and the result says so per
+parameter, ``exact``), checked by a zero second difference of the residuals at states moved
+off the solution; for the others (an axis angle, a law's rate) Richardson's extrapolation
+over p +- h and p +- h/2, with an error of order h^4 (h = 1e-3 of the value's scale: some
+1e-12 relative).
 
 Markers are linear in q with body-fixed points that may depend on p: their derivatives add
 the marker's own p-derivative at fixed q.
@@ -33,7 +35,6 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.sparse.linalg import splu
 
 from ..compile.compiler import compile_model
 from ..compile.model import Model
@@ -182,6 +183,27 @@ def _difference(values, h):
     return (4.0 * d2 - d1) / 3.0, affine
 
 
+def _affine_test(plus, minus, middle) -> bool:
+    """Whether F at p + h, p - h and p (``plus``, ``minus``, ``middle``) has a zero second
+    difference to round-off (F affine in p). A dependence odd about p passes this test only
+    where it is odd: evaluated at generic states (not at a solution, where an angle driver's
+    row sin(theta - f(t)) is odd in a law's rate), it shows."""
+    scale = max(float(np.abs(plus).max(initial=0.0)), float(np.abs(minus).max(initial=0.0)),
+                1.0)
+    gap = float(np.abs(plus + minus - 2.0 * middle).max(initial=0.0))
+    return gap <= 1024 * np.finfo(float).eps * scale
+
+
+def _affine_difference(values, h):
+    """dF/dp from F at p + h, p - h and p (``values(step)``): the central difference where
+    F is affine in p (exact), else Richardson's extrapolation (which asks for p +- h/2 as
+    well). Returns (derivative, affine)."""
+    plus, minus = values(h), values(-h)
+    if _affine_test(plus, minus, values(0.0)):
+        return (plus - minus) / (2.0 * h), True
+    return _difference(values, h)[0], False
+
+
 def kinematic_sensitivities(model, parameters, times, *, at=None,
                             **options) -> KinematicSensitivities:
     """Run ``linkdyn.kinematics(model, times, **options)`` and differentiate it with respect
@@ -226,52 +248,24 @@ def kinematic_sensitivities(model, parameters, times, *, at=None,
     t, q, v, a = result.t[rows], result.q[rows], result.v[rows], result.a[rows]
     n, nq, p = len(t), base.nq, len(family.names)
     steps = PARAMETER_STEP * np.maximum(1.0, np.abs(family.values))
-    cols = _pattern_columns(base)
-    # The members at p_j +- h and +- h/2 (the steps _difference asks for), compiled once.
-    members = [{sign * h: family.shifted(j, sign * h)
-                for sign in (1.0, -1.0, 0.5, -0.5)} for j, h in enumerate(steps)]
+    # The members at p_j +- h and +- h/2 (step 0: the base), each compiled once when first
+    # asked for.
+    members = [{0.0: base} for _ in steps]
 
     def member(j, step):
+        if step not in members[j]:
+            members[j][step] = family.shifted(j, step)
         return members[j][step]
 
-    dq, dv, da = (np.zeros((n, nq, p)) for _ in range(3))
+    dq, dv, da, exact, used = _derivatives_compiled(base, member, steps, t, q, v, a, p)
     marker_p = {}
-    exact = [True] * p
-    used = [False] * p
-    for i in range(n):
-        ti, qi, vi, ai = t[i], q[i], v[i], a[i]
-        J = base.phi_q(qi, ti)
-        try:
-            lu = splu(J.tocsc())
-        except RuntimeError:
-            raise SingularConfigurationError(
-                f"model {base.name!r}: Phi_q is singular at t = {ti:.9g} s; the sensitivities "
-                "do not exist there", t=float(ti)) from None
-        for j in range(p):
-            h = steps[j]
-            fphi, aff1 = _difference(lambda s: member(j, s).phi(qi, ti), h)
-            dqj = -lu.solve(fphi)
-            used[j] = used[j] or bool(np.any(fphi != 0.0))
-
-            def rv(m, qq):
-                return _phi_q_times(m, qq, ti, vi, cols) + m.phi_t(qq, ti)
-
-            frv, aff2 = _difference(lambda s: rv(member(j, s), qi), h)
-            dvj = -lu.solve(_along(lambda x: rv(base, x), qi, dqj) + frv)
-
-            def ra(m, qq, vv):
-                return _phi_q_times(m, qq, ti, ai, cols) - m.gamma(qq, vv, ti)
-
-            fra, aff3 = _difference(lambda s: ra(member(j, s), qi, vi), h)
-            daj = -lu.solve(_along(lambda x: ra(base, x, vi), qi, dqj)
-                            + _along(lambda x: ra(base, qi, x), vi, dvj) + fra)
-            dq[i, :, j], dv[i, :, j], da[i, :, j] = dqj, dvj, daj
-            exact[j] = exact[j] and aff1 and aff2 and aff3
     # Markers are B(p) q + c(p) (velocities B(p) v, accelerations B(p) a): their own
     # p-derivatives are B_p q + c_p, B_p v and B_p a.
     for j in range(p):
-        mapped, aff = _difference(lambda step: np.concatenate(
-            [m_.ravel() for m_ in _marker_map(member(j, step))]), steps[j])
+        def marker_maps(step):
+            return np.concatenate([m_.ravel() for m_ in _marker_map(member(j, step))])
+
+        mapped, aff = _affine_difference(marker_maps, steps[j])
         if np.any(mapped != 0.0):
             used[j] = True
             exact[j] = exact[j] and aff
@@ -290,6 +284,63 @@ def kinematic_sensitivities(model, parameters, times, *, at=None,
                             "a mass or a force, say)")
     return KinematicSensitivities(base, family.names, family.values, t, q, v, a, dq, dv, da,
                                   tuple(bool(e) for e in exact), marker_p)
+
+
+def _residuals(model, t, q, v, a, cols):
+    """Phi, Phi_q v + Phi_t and Phi_q a - gamma of ``model`` at one state, end to end."""
+    return np.concatenate([model.phi(q, t),
+                           _phi_q_times(model, q, t, v, cols) + model.phi_t(q, t),
+                           _phi_q_times(model, q, t, a, cols) - model.gamma(q, v, t)])
+
+
+def _derivatives_compiled(base, member, steps, t, q, v, a, p):
+    """The derivatives on the compiled sweep (linkdyn._kinematics.SensitivitySweep): each
+    parameter's residual derivatives are weighted sums over member models, the central
+    difference of the members at p +- h where the parameter enters affinely (exact), and
+    Richardson's extrapolation over p +- h and p +- h/2 otherwise. Affinity is judged at
+    three of the rows (first, middle, last) from the members at p +- h and the base: their
+    residuals' second difference vanishes to round-off, evaluated at states moved off the
+    solution (see :func:`_affine_test`)."""
+    from .._kinematics import STATUS, SensitivitySweep
+
+    n, nq = len(t), base.nq
+    cols = _pattern_columns(base)
+    sample = sorted({0, n // 2, n - 1})
+    exact = []
+    models, start, index, weight = [], [0], [], []
+    # generic states near the sample rows (fixed, so that runs repeat)
+    rng = np.random.default_rng(20261125)
+    moved = [(x + 1e-2 * max(1.0, float(np.abs(x).max())) * rng.standard_normal(nq))
+             for i in sample for x in (q[i], v[i], a[i])]
+    for j, h in enumerate(steps):
+        affine = True
+        for k, i in enumerate(sample):
+            affine = affine and _affine_test(*(
+                _residuals(m_, t[i], *moved[3 * k:3 * k + 3], cols)
+                for m_ in (member(j, h), member(j, -h), base)))
+        exact.append(affine)
+        shifts = ({h: 0.5 / h, -h: -0.5 / h} if affine else
+                  {h: -1.0 / (6.0 * h), -h: 1.0 / (6.0 * h), 0.5 * h: 4.0 / (3.0 * h),
+                   -0.5 * h: -4.0 / (3.0 * h)})
+        for shift, w in shifts.items():
+            index.append(len(models))
+            models.append(member(j, shift).kernels)
+            weight.append(w)
+        start.append(len(index))
+    dq, dv, da = (np.zeros((n, nq, p)) for _ in range(3))
+    size = np.zeros(p)
+    sweep = SensitivitySweep(base.kernels)
+    status, row = sweep.derivatives(
+        np.ascontiguousarray(t, dtype=float), np.ascontiguousarray(q), np.ascontiguousarray(v),
+        np.ascontiguousarray(a), models, np.array(start, dtype=np.intc),
+        np.array(index, dtype=np.intc), np.array(weight), dq, dv, da, size)
+    if STATUS[status] == "interrupted":
+        raise KeyboardInterrupt
+    if status != 0:
+        raise SingularConfigurationError(
+            f"model {base.name!r}: Phi_q is singular at t = {t[row]:.9g} s; the sensitivities "
+            "do not exist there", t=float(t[row]))
+    return dq, dv, da, exact, [bool(x > 0.0) for x in size]
 
 
 def _pattern_columns(model) -> np.ndarray:
@@ -311,16 +362,5 @@ def _marker_map(model) -> tuple:
     (B (nmarkers, dim, nq), c (nmarkers, dim))."""
     m, d = len(model.marker_names), model.marker_dimension
     c = model.marker_positions(np.zeros(model.nq)).reshape(m, d)
-    columns = [model.marker_positions(e).reshape(m, d) - c for e in np.eye(model.nq)]
-    return np.stack(columns, axis=-1), c
-
-
-def _along(fn, x, direction):
-    """The derivative of ``fn`` at ``x`` along ``direction``: a central difference, exact
-    (to round-off) for the functions it is used on, which are at most quadratic in x
-    (module notes)."""
-    size = float(np.max(np.abs(direction)))
-    if size == 0.0:
-        return np.zeros_like(fn(x))
-    eps = 1e-3 * max(1.0, float(np.max(np.abs(x)))) / size
-    return (fn(x + eps * direction) - fn(x - eps * direction)) / (2.0 * eps)
+    columns = model.marker_positions(np.eye(model.nq)).reshape(model.nq, m, d) - c
+    return np.moveaxis(columns, 0, -1), c

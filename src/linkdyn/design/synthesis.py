@@ -37,6 +37,9 @@ __all__ = ["path_generation", "function_generation", "motion_generation", "Synth
 
 #: Positions per turn of the input at which each trial is analysed (its branch followed).
 CYCLE_POSITIONS = 180
+#: Jacobian columns smaller than this fraction of the largest are round-off (a parameter
+#: that does not move the targets) and are zeroed.
+NULL_COLUMN = 1e-10
 
 
 @dataclass(frozen=True)
@@ -195,7 +198,13 @@ class _Problem:
         if error is not None:
             return np.zeros((self.targets.size, len(x)))
         m = self.measure.size
-        blocks = [self.measure.jacobian(s).reshape(m * self.k, self.p)]
+        J = self.measure.jacobian(s).reshape(m * self.k, self.p).copy()
+        # A parameter that does not move the targets (a line's coefficients are free up to
+        # scale) has a column of round-off: made exactly zero, the solver leaves it alone
+        # instead of taking steps along noise.
+        size = np.abs(J).max(axis=0)
+        J[:, size <= NULL_COLUMN * max(float(size.max(initial=0.0)), 1e-300)] = 0.0
+        blocks = [J]
         if self.fixed_times is None:
             rates = self.measure.rates(s)
             T = np.zeros((m * self.k, self.k - 1))
