@@ -1,6 +1,8 @@
 /*
- * Plain-C tests of the force elements (ld_forces.c): two bodies with one record of each
- * coordinate kind and a body-frame load, written directly against ld_forces.h.
+ * Plain-C tests of the force elements (ld_forces.c, ld_forces3.c): two planar bodies with one
+ * record of each coordinate kind and a body-frame load, and two spatial bodies with records
+ * of the three spatial coordinates and body-frame force and torque loads, written directly
+ * against ld_forces.h.
  * Build: cc -std=c99 test_forces.c ../ld_forces.c ../ld_forces3.c -I.. -lm
  * Prints one line per check and "N passed, M failed"; exits non-zero on any failure.
  */
@@ -39,6 +41,131 @@ static void dense_slots(const int *body, int nrec)
             }
     for (i = 0; i < 4; i++)
         for (j = 0; j < 4; j++) load_slot[4 * i + j] = 8 * (4 + i) + 4 + j;   /* body 1 */
+}
+
+
+/* Two spatial bodies (12 coordinates each: r, e1, e2, e3) in a turned configuration: records
+ * DISTANCE (ground point - body 0 point), SLIDE (body 0's direction, body 0 - body 1 points)
+ * and ANGLE (body 0's directions a, b; body 1's d), with stiffness, damping, a load law and a
+ * controller input; a body-frame force on body 1 and a body-frame torque on body 0. Q_q and
+ * Q_v against central differences, and the power balance. */
+#define NQ3 24
+static int slot3_q[3 * 576], slot3_v[3 * 576], load3_slot[2 * 144];
+
+static void spatial_section(void)
+{
+    static const int kind[2] = {LD_LAW_HARMONIC, LD_LAW_POLYNOMIAL};
+    static const int start[3] = {0, 4, 6};
+    static const double par[6] = {0.5, 0.1, 3.0, 0.2, 0.3, -0.4};
+    static const int coord[3] = {LD_COORD_DISTANCE, LD_COORD_SLIDE, LD_COORD_ANGLE};
+    static const int body[6] = {-1, 0, 0, 1, 0, 1};
+    static const double geom3[45] = {
+        0.3, -0.2, 0.5, 0.1, 0.05, -0.1, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        0.2, 0.0, 0.1, -0.1, 0.3, 0.0, 0.6, 0.0, 0.8, 0, 0, 0, 0, 0, 0,
+        0, 0, 0, 0, 0, 0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.6, 0.8, 0.0};
+    static const double k[3] = {40.0, 25.0, 3.0}, c[3] = {0.7, 1.1, 0.2};
+    static const int ref_law[3] = {0, -1, -1}, load_law[3] = {-1, -1, 1};
+    static const double ref_value[3] = {0.0, 0.1, 0.3};
+    static const int input_mode[3] = {LD_INPUT_NONE, LD_INPUT_TARGET, LD_INPUT_ADD};
+    static const int input[3] = {-1, 0, 1};
+    static const int lbody[2] = {1, 0}, lframe[2] = {1, 1}, lkind[2] = {LD_LOAD_FORCE,
+                                                                        LD_LOAD_TORQUE};
+    static const int llaws[6] = {1, -1, 0, 0, 1, -1};
+    static const double lpoint[6] = {0.2, 0.1, -0.3, 0.0, 0.0, 0.0};
+    static const double laxes[18] = {0, 1, 0, 0, 0, 1, 1, 0, 0,    1, 0, 0, 0, 1, 0, 0, 0, 1};
+    double angle_ref[3] = {0, 0, 0}, in[2] = {0.15, 0.05};
+    int active[2] = {1, 0}, fail = -1, r, i, j, b;
+    ld_laws laws;
+    ld_forces F;
+    ld_forces_run run;
+    double q[NQ3], v[NQ3], Q[NQ3], Qp[NQ3], Qm[NQ3], t = 0.7, h = 1e-6;
+    static double fq[NQ3 * NQ3], fv[NQ3 * NQ3], fd_q[NQ3 * NQ3], fd_v[NQ3 * NQ3];
+    double err_q = 0, err_v = 0, big = 0;
+    /* two turned frames (rotations about (1,2,2)/3 by 0.7 and about (0,1,0) by -0.4) */
+    static const double R0[9] = {0.7918, -0.2745, 0.5457, 0.4919, 0.8159, -0.3038,
+                                 -0.3618, 0.5087, 0.7811};
+    static const double R1[9] = {0.92106, 0.0, -0.38942, 0.0, 1.0, 0.0, 0.38942, 0.0,
+                                 0.92106};
+    for (b = 0; b < 2; b++) {
+        const double *R = b ? R1 : R0;
+        q[12 * b] = 0.1 + b; q[12 * b + 1] = -0.2; q[12 * b + 2] = 0.3 * b;
+        for (i = 0; i < 3; i++)          /* e_k = column k */
+            for (j = 0; j < 3; j++) q[12 * b + 3 + 3 * i + j] = R[3 * j + i];
+    }
+    for (i = 0; i < NQ3; i++) v[i] = 0.3 * sin(1.0 + 1.7 * i);
+    for (r = 0; r < 3; r++)
+        for (i = 0; i < 24; i++)
+            for (j = 0; j < 24; j++) {
+                int bi = body[2 * r + i / 12], bj = body[2 * r + j / 12];
+                slot3_q[576 * r + 24 * i + j] = slot3_v[576 * r + 24 * i + j] =
+                    (bi < 0 || bj < 0) ? -1 : NQ3 * (12 * bi + i % 12) + 12 * bj + j % 12;
+            }
+    for (r = 0; r < 2; r++)
+        for (i = 0; i < 12; i++)
+            for (j = 0; j < 12; j++)
+                load3_slot[144 * r + 12 * i + j] = NQ3 * (12 * lbody[r] + i) + 12 * lbody[r] + j;
+    laws.nlaw = 2; laws.kind = kind; laws.start = start; laws.par = par; laws.values = NULL;
+    memset(&F, 0, sizeof F);
+    F.stride = LD_STRIDE_SPATIAL;
+    F.nrec = 3; F.coord = coord; F.body = body; F.geom3 = geom3; F.stiffness = k;
+    F.damping = c; F.ref_law = ref_law; F.ref_value = ref_value; F.load_law = load_law;
+    F.input_mode = input_mode; F.input = input; F.slot_q = slot3_q; F.slot_v = slot3_v;
+    F.nload = 2; F.load_body = lbody; F.load_point = lpoint; F.load_frame = lframe;
+    F.load_laws = llaws; F.load_slot_q = load3_slot; F.load_kind = lkind; F.load_axes = laxes;
+    F.laws = &laws;
+    memset(&run, 0, sizeof run);
+    run.input = in; run.input_active = active; run.angle_ref = angle_ref;
+    run.fail_record = &fail;
+    ld_forces_accept(&F, &run, q);
+
+    memset(fq, 0, sizeof fq);
+    memset(fv, 0, sizeof fv);
+    check(ld_forces_jacobians(&F, &run, t, q, v, fq, fv) == LD_OK, "spatial: jacobians evaluate");
+    for (j = 0; j < NQ3; j++) {
+        double save = q[j];
+        memset(Qp, 0, sizeof Qp); memset(Qm, 0, sizeof Qm);
+        q[j] = save + h; ld_forces_add(&F, &run, t, q, v, Qp);
+        q[j] = save - h; ld_forces_add(&F, &run, t, q, v, Qm);
+        q[j] = save;
+        for (i = 0; i < NQ3; i++) fd_q[NQ3 * i + j] = (Qp[i] - Qm[i]) / (2 * h);
+        save = v[j];
+        memset(Qp, 0, sizeof Qp); memset(Qm, 0, sizeof Qm);
+        v[j] = save + h; ld_forces_add(&F, &run, t, q, v, Qp);
+        v[j] = save - h; ld_forces_add(&F, &run, t, q, v, Qm);
+        v[j] = save;
+        for (i = 0; i < NQ3; i++) fd_v[NQ3 * i + j] = (Qp[i] - Qm[i]) / (2 * h);
+    }
+    for (i = 0; i < NQ3 * NQ3; i++) {
+        err_q = fmax(err_q, fabs(fq[i] - fd_q[i]));
+        err_v = fmax(err_v, fabs(fv[i] - fd_v[i]));
+        big = fmax(big, fabs(fq[i]));
+    }
+    check(big > 1.0 && err_q < 1e-6 * big, "spatial: Q_q matches central differences");
+    check(err_v < 1e-6 * big, "spatial: Q_v matches central differences");
+    {   /* dV/dt + Q . v = P of the records and loads */
+        double z[3 + 2 + 3], V1, V0, dt = 1e-6, qv = 0, P = 0, q1[NQ3];
+        memset(Q, 0, sizeof Q);
+        ld_forces_add(&F, &run, t, q, v, Q);
+        for (i = 0; i < NQ3; i++) qv += Q[i] * v[i];
+        for (i = 0; i < NQ3; i++) q1[i] = q[i] - 0.5 * dt * v[i];
+        V0 = ld_forces_potential(&F, &run, t - 0.5 * dt, q1);
+        for (i = 0; i < NQ3; i++) q1[i] = q[i] + 0.5 * dt * v[i];
+        V1 = ld_forces_potential(&F, &run, t + 0.5 * dt, q1);
+        ld_forces_rates(&F, &run, t, q, v, z);
+        for (i = 0; i < 5; i++) P += z[i];   /* 3 records, 2 loads */
+        check(fabs((V1 - V0) / dt + qv - P) < 1e-6 * (1 + fabs(P)),
+              "spatial: dV/dt + Q.v = P");
+    }
+    {   /* body 1's axes collapsed: its direction d has no angle, LD_ERR_DOMAIN, named */
+        double qq[NQ3];
+        memcpy(qq, q, sizeof qq);
+        for (i = 0; i < 3; i++)
+            qq[12 + 3 + i] = qq[12 + 6 + i] = qq[12 + 9 + i] = 0.0;
+        memset(Q, 0, sizeof Q);
+        fail = -1;
+        check(ld_forces_add(&F, &run, t, qq, v, Q) == LD_ERR_DOMAIN && fail == 2,
+              "spatial: an undefined angle is LD_ERR_DOMAIN, record 2");
+    }
 }
 
 int main(void)
@@ -208,6 +335,7 @@ int main(void)
               "coincident points: LD_ERR_DOMAIN, record 0");
     }
 
+    spatial_section();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
