@@ -103,7 +103,8 @@ static void spatial_section(void)
     for (r = 0; r < 2; r++)
         for (i = 0; i < 12; i++)
             for (j = 0; j < 12; j++)
-                load3_slot[144 * r + 12 * i + j] = NQ3 * (12 * lbody[r] + i) + 12 * lbody[r] + j;
+                load3_slot[144 * r + 12 * i + j] =
+                    NQ3 * (12 * lbody[r] + i) + 12 * lbody[r] + j;
     laws.nlaw = 2; laws.kind = kind; laws.start = start; laws.par = par; laws.values = NULL;
     memset(&F, 0, sizeof F);
     F.stride = LD_STRIDE_SPATIAL;
