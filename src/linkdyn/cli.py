@@ -66,12 +66,13 @@ def _cmd_models(args) -> int:
     width = max(len(n) for n in names + ["nfourbar:N"]) + 2
     for name in names:
         model = load_model(name)
-        what = (_count(model.nbody, 'body', 'bodies') if model.space == "planar" else
-                model.space)
+        # bodies (planar or spatial); a linkage of points, lines and planes has none
+        what = _count(model.nbody, 'body', 'bodies') if model.nbody else model.space
         print(f"{name:{width}s}{what:>11s}, "
               f"{_count(len(model.joint_names), 'joint'):>10s}, "
               f"{_count(model.nq, 'coordinate'):>15s}, "
-              f"{_count(model.nc, 'constraint'):>15s}")
+              f"{_count(model.nc, 'constraint'):>15s}"
+              + (", spatial" if model.space == "spatial" and model.nbody else ""))
     print(f"{'iftomm_a01':{width}s}IFToMM benchmark A01, the simple pendulum "
           "(linkdyn.models.simple_pendulum)")
     print(f"{'iftomm_a03':{width}s}IFToMM benchmark A03, Andrews' squeezing mechanism "
