@@ -72,8 +72,13 @@ class SpatialModel(Model):
     column_ordering = True
 
     def __init__(self, description, arrays: dict, names: dict, principal_axes, markers,
-                 cosines, *, compiler):
+                 cosines, compiled=None, *, compiler):
         super().__init__(description, arrays, names, compiler)
+        #: the bodies and joints as compiled: the description's with the rotor bodies and
+        #: pins of flexible joints (linkdyn.elements.spatial_forces.expand)
+        compiled = description if compiled is None else compiled
+        self.body_specs = tuple(compiled.bodies)
+        self._joint_specs = {j.name: j for j in compiled.joints}
         #: rows met also with a direction turned half a turn: (body, direction, body,
         #: direction[, direction, driver]) of each (see orientation_cosines)
         self._cosines = cosines
@@ -83,6 +88,14 @@ class SpatialModel(Model):
         self.spatial_marker_body, self.spatial_marker_local = markers
         self.spatial_marker_body.flags.writeable = False
         self.spatial_marker_local.flags.writeable = False
+
+    def joint_spec(self, joint: str):
+        """The record of ``joint``, a flexible joint's rotor pin included (UnknownNameError
+        listing the joints)."""
+        if not isinstance(joint, str) or joint not in self._joint_specs:
+            raise UnknownNameError(f"model {self.name!r} has no joint {joint!r} (joints: "
+                                   f"{name_list(self._joint_specs)})")
+        return self._joint_specs[joint]
 
     def __repr__(self):
         return (f"<linkdyn.SpatialModel {self.name!r}: {self.nbody} bodies, "
@@ -176,7 +189,7 @@ class SpatialModel(Model):
         i = self.body_index(spec.first[0])
         o = 12 * i
         p = self.principal_axes[i].T @ np.array(
-            self.description.bodies[i].local_points()[spec.first[1]])
+            self.body_specs[i].local_points()[spec.first[1]])
         q, lam, t = np.atleast_2d(q), np.atleast_2d(lam), np.atleast_1d(t)
         force, moment = np.empty((len(q), 3)), np.empty((len(q), 3))
         for k in range(len(q)):
@@ -193,7 +206,7 @@ class SpatialModel(Model):
         """A polyline (..., 2 k - 1, 3) through a body's points for drawing: from its
         centre of mass to each of its k - 1 named points and back."""
         i = self.body_index(name)
-        spec = self.description.bodies[i]
+        spec = self.body_specs[i]
         E = self.principal_axes[i]
         zb = self._frame_rows(q)[..., i, :]
         out = []
@@ -462,7 +475,7 @@ def number_spatial(desc: SpatialDescription) -> Numbering:
 
     return Numbering(
         description=user_desc, model_type=SpatialModel,
-        model_args=(frames, (mbody, mlocal.reshape(-1, 3)), tuple(rows.cosines)),
+        model_args=(frames, (mbody, mlocal.reshape(-1, 3)), tuple(rows.cosines), desc),
         q0=rows.q0, v0=rows.v0, hold=np.zeros(len(rows.mass), dtype=bool), mass=rows.mass,
         q_applied=rows.applied,
         coordinates=[f"{b.name}.{c}" for b in desc.bodies for c in COORDINATES_3D],
