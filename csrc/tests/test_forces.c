@@ -24,6 +24,28 @@ static void check(int ok, const char *what)
     if (ok) passed++; else failed++;
 }
 
+/* Central differences of Q in q and in v, row-major n x n into fd_q, fd_v (Qp, Qm: [n]). */
+static void fd_jacobians(const ld_forces *F, const ld_forces_run *run, double t, double *q,
+                         double *v, int n, double *fd_q, double *fd_v, double *Qp, double *Qm)
+{
+    const double h = 1e-6;
+    int i, j;
+    for (j = 0; j < n; j++) {
+        double save = q[j];
+        memset(Qp, 0, n * sizeof *Qp); memset(Qm, 0, n * sizeof *Qm);
+        q[j] = save + h; ld_forces_add(F, run, t, q, v, Qp);
+        q[j] = save - h; ld_forces_add(F, run, t, q, v, Qm);
+        q[j] = save;
+        for (i = 0; i < n; i++) fd_q[n * i + j] = (Qp[i] - Qm[i]) / (2 * h);
+        save = v[j];
+        memset(Qp, 0, n * sizeof *Qp); memset(Qm, 0, n * sizeof *Qm);
+        v[j] = save + h; ld_forces_add(F, run, t, q, v, Qp);
+        v[j] = save - h; ld_forces_add(F, run, t, q, v, Qm);
+        v[j] = save;
+        for (i = 0; i < n; i++) fd_v[n * i + j] = (Qp[i] - Qm[i]) / (2 * h);
+    }
+}
+
 /* Dense Q_q, Q_v: every record's local block maps to the full 8 x 8 matrix (row-major
  * slot = 8 row + col), so the pattern is the dense one. */
 static int slot_q[5 * 64], slot_v[5 * 64], load_slot[16];
@@ -78,7 +100,7 @@ static void spatial_section(void)
     ld_laws laws;
     ld_forces F;
     ld_forces_run run;
-    double q[NQ3], v[NQ3], Q[NQ3], Qp[NQ3], Qm[NQ3], t = 0.7, h = 1e-6;
+    double q[NQ3], v[NQ3], Q[NQ3], Qp[NQ3], Qm[NQ3], t = 0.7;
     static double fq[NQ3 * NQ3], fv[NQ3 * NQ3], fd_q[NQ3 * NQ3], fd_v[NQ3 * NQ3];
     double err_q = 0, err_v = 0, big = 0;
     /* two turned frames (rotations about (1,2,2)/3 by 0.7 and about (0,1,0) by -0.4) */
@@ -122,20 +144,7 @@ static void spatial_section(void)
     memset(fq, 0, sizeof fq);
     memset(fv, 0, sizeof fv);
     check(ld_forces_jacobians(&F, &run, t, q, v, fq, fv) == LD_OK, "spatial: jacobians evaluate");
-    for (j = 0; j < NQ3; j++) {
-        double save = q[j];
-        memset(Qp, 0, sizeof Qp); memset(Qm, 0, sizeof Qm);
-        q[j] = save + h; ld_forces_add(&F, &run, t, q, v, Qp);
-        q[j] = save - h; ld_forces_add(&F, &run, t, q, v, Qm);
-        q[j] = save;
-        for (i = 0; i < NQ3; i++) fd_q[NQ3 * i + j] = (Qp[i] - Qm[i]) / (2 * h);
-        save = v[j];
-        memset(Qp, 0, sizeof Qp); memset(Qm, 0, sizeof Qm);
-        v[j] = save + h; ld_forces_add(&F, &run, t, q, v, Qp);
-        v[j] = save - h; ld_forces_add(&F, &run, t, q, v, Qm);
-        v[j] = save;
-        for (i = 0; i < NQ3; i++) fd_v[NQ3 * i + j] = (Qp[i] - Qm[i]) / (2 * h);
-    }
+    fd_jacobians(&F, &run, t, q, v, NQ3, fd_q, fd_v, Qp, Qm);
     for (i = 0; i < NQ3 * NQ3; i++) {
         err_q = fmax(err_q, fabs(fq[i] - fd_q[i]));
         err_v = fmax(err_v, fabs(fv[i] - fd_v[i]));
@@ -210,9 +219,9 @@ int main(void)
     ld_forces_run run;
     double q[NQ] = {0.4, 0.1, 0.8, 0.6, 0.9, 0.5, 0.6, -0.8};
     double v[NQ] = {0.3, -0.2, 0.5, -0.4, 0.1, 0.7, -0.2, 0.3};
-    double fq[64], fv[64], fd_q[64], fd_v[64], Q[NQ], Qp[NQ], Qm[NQ], t = 0.7, h = 1e-6;
+    double fq[64], fv[64], fd_q[64], fd_v[64], Q[NQ], Qp[NQ], Qm[NQ], t = 0.7;
     double err_q = 0, err_v = 0, big = 0;
-    int i, j;
+    int i;
 
     memcpy(g, geom, sizeof g);
     g[16] = cos(0.4); g[17] = sin(0.4);
@@ -239,20 +248,7 @@ int main(void)
     memset(fq, 0, sizeof fq);
     memset(fv, 0, sizeof fv);
     check(ld_forces_jacobians(&F, &run, t, q, v, fq, fv) == LD_OK, "jacobians evaluate");
-    for (j = 0; j < NQ; j++) {
-        double save = q[j];
-        memset(Qp, 0, sizeof Qp); memset(Qm, 0, sizeof Qm);
-        q[j] = save + h; ld_forces_add(&F, &run, t, q, v, Qp);
-        q[j] = save - h; ld_forces_add(&F, &run, t, q, v, Qm);
-        q[j] = save;
-        for (i = 0; i < NQ; i++) fd_q[8 * i + j] = (Qp[i] - Qm[i]) / (2 * h);
-        save = v[j];
-        memset(Qp, 0, sizeof Qp); memset(Qm, 0, sizeof Qm);
-        v[j] = save + h; ld_forces_add(&F, &run, t, q, v, Qp);
-        v[j] = save - h; ld_forces_add(&F, &run, t, q, v, Qm);
-        v[j] = save;
-        for (i = 0; i < NQ; i++) fd_v[8 * i + j] = (Qp[i] - Qm[i]) / (2 * h);
-    }
+    fd_jacobians(&F, &run, t, q, v, NQ, fd_q, fd_v, Qp, Qm);
     for (i = 0; i < 64; i++) {
         err_q = fmax(err_q, fabs(fq[i] - fd_q[i]));
         err_v = fmax(err_v, fabs(fv[i] - fd_v[i]));

@@ -76,7 +76,7 @@ from .bodies import GROUND, _element
 from .records import ROLL, SLIDE, _Record
 
 __all__ = ["ContactSpec", "ContactBuilder", "FILE_FIELDS", "to_dict", "contact_records",
-           "HERTZ", "LANKARANI", "FRICTION", "STICK_VELOCITY"]
+           "contact_law", "HERTZ", "LANKARANI", "FRICTION", "STICK_VELOCITY"]
 
 PointRef = tuple[str, str]
 
@@ -109,6 +109,35 @@ class ContactSpec:
     arc: tuple | None = None               # (a_min, a_max) rad in the circle's body frame
 
 
+def contact_law(entry, model, stiffness, exponent, damping, restitution) -> tuple:
+    """The checked normal-force law of a contact: (K, n, c, e), c the Hertz model's damping
+    (0 for Lankarani-Nikravesh) and e the restitution (1 for Hertz); ModelError naming
+    ``entry`` otherwise."""
+    if not isinstance(model, str) or model not in MODELS:
+        raise ModelError(f"{entry}: model must be one of {', '.join(MODELS)}, got {model!r}")
+    k = _number(entry, "stiffness", stiffness, positive=True)
+    n = _number(entry, "exponent", exponent, positive=True)
+    if n < 1.0:
+        raise ModelError(f"{entry}: exponent must be at least 1 (the force must have a "
+                         f"continuous derivative at onset), got {n!r}")
+    c = _number(entry, "damping", damping, nonnegative=True)
+    if model == "hertz":
+        if restitution is not None:
+            raise ModelError(f"{entry}: restitution belongs to model 'lankarani_nikravesh'; "
+                             "the Hertz model takes damping")
+        return k, n, c, 1.0
+    if restitution is None:
+        raise ModelError(f"{entry}: model 'lankarani_nikravesh' needs restitution "
+                         "(0 < e <= 1)")
+    if c != 0.0:
+        raise ModelError(f"{entry}: model 'lankarani_nikravesh' takes restitution, not "
+                         "damping")
+    e = _number(entry, "restitution", restitution, positive=True)
+    if e > 1.0:
+        raise ModelError(f"{entry}: restitution must be at most 1, got {e!r}")
+    return k, n, c, e
+
+
 class ContactBuilder:
     """The contact method of :class:`linkdyn.ModelBuilder` (a mixin)."""
 
@@ -138,32 +167,9 @@ class ContactBuilder:
             if p[0] == lp[0]:
                 raise ModelError(f"{entry}: the circle and the line are on the same body "
                                  f"'{p[0]}'")
-            if not isinstance(model, str) or model not in MODELS:
-                raise ModelError(f"{entry}: model must be one of {', '.join(MODELS)}, got "
-                                 f"{model!r}")
-            k = _number(entry, "stiffness", stiffness, positive=True)
-            n = _number(entry, "exponent", exponent, positive=True)
-            if n < 1.0:
-                raise ModelError(f"{entry}: exponent must be at least 1 (the force must have "
-                                 f"a continuous derivative at onset), got {n!r}")
+            k, n, c, e = contact_law(entry, model, stiffness, exponent, damping, restitution)
             r = _number(entry, "radius", radius, nonnegative=True)
             angle = _number(entry, "line_angle", line_angle)
-            c = _number(entry, "damping", damping, nonnegative=True)
-            if model == "hertz":
-                if restitution is not None:
-                    raise ModelError(f"{entry}: restitution belongs to model "
-                                     "'lankarani_nikravesh'; the Hertz model takes damping")
-                e = 1.0
-            else:
-                if restitution is None:
-                    raise ModelError(f"{entry}: model 'lankarani_nikravesh' needs "
-                                     "restitution (0 < e <= 1)")
-                if c != 0.0:
-                    raise ModelError(f"{entry}: model 'lankarani_nikravesh' takes restitution, "
-                                     "not damping")
-                e = _number(entry, "restitution", restitution, positive=True)
-                if e > 1.0:
-                    raise ModelError(f"{entry}: restitution must be at most 1, got {e!r}")
             mu = mu0 = None
             if friction is None:
                 if static_friction is not None:

@@ -14,7 +14,7 @@ import numpy as np
 from .laws import Law
 
 __all__ = ["DISTANCE", "ANGLE", "SLIDE", "ROLL", "INPUT_NONE", "INPUT_ADD", "INPUT_TARGET",
-           "compile_records", "record_laws", "reference_angles"]
+           "compile_records", "record_laws", "element_index", "reference_angles"]
 
 # Coordinate kinds and input modes of csrc/ld_forces.h.
 DISTANCE, ANGLE, SLIDE, ROLL = 0, 1, 2, 3
@@ -89,6 +89,17 @@ def record_laws(recs, add_law):
     return a, inputs
 
 
+def element_index(recs, loads) -> dict:
+    """Element name -> (its record indices, its load indices); a load's first field is its
+    owner."""
+    elements = {}
+    for i, r in enumerate(recs):
+        elements.setdefault(r.owner, ([], []))[0].append(i)
+    for i, ld in enumerate(loads):
+        elements.setdefault(ld[0], ([], []))[1].append(i)
+    return elements
+
+
 def compile_records(recs, loads, contact_recs, frictions, swings, arcs, add_law):
     """Flat arrays of csrc/ld_forces.h for the records of the force elements (``recs``, with
     the point ``loads``: :func:`linkdyn.elements.forces.force_records`) followed by the
@@ -139,12 +150,8 @@ def compile_records(recs, loads, contact_recs, frictions, swings, arcs, add_law)
                     ent[4 * i + j] = (4 * ld[1] + i, 4 * ld[1] + j)
         load_fq.append(ent)
 
-    elements = {}
-    for i, r in enumerate(recs):
-        elements.setdefault(r.owner, ([], []))[0].append(i)
-    for i, ld in enumerate(loads):
-        elements.setdefault(ld[0], ([], []))[1].append(i)
-    info = dict(elements=elements, inputs=tuple(inputs), nrec=nrec, nload=nload,
+    info = dict(elements=element_index(recs, loads), inputs=tuple(inputs), nrec=nrec,
+                nload=nload,
                 coord=tuple(r.coord for r in recs),
                 contacts=tuple((i, recs[i].owner, recs[i].law)
                                for i in range(contacts_from, nrec) if recs[i].coord == SLIDE),

@@ -34,7 +34,7 @@ import numpy as np
 from .._checks import real, unit_vec3
 from ..errors import ModelError
 from .bodies import GROUND, _element
-from .contacts import MODELS
+from .contacts import MODELS, contact_law
 from .records import SLIDE, _Record
 
 __all__ = ["SpatialContactSpec", "SpatialContactBuilder", "FILE_FIELDS", "to_dict",
@@ -80,31 +80,9 @@ class SpatialContactBuilder:
             if p[0] == q[0]:
                 raise ModelError(f"{entry}: the sphere and the plane are on the same body "
                                  f"'{p[0]}'")
-            if not isinstance(model, str) or model not in MODELS:
-                raise ModelError(f"{entry}: model must be one of {', '.join(MODELS)}, got "
-                                 f"{model!r}")
-            k = real(entry, "stiffness", stiffness, positive=True)
-            n = real(entry, "exponent", exponent, positive=True)
-            if n < 1.0:
-                raise ModelError(f"{entry}: exponent must be at least 1 (the force must have "
-                                 f"a continuous derivative at onset), got {n!r}")
+            k, n, c, e = contact_law(entry, model, stiffness, exponent, damping,
+                                     restitution)
             r = real(entry, "radius", radius, nonnegative=True)
-            c = real(entry, "damping", damping, nonnegative=True)
-            if model == "hertz":
-                if restitution is not None:
-                    raise ModelError(f"{entry}: restitution belongs to model "
-                                     "'lankarani_nikravesh'; the Hertz model takes damping")
-                e = 1.0
-            else:
-                if restitution is None:
-                    raise ModelError(f"{entry}: model 'lankarani_nikravesh' needs "
-                                     "restitution (0 < e <= 1)")
-                if c != 0.0:
-                    raise ModelError(f"{entry}: model 'lankarani_nikravesh' takes "
-                                     "restitution, not damping")
-                e = real(entry, "restitution", restitution, positive=True)
-                if e > 1.0:
-                    raise ModelError(f"{entry}: restitution must be at most 1, got {e!r}")
             n_hat = unit_vec3(entry, "normal", normal)
             self._contacts[name] = SpatialContactSpec(
                 name, p, r, q, self._in_body_axes(q[0], n_hat), model, k, n, c, e)

@@ -54,7 +54,8 @@ from ..errors import ModelError
 from .bodies import GROUND, _element
 from .forces import (JointDamperSpec, MotorSpec, ServoSpec, SpringDamperSpec,
                      TorsionalSpringDamperSpec, _law, _law_value)
-from .records import ANGLE, DISTANCE, INPUT_ADD, INPUT_TARGET, SLIDE, _Record, record_laws
+from .records import (ANGLE, DISTANCE, INPUT_ADD, INPUT_TARGET, SLIDE, _Record, element_index,
+                      record_laws)
 from .spatial_contacts import contact_records
 
 __all__ = ["SpatialLoadSpec", "SpatialFlexibleJointSpec", "SpatialForceBuilder", "FILE_TYPES",
@@ -554,12 +555,8 @@ def spatial_force_arrays(desc, geo: Geometry, add_law, q0):
         fq_blocks.append([(o + i, o + j) if dependent else None
                           for i in range(12) for j in range(12)])
     a.update(body_stride=12, angle_ref0=_angles(a["rec_geom3"].reshape(-1, 15), recs, q0))
-    elements = {}
-    for i, r in enumerate(recs):
-        elements.setdefault(r.owner, ([], []))[0].append(i)
-    for i, ld in enumerate(loads):
-        elements.setdefault(ld[0], ([], []))[1].append(i)
-    info = dict(elements=elements, inputs=tuple(inputs), nrec=nrec, nload=nload,
+    info = dict(elements=element_index(recs, loads), inputs=tuple(inputs), nrec=nrec,
+                nload=nload,
                 coord=tuple(r.coord for r in recs),
                 contacts=tuple((i, recs[i].owner, recs[i].law)
                                for i in range(contacts_from, nrec)),
