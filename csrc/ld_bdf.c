@@ -196,12 +196,23 @@ void ld_bdf_default_options(ld_bdf_options *o)
 
 typedef struct { int col, row, src; } entry;
 
-static int entry_cmp(const void *a, const void *b)
+int ld__sort_keys(int n, const int *col, const int *row, int ncols, int nrows, int *perm)
 {
-    const entry *x = (const entry *)a, *y = (const entry *)b;
-    if (x->col != y->col) return x->col < y->col ? -1 : 1;
-    if (x->row != y->row) return x->row < y->row ? -1 : 1;
-    return 0;
+    int *count = (int *)calloc((size_t)((ncols > nrows ? ncols : nrows) + 1), sizeof(int));
+    int *tmp = (int *)malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
+    int i, k;
+    if (!count || !tmp) { free(count); free(tmp); return LD_BDF_NO_MEMORY; }
+    /* by row first, then stably by column: the order of column, then row */
+    for (i = 0; i < n; i++) count[row[i] + 1]++;
+    for (k = 0; k < nrows; k++) count[k + 1] += count[k];
+    for (i = 0; i < n; i++) tmp[count[row[i]]++] = i;
+    for (k = 0; k <= ncols; k++) count[k] = 0;
+    for (i = 0; i < n; i++) count[col[i] + 1]++;
+    for (k = 0; k < ncols; k++) count[k + 1] += count[k];
+    for (i = 0; i < n; i++) perm[count[col[tmp[i]]]++] = tmp[i];
+    free(count);
+    free(tmp);
+    return LD_BDF_SUCCESS;
 }
 
 /* Fixed CSC pattern of G and the map from every source entry to its slot in Gx. */
@@ -212,7 +223,7 @@ static int build_pattern(ld_bdf *w)
                             (w->map_D_wanted ? w->nc : 0);
     entry *e = (entry *)malloc((size_t)(total > 0 ? total : 1) * sizeof(entry));
     int *slot_of = (int *)malloc((size_t)(total > 0 ? total : 1) * sizeof(int));
-    int k = 0, j, p, i;
+    int k = 0, j, p, i, *order;
     if (!e || !slot_of) { free(e); free(slot_of); return LD_BDF_NO_MEMORY; }
     for (i = 0; i < nq; i++) { e[k].col = i; e[k].row = i; e[k].src = k; k++; }
 #define ADD_CSC(colptr, rowind, ncols, coloff, rowoff)                                   \
@@ -236,20 +247,29 @@ static int build_pattern(ld_bdf *w)
         for (i = 0; i < w->nc; i++) {
             e[k].col = nq + i; e[k].row = nq + i; e[k].src = k; k++;
         }
-    qsort(e, (size_t)total, sizeof(entry), entry_cmp);
+    /* The entries in the order of column, then row: the CSC pattern with its duplicates. */
+    order = (int *)malloc((size_t)(3 * total + 1) * sizeof(int));
+    if (!order) { free(e); free(slot_of); return LD_BDF_NO_MEMORY; }
+    for (k = 0; k < total; k++) { order[total + k] = e[k].col; order[2 * total + k] = e[k].row; }
+    if (ld__sort_keys(total, order + total, order + 2 * total, w->ng, w->ng, order) !=
+        LD_BDF_SUCCESS) {
+        free(order); free(e); free(slot_of); return LD_BDF_NO_MEMORY;
+    }
 
     w->Gp = (int *)calloc((size_t)w->ng + 1, sizeof(int));
     w->Gi = (int *)malloc((size_t)(total > 0 ? total : 1) * sizeof(int));
-    if (!w->Gp || !w->Gi) { free(e); free(slot_of); return LD_BDF_NO_MEMORY; }
+    if (!w->Gp || !w->Gi) { free(order); free(e); free(slot_of); return LD_BDF_NO_MEMORY; }
     w->g_nnz = 0;
     for (i = 0; i < total; i++) {
-        if (i == 0 || e[i].col != e[i - 1].col || e[i].row != e[i - 1].row) {
-            w->Gi[w->g_nnz] = e[i].row;
-            w->Gp[e[i].col + 1]++;
+        const entry *x = e + order[i], *prev = i > 0 ? e + order[i - 1] : NULL;
+        if (!prev || x->col != prev->col || x->row != prev->row) {
+            w->Gi[w->g_nnz] = x->row;
+            w->Gp[x->col + 1]++;
             w->g_nnz++;
         }
-        slot_of[e[i].src] = w->g_nnz - 1;
+        slot_of[x->src] = w->g_nnz - 1;
     }
+    free(order);
     for (j = 0; j < w->ng; j++) w->Gp[j + 1] += w->Gp[j];
     w->Gx = (double *)calloc((size_t)(w->g_nnz > 0 ? w->g_nnz : 1), sizeof(double));
     w->map_M = slot_of;
@@ -365,11 +385,19 @@ int ld_bdf_create(const ld_system *sys, const ld_bdf_options *opt, ld_bdf **out)
         w->common.ordering = 1;
         w->reordered = 1;
     }
-    w->sym = klu_analyze(w->ng, w->Gp, w->Gi, &w->common);
-    if (!w->sym) { ld_bdf_free(w); return LD_BDF_NO_MEMORY; }
+    /* The iteration matrix is analysed when first factorised (symbolic()): a run that the
+     * explicit method finishes never pays for it. */
     w->fail_index = -1;
     *out = w;
     return LD_BDF_SUCCESS;
+}
+
+/* KLU's analysis of the iteration matrix's pattern, made once, when first needed. */
+static int symbolic(ld_bdf *w)
+{
+    if (w->sym) return LD_BDF_SUCCESS;
+    w->sym = klu_analyze(w->ng, w->Gp, w->Gi, &w->common);
+    return w->sym ? LD_BDF_SUCCESS : LD_BDF_NO_MEMORY;
 }
 
 void ld_bdf_free(ld_bdf *w)
@@ -512,6 +540,7 @@ static void reorder(ld_bdf *w)
 
 static int factor_G(ld_bdf *w)
 {
+    if (symbolic(w) != LD_BDF_SUCCESS) return LD_BDF_NO_MEMORY;
     w->stats.factorizations++;
     if (w->num) {
         if (klu_refactor(w->Gp, w->Gi, w->Gx, w->sym, w->num, &w->common) &&
@@ -927,6 +956,7 @@ static int consistent_output(ld_bdf *w, double t, double *y)
     zero_inactive(w, w->phi);
     assemble_K(w, w->out_reg);
     if (!all_finite(w->Gx, w->g_nnz)) return LD_BDF_NONFINITE;
+    if (symbolic(w) != LD_BDF_SUCCESS) return LD_BDF_NO_MEMORY;
     if (!(w->num_out && klu_refactor(w->Gp, w->Gi, w->Gx, w->sym, w->num_out, &w->common) &&
           klu_rcond(w->sym, w->num_out, &w->common) && w->common.rcond >= RCOND_MIN)) {
         if (w->num_out) klu_free_numeric(&w->num_out, &w->common);

@@ -85,6 +85,10 @@ struct ld_bdf {
 
 /* Shared helpers (ld_bdf.c). */
 int ld__all_finite(const double *x, int n);
+/* perm[k] <- the index of the k-th of n (col[i], row[i]) keys in the order of column, then
+ * row (equal keys in index order): two stable counting passes, O(n + ncols + nrows), for the
+ * patterns made when a solver is created. Returns LD_BDF_SUCCESS or LD_BDF_NO_MEMORY. */
+int ld__sort_keys(int n, const int *col, const int *row, int ncols, int nrows, int *perm);
 int ld__eval_phi_q(ld_bdf *w, double t, const double *q);
 void ld__zero_inactive(const ld_bdf *w, double *rows);
 

@@ -160,15 +160,6 @@ struct ld_rk {
 /* ------------------------------------------------------------------------------------------ */
 /* Schur complement: a factorisation planned once */
 
-typedef struct { int col, row; } spos;
-
-static int spos_cmp(const void *a, const void *b)
-{
-    const spos *x = (const spos *)a, *y = (const spos *)b;
-    if (x->col != y->col) return x->col < y->col ? -1 : 1;
-    if (x->row != y->row) return x->row < y->row ? -1 : 1;
-    return 0;
-}
 
 /* Position of L(k, i) (k > i) in Lx: binary search in column i. */
 static int l_slot(const struct ld_rk *r, int k, int i)
@@ -200,12 +191,12 @@ static int schur_pattern(ld_bdf *w, struct ld_rk *r)
     int nc = w->nc, nq = w->nq, j, p, p2, k = 0, total = nc, s_nnz = 0, st = LD_BDF_NO_MEMORY;
     int *Sp = NULL, *Si = NULL, *Parent = NULL, *Lnz = NULL, *Flag = NULL, *Pattern = NULL;
     double *Sx = NULL, *Y = NULL;
-    spos *e;
+    int *e, *ecol, *erow;   /* the keys (col, row) of S's entries, and their order */
     for (j = 0; j < nq; j++) {
         int c = s->phiq_colptr[j + 1] - s->phiq_colptr[j];
         total += c * c;
     }
-    e = (spos *)malloc((size_t)total * sizeof(spos));
+    e = (int *)malloc((size_t)3 * total * sizeof(int));
     Sp = (int *)calloc((size_t)nc + 1, sizeof(int));
     Si = (int *)malloc((size_t)total * sizeof(int));
     Sx = (double *)malloc((size_t)total * sizeof(double));
@@ -218,22 +209,26 @@ static int schur_pattern(ld_bdf *w, struct ld_rk *r)
     Lnz = Parent + nc;
     Flag = Lnz + nc;
     Pattern = Flag + nc;
-    for (j = 0; j < nc; j++) { e[k].col = j; e[k].row = j; k++; }
+    ecol = e + total;
+    erow = e + 2 * total;
+    for (j = 0; j < nc; j++) { ecol[k] = j; erow[k] = j; k++; }
     for (j = 0; j < nq; j++)
         for (p = s->phiq_colptr[j]; p < s->phiq_colptr[j + 1]; p++)
             for (p2 = s->phiq_colptr[j]; p2 < s->phiq_colptr[j + 1]; p2++) {
-                e[k].col = s->phiq_rowind[p];
-                e[k].row = s->phiq_rowind[p2];
+                ecol[k] = s->phiq_rowind[p];
+                erow[k] = s->phiq_rowind[p2];
                 k++;
             }
-    qsort(e, (size_t)total, sizeof(spos), spos_cmp);
-    for (k = 0; k < total; k++)
-        if (k == 0 || e[k].col != e[k - 1].col || e[k].row != e[k - 1].row) {
+    if (ld__sort_keys(total, ecol, erow, nc, nc, e) != LD_BDF_SUCCESS) goto done;
+    for (k = 0; k < total; k++) {
+        int x = e[k], prev = k > 0 ? e[k - 1] : -1;
+        if (prev < 0 || ecol[x] != ecol[prev] || erow[x] != erow[prev]) {
             /* a stand-in SPD matrix of the same pattern: diagonally dominant */
-            Sx[s_nnz] = e[k].row == e[k].col ? (double)(nc + 1) * (nc + 1) : 1.0;
-            Si[s_nnz++] = e[k].row;
-            Sp[e[k].col + 1]++;
+            Sx[s_nnz] = erow[x] == ecol[x] ? (double)(nc + 1) * (nc + 1) : 1.0;
+            Si[s_nnz++] = erow[x];
+            Sp[ecol[x] + 1]++;
         }
+    }
     for (j = 0; j < nc; j++) Sp[j + 1] += Sp[j];
     if (amd_order(nc, Sp, Si, r->P, NULL, NULL) < AMD_OK) goto done;
     ldl_symbolic(nc, Sp, Si, r->Lp, Parent, Lnz, Flag, r->P, r->Pinv);
