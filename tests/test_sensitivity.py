@@ -163,3 +163,24 @@ def test_body_angle_sensitivity_is_the_derivative_of_the_angle():
 def test_bad_parameters_are_named(params, error, match):
     with pytest.raises(error, match=match):
         kinematic_sensitivities("jansen_driven", params, [0.0, 0.1])
+
+
+def test_sensitivities_of_a_spatial_body_model_against_whole_runs():
+    """Spatial bodies in natural coordinates (the driven spatial slider-crank): a body point
+    and a ground point as parameters, against central differences of whole analyses."""
+    from linkdyn.design.sensitivity import ParameterFamily
+    from linkdyn.models.spatial import spatial_slider_crank
+
+    names = ["bodies.crank.points.pin.x", "ground.line.z"]
+    times = np.linspace(0.0, 1.0, 21)
+    s = kinematic_sensitivities(spatial_slider_crank(), names, times)
+    assert s.exact == (True, True)
+    family = ParameterFamily(spatial_slider_crank(), names)
+    for j in range(2):
+        h = 1e-6
+        plus = linkdyn.kinematics(family.shifted(j, h), times).marker("S")
+        minus = linkdyn.kinematics(family.shifted(j, -h), times).marker("S")
+        fd = (plus - minus) / (2 * h)
+        assert np.abs(fd).max() > 0.5
+        # central differences of whole runs: truncation ~h^2, round-off ~1e-16/h
+        assert np.abs(s.marker("S")[:, :, j] - fd).max() < 1e-8
