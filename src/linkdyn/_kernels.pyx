@@ -187,15 +187,21 @@ cdef inline void law_eval(const KernelData *d, int k, double t, double *f) noexc
 
 
 cdef inline void time_coef(const KernelData *d, int m, double t, double *g) noexcept nogil:
-    """g[0..2] = g(t), g', g'' of term m."""
-    cdef int tf = d.term_tf[m]
-    cdef double f[3]
-    cdef double c, s
-    if tf == 0:
+    """g[0..2] = g(t), g', g'' of term m. Most terms have no time factor (g = 1): that case
+    is inlined into the kernels' loops (a spatial model's rows are all generic terms)."""
+    if d.term_tf[m] == 0:
         g[0] = 1.0
         g[1] = 0.0
         g[2] = 0.0
         return
+    law_time_coef(d, m, t, g)
+
+
+cdef void law_time_coef(const KernelData *d, int m, double t, double *g) noexcept nogil:
+    """time_coef of a term with a law's time factor."""
+    cdef int tf = d.term_tf[m]
+    cdef double f[3]
+    cdef double c, s
     law_eval(d, d.term_law[m], t, f)
     if tf == 3:
         g[0] = f[0]
