@@ -231,6 +231,28 @@ def _law_value(law: Law):
     return law.params[0] if law.kind == "constant" else law.to_dict()
 
 
+def spring_damper_spec(entry, name, a, b, stiffness, damping, free_length,
+                       distance) -> SpringDamperSpec:
+    """A checked spring-damper between point references ``a`` and ``b``; ``distance()``
+    gives their distance in the initial configuration, the default free length."""
+    if a == b:
+        raise ModelError(f"{entry}: the two points are the same point")
+    k = _number(entry, "stiffness", stiffness, nonnegative=True)
+    c = _number(entry, "damping", damping, nonnegative=True)
+    if free_length is None:
+        length = distance()
+        if length == 0.0:
+            raise ModelError(f"{entry}: the two points coincide in the initial configuration; "
+                             "give free_length")
+        law = constant(length)
+    else:
+        law = _law(entry, "free_length", free_length)
+    if law.kind == "constant" and law.params[0] < 0:
+        raise ModelError(f"{entry}: free_length must be zero or positive, got "
+                         f"{law.params[0]!r}")
+    return SpringDamperSpec(name, a, b, k, c, law)
+
+
 class ForceBuilder:
     """The force-element methods of :class:`linkdyn.ModelBuilder` (a mixin: it uses the
     builder's tables and reference checks)."""
@@ -264,23 +286,13 @@ class ForceBuilder:
         a simulation that brings them together stops with an error naming the element."""
         def make(entry, name):
             a, b = self._ref(entry, first), self._ref(entry, second)
-            if a == b:
-                raise ModelError(f"{entry}: the two points are the same point")
-            k = _number(entry, "stiffness", stiffness, nonnegative=True)
-            c = _number(entry, "damping", damping, nonnegative=True)
-            if free_length is None:
+
+            def distance():
                 pa, pb = self._guess_point(a), self._guess_point(b)
-                length = math.hypot(pb[0] - pa[0], pb[1] - pa[1])
-                if length == 0.0:
-                    raise ModelError(f"{entry}: the two points coincide in the initial guesses; "
-                                     "give free_length")
-                law = constant(length)
-            else:
-                law = _law(entry, "free_length", free_length)
-            if law.kind == "constant" and law.params[0] < 0:
-                raise ModelError(f"{entry}: free_length must be zero or positive, got "
-                                 f"{law.params[0]!r}")
-            return SpringDamperSpec(name, a, b, k, c, law)
+                return math.hypot(pb[0] - pa[0], pb[1] - pa[1])
+
+            return spring_damper_spec(entry, name, a, b, stiffness, damping, free_length,
+                                      distance)
         self._add_force(name, make)
 
     def add_torsional_spring_damper(self, name: str, joint: str, stiffness, damping=0.0,

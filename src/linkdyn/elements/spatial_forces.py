@@ -53,7 +53,7 @@ from .._checks import real
 from ..errors import ModelError
 from .bodies import GROUND, _element
 from .forces import (JointDamperSpec, MotorSpec, ServoSpec, SpringDamperSpec,
-                     TorsionalSpringDamperSpec, _law, _law_value)
+                     TorsionalSpringDamperSpec, _law, _law_value, spring_damper_spec)
 from .records import (ANGLE, DISTANCE, INPUT_ADD, INPUT_TARGET, SLIDE, _Record, element_index,
                       record_laws)
 from .spatial_contacts import contact_records
@@ -138,23 +138,10 @@ class SpatialForceBuilder:
         naming the element."""
         def make(entry, name):
             a, b = self._ref(entry, first), self._ref(entry, second)
-            if a == b:
-                raise ModelError(f"{entry}: the two points are the same point")
-            k = real(entry, "stiffness", stiffness, nonnegative=True)
-            c = real(entry, "damping", damping, nonnegative=True)
-            if free_length is None:
-                length = float(np.linalg.norm(self._point_at_start(b) -
-                                              self._point_at_start(a)))
-                if length == 0.0:
-                    raise ModelError(f"{entry}: the two points coincide in the initial "
-                                     "configuration; give free_length")
-                law = _law(entry, "free_length", length)
-            else:
-                law = _law(entry, "free_length", free_length)
-            if law.kind == "constant" and law.params[0] < 0:
-                raise ModelError(f"{entry}: free_length must be zero or positive, got "
-                                 f"{law.params[0]!r}")
-            return SpringDamperSpec(name, a, b, k, c, law)
+            return spring_damper_spec(
+                entry, name, a, b, stiffness, damping, free_length,
+                lambda: float(np.linalg.norm(self._point_at_start(b) -
+                                             self._point_at_start(a))))
         self._add_force(name, make)
 
     def add_torsional_spring_damper(self, name: str, joint: str, stiffness, damping=0.0,
