@@ -385,3 +385,23 @@ def test_flexible_arm_html_page(tmp_path):
     r = linkdyn.simulate(flexible_arm(), 0.5, rtol=1e-8, atol=1e-8)
     r.to_html(tmp_path / "arm.html")
     assert (tmp_path / "arm.html").stat().st_size > 10_000
+
+
+def test_equilibrium_and_modes_of_a_body_hanging_on_a_spring():
+    """Statics with spatial force elements: the spring stretches by m g / k; the modes are
+    the bounce sqrt(k / m), two pendulum swings sqrt(g / L) about the stretched length L and
+    three free spins."""
+    m, k, free, g = 2.0, 500.0, 0.5, 9.81
+    b = SpatialModelBuilder("bob", gravity=(0.0, 0.0, -g))
+    b.add_ground_point("A", (0.0, 0.0, 0.0))
+    b.add_body("bob", mass=m, inertia=(0.01, 0.012, 0.014), orientation=TILT,
+               position=(0.0, 0.0, -free - 0.05))
+    b.add_spring_damper("s", "bob.cm", "ground.A", k, free_length=free)
+    model = b.build()
+    eq = linkdyn.equilibrium(model)
+    stretched = free + m * g / k
+    np.testing.assert_allclose(eq.q[:3], [0.0, 0.0, -stretched], atol=1e-12)
+    w = np.sort(linkdyn.modes(model, eq).frequencies)
+    assert np.all(w[:3] ** 2 < 1e-9)     # free spins: zero to round-off (w^2 ~ eps k / m)
+    np.testing.assert_allclose(w[3:], [math.sqrt(g / stretched)] * 2 + [math.sqrt(k / m)],
+                               rtol=1e-9)
