@@ -114,6 +114,14 @@ cdef struct KernelData:
     const int *unit_row         # [nunit] its row
     const int *unit_slot        # [nunit, 2] slots of d/dux, d/duy
     const int *unit_hslot       # [nunit, 2] slots of (ux, ux), (uy, uy) in the Hessian pattern
+    # Frame rows of spatial bodies in natural coordinates: per body, the six rows uu, vv, ww,
+    # uv, uw, vw (unit and orthogonal principal axes e1, e2, e3 at coordinates frame_base ..
+    # + 9), in that order from row frame_row.
+    int nframe
+    const int *frame_base       # [nframe] coordinate of e1's x
+    const int *frame_row        # [nframe] the first of the body's six rows
+    const int *frame_slot       # [nframe, 27] Jacobian slots (see FRAME_ENTRIES below)
+    const int *frame_hslot      # [nframe, 27] Hessian slots, the same entries
     int nrev
     const int *rev_body         # [nrev, 2] body of each side, -1 for the ground
     const double *rev_local     # [nrev, 4] (xi, eta) of each side; ground side: global (x, y)
@@ -254,6 +262,79 @@ cdef inline void acc_add_product(Acc *a, double x, double y) noexcept nogil:
 
 
 # ---------------------------------------------------------------------------------------------
+# Frame rows of spatial bodies (e = the body's e1, e2, e3: 9 coordinates; rows uu, vv, ww, uv,
+# uw, vw). Jacobian entries, in slot order (compile/spatial.py, FRAME_JACOBIAN): uu's on e1
+# (2 e1), vv's on e2 (2 e2), ww's on e3 (2 e3), uv's on e1 (e2) then on e2 (e1), uw's on e1
+# (e3) then on e3 (e1), vw's on e2 (e3) then on e3 (e2), x, y, z each. Hessian entries
+# (FRAME_HESSIAN): 2 lam on (e1_i, e1_i), (e2_i, e2_i), (e3_i, e3_i), then for uv lam on
+# (e1_i, e2_i) and on (e2_i, e1_i), likewise uw (e1, e3) and vw (e2, e3).
+
+cdef inline int frame_p(int k) noexcept nogil:
+    """First axis of orthogonality row k (uv, uw, vw)."""
+    return 0 if k < 2 else 1
+
+
+cdef inline int frame_q(int k) noexcept nogil:
+    """Second axis of orthogonality row k."""
+    return 1 if k == 0 else 2
+
+
+cdef inline void frame_phi(const double *e, double *out) noexcept nogil:
+    cdef Acc a
+    cdef int k, i
+    for k in range(3):
+        a.s = -1.0
+        a.c = 0.0
+        for i in range(3):
+            acc_add_product(&a, e[3 * k + i], e[3 * k + i])
+        out[k] = a.s + a.c
+    for k in range(3):
+        a.s = 0.0
+        a.c = 0.0
+        for i in range(3):
+            acc_add_product(&a, e[3 * frame_p(k) + i], e[3 * frame_q(k) + i])
+        out[3 + k] = a.s + a.c
+
+
+cdef inline void frame_jacobian(const double *e, const int *slot, double *val) noexcept nogil:
+    cdef int k, i
+    for k in range(3):
+        for i in range(3):
+            val[slot[3 * k + i]] = 2.0 * e[3 * k + i]
+    for k in range(3):
+        for i in range(3):
+            val[slot[9 + 6 * k + i]] = e[3 * frame_q(k) + i]
+            val[slot[9 + 6 * k + 3 + i]] = e[3 * frame_p(k) + i]
+
+
+cdef inline void frame_gamma(const double *w, double *out) noexcept nogil:
+    """gamma = -(Phi_q v)_q v of the six rows, w the axes' rates."""
+    cdef int k, i
+    cdef double s
+    for k in range(3):
+        s = 0.0
+        for i in range(3):
+            s += w[3 * k + i] * w[3 * k + i]
+        out[k] = -2.0 * s
+    for k in range(3):
+        s = 0.0
+        for i in range(3):
+            s += w[3 * frame_p(k) + i] * w[3 * frame_q(k) + i]
+        out[3 + k] = -2.0 * s
+
+
+cdef inline void frame_hessian(const double *lam, const int *hslot, double *val) noexcept nogil:
+    cdef int k, i
+    for k in range(3):
+        for i in range(3):
+            val[hslot[3 * k + i]] += 2.0 * lam[k]
+    for k in range(3):
+        for i in range(3):
+            val[hslot[9 + 6 * k + i]] += lam[3 + k]
+            val[hslot[9 + 6 * k + 3 + i]] += lam[3 + k]
+
+
+# ---------------------------------------------------------------------------------------------
 # Kernels (C signatures of ld_system.h)
 
 cdef int k_phi(void *user, double t, const double *q, double *out) noexcept nogil:
@@ -269,6 +350,8 @@ cdef int k_phi(void *user, double t, const double *q, double *out) noexcept nogi
         acc_add_product(&ax, qb[2], qb[2])
         acc_add_product(&ax, qb[3], qb[3])
         out[d.unit_row[i]] = ax.s + ax.c
+    for i in range(d.nframe):
+        frame_phi(q + d.frame_base[i], out + d.frame_row[i])
     for k in range(d.nrev):
         r = d.rev_row[k]
         ax.s = 0.0
@@ -329,6 +412,8 @@ cdef int k_phi_q(void *user, double t, const double *q, double *val) noexcept no
         b = d.unit_body[i]
         val[d.unit_slot[2 * i]] = 2.0 * q[4 * b + 2]
         val[d.unit_slot[2 * i + 1]] = 2.0 * q[4 * b + 3]
+    for i in range(d.nframe):
+        frame_jacobian(q + d.frame_base[i], d.frame_slot + 27 * i, val)
     for k in range(d.nrev):
         for s in range(2):
             if d.rev_body[2 * k + s] < 0:
@@ -389,6 +474,8 @@ cdef int k_gamma(void *user, double t, const double *q, const double *v,
     for i in range(d.nunit):
         ub = 4 * d.unit_body[i]
         out[d.unit_row[i]] = -2.0 * (v[ub + 2] * v[ub + 2] + v[ub + 3] * v[ub + 3])
+    for i in range(d.nframe):
+        frame_gamma(v + d.frame_base[i], out + d.frame_row[i])
     # Revolute rows are linear in q with constant Jacobian: their gamma is zero.
     for k in range(d.nrev):
         out[d.rev_row[k]] = 0.0
@@ -429,6 +516,8 @@ cdef int k_phi_qq_lam(void *user, double t, const double *q, const double *lam,
         l = lam[d.unit_row[i]]
         val[d.unit_hslot[2 * i]] += 2.0 * l
         val[d.unit_hslot[2 * i + 1]] += 2.0 * l
+    for i in range(d.nframe):
+        frame_hessian(lam + d.frame_row[i], d.frame_hslot + 27 * i, val)
     for k in range(d.nterm):   # q_a q_b contributes coef g lam to (a, b) and (b, a)
         if d.term_b[k] < 0:
             continue
@@ -676,6 +765,22 @@ cdef class Kernels:
             a[name] = np.ascontiguousarray(arrays[name], dtype=np.intc)
         for name in need_dbl:
             a[name] = np.ascontiguousarray(arrays[name], dtype=np.float64)
+        # Frame rows of spatial bodies (none elsewhere), with their bounds checked: the
+        # kernels index q and the value arrays with them.
+        for name, per in (("frame_base", 1), ("frame_row", 1), ("frame_slot", 27),
+                          ("frame_hslot", 27)):
+            a[name] = np.ascontiguousarray(arrays.get(name, np.zeros(0)), dtype=np.intc)
+            if a[name].shape[0] != per * a.get("frame_base", a[name]).shape[0]:
+                raise ValueError(f"kernel arrays: {name} must have {per} entries per body")
+        if a["frame_base"].shape[0] and (
+                a["frame_base"].min() < 0 or a["frame_base"].max() + 9 > a["mass"].shape[0]
+                or a["frame_row"].min() < 0 or a["frame_row"].max() + 6 > int(arrays["nc"])
+                or a["frame_slot"].min() < 0
+                or a["frame_slot"].max() >= a["phiq_rowind"].shape[0]
+                or a["frame_hslot"].min() < 0
+                or a["frame_hslot"].max() >= a["hess_rowind"].shape[0]):
+            raise ValueError("kernel arrays: a frame row's coordinate, row or slot is out of "
+                             "range")
         # Spatial force records (stride 12): their geometry and the kinds and axes of loads.
         self.body_stride = int(arrays.get("body_stride", 4))
         if self.body_stride not in (4, 12):
@@ -716,6 +821,11 @@ cdef class Kernels:
         self.data.nc = self.nc
         self.data.mass = _dp(a["mass"])
         self.data.q_applied = _dp(a["q_applied"])
+        self.data.nframe = a["frame_row"].shape[0]
+        self.data.frame_base = _ip(a["frame_base"])
+        self.data.frame_row = _ip(a["frame_row"])
+        self.data.frame_slot = _ip(a["frame_slot"])
+        self.data.frame_hslot = _ip(a["frame_hslot"])
         self.data.nunit = a["unit_row"].shape[0]
         self.data.unit_body = _ip(a["unit_body"])
         self.data.unit_row = _ip(a["unit_row"])

@@ -43,7 +43,8 @@ class Numbering:
     row_names: list
     owners: list
     nc: int
-    hdiag: np.ndarray              # coordinates whose (i, i) Hessian entries the rows need
+    hdiag: np.ndarray              # coordinates whose (i, i) Hessian entries the rows need,
+                                   # or (k, 2) pairs (i, j) of entries
     generic: list                  # [(row name, owner, [(terms, time factor, law)])]
     laws: list
     force_description: object      # the description whose forces and contacts compile
@@ -138,9 +139,12 @@ def compile_rows(generic, nq: int, nc: int, rows: list, cols: list, row_names: l
             if col >= 0:
                 term_slot[m, s_] = slot[entry_of[(term["row"][m], col)]]
     gen_slot = np.array(sorted({slot[e] for e in entry_of.values()}), dtype=np.intc)
-    # Pattern of d/dq (Phi_q^T lam): the (i, i) of hdiag, and each quadratic term's (a, b)
-    # and (b, a).
-    hpairs = {(int(i), int(i)) for i in hdiag}
+    # Pattern of d/dq (Phi_q^T lam): the (i, i) of hdiag (or its pairs), and each quadratic
+    # term's (a, b) and (b, a).
+    hdiag = np.asarray(hdiag, dtype=np.int64)
+    wanted = ([(int(i), int(j)) for i, j in hdiag] if hdiag.ndim == 2
+              else [(int(i), int(i)) for i in hdiag])
+    hpairs = set(wanted)
     for a, b in zip(term["a"], term["b"]):
         if a >= 0 and b >= 0:
             hpairs |= {(a, b), (b, a)}
@@ -149,7 +153,7 @@ def compile_rows(generic, nq: int, nc: int, rows: list, cols: list, row_names: l
     hc = np.array([p[1] for p in hlist], dtype=np.int64)
     hess_colptr, hess_rowind, hslot_all = _csc_pattern(hr, hc, nq, nq)
     hslot_of = {pair: hslot_all[k] for k, pair in enumerate(hlist)}
-    hess_slot = np.array([hslot_of[(int(i), int(i))] for i in hdiag], dtype=np.intc)
+    hess_slot = np.array([hslot_of[pair] for pair in wanted], dtype=np.intc)
     term_hslot = np.full((nterm, 2), -1, dtype=np.intc)
     for m, (a, b) in enumerate(zip(term["a"], term["b"])):
         if a >= 0 and b >= 0:

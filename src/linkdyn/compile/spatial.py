@@ -4,9 +4,10 @@
 Each body has twelve coordinates, ``"<body>.x|y|z"`` (centre of mass) and
 ``"<body>.ux|uy|uz"``, ``".vx|vy|vz"``, ``".wx|wy|wz"`` (its principal axes), with the
 constant diagonal mass matrix of :mod:`linkdyn.elements.spatial`. Every constraint row is a
-quadratic form in these coordinates, evaluated by the compiled kernels' generic rows (the
-same rows as the spatial linkages of :mod:`.natural`), so Phi_q, gamma and the Hessian are
-exact:
+quadratic form in these coordinates, so Phi_q, gamma and the Hessian are exact. The frame rows
+have kernels of their own (``_kernels.pyx``, ``frame_*``, their entries in the order of
+:data:`FRAME_JACOBIAN` and :data:`FRAME_HESSIAN`); the others are the compiled kernels'
+generic rows (the same rows as the spatial linkages of :mod:`.natural`):
 
 - ``"<body>.uu"``, ``".vv"``, ``".ww"``: unit axes; ``".uv"``, ``".uw"``, ``".vw"``: orthogonal
   axes (the frame's handedness is that of the start, which a continuous motion keeps);
@@ -50,6 +51,17 @@ from .model import Model
 from .patterns import Numbering, assign_slots, mul
 
 __all__ = ["SpatialModel", "number_spatial", "COORDINATES_3D"]
+
+#: A body's frame rows (uu, vv, ww, uv, uw, vw: 0..5) and their Jacobian entries, in the
+#: kernels' slot order (_kernels.pyx, frame_jacobian): (row, column among e1, e2, e3 = 0..8).
+FRAME_JACOBIAN = tuple([(k, 3 * k + i) for k in range(3) for i in range(3)] +
+                       [(3 + k, 3 * a + i) for k, (p, q) in enumerate(((0, 1), (0, 2), (1, 2)))
+                        for a in (p, q) for i in range(3)])
+#: Their Hessian entries (row, i, j) in the kernels' order (frame_hessian).
+FRAME_HESSIAN = tuple([(k, 3 * k + i, 3 * k + i) for k in range(3) for i in range(3)] +
+                      [(3 + k, 3 * a + i, 3 * c + i)
+                       for k, (p, q) in enumerate(((0, 1), (0, 2), (1, 2)))
+                       for a, c in ((p, q), (q, p)) for i in range(3)])
 
 #: Names of a spatial body's twelve coordinates, in storage order.
 COORDINATES_3D = ("x", "y", "z", "ux", "uy", "uz", "vx", "vy", "vz", "wx", "wy", "wz")
@@ -230,11 +242,6 @@ class SpatialModel(Model):
                                          indent=2) + "\n", encoding="utf-8")
 
 
-def _dot_terms(a: int, b: int) -> dict:
-    """Terms of e_a . e_b for the 3-vectors at coordinates a.. and b.."""
-    return {(min(a + k, b + k), max(a + k, b + k)): 1.0 for k in range(3)}
-
-
 def _point_forms(body_base, p):
     """The three linear forms {coordinate: coef} of a body point with principal-frame
     coordinates p."""
@@ -315,13 +322,6 @@ class _Rows:
             self.v0[o + 3 + 3 * a:o + 6 + 3 * a] = np.cross(w, R[:, a])
         self.applied[o:o + 3] = b.mass * self.gravity
         self.local[b.name] = {name: E.T @ np.array(p) for name, p in b.local_points().items()}
-        for a in range(3):
-            self.generic.append((f"{b.name}.{_AXES[a]}{_AXES[a]}", b.name,
-                                 [({**_dot_terms(o + 3 + 3 * a, o + 3 + 3 * a),
-                                    (-1, -1): -1.0}, 0, -1)]))
-        for a, c in ((0, 1), (0, 2), (1, 2)):
-            self.generic.append((f"{b.name}.{_AXES[a]}{_AXES[c]}", b.name,
-                                 [(_dot_terms(o + 3 + 3 * a, o + 3 + 3 * c), 0, -1)]))
 
     def principal(self, body, axis):
         """(body index or -1, the direction's principal-frame components or global)."""
@@ -448,14 +448,32 @@ def number_spatial(desc: SpatialDescription) -> Numbering:
     for k, d in enumerate(desc.drivers):
         rows.driver(k, d)
     index, local, frames, generic = rows.index, rows.local, rows.frames, rows.generic
+    # The bodies' frame rows, a family of the kernels of their own (_kernels.pyx, frame_*):
+    # rows 6 k .. 6 k + 5 of body k, their Jacobian entries and Hessian pairs in the
+    # kernels' order.
+    nb = len(desc.bodies)
+    frame_rows, frame_cols, frame_names, frame_owners, frame_pairs = [], [], [], [], []
+    for k, b in enumerate(desc.bodies):
+        e = 12 * k + 3
+        for r, (row, col) in enumerate(FRAME_JACOBIAN):
+            frame_rows.append(6 * k + row)
+            frame_cols.append(e + col)
+        frame_pairs += [(e + i, e + j) for _, i, j in FRAME_HESSIAN]
+        frame_names += [f"{b.name}.{a}" for a in ("uu", "vv", "ww", "uv", "uw", "vw")]
+        frame_owners += [b.name] * 6
     mbody = np.array([index[m.body] // 12 for m in desc.markers], dtype=np.intp)
     mlocal = np.array([local[m.body][m.point] for m in desc.markers], dtype=float)
     none = np.zeros(0, dtype=np.intc)
 
     def family_arrays(slot, hess_slot) -> dict:
-        """No planar bodies: none of the planar kernels' unit-vector or revolute rows."""
+        """The frame rows' arrays (no planar bodies: none of the planar kernels' unit-vector
+        or revolute rows)."""
         return dict(nbody=0, unit_row=none, unit_body=none, unit_slot=none, unit_hslot=none,
-                    rev_body=none, rev_local=np.zeros(0), rev_row=none, rev_slot=none)
+                    rev_body=none, rev_local=np.zeros(0), rev_row=none, rev_slot=none,
+                    frame_base=np.arange(nb, dtype=np.intc) * 12 + 3,
+                    frame_row=np.arange(nb, dtype=np.intc) * 6,
+                    frame_slot=np.asarray(slot[:27 * nb], dtype=np.intc),
+                    frame_hslot=np.asarray(hess_slot, dtype=np.intc))
 
     empty = Description(name=desc.name, gravity=(0.0, 0.0), ground=(), bodies=(), joints=(),
                         markers=())
@@ -479,7 +497,8 @@ def number_spatial(desc: SpatialDescription) -> Numbering:
         q0=rows.q0, v0=rows.v0, hold=np.zeros(len(rows.mass), dtype=bool), mass=rows.mass,
         q_applied=rows.applied,
         coordinates=[f"{b.name}.{c}" for b in desc.bodies for c in COORDINATES_3D],
-        rows=[], cols=[], row_names=[], owners=[], nc=0, hdiag=np.zeros(0, dtype=np.intc),
+        rows=frame_rows, cols=frame_cols, row_names=frame_names, owners=frame_owners,
+        nc=6 * nb, hdiag=np.array(frame_pairs, dtype=np.intc).reshape(-1, 2),
         generic=generic, laws=[d.law for d in desc.drivers], force_description=empty,
         body_index={}, local_of=None, ground={}, marker_body=np.zeros(0, dtype=np.intp),
         marker_local=np.zeros((0, 2)),
