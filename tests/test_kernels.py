@@ -228,3 +228,23 @@ def test_kernels_refuse_generic_terms_out_of_row_order():
     arrays["term_row"] = arrays["term_row"][::-1].copy()
     with pytest.raises(ValueError, match="term_row must be non-decreasing"):
         Kernels(arrays)
+
+
+def test_kernels_refuse_frame_rows_out_of_range():
+    # The spatial frame rows index q, the rows and the value arrays directly: malformed
+    # arrays are refused when the kernels are made, not met inside a step.
+    from linkdyn._kernels import Kernels
+    from linkdyn.models.spatial import heavy_top
+
+    model = heavy_top()
+    arrays = dict(model.kernels.arrays)
+    arrays["nc"] = model.nc
+    Kernels(arrays)   # as compiled: accepted
+    bad = dict(arrays, frame_slot=arrays["frame_slot"].copy())
+    bad["frame_slot"][5] = 10**6
+    with pytest.raises(ValueError, match="frame row's coordinate, row or slot is out of range"):
+        Kernels(bad)
+    with pytest.raises(ValueError, match="frame_hslot must have 27 entries per body"):
+        Kernels(dict(arrays, frame_hslot=arrays["frame_hslot"][:-1]))
+    with pytest.raises(ValueError, match="out of range"):
+        Kernels(dict(arrays, frame_base=arrays["frame_base"] + model.nq))
