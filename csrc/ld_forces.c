@@ -418,20 +418,21 @@ int ld_forces_rates(const ld_forces *F, const ld_forces_run *run, double t, cons
         z[r] = (e.f - e.f_el) * e.sd + e.dVdt;
         z[F->nrec + F->nload + r] = e.sd;
     }
-    for (l = 0; l < F->nload && spatial(F); l++) {
-        double Ql[12], G[3];
-        int i;
-        const double *vb = v + 12 * F->load_body[l];
-        ld_forces3_load(F, l, t, q, Ql, G, NULL);
-        z[F->nrec + l] = 0.0;
-        for (i = 0; i < 12; i++) z[F->nrec + l] += Ql[i] * vb[i];
-    }
-    for (l = 0; l < F->nload && !spatial(F); l++) {
-        double Fg[2], Fl[2], xi = F->load_point[2 * l], eta = F->load_point[2 * l + 1];
-        const double *vb = v + 4 * F->load_body[l];
-        eval_load(F, l, t, q, Fg, Fl);
-        z[F->nrec + l] = Fg[0] * (vb[0] + xi * vb[2] - eta * vb[3]) +
-                         Fg[1] * (vb[1] + xi * vb[3] + eta * vb[2]);
+    for (l = 0; l < F->nload; l++) {
+        if (spatial(F)) {   /* the power of a spatial load is Q . v on its body */
+            double Ql[12], G[3];
+            int i;
+            const double *vb = v + 12 * F->load_body[l];
+            ld_forces3_load(F, l, t, q, Ql, G, NULL);
+            z[F->nrec + l] = 0.0;
+            for (i = 0; i < 12; i++) z[F->nrec + l] += Ql[i] * vb[i];
+        } else {
+            double Fg[2], Fl[2], xi = F->load_point[2 * l], eta = F->load_point[2 * l + 1];
+            const double *vb = v + 4 * F->load_body[l];
+            eval_load(F, l, t, q, Fg, Fl);
+            z[F->nrec + l] = Fg[0] * (vb[0] + xi * vb[2] - eta * vb[3]) +
+                             Fg[1] * (vb[1] + xi * vb[3] + eta * vb[2]);
+        }
     }
     return LD_OK;
 }

@@ -767,10 +767,11 @@ cdef class Kernels:
             a[name] = np.ascontiguousarray(arrays[name], dtype=np.float64)
         # Frame rows of spatial bodies (none elsewhere), with their bounds checked: the
         # kernels index q and the value arrays with them.
+        nframe = len(arrays.get("frame_base", ()))
         for name, per in (("frame_base", 1), ("frame_row", 1), ("frame_slot", 27),
                           ("frame_hslot", 27)):
             a[name] = np.ascontiguousarray(arrays.get(name, np.zeros(0)), dtype=np.intc)
-            if a[name].shape[0] != per * a.get("frame_base", a[name]).shape[0]:
+            if a[name].shape[0] != per * nframe:
                 raise ValueError(f"kernel arrays: {name} must have {per} entries per body")
         if a["frame_base"].shape[0] and (
                 a["frame_base"].min() < 0 or a["frame_base"].max() + 9 > a["mass"].shape[0]

@@ -44,6 +44,7 @@ import numpy as np
 from ..elements.bodies import GROUND
 from ..elements.description import Description
 from ..elements import spatial_forces
+from ..elements.spatial_forces import perpendiculars
 from ..elements.spatial import (AxisJointSpec, SpatialBodySpec, SpatialDescription,
                                 principal_frame)
 from ..errors import UnknownNameError, name_list
@@ -265,15 +266,6 @@ def _bilinear(f, g) -> dict:
     return out
 
 
-def _perpendiculars(a) -> tuple[np.ndarray, np.ndarray]:
-    """Two unit vectors perpendicular to unit a and to each other."""
-    a = np.asarray(a, dtype=float)
-    seed = np.eye(3)[int(np.argmin(np.abs(a)))]
-    b1 = np.cross(a, seed)
-    b1 /= np.linalg.norm(b1)
-    return b1, np.cross(a, b1)
-
-
 def _difference(f, g) -> list:
     """The linear forms f - g (vectors of three)."""
     out = []
@@ -357,7 +349,7 @@ class _Rows:
         if not axial:
             return
         if j.kind != "universal":
-            b1, b2 = _perpendiculars(j.axis_second)
+            b1, b2 = perpendiculars(j.axis_second)
             second_dir = [self.direction(j.second[0], b) for b in (b1, b2)]
             if sliding:
                 for k in range(2):
@@ -383,7 +375,7 @@ class _Rows:
         normals aligned, the axis rows) and the primitives point-on-plane (the plane row
         alone) and point-on-line (``".line1|2"``: the first point on the line through the
         second along the axis)."""
-        b1, b2 = _perpendiculars(j.axis_second)
+        b1, b2 = perpendiculars(j.axis_second)
         if j.kind == "point_line":
             for k, b in enumerate((b1, b2)):
                 self.generic.append((f"{j.name}.line{k + 1}", j.name,
@@ -407,7 +399,7 @@ class _Rows:
                      [(_bilinear(a, self.direction(j.second[0], j.axis_second)), 0, -1)])]
         return [(f"{j.name}.axis{k + 1}", j.name,
                  [(_bilinear(a, self.direction(j.second[0], b)), 0, -1)])
-                for k, b in enumerate(_perpendiculars(j.axis_second))]
+                for k, b in enumerate(perpendiculars(j.axis_second))]
 
     def point(self, ref):
         return _any_point(ref, self.index, self.local, self.ground)
@@ -416,7 +408,7 @@ class _Rows:
         """Driver ``d``'s row (law k) and, for an angle driver, its orientation check."""
         if d.kind == "angle":
             j = self.joints[d.joint]
-            b1, b2 = _perpendiculars(j.axis_second)       # in the second body's axes
+            b1, b2 = perpendiculars(j.axis_second)       # in the second body's axes
             first = self.first_b1(j, b1)
             dv = self.direction(j.first[0], first)
             parts = [(_bilinear(dv, self.direction(j.second[0], b2)), 1, k),

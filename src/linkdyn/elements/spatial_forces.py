@@ -59,7 +59,7 @@ from .records import (ANGLE, DISTANCE, INPUT_ADD, INPUT_TARGET, SLIDE, _Record, 
 from .spatial_contacts import contact_records
 
 __all__ = ["SpatialLoadSpec", "SpatialFlexibleJointSpec", "SpatialForceBuilder", "FILE_TYPES",
-           "to_dict", "expand", "spatial_force_arrays"]
+           "to_dict", "expand", "spatial_force_arrays", "perpendiculars"]
 
 #: Kinds of the kernels' spatial loads (csrc/ld_forces.h).
 LOAD_FORCE, LOAD_TORQUE = 0, 1
@@ -373,24 +373,25 @@ def expand(desc, body_spec, revolute_spec):
                    joints=desc.joints + tuple(new_joints), forces=tuple(forces))
 
 
-def _frame_with_z(axis) -> np.ndarray:
-    """A rotation matrix whose third column is the unit ``axis``."""
-    z = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
-    seed = np.eye(3)[int(np.argmin(np.abs(z)))]
-    x = np.cross(seed, z)
-    x /= np.linalg.norm(x)
-    return np.column_stack([x, np.cross(z, x), z])
-
-
-# -- compile ----------------------------------------------------------------------------------
-
-def _perpendiculars(a):
+def perpendiculars(a) -> tuple[np.ndarray, np.ndarray]:
+    """Two unit vectors b1, b2 perpendicular to the unit vector ``a`` and to each other, with
+    (b1, b2, a) right-handed. Joint rotations are measured from b1 about a: angle drivers
+    (:mod:`linkdyn.compile.spatial`) and rotation records here share this one choice."""
     a = np.asarray(a, dtype=float)
     seed = np.eye(3)[int(np.argmin(np.abs(a)))]
     b1 = np.cross(a, seed)
     b1 /= np.linalg.norm(b1)
     return b1, np.cross(a, b1)
 
+
+def _frame_with_z(axis) -> np.ndarray:
+    """A rotation matrix whose third column is the unit ``axis``."""
+    z = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
+    b1, b2 = perpendiculars(z)
+    return np.column_stack([-b1, -b2, z])
+
+
+# -- compile ----------------------------------------------------------------------------------
 
 class Geometry:
     """Principal-frame components of points and directions, from the compiled bodies:
@@ -422,7 +423,7 @@ class Geometry:
     def angle_geometry(self, body0, body1, axis) -> tuple:
         """(p0, p1, a, b, d) of the rotation of body1 relative to body0 about the global
         ``axis``: a, b perpendicular to it in body0, d = a in body1 at the start."""
-        b1, b2 = _perpendiculars(axis)
+        b1, b2 = perpendiculars(axis)
         return ((0.0,) * 6 + self.direction(body0, b1) + self.direction(body0, b2) +
                 self.direction(body1, b1))
 

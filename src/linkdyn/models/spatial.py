@@ -43,6 +43,7 @@ import math
 import numpy as np
 
 from ..describe.spatial import SpatialModelBuilder
+from ..elements.spatial_forces import perpendiculars
 
 __all__ = ["heavy_top", "heavy_top_nutation", "HEAVY_TOP", "spatial_chain", "bricard",
            "BRICARD_T_END", "flexible_arm", "FLEXIBLE_ARM", "spatial_double_pendulum",
@@ -230,10 +231,7 @@ def spatial_double_pendulum(angles=((0.9, 0.3), (1.6, -0.7)), length: float = 0.
     for k, (polar, azimuth) in enumerate(angles):
         e = np.array([math.sin(polar) * math.cos(azimuth), math.sin(polar) * math.sin(azimuth),
                       -math.cos(polar)])
-        seed = np.eye(3)[int(np.argmin(np.abs(e)))]
-        y = np.cross(e, seed)
-        y /= np.linalg.norm(y)
-        R = np.column_stack([e, y, np.cross(e, y)])               # body x along the bar
+        R = np.column_stack([e, *perpendiculars(e)])              # body x along the bar
         b.add_body(f"bar{k + 1}", mass=mass, inertia=_rod_inertia(mass, length, 0.02),
                    position=tuple(start + 0.5 * length * e), orientation=R,
                    points={"a": (-0.5 * length, 0.0, 0.0), "b": (0.5 * length, 0.0, 0.0)})
@@ -282,10 +280,7 @@ def spatial_slider_crank(driven: bool = True):
                                                      "pin": (0.5 * r, 0.0, 0.0)})
     b.add_revolute("hinge", "crank.o", "ground.O", axis=(0.0, 0.0, 1.0))
     e = (S - P) / L
-    seed = np.eye(3)[int(np.argmin(np.abs(e)))]
-    y = np.cross(e, seed)
-    y /= np.linalg.norm(y)
-    R = np.column_stack([e, y, np.cross(e, y)])
+    R = np.column_stack([e, *perpendiculars(e)])                  # body x along the rod
     b.add_body("rod", mass=m_rod, inertia=_rod_inertia(m_rod, L, 0.02),
                position=tuple(0.5 * (P + S)), orientation=R,
                points={"a": (-0.5 * L, 0.0, 0.0), "b": (0.5 * L, 0.0, 0.0)})
