@@ -50,7 +50,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .._checks import real
-from ..errors import ModelError
+from ..errors import ModelError, name_list
 from .bodies import GROUND, _element
 from .forces import (JointDamperSpec, MotorSpec, ServoSpec, SpringDamperSpec,
                      TorsionalSpringDamperSpec, _law, _law_value, spring_damper_spec)
@@ -93,8 +93,9 @@ class SpatialFlexibleJointSpec:
     rotor_transverse_inertia: float
 
 
-_JOINT_COORDINATE = {"revolute": "angle", "cylindrical": "angle or slide",
-                     "prismatic": "slide"}
+#: The coordinates a joint kind has for force elements.
+_JOINT_COORDINATE = {"revolute": {"angle"}, "cylindrical": {"angle", "slide"},
+                     "prismatic": {"slide"}}
 
 
 class SpatialForceBuilder:
@@ -106,10 +107,10 @@ class SpatialForceBuilder:
         or a slide ("slide") or either ("any"); returns (spec, "angle" | "slide")."""
         if not isinstance(joint, str) or joint not in self._joints:
             raise ModelError(f"{entry}: unknown joint {joint!r} (joints: "
-                             f"{', '.join(self._joints) or 'none'})")
+                             f"{name_list(self._joints)})")
         spec = self._joints[joint]
         kind = getattr(spec, "kind", "spherical")
-        has = _JOINT_COORDINATE.get(kind, "")
+        has = _JOINT_COORDINATE.get(kind, set())
         if coordinate == "any":
             if kind == "cylindrical":
                 raise ModelError(f"{entry}: joint '{joint}' is cylindrical, which both turns "
@@ -208,7 +209,7 @@ class SpatialForceBuilder:
         def make(entry, name):
             if not isinstance(body, str) or body not in self._bodies:
                 raise ModelError(f"{entry}: unknown body {body!r} (bodies: "
-                                 f"{', '.join(self._bodies) or 'none'})")
+                                 f"{name_list(self._bodies)})")
             return SpatialLoadSpec(name, "torque", body, self._laws3(entry, law_x, law_y, law_z),
                                    _frame(entry, frame))
         self._add_force(name, make)
