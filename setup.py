@@ -34,7 +34,7 @@ extensions = [
     ),
     Extension(
         "linkdyn._bdf",
-        sources=["src/linkdyn/_bdf.pyx", "csrc/ld_bdf.c", "csrc/ld_rk.c"],
+        sources=["src/linkdyn/_bdf.pyx", "csrc/ld_bdf.c", "csrc/ld_rk.c", "csrc/ld_sens.c"],
         include_dirs=["csrc", "src/linkdyn", numpy.get_include()] + ss_include,
         library_dirs=ss_lib,
         libraries=["klu", "ldl", "amd"],

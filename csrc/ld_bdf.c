@@ -186,6 +186,7 @@ void ld_bdf_default_options(ld_bdf_options *o)
     o->clock = NULL;
     o->method = LD_METHOD_BDF;
     o->column_ordering = 0;
+    o->sensitivities = NULL;
 }
 
 /* Largest iteration matrix analysed with KLU's block triangular form (see ld_bdf_create). */
@@ -318,7 +319,8 @@ int ld_bdf_create(const ld_system *sys, const ld_bdf_options *opt, ld_bdf **out)
         opt->h_init < 0 || opt->h_min < 0 || opt->h_max < 0 || opt->newton_tol < 0 ||
         !(opt->event_tol >= 0) || !(opt->regularization >= 0) ||
         !(opt->output_regularization >= 0) || sys->nev < 0 || (sys->nev > 0 && !sys->events) ||
-        opt->method < LD_METHOD_BDF || opt->method > LD_METHOD_AUTO)
+        opt->method < LD_METHOD_BDF || opt->method > LD_METHOD_AUTO ||
+        (opt->sensitivities && !ld__sens_valid(sys, opt)))
         return LD_BDF_BAD_INPUT;
     w = (ld_bdf *)calloc(1, sizeof(ld_bdf));
     if (!w) return LD_BDF_NO_MEMORY;
@@ -328,7 +330,9 @@ int ld_bdf_create(const ld_system *sys, const ld_bdf_options *opt, ld_bdf **out)
     w->nc = sys->nc;
     w->nz = sys->nz > 0 ? sys->nz : 0;
     w->zoff = 2 * sys->nq + sys->nc;
-    w->n = w->zoff + w->nz;
+    w->soff = w->zoff + w->nz;
+    w->np = opt->sensitivities ? opt->sensitivities->np : 0;
+    w->n = w->soff + 2 * w->nq * w->np;
     w->ng = sys->nq + sys->nc;
     n = (size_t)w->n;
     w->D = (double *)calloc(NROWS * n, sizeof(double));
@@ -365,6 +369,7 @@ int ld_bdf_create(const ld_system *sys, const ld_bdf_options *opt, ld_bdf **out)
     w->rdiag = (double *)calloc((size_t)(w->nc > 0 ? w->nc : 1), sizeof(double));
     if (!w->rdiag) { ld_bdf_free(w); return LD_BDF_NO_MEMORY; }
     st = build_pattern(w);
+    if (st == LD_BDF_SUCCESS && w->np) st = ld__sens_create(w);
     if (st == LD_BDF_SUCCESS && opt->method != LD_METHOD_BDF) st = ld__rk_create(w);
     if (st != LD_BDF_SUCCESS) { ld_bdf_free(w); return st; }
 
@@ -404,6 +409,7 @@ void ld_bdf_free(ld_bdf *w)
 {
     if (!w) return;
     ld__rk_free(w);
+    free(w->sens_work);
     if (w->num) klu_free_numeric(&w->num, &w->common);
     if (w->num_out) klu_free_numeric(&w->num_out, &w->common);
     if (w->sym) klu_free_symbolic(&w->sym, &w->common);
@@ -822,6 +828,7 @@ int ld_bdf_restart_at(ld_bdf *w, const double *q, const double *v)
     int nq = w->nq;
     if (!w->initialised) return LD_BDF_BAD_INPUT;
     if ((q && !all_finite(q, nq)) || (v && !all_finite(v, nq))) return LD_BDF_BAD_INPUT;
+    if (w->np) return LD_BDF_BAD_INPUT;   /* the sensitivities would jump (ld_sens.c) */
     w->initialised = 0;
     w->stats.restarts++;
     memcpy(w->y, w->D, (size_t)w->n * sizeof(double));
@@ -848,6 +855,8 @@ static int switch_to_bdf(ld_bdf *w)
 
 /* Shared with ld_rk.c */
 int ld__all_finite(const double *x, int n) { return all_finite(x, n); }
+int ld__refresh_G(ld_bdf *w, double t, double c) { return refresh_G(w, t, c); }
+int ld__solve_G(ld_bdf *w, double *rhs) { return solve_G(w, rhs); }
 int ld__eval_phi_q(ld_bdf *w, double t, const double *q) { return eval_phi_q(w, t, q); }
 void ld__zero_inactive(const ld_bdf *w, double *rows) { zero_inactive(w, rows); }
 
@@ -1275,8 +1284,8 @@ static int bdf_step(ld_bdf *w, double t_end, int *accepted)
     order = w->order;
     /* Predictor y_pred = sum D[0..k]; psi = sum_{j>=1} gamma_j D[j] / gamma_k (q, v). */
     memcpy(w->y_pred, w->D, (size_t)n * sizeof(double));
-    memset(w->psi, 0, (size_t)(2 * nq) * sizeof(double));       /* q, v and z only: */
-    if (w->nz) memset(w->psi + w->zoff, 0, (size_t)w->nz * sizeof(double));  /* no lam */
+    memset(w->psi, 0, (size_t)(2 * nq) * sizeof(double));   /* q, v, z and S only: */
+    if (n > w->zoff) memset(w->psi + w->zoff, 0, (size_t)(n - w->zoff) * sizeof(double));
     for (k = 1; k <= order; k++) {
         const double *Dk = w->D + (size_t)k * n;
         const double gk = w->gamma[k] / w->gamma[order];
@@ -1348,8 +1357,11 @@ static int bdf_step(ld_bdf *w, double t_end, int *accepted)
         double *z = w->y + w->zoff;
         if (w->sys->aux_rate(w->sys->user, t_new, w->y, w->y + nq, z) != LD_OK)
             return fail(w, LD_BDF_CALLBACK, t_new, w->h);
-        for (i = w->zoff; i < n; i++) w->y[i] = w->y_pred[i] + c * w->y[i] - w->psi[i];
+        for (i = w->zoff; i < w->soff; i++) w->y[i] = w->y_pred[i] + c * w->y[i] - w->psi[i];
     }
+    /* Sensitivities: the corrector's linearisation at the accepted state (ld_sens.c). */
+    if (w->np && (st = ld__sens_step(w, t_new, c)) != LD_BDF_SUCCESS)
+        return fail(w, st, t_new, w->h);
     /* Update the differences with d = y_new - y_pred. */
     if (w->newton_iters >= REFRESH_ITERS) w->refresh_next = 1;
     w->stats.steps++;

@@ -16,7 +16,8 @@
  * calling it again restarts the integration there (the caller may change modes between).
  *
  * The state vector y has n = 2 nq + nc + nz entries: y = (q, v, lam, z), z the system's
- * quadratures (ld_system.h).
+ * quadratures (ld_system.h); with forward sensitivities (options.sensitivities, ld_sens.c)
+ * 2 nq np more, y = (q, v, lam, z, S), S = (dq/dp_1, dv/dp_1, ..., dq/dp_np, dv/dp_np).
  */
 #ifndef LD_BDF_H
 #define LD_BDF_H
@@ -36,6 +37,21 @@ enum ld_method {
     LD_METHOD_AUTO = 2      /* the explicit method, switching to BDF where the problem is
                                stiff or the explicit method fails, and back at restarts */
 };
+
+/* Forward sensitivities of the BDF solution to np parameters (ld_sens.c). The parameter
+ * derivatives of the residuals are weighted sums over member systems (the model compiled at
+ * shifted parameter values): for parameter j, sum over k in start[j] .. start[j + 1] - 1 of
+ * weight[k] times member[k]'s Phi(q, t) and M a + Phi_q^T lam - Q(q, v, t). Members have the
+ * base system's sizes and Phi_q pattern; their accept hooks (if any) see every accepted
+ * state. The arrays must outlive the integrator. */
+typedef struct ld_sensitivity {
+    int np;                             /* parameters (>= 1) */
+    int nmembers;
+    const ld_system *const *members;    /* [nmembers] */
+    const int *start;                   /* [np + 1] */
+    const int *member;                  /* [start[np]] indices into members */
+    const double *weight;               /* [start[np]] */
+} ld_sensitivity;
 
 typedef struct ld_bdf_options {
     double rtol;            /* relative tolerance (> 0) */
@@ -66,6 +82,8 @@ typedef struct ld_bdf_options {
     int column_ordering;    /* order the iteration matrix for KLU by COLAMD (1) instead of
                                AMD on its symmetric pattern (0, default): for systems whose
                                pivots leave the diagonal (spatial bodies; see ld_bdf.c) */
+    const ld_sensitivity *sensitivities; /* forward sensitivities (NULL: none); only with
+                               method BDF, no events and no switchable rows */
 } ld_bdf_options;
 
 typedef struct ld_bdf_stats {
@@ -146,10 +164,15 @@ int ld_bdf_restart_at(ld_bdf *w, const double *q, const double *v);
 int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out, double *y_out,
                      int *n_written);
 void ld_bdf_free(ld_bdf *w);
+/* With options.sensitivities, after ld_bdf_init: the initial sensitivities s0 [np x 3 nq],
+ * per parameter (dq0/dp, dv0/dp, da0/dp). The BDF's first step does not depend on da0/dp; the
+ * history of later steps does (as the state's on a0). A run with sensitivities cannot be
+ * restarted (ld_bdf_restart*: LD_BDF_BAD_INPUT). */
+int ld_bdf_init_sensitivities(ld_bdf *w, const double *s0);
 
 const ld_bdf_stats *ld_bdf_get_stats(const ld_bdf *w);
 double ld_bdf_get_time(const ld_bdf *w);
-int ld_bdf_get_size(const ld_bdf *w);               /* n = 2 nq + nc + nz */
+int ld_bdf_get_size(const ld_bdf *w);               /* n = 2 nq + nc + nz (+ 2 nq np) */
 void ld_bdf_get_state(const ld_bdf *w, double *y);  /* current (q, v, lam, z) */
 /* After a failure: the time and step at which it happened and, for LD_BDF_SINGULAR, the
  * column of the iteration matrix with a zero pivot (< nq: a coordinate; >= nq: the multiplier

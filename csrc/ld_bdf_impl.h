@@ -25,6 +25,8 @@ struct ld_bdf {
     ld_bdf_options opt;
     int nq, nc, n, ng;
     int nz, zoff;               /* quadratures z at y[zoff .. zoff + nz - 1], zoff = 2 nq + nc */
+    int np, soff;               /* sensitivities S at y[soff ..], soff = zoff + nz (ld_sens.c) */
+    double *sens_work;          /* their scratch (NULL without) */
     int initialised;
 
     double t, h;
@@ -91,6 +93,14 @@ int ld__all_finite(const double *x, int n);
 int ld__sort_keys(int n, const int *col, const int *row, int ncols, int nrows, int *perm);
 int ld__eval_phi_q(ld_bdf *w, double t, const double *q);
 void ld__zero_inactive(const ld_bdf *w, double *rows);
+
+int ld__refresh_G(ld_bdf *w, double t, double c);
+int ld__solve_G(ld_bdf *w, double *rhs);
+
+/* Forward sensitivities (ld_sens.c). */
+int ld__sens_valid(const ld_system *sys, const ld_bdf_options *opt);
+int ld__sens_create(ld_bdf *w);
+int ld__sens_step(ld_bdf *w, double t, double c);
 
 /* The explicit method (ld_rk.c). */
 int ld__rk_create(ld_bdf *w);

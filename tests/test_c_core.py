@@ -25,7 +25,8 @@ def suitesparse_include():
     return dirs
 
 
-PROGRAMS = {"test_bdf": ("csrc/tests/test_bdf.c", "csrc/ld_bdf.c", "csrc/ld_rk.c"),
+PROGRAMS = {"test_bdf": ("csrc/tests/test_bdf.c", "csrc/ld_bdf.c", "csrc/ld_rk.c",
+                         "csrc/ld_sens.c"),
             "test_forces": ("csrc/tests/test_forces.c", "csrc/ld_forces.c", "csrc/ld_forces3.c"),
             "test_lcp": ("csrc/tests/test_lcp.c", "csrc/ld_lcp.c")}
 

@@ -620,6 +620,63 @@ int main(void)
         w = NULL;
     }
 
+    /* 13. Forward sensitivities (ld_sens.c) to g, from members at g +- h (the force is
+     * affine in g). Started at rest, theta(t; g) = Theta(t sqrt(g)): d theta/dg equals
+     * theta' t / (2 g) at every time, theta' from the state itself. */
+    {
+        pendulum pp = p, pm = p;
+        ld_system sp_, sm_, members[2];
+        const ld_system *mp[2];
+        ld_sensitivity se;
+        ld_bdf_options o;
+        int start[2] = {0, 2}, member[2] = {0, 1}, nws = 0, sts, k;
+        double hg = 1e-3, weight[2], ts[5], ys[5 * 19], s0[12] = {0}, worst = 0.0, top = 0.0;
+        pp.g = p.g + hg; pm.g = p.g - hg;
+        sp_ = make_system(&pp); sm_ = make_system(&pm);
+        members[0] = sp_; members[1] = sm_;
+        mp[0] = &members[0]; mp[1] = &members[1];
+        weight[0] = 0.5 / hg; weight[1] = -0.5 / hg;
+        se.np = 1; se.nmembers = 2; se.members = mp; se.start = start; se.member = member;
+        se.weight = weight;
+        ld_bdf_default_options(&o);
+        o.rtol = o.atol = 1e-10;
+        o.sensitivities = &se;
+        o.method = LD_METHOD_AUTO;
+        check(ld_bdf_create(&sys, &o, &w) == LD_BDF_BAD_INPUT, "sensitivities need the BDF");
+        o.method = LD_METHOD_BDF;
+        check(ld_bdf_create(&sys, &o, &w) == LD_BDF_SUCCESS && ld_bdf_get_size(w) == 19,
+              "state size with sensitivities 2 nq + nc + 2 nq np");
+        check(ld_bdf_init_sensitivities(w, s0) == LD_BDF_BAD_INPUT,
+              "sensitivities set only after init");
+        initial_state(&p, theta0, q, v);
+        ld_bdf_init(w, 0.0, q, v, NULL);
+        /* the initial acceleration's derivative: the pendulum's at rest, theta'' scales
+         * with g, and its (ux, uy)'' = theta'' (-uy, ux) there */
+        {
+            double th2 = -p.g * 0.5 * p.mass * sin(theta0) /
+                         (p.inertia + p.mass * 0.25) / p.g;
+            s0[8 + 0] = 0.5 * th2 * cos(theta0); s0[8 + 1] = 0.5 * th2 * sin(theta0);
+            s0[8 + 2] = th2 * cos(theta0); s0[8 + 3] = th2 * sin(theta0);
+        }
+        check(ld_bdf_init_sensitivities(w, s0) == LD_BDF_SUCCESS, "initial sensitivities");
+        for (k = 0; k < 5; k++) ts[k] = 0.25 * k * period;
+        sts = ld_bdf_integrate(w, period, 5, ts, ys, &nws);
+        for (k = 0; k < 5; k++) {
+            const double *r = ys + 19 * k;
+            double ux = r[2], uy = r[3];
+            double dth = -uy * r[11 + 2] + ux * r[11 + 3];
+            double rate = -uy * r[6] + ux * r[7];
+            double want = rate * ts[k] / (2.0 * p.g);
+            if (fabs(dth - want) > worst) worst = fabs(dth - want);
+            if (fabs(want) > top) top = fabs(want);
+        }
+        check(sts == LD_BDF_SUCCESS && nws == 5 && top > 0.1 && worst < 1e-7,
+              "d theta / dg = theta' t / (2 g) over a period");
+        check(ld_bdf_restart(w) == LD_BDF_BAD_INPUT, "no restarts with sensitivities");
+        ld_bdf_free(w);
+        w = NULL;
+    }
+
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -47,6 +47,7 @@ from .solve.periodic import PeriodicOrbit, PeriodicOrbitError, periodic_orbit
 from . import design
 from .design import synthesis
 from .design.sensitivity import KinematicSensitivities, kinematic_sensitivities
+from .design.dynamic_sensitivity import SimulationSensitivities, simulation_sensitivities
 from .batch import sweep as _sweep_module
 from .batch.sweep import sweep
 
@@ -134,4 +135,6 @@ __all__ = [
     "synthesis",
     "kinematic_sensitivities",
     "KinematicSensitivities",
+    "simulation_sensitivities",
+    "SimulationSensitivities",
 ]

@@ -5,6 +5,7 @@ explicit method). The model is handed over as the
 flag that the C loop polls once per step, so a long run stops cleanly with what it computed."""
 
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_Import
+from libc.stdlib cimport free, malloc
 
 import numpy as np
 
@@ -15,6 +16,13 @@ from linkdyn._ld_system cimport ld_system
 
 cdef extern from "ld_bdf.h":
     int LD_BDF_MAX_ORDER
+    ctypedef struct ld_sensitivity:
+        int np
+        int nmembers
+        const ld_system *const *members
+        const int *start
+        const int *member
+        const double *weight
     ctypedef struct ld_bdf_options:
         double rtol
         double atol
@@ -35,6 +43,7 @@ cdef extern from "ld_bdf.h":
         double (*clock)() noexcept nogil
         int method
         int column_ordering
+        const ld_sensitivity *sensitivities
     ctypedef struct ld_bdf_stats:
         long steps
         long rejected_error
@@ -76,6 +85,7 @@ cdef extern from "ld_bdf.h":
     int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out,
                          double *y_out, int *n_written) nogil
     void ld_bdf_free(ld_bdf *w)
+    int ld_bdf_init_sensitivities(ld_bdf *w, const double *s0) nogil
     const ld_bdf_stats *ld_bdf_get_stats(const ld_bdf *w)
     double ld_bdf_get_time(const ld_bdf *w)
     int ld_bdf_get_size(const ld_bdf *w)
@@ -109,7 +119,10 @@ cdef class BDFIntegrator:
 
     cdef ld_bdf *w
     cdef object run
-    cdef readonly int n, nq, nc, nz, nev
+    cdef ld_sensitivity sens
+    cdef const ld_system **members
+    cdef object sens_arrays
+    cdef readonly int n, nq, nc, nz, nev, np
     #: True once Ctrl-C was seen during a call (the run stops at its next chance)
     cdef public bint interrupted
 
@@ -118,10 +131,14 @@ cdef class BDFIntegrator:
                   int newton_max_iter=4, double newton_tol=0.0, bint project_output=True,
                   bint proportional=True, double event_tol=0.0,
                   double regularization=0.0, double output_regularization=0.0,
-                  bint stop_when_full=False, str method="auto", bint column_ordering=False):
+                  bint stop_when_full=False, str method="auto", bint column_ordering=False,
+                  sensitivities=None):
         cdef ld_bdf_options opt
         cdef const ld_system *sys = <const ld_system *> PyCapsule_GetPointer(
             run.system_capsule(), b"linkdyn.ld_system")
+        cdef const int[::1] start, member
+        cdef const double[::1] weight
+        cdef int k
         self.run = run  # keeps the arrays behind the ld_system alive
         ld_bdf_default_options(&opt)
         opt.rtol = rtol
@@ -143,6 +160,32 @@ cdef class BDFIntegrator:
         opt.clock = monotonic_seconds
         opt.method = METHODS[method]
         opt.column_ordering = column_ordering
+        opt.sensitivities = NULL
+        if sensitivities is not None:
+            # (member run states, start [np + 1], member, weight): see ld_bdf.h
+            runs, start_a, member_a, weight_a = sensitivities
+            start_a = np.ascontiguousarray(start_a, dtype=np.intc)
+            member_a = np.ascontiguousarray(member_a, dtype=np.intc)
+            weight_a = np.ascontiguousarray(weight_a, dtype=np.float64)
+            if (start_a.shape[0] < 2 or member_a.shape[0] != start_a[-1] or
+                    weight_a.shape[0] != start_a[-1] or len(runs) == 0 or
+                    member_a.shape[0] == 0):
+                raise ValueError("inconsistent sensitivity arrays")
+            self.sens_arrays = (tuple(runs), start_a, member_a, weight_a)
+            self.members = <const ld_system **> malloc(len(runs) * sizeof(void *))
+            if self.members == NULL:
+                raise MemoryError("linkdyn: cannot allocate the sensitivities' members")
+            for k in range(len(runs)):
+                self.members[k] = <const ld_system *> PyCapsule_GetPointer(
+                    runs[k].system_capsule(), b"linkdyn.ld_system")
+            start, member, weight = start_a, member_a, weight_a
+            self.sens.np = start_a.shape[0] - 1
+            self.sens.nmembers = len(runs)
+            self.sens.members = self.members
+            self.sens.start = &start[0]
+            self.sens.member = &member[0]
+            self.sens.weight = &weight[0]
+            opt.sensitivities = &self.sens
         status = ld_bdf_create(sys, &opt, &self.w)
         if status == -2:
             raise MemoryError("linkdyn: cannot allocate the integrator's workspace")
@@ -153,9 +196,21 @@ cdef class BDFIntegrator:
         self.nz = sys.nz
         self.nev = sys.nev
         self.n = ld_bdf_get_size(self.w)
+        self.np = self.sens.np if sensitivities is not None else 0
 
     def __dealloc__(self):
         ld_bdf_free(self.w)
+        free(self.members)
+
+    def init_sensitivities(self, s0):
+        """The initial sensitivities (np, 3, nq): dq0/dp, dv0/dp, da0/dp per parameter,
+        after init; returns the status code."""
+        cdef const double[::1] s = np.ascontiguousarray(s0, dtype=np.float64).reshape(-1)
+        if self.np == 0 or s.shape[0] != 3 * self.nq * self.np:
+            raise ValueError(f"s0 must have shape ({self.np}, 3, {self.nq})")
+        with nogil:
+            status = ld_bdf_init_sensitivities(self.w, &s[0])
+        return status
 
     def init(self, double t0, q0, v0, z0=None):
         """Consistent accelerations and multipliers at t0, quadratures from z0 (default

@@ -112,8 +112,40 @@ class ParameterFamily:
         return self.model(values)
 
 
+class _ParameterDerivatives:
+    """Markers and body angles of derivatives ``dq``, ``dv`` (and ``da``) of a result with
+    coordinates ``q`` of ``model`` (mixed into the sensitivity results)."""
+
+    def _marker(self, name, dx, part) -> np.ndarray:
+        model = self.model
+        B = _marker_map(model)[0][model.marker_index(name)]   # (dim, nq): markers are affine
+        own = self._marker_p.get((name, part))
+        out = np.einsum("dk,nkp->ndp", B, dx)
+        if own is not None:
+            out = out + own
+        return out
+
+    def marker(self, name) -> np.ndarray:
+        """d(marker position)/dp, (n, 2 or 3, p)."""
+        return self._marker(name, self.dq, "q")
+
+    def marker_velocity(self, name) -> np.ndarray:
+        """d(marker velocity)/dp, (n, 2 or 3, p)."""
+        return self._marker(name, self.dv, "v")
+
+    def body_angle(self, name) -> np.ndarray:
+        """d(angle of a planar body's u)/dp, (n, p), rad per unit of the parameter."""
+        if self.model.marker_dimension != 2:
+            raise ArgumentError("body_angle: planar bodies only")
+        k = 4 * self.model.body_names.index(name) if name in self.model.body_names else None
+        if k is None:
+            raise ArgumentError(f"model {self.model.name!r} has no body {name!r}")
+        ux, uy = self.q[:, k + 2, None], self.q[:, k + 3, None]
+        return (ux * self.dq[:, k + 3] - uy * self.dq[:, k + 2]) / (ux**2 + uy**2)
+
+
 @dataclass(frozen=True)
-class KinematicSensitivities:
+class KinematicSensitivities(_ParameterDerivatives):
     """Derivatives of a kinematic analysis with respect to named parameters.
 
     ``t`` (n,); ``q``, ``v``, ``a`` (n, nq), the analysis itself; ``dq``, ``dv``, ``da``
@@ -134,36 +166,9 @@ class KinematicSensitivities:
     exact: tuple
     _marker_p: dict = field(default_factory=dict, repr=False, compare=False)
 
-    def _marker(self, name, dx, part) -> np.ndarray:
-        model = self.model
-        B = _marker_map(model)[0][model.marker_index(name)]   # (dim, nq): markers are affine
-        own = self._marker_p.get((name, part))
-        out = np.einsum("dk,nkp->ndp", B, dx)
-        if own is not None:
-            out = out + own
-        return out
-
-    def marker(self, name) -> np.ndarray:
-        """d(marker position)/dp, (n, 2 or 3, p)."""
-        return self._marker(name, self.dq, "q")
-
-    def marker_velocity(self, name) -> np.ndarray:
-        """d(marker velocity)/dp, (n, 2 or 3, p)."""
-        return self._marker(name, self.dv, "v")
-
     def marker_acceleration(self, name) -> np.ndarray:
         """d(marker acceleration)/dp, (n, 2 or 3, p)."""
         return self._marker(name, self.da, "a")
-
-    def body_angle(self, name) -> np.ndarray:
-        """d(angle of a planar body's u)/dp, (n, p), rad per unit of the parameter."""
-        if self.model.marker_dimension != 2:
-            raise ArgumentError("body_angle: planar bodies only")
-        k = 4 * self.model.body_names.index(name) if name in self.model.body_names else None
-        if k is None:
-            raise ArgumentError(f"model {self.model.name!r} has no body {name!r}")
-        ux, uy = self.q[:, k + 2, None], self.q[:, k + 3, None]
-        return (ux * self.dq[:, k + 3] - uy * self.dq[:, k + 2]) / (ux**2 + uy**2)
 
 
 def _difference(values, h):
@@ -246,7 +251,7 @@ def kinematic_sensitivities(model, parameters, times, *, at=None,
         if not np.allclose(result.t[rows], at, rtol=0.0, atol=slack):
             raise ArgumentError("at: every time must be one of the analysis' times")
     t, q, v, a = result.t[rows], result.q[rows], result.v[rows], result.a[rows]
-    n, nq, p = len(t), base.nq, len(family.names)
+    p = len(family.names)
     steps = PARAMETER_STEP * np.maximum(1.0, np.abs(family.values))
     # The members at p_j +- h and +- h/2 (step 0: the base), each compiled once when first
     # asked for.
@@ -258,9 +263,25 @@ def kinematic_sensitivities(model, parameters, times, *, at=None,
         return members[j][step]
 
     dq, dv, da, exact, used = _derivatives_compiled(base, member, steps, t, q, v, a, p)
+    marker_p = marker_parameter_terms(base, member, steps, dict(q=q, v=v, a=a), used, exact)
+    unused = [name for name, u in zip(family.names, used) if not u]
+    if unused:
+        raise ArgumentError(f"parameter(s) {', '.join(map(repr, unused))} do not enter the "
+                            f"kinematics of model {base.name!r} (their derivatives are zero: "
+                            "a mass or a force, say)")
+    return KinematicSensitivities(base, family.names, family.values, t, q, v, a, dq, dv, da,
+                                  tuple(bool(e) for e in exact), marker_p)
+
+
+def marker_parameter_terms(base, member, steps, states, used, exact) -> dict:
+    """The markers' own parameter derivatives at fixed coordinates, {(marker, part): (n, dim,
+    p)} for the parts of ``states`` ({"q": q, "v": v, ...}, each (n, nq)). Markers are
+    B(p) q + c(p) (velocities B(p) v, accelerations B(p) a): their own p-derivatives are
+    B_p q + c_p, B_p v and B_p a. Marks ``used`` and clears ``exact`` (lists, per parameter)
+    where the markers depend on a parameter, and not affinely."""
     marker_p = {}
-    # Markers are B(p) q + c(p) (velocities B(p) v, accelerations B(p) a): their own
-    # p-derivatives are B_p q + c_p, B_p v and B_p a.
+    nq, p = base.nq, len(steps)
+    n = len(next(iter(states.values())))
     for j in range(p):
         def marker_maps(step):
             return np.concatenate([m_.ravel() for m_ in _marker_map(member(j, step))])
@@ -273,17 +294,11 @@ def kinematic_sensitivities(model, parameters, times, *, at=None,
             Bp = mapped[:k_ * d_ * nq].reshape(k_, d_, nq)
             cp = mapped[k_ * d_ * nq:].reshape(k_, d_)
             for k, name in enumerate(base.marker_names):
-                for part, x in (("q", q), ("v", v), ("a", a)):
+                for part, x in states.items():
                     arr = marker_p.setdefault((name, part),
                                               np.zeros((n, base.marker_dimension, p)))
                     arr[:, :, j] = x @ Bp[k].T + (cp[k] if part == "q" else 0.0)
-    unused = [name for name, u in zip(family.names, used) if not u]
-    if unused:
-        raise ArgumentError(f"parameter(s) {', '.join(map(repr, unused))} do not enter the "
-                            f"kinematics of model {base.name!r} (their derivatives are zero: "
-                            "a mass or a force, say)")
-    return KinematicSensitivities(base, family.names, family.values, t, q, v, a, dq, dv, da,
-                                  tuple(bool(e) for e in exact), marker_p)
+    return marker_p
 
 
 def _residuals(model, t, q, v, a, cols):

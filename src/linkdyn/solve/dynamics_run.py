@@ -57,10 +57,14 @@ CHATTER_SWITCHES, CHATTER_WINDOW = 20_000, 1e-7
 
 
 class DynamicsRun:
-    """The per-run state of one simulation and the loop that advances it."""
+    """The per-run state of one simulation and the loop that advances it. ``sensitivity``
+    (:mod:`linkdyn.design.dynamic_sensitivity`): forward sensitivities integrated along,
+    an object with ``members``, ``start``, ``member``, ``weight`` (csrc/ld_bdf.h,
+    ld_sensitivity) and ``s0`` (np, 3, nq); their rows are kept in ``sensitivity_rows``."""
 
-    def __init__(self, model: Model, opt: RunOptions):
-        self.model, self.opt = model, opt
+    def __init__(self, model: Model, opt: RunOptions, sensitivity=None):
+        self.model, self.opt, self.sensitivity = model, opt, sensitivity
+        self.sensitivity_rows = None
         self.state = consistent_state(model, q=opt.q0, v=opt.v0, t=opt.t0, hold=opt.hold,
                                       redundant=opt.redundant)
         # Per-run state: reference angles start at the consistent state's angles on the
@@ -82,7 +86,10 @@ class DynamicsRun:
             regularization=BDF_REGULARIZATION if opt.allow_redundant else 0.0,
             output_regularization=OUTPUT_REGULARIZATION,
             stop_when_full=opt.series is not None, method=opt.method,
-            column_ordering=model.column_ordering)
+            column_ordering=model.column_ordering,
+            sensitivities=None if sensitivity is None else (
+                sensitivity.members, sensitivity.start, sensitivity.member,
+                sensitivity.weight))
         # What the run records besides the rows: controller samples, events, impacts.
         self.samples, self.held, self.active = [], [], []
         self.records, self.impacts = [], []
@@ -157,7 +164,10 @@ class DynamicsRun:
         v_start = state.v
         if self.friction is not None:
             v_start = self.friction.decide(opt.t0, state.q, state.v)
-        return self.integ.init(opt.t0, state.q, v_start, self.z0)
+        status = self.integ.init(opt.t0, state.q, v_start, self.z0)
+        if status == GOING and self.sensitivity is not None:
+            status = self.integ.init_sensitivities(self.sensitivity.s0)
+        return status
 
     def _next_stop(self, k: int) -> float:
         """Where the integrator stops next: the next controller sample, or t_end."""
@@ -326,6 +336,10 @@ class DynamicsRun:
         if self.model.force_info["frictions"]:
             stats["friction_decisions"] = self.friction.decisions
         t, rows = self.sink.result()
+        if self.sensitivity is not None:
+            width = rows.shape[1] - 2 * self.model.nq * self.integ.np
+            self.sensitivity_rows = rows[:, width:]
+            rows = rows[:, :width]
         if isinstance(self.sink, WholeRows):
             return self._result(t, rows, stats, status)
         return self._result(t, None, stats, status, recorded=rows)

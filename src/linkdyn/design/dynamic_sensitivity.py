@@ -1,0 +1,287 @@
+"""Forward sensitivities of a simulation: how a motion under forces changes with the design.
+
+``simulation_sensitivities(model, ["bodies.crank.mass", "forces.S.stiffness"], t_end)`` runs
+:func:`linkdyn.simulate` and returns, at every output time, the derivatives of the
+coordinates and velocities (and of markers and body angles made of them) with respect to
+each named parameter (a path into the model's file form, :mod:`linkdyn.describe.parameters`).
+
+Method: the staggered direct method on the index-3 equations (csrc/ld_sens.c). At every
+accepted BDF step the corrector is differentiated with respect to each parameter; that is a
+linear system with the Newton iteration matrix, factorised once per step at the accepted
+state for all parameters. The sensitivities share the step sequence, the history and the
+interpolant of the state and are not error-tested themselves (as CVODES and IDAS with errconS
+off): they are the exact derivatives of the discrete solution for its step sequence, which
+converge to the true derivatives as the tolerance falls, like the state does.
+
+The parameter derivatives of the equations of motion, d(M a + Phi_q^T lam - Q)/dp and
+Phi_p at fixed (q, v, a, lam, t), are weighted sums over the model compiled at p +- h: the
+central difference, exact where the parameter enters affinely (masses, stiffnesses, damping,
+lengths in the constraints; checked per parameter by a zero second difference at states
+moved off the motion, ``exact``), Richardson's extrapolation over p +- h and p +- h/2
+otherwise (an error of order h^4, h = 1e-3 of the value's scale: some 1e-12 relative).
+The initial state is assembled for each member (:func:`linkdyn.consistent_state`), and its
+derivatives are Richardson-extrapolated differences of those starts.
+
+The integration uses the BDF (``method="bdf"``); a run with sensitivities refreshes the
+iteration matrix at every step, so its state agrees with a plain run's to the Newton
+tolerance, not bit for bit. Not supported (refused with :class:`ArgumentError`): events,
+contacts, friction and controllers, across whose discontinuities the sensitivities jump.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from ..compile.model import Model, require_dynamic
+from ..elements.records import reference_angles
+from ..errors import ArgumentError, ArgumentTypeError
+from ..results.simulation import SimulationResult
+from ..solve.assembly import consistent_state
+from ..solve.dynamics_run import OUTPUT_REGULARIZATION, DynamicsRun
+from ..solve.run_options import check_options
+from ..solve.simulate import simulate
+from .sensitivity import (PARAMETER_STEP, ParameterFamily, _affine_test, _ParameterDerivatives,
+                          _pattern_columns, marker_parameter_terms)
+
+__all__ = ["simulation_sensitivities", "SimulationSensitivities"]
+
+#: The initial state's parameter steps, a fraction of the equations' (PARAMETER_STEP): an
+#: assembled start can depend on a length strongly (the Jansen linkage's initial velocities
+#: change by 195 m/s per m of a link, their third derivative is of order 1e7) and Richardson's
+#: extrapolation is good only where h^4 times the fifth derivative is small; the round-off of
+#: the assembly (1e-13) over these steps is still 1e-9.
+INITIAL_STEP = 0.1
+
+#: Options of :func:`linkdyn.simulate` that a run with sensitivities does not take.
+REFUSED = ("controller", "control_period", "events", "record", "swinging", "event_tol")
+
+
+@dataclass(frozen=True)
+class SimulationSensitivities(_ParameterDerivatives):
+    """Derivatives of a simulation with respect to named parameters.
+
+    ``result``: the simulation itself (a :class:`linkdyn.SimulationResult`); ``dq``, ``dv``
+    (n, nq, p): the derivatives of its coordinates and velocities at its output times with
+    respect to ``parameters`` (p names, at ``values``); ``exact`` (p,): whether each
+    parameter enters the equations affinely (their parameter derivatives are then exact to
+    round-off; see the module notes). ``marker(name)``, ``marker_velocity(name)`` and
+    ``body_angle(name)`` give the derivatives of those series, (n, dim, p) and (n, p)."""
+
+    result: SimulationResult
+    parameters: tuple
+    values: np.ndarray
+    dq: np.ndarray
+    dv: np.ndarray
+    exact: tuple
+    _marker_p: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def model(self) -> Model:
+        return self.result.model
+
+    @property
+    def t(self) -> np.ndarray:
+        return self.result.t
+
+    @property
+    def q(self) -> np.ndarray:
+        return self.result.q
+
+    @property
+    def v(self) -> np.ndarray:
+        return self.result.v
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """What csrc/ld_sens.c is given (ld_bdf.h, ld_sensitivity) and the initial values."""
+    members: tuple
+    start: np.ndarray
+    member: np.ndarray
+    weight: np.ndarray
+    s0: np.ndarray
+
+
+def simulation_sensitivities(model, parameters, t_end: float,
+                             **options) -> SimulationSensitivities:
+    """Run ``linkdyn.simulate(model, t_end, **options)`` with the BDF and integrate the
+    derivatives of its motion with respect to ``parameters`` along (module notes).
+
+    Parameters
+    ----------
+    model : Model or str
+        A model with a file form (built-in name, model file, or a model built from a
+        description), with masses and forces.
+    parameters : sequence of str
+        Scalar parameter paths (:mod:`linkdyn.describe.parameters`), e.g.
+        ``"bodies.crank.mass"``, ``"forces.S.stiffness"``, ``"joints.A.position.x"``.
+    t_end : float
+        End time (s).
+    **options
+        Those of :func:`linkdyn.simulate` except ``controller``, ``control_period``,
+        ``events``, ``event_tol``, ``swinging`` and ``record``; ``method`` may only be
+        ``"bdf"`` (the default here) or ``"auto"`` (taken as ``"bdf"``).
+
+    Returns
+    -------
+    SimulationSensitivities
+
+    Raises
+    ------
+    ArgumentError
+        A bad path (named), a parameter that is not a number or does not enter the motion
+        (named), a refused option, or a model with contacts or friction (events).
+    ModelError
+        Changing a parameter changes the model's coordinates or rows.
+    SimulationError
+        As :func:`linkdyn.simulate`.
+    """
+    for name in REFUSED:
+        if options.get(name) not in (None, ()):
+            raise ArgumentError(f"simulation_sensitivities: option {name!r} is not "
+                                "supported: the sensitivities jump at events, contact and "
+                                "friction switches and controller samples")
+    method = options.pop("method", "bdf")
+    if method not in ("bdf", "auto"):
+        raise ArgumentError(f"simulation_sensitivities: method must be 'bdf' (the "
+                            f"sensitivities are integrated with the BDF), got {method!r}")
+    family = ParameterFamily(model, parameters)
+    base = family.base
+    require_dynamic(base, "simulation_sensitivities")
+    info = base.force_info
+    if info["contacts"] or info.get("frictions") or info.get("swings") or info.get("arcs"):
+        raise ArgumentError(f"simulation_sensitivities: model {base.name!r} has contacts, "
+                            "whose onsets and separations are events: the sensitivities "
+                            "jump there, which is not supported")
+    opt = check_options(base, t_end, **_simulate_options(options))
+    state = consistent_state(base, q=opt.q0, v=opt.v0, t=opt.t0, hold=opt.hold,
+                             redundant=opt.redundant)
+    steps = PARAMETER_STEP * np.maximum(1.0, np.abs(family.values))
+    cache = [{0.0: base} for _ in steps]
+
+    def member(j, step):
+        if step not in cache[j]:
+            cache[j][step] = family.shifted(j, step)
+        return cache[j][step]
+
+    spec, exact, used = _spec(base, member, steps, opt, state)
+    run = DynamicsRun(base, opt, sensitivity=spec)
+    status = run.integrate()
+    result = run.finish(status)
+    rows = run.sensitivity_rows.reshape(len(result.t), len(steps), 2, base.nq)
+    dq = np.ascontiguousarray(np.moveaxis(rows[:, :, 0, :], 1, 2))
+    dv = np.ascontiguousarray(np.moveaxis(rows[:, :, 1, :], 1, 2))
+    marker_p = marker_parameter_terms(base, member, steps, dict(q=result.q, v=result.v),
+                                      used, exact)
+    unused = [name for name, u in zip(family.names, used) if not u]
+    if unused:
+        raise ArgumentError(f"parameter(s) {', '.join(map(repr, unused))} do not enter the "
+                            f"motion of model {base.name!r}: neither its equations of motion "
+                            "nor its initial state nor its markers change with them")
+    return SimulationSensitivities(result, family.names, family.values, dq, dv,
+                                   tuple(bool(e) for e in exact), marker_p)
+
+
+def _simulate_options(options) -> dict:
+    """``options`` over simulate's defaults, with the BDF (unknown names refused)."""
+    defaults = {k: p.default for k, p in inspect.signature(simulate).parameters.items()
+                if p.kind is inspect.Parameter.KEYWORD_ONLY}
+    unknown = sorted(set(options) - set(defaults))
+    if unknown:
+        raise ArgumentTypeError(f"simulation_sensitivities: unknown option(s) "
+                                f"{', '.join(map(repr, unknown))} (those of linkdyn.simulate "
+                                "are taken)")
+    return {**defaults, **options, "method": "bdf"}
+
+
+def _residuals(model, t, q, v, a, lam, cols) -> np.ndarray:
+    """(M a + Phi_q^T lam - Q(q, v, t), Phi(q, t)) of ``model`` at one state."""
+    vals = model.kernels.phi_q_values(q, t)
+    f = model.mass * a + np.bincount(cols, vals * lam[model.phiq_rowind], minlength=model.nq)
+    return np.concatenate([f - model.force(q, v, t), model.phi(q, t)])
+
+
+def _spec(base, member, steps, opt, state):
+    """Members and weights of each parameter's derivative, the initial sensitivities, and
+    per parameter whether it enters affinely and whether it enters at all."""
+    nq, nc, t0 = base.nq, base.nc, opt.t0
+    cols = _pattern_columns(base)
+    rng = np.random.default_rng(20261125)
+    scale = max(1.0, float(np.abs(state.q).max()))
+    times = (t0, 0.5 * (t0 + opt.t_end))
+    samples = [(t, state.q + 1e-2 * scale * rng.standard_normal(nq),
+                state.v + rng.standard_normal(nq), rng.standard_normal(nq),
+                rng.standard_normal(nc)) for t in times]
+    at_base = [_residuals(base, *x, cols) for x in samples]
+    runs, index, weights, start = {}, [], [], [0]
+    exact, used, s0 = [], [], np.zeros((len(steps), 3, nq))
+    reg = OUTPUT_REGULARIZATION if opt.allow_redundant else 0.0
+    for j, h in enumerate(steps):
+        plus = [_residuals(member(j, h), *x, cols) for x in samples]
+        minus = [_residuals(member(j, -h), *x, cols) for x in samples]
+        affine = all(_affine_test(p_, m_, b_) for p_, m_, b_ in zip(plus, minus, at_base))
+        exact.append(affine)
+        enters = any(np.any(p_ != m_) for p_, m_ in zip(plus, minus))
+        shifts = ({h: 0.5 / h, -h: -0.5 / h} if affine else
+                  {h: -1.0 / (6.0 * h), -h: 1.0 / (6.0 * h), 0.5 * h: 4.0 / (3.0 * h),
+                   -0.5 * h: -4.0 / (3.0 * h)})
+        for shift, w in shifts.items():
+            if (j, shift) not in runs:
+                runs[(j, shift)] = (len(runs), _run_state(member(j, shift), state, t0))
+            index.append(runs[(j, shift)][0])
+            weights.append(w)
+        start.append(len(index))
+
+        def start_of(step, j=j):
+            m = member(j, step)
+            s = consistent_state(m, q=opt.q0, v=opt.v0, t=t0, hold=opt.hold,
+                                 redundant=opt.redundant)
+            return np.concatenate([s.q, s.v])
+
+        s0[j, :2] = _richardson(start_of, INITIAL_STEP * h).reshape(2, nq)
+
+        def acceleration(step, j=j):
+            return _accelerations(member(j, step), state.q + step * s0[j, 0],
+                                  state.v + step * s0[j, 1], t0, reg)
+
+        s0[j, 2] = _richardson(acceleration, INITIAL_STEP * h)
+        used.append(bool(enters or np.any(s0[j] != 0.0)))
+    members = tuple(r for _, r in sorted(runs.values(), key=lambda x: x[0]))
+    spec = _Spec(members, np.array(start, dtype=np.intc), np.array(index, dtype=np.intc),
+                 np.array(weights), s0)
+    return spec, exact, used
+
+
+def _richardson(values, h) -> np.ndarray:
+    """dF/dp from F at p +- h and p +- h/2 (``values(step)``): Richardson's extrapolation of
+    the two central differences, an error of order h^4."""
+    d1 = (values(h) - values(-h)) / (2.0 * h)
+    d2 = (values(0.5 * h) - values(-0.5 * h)) / h
+    return (4.0 * d2 - d1) / 3.0
+
+
+def _run_state(model, state, t0):
+    """A run state of a member for the run (its angle records on the branch of the start)."""
+    rec0, _ = model.kernels.force_values(state.q, state.v, t0)
+    return model.kernels.run_state(reference_angles(model.kernels.arrays, state.q,
+                                                    rec0[:, 0]))
+
+
+def _accelerations(model, q, v, t, regularization) -> np.ndarray:
+    """Accelerations from the index-1 equations [M Phi_q^T; Phi_q -r D] (a, lam) =
+    (Q, gamma) at (q, v, t), D = diag(Phi_q M^-1 Phi_q^T) (r > 0: redundant constraints, as
+    the integrator's start solves them)."""
+    if model.nc == 0:
+        return model.force(q, v, t) / model.mass
+    J = model.phi_q(q, t)
+    lower = None
+    if regularization > 0:
+        lower = sp.diags(-regularization * np.asarray(J.multiply(J) @ (1.0 / model.mass)))
+    K = sp.bmat([[sp.diags(model.mass), J.T], [J, lower]], format="csc")
+    rhs = np.concatenate([model.force(q, v, t), model.gamma(q, v, t)])
+    return spla.splu(K).solve(rhs)[:model.nq]
