@@ -10,6 +10,9 @@ pylinkage's particle swarm.
    in the same run: analyses used, time, and the parameters' error.
 3. The same task against pylinkage (when installed): its particle swarm over the link
    lengths, against linkdyn from 20 random starts in the same box of dimensions.
+4. Forward sensitivities of a simulation: the free Jansen linkage, 1 s at rtol 1e-8, with
+   p = 1, 4 and 10 parameters, against the plain BDF run and against what central
+   differences of whole simulations would cost (1 + 2p runs), in the same run.
 """
 
 import time
@@ -188,3 +191,35 @@ def test_synthesis_against_pylinkage_particle_swarm():
     for residual, seconds in theirs:
         print(f"  pylinkage PSO (40 particles, 50 iterations): best residual {residual:.1e} m "
               f"in {seconds:.1f} s")
+
+
+SIM_PARAMS = ([f"bodies.L{i}.length" for i in (5, 6)] + [f"bodies.L{i}.density" for i in
+                                                         range(2, 10)])
+
+
+@pytest.fixture(scope="module")
+def free_jansen():
+    return linkdyn.load_model("jansen")
+
+
+def test_simulation_plain(benchmark, free_jansen):
+    benchmark.group = "jansen simulation sensitivities, 1 s"
+    benchmark.extra_info["role"] = "baseline"
+    benchmark(linkdyn.simulate, free_jansen, 1.0, rtol=1e-8, atol=1e-8, method="bdf")
+
+
+@pytest.mark.parametrize("p", [1, 4, 10])
+def test_simulation_sensitivities(benchmark, free_jansen, p):
+    benchmark.group = "jansen simulation sensitivities, 1 s"
+    s = benchmark.pedantic(linkdyn.simulation_sensitivities,
+                           args=(free_jansen, SIM_PARAMS[:p], 1.0),
+                           kwargs=dict(rtol=1e-8, atol=1e-8), rounds=3, iterations=1)
+    start = time.perf_counter()
+    for _ in range(5):
+        linkdyn.simulate(free_jansen, 1.0, rtol=1e-8, atol=1e-8, method="bdf")
+    plain = (time.perf_counter() - start) / 5
+    ratio = benchmark.stats.stats.median / plain
+    integration = s.result.stats["integration_seconds"] / plain
+    benchmark.extra_info.update(p=p, runs=ratio, central_difference_runs=1 + 2 * p)
+    print(f"\n  p = {p}: sensitivities cost {ratio:.1f} plain runs ({integration:.1f} of them "
+          f"integrating; central differences: {1 + 2 * p}); exact: {s.exact}")

@@ -243,13 +243,22 @@ def _spec(base, member, steps, opt, state):
                                  redundant=opt.redundant)
             return np.concatenate([s.q, s.v])
 
-        s0[j, :2] = _richardson(start_of, INITIAL_STEP * h).reshape(2, nq)
+        # A start that the parameter does not move has zero derivatives: where the
+        # constraints (bit for bit at the sample states) and the guesses are the members'
+        # and the base's alike (a mass, a stiffness), the assembly sees the same numbers.
+        # The others are extrapolated over steps of INITIAL_STEP h.
+        step_a = h
+        if (any(np.any(p_[nq:] != m_[nq:]) for p_, m_ in zip(plus, minus)) or
+                any(np.any(getattr(member(j, sh), x) != getattr(base, x))
+                    for sh in (h, -h) for x in ("q0", "v0", "hold"))):
+            s0[j, :2] = _richardson(start_of, INITIAL_STEP * h).reshape(2, nq)
+            step_a = INITIAL_STEP * h
 
         def acceleration(step, j=j):
             return _accelerations(member(j, step), state.q + step * s0[j, 0],
                                   state.v + step * s0[j, 1], t0, reg)
 
-        s0[j, 2] = _richardson(acceleration, INITIAL_STEP * h)
+        s0[j, 2] = _richardson(acceleration, step_a)
         used.append(bool(enters or np.any(s0[j] != 0.0)))
     members = tuple(r for _, r in sorted(runs.values(), key=lambda x: x[0]))
     spec = _Spec(members, np.array(start, dtype=np.intc), np.array(index, dtype=np.intc),
