@@ -45,7 +45,7 @@ from ..solve.assembly import consistent_state
 from ..solve.dynamics_run import OUTPUT_REGULARIZATION, DynamicsRun
 from ..solve.run_options import check_options
 from ..solve.simulate import simulate
-from .sensitivity import (PARAMETER_STEP, ParameterFamily, _affine_test, _ParameterDerivatives,
+from .sensitivity import (ParameterFamily, _affine_test, _ParameterDerivatives,
                           _pattern_columns, marker_parameter_terms)
 
 __all__ = ["simulation_sensitivities", "SimulationSensitivities"]
@@ -161,13 +161,7 @@ def simulation_sensitivities(model, parameters, t_end: float,
     opt = check_options(base, t_end, **_simulate_options(options))
     state = consistent_state(base, q=opt.q0, v=opt.v0, t=opt.t0, hold=opt.hold,
                              redundant=opt.redundant)
-    steps = PARAMETER_STEP * np.maximum(1.0, np.abs(family.values))
-    cache = [{0.0: base} for _ in steps]
-
-    def member(j, step):
-        if step not in cache[j]:
-            cache[j][step] = family.shifted(j, step)
-        return cache[j][step]
+    steps, member = family.members()
 
     spec, exact, used = _spec(base, member, steps, opt, state)
     run = DynamicsRun(base, opt, sensitivity=spec)

@@ -111,6 +111,20 @@ class ParameterFamily:
         values[j] += step
         return self.model(values)
 
+    def members(self):
+        """(steps, member): each parameter's difference step h (PARAMETER_STEP times
+        max(1, |value|)) and ``member(j, step)``, the model with parameter j moved by step,
+        compiled once when first asked for (step 0: the base)."""
+        steps = PARAMETER_STEP * np.maximum(1.0, np.abs(self.values))
+        cache = [{0.0: self.base} for _ in steps]
+
+        def member(j, step):
+            if step not in cache[j]:
+                cache[j][step] = self.shifted(j, step)
+            return cache[j][step]
+
+        return steps, member
+
 
 class _ParameterDerivatives:
     """Markers and body angles of derivatives ``dq``, ``dv`` (and ``da``) of a result with
@@ -252,15 +266,7 @@ def kinematic_sensitivities(model, parameters, times, *, at=None,
             raise ArgumentError("at: every time must be one of the analysis' times")
     t, q, v, a = result.t[rows], result.q[rows], result.v[rows], result.a[rows]
     p = len(family.names)
-    steps = PARAMETER_STEP * np.maximum(1.0, np.abs(family.values))
-    # The members at p_j +- h and +- h/2 (step 0: the base), each compiled once when first
-    # asked for.
-    members = [{0.0: base} for _ in steps]
-
-    def member(j, step):
-        if step not in members[j]:
-            members[j][step] = family.shifted(j, step)
-        return members[j][step]
+    steps, member = family.members()
 
     dq, dv, da, exact, used = _derivatives_compiled(base, member, steps, t, q, v, a, p)
     marker_p = marker_parameter_terms(base, member, steps, dict(q=q, v=v, a=a), used, exact)
