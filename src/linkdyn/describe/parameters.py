@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from ..errors import ModelError
 
 __all__ = ["SECTIONS", "is_model_parameter", "get_parameter", "set_parameter",
-           "apply_parameters"]
+           "with_parameters", "apply_parameters"]
 
 SECTIONS = ("bodies", "joints", "drivers", "forces", "contacts", "markers")
 _COMPONENTS = {"x": 0, "y": 1, "z": 2, "0": 0, "1": 1, "2": 2}
@@ -97,6 +97,25 @@ def set_parameter(data: dict, path: str, value) -> None:
         # A body's file form stores u and ud; an angle (angular velocity) replaces them.
         container.pop("u" if key == "angle" else "ud", None)
     container[key] = value
+
+
+def with_parameters(data: dict, values: Mapping) -> dict:
+    """A copy of a model-file dict with the parameters ``values`` ({path: value}) set, that
+    shares every part the paths do not reach: the top level, the ground points and the named
+    entries on a path are copied (deep for an entry, which is small), the rest is the
+    original's. For the many members of a sensitivity, where a deep copy of the whole model
+    would cost more than compiling it. The readers of model files never change their input,
+    so sharing is safe."""
+    data = dict(data)
+    for name, value in values.items():
+        parts = name.split(".")
+        if parts[0] == "ground" and isinstance(data.get("ground"), dict):
+            data["ground"] = dict(data["ground"])
+        elif parts[0] in SECTIONS and len(parts) > 1 and isinstance(data.get(parts[0]), list):
+            data[parts[0]] = [copy.deepcopy(e) if isinstance(e, dict) and
+                              e.get("name") == parts[1] else e for e in data[parts[0]]]
+        set_parameter(data, name, value)
+    return data
 
 
 def apply_parameters(data: dict, case: Mapping) -> dict:

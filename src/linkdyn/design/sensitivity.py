@@ -39,7 +39,7 @@ import numpy as np
 from ..compile.compiler import compile_model
 from ..compile.model import Model
 from ..describe import geometric, modelfile
-from ..describe.parameters import get_parameter, set_parameter
+from ..describe.parameters import get_parameter, with_parameters
 from ..errors import ArgumentError, ArgumentTypeError, ModelError, SingularConfigurationError
 from ..models import as_model
 from ..solve.kinematics import kinematics
@@ -86,11 +86,8 @@ class ParameterFamily:
     def source(self, values):
         """The member at ``values`` as the family describes it: a Linkage for a linkage,
         else the compiled model."""
-        import copy
-
-        data = copy.deepcopy(self.data)
-        for name, value in zip(self.names, values):
-            set_parameter(data, name, float(value))
+        data = with_parameters(self.data, {name: float(value)
+                                            for name, value in zip(self.names, values)})
         if self.linkage:
             return geometric.from_dict(data)
         return compile_model(modelfile.from_dict(data, path="<parameters>"))
