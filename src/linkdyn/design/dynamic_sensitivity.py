@@ -46,7 +46,7 @@ from ..solve.dynamics_run import OUTPUT_REGULARIZATION, DynamicsRun
 from ..solve.run_options import check_options
 from ..solve.simulate import simulate
 from .sensitivity import (ParameterFamily, _affine_test, _ParameterDerivatives,
-                          _pattern_columns, marker_parameter_terms)
+                          _pattern_columns, dynamic_residual, marker_parameter_terms)
 
 __all__ = ["simulation_sensitivities", "SimulationSensitivities"]
 
@@ -193,13 +193,6 @@ def _simulate_options(options) -> dict:
     return {**defaults, **options, "method": "bdf"}
 
 
-def _residuals(model, t, q, v, a, lam, cols) -> np.ndarray:
-    """(M a + Phi_q^T lam - Q(q, v, t), Phi(q, t)) of ``model`` at one state."""
-    vals = model.kernels.phi_q_values(q, t)
-    f = model.mass * a + np.bincount(cols, vals * lam[model.phiq_rowind], minlength=model.nq)
-    return np.concatenate([f - model.force(q, v, t), model.phi(q, t)])
-
-
 def _spec(base, member, steps, opt, state):
     """Members and weights of each parameter's derivative, the initial sensitivities, and
     per parameter whether it enters affinely and whether it enters at all."""
@@ -211,13 +204,13 @@ def _spec(base, member, steps, opt, state):
     samples = [(t, state.q + 1e-2 * scale * rng.standard_normal(nq),
                 state.v + rng.standard_normal(nq), rng.standard_normal(nq),
                 rng.standard_normal(nc)) for t in times]
-    at_base = [_residuals(base, *x, cols) for x in samples]
+    at_base = [dynamic_residual(base, *x, cols) for x in samples]
     runs, index, weights, start = {}, [], [], [0]
     exact, used, s0 = [], [], np.zeros((len(steps), 3, nq))
     reg = OUTPUT_REGULARIZATION if opt.allow_redundant else 0.0
     for j, h in enumerate(steps):
-        plus = [_residuals(member(j, h), *x, cols) for x in samples]
-        minus = [_residuals(member(j, -h), *x, cols) for x in samples]
+        plus = [dynamic_residual(member(j, h), *x, cols) for x in samples]
+        minus = [dynamic_residual(member(j, -h), *x, cols) for x in samples]
         affine = all(_affine_test(p_, m_, b_) for p_, m_, b_ in zip(plus, minus, at_base))
         exact.append(affine)
         enters = any(np.any(p_ != m_) for p_, m_ in zip(plus, minus))

@@ -26,7 +26,10 @@ over p +- h and p +- h/2, with an error of order h^4 (h = 1e-3 of the value's sc
 1e-12 relative).
 
 Markers are linear in q with body-fixed points that may depend on p: their derivatives add
-the marker's own p-derivative at fixed q.
+the marker's own p-derivative at fixed q. The kinetostatic input torque's derivatives
+(:meth:`KinematicSensitivities.input_torque`) differentiate M a + Phi_q^T lam = Q along the
+same rows; a parameter that moves no coordinate but enters those equations (a mass, a
+density) is accepted for them.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from ..describe.parameters import get_parameter, with_parameters
 from ..errors import ArgumentError, ArgumentTypeError, ModelError, SingularConfigurationError
 from ..models import as_model
 from ..solve.kinematics import kinematics
+from .metrics import input_torque
 
 __all__ = ["kinematic_sensitivities", "KinematicSensitivities", "ParameterFamily"]
 
@@ -176,6 +180,44 @@ class KinematicSensitivities(_ParameterDerivatives):
     da: np.ndarray
     exact: tuple
     _marker_p: dict = field(default_factory=dict, repr=False, compare=False)
+    _members: tuple = field(default=None, repr=False, compare=False)
+
+    def input_torque(self, driver: str) -> np.ndarray:
+        """d(input torque)/dp, (n, p): the derivatives of
+        :func:`linkdyn.design.input_torque` (kinetostatics, M a + Phi_q^T lam = Q(q, v, t))
+        along the analysis, in N m (or N) per unit of each parameter. Differentiating the
+        kinetostatic equations,
+
+            Phi_q^T dlam/dp = Q_q dq + Q_v dv - M da - H(lam) dq - f_p,
+
+        with H(lam) = d(Phi_q^T lam)/dq and f_p = d(M a + Phi_q^T lam - Q)/dp at fixed
+        (q, v, a, lam): central differences of the members at p +- h where that residual is
+        affine in p (masses, densities, force parameters: exact), Richardson's
+        extrapolation otherwise (a length moves a bar's inertia, L^3)."""
+        model = self.model
+        input_torque(self, driver)          # the checks: a dynamic model, a known driver
+        from scipy.sparse.linalg import splu
+
+        member, steps, dynamic_exact = self._members
+        row = model.constraint_names.index(driver)
+        cols = _pattern_columns(model)
+        n, p = len(self.t), len(self.parameters)
+        out = np.empty((n, p))
+        for i in range(n):
+            t, q, v, a = self.t[i], self.q[i], self.v[i], self.a[i]
+            lu = splu(model.phi_q(q, t).T.tocsc())
+            lam = lu.solve(model.force(q, v, t) - model.mass * a)
+            Qq, Qv = model.force_q(q, v, t), model.force_v(q, v, t)
+            H = model.constraint_hessian(q, lam, t)
+            for j in range(p):
+                def f(step, j=j):
+                    return dynamic_residual(member(j, step), t, q, v, a, lam, cols)[:model.nq]
+                fp = (_central(f, steps[j]) if dynamic_exact[j] else
+                      _difference(f, steps[j])[0])
+                rhs = (Qq @ self.dq[i, :, j] + Qv @ self.dv[i, :, j]
+                       - model.mass * self.da[i, :, j] - H @ self.dq[i, :, j] - fp)
+                out[i, j] = -lu.solve(rhs)[row]
+        return out
 
     def marker_acceleration(self, name) -> np.ndarray:
         """d(marker acceleration)/dp, (n, 2 or 3, p)."""
@@ -267,13 +309,53 @@ def kinematic_sensitivities(model, parameters, times, *, at=None,
 
     dq, dv, da, exact, used = _derivatives_compiled(base, member, steps, t, q, v, a, p)
     marker_p = marker_parameter_terms(base, member, steps, dict(q=q, v=v, a=a), used, exact)
+    dynamic_exact = _kinetostatic_terms(base, member, steps, t, q, v, a, used)
     unused = [name for name, u in zip(family.names, used) if not u]
     if unused:
         raise ArgumentError(f"parameter(s) {', '.join(map(repr, unused))} do not enter the "
-                            f"kinematics of model {base.name!r} (their derivatives are zero: "
-                            "a mass or a force, say)")
+                            f"kinematics or the kinetostatics of model {base.name!r} (their "
+                            "derivatives are zero)")
     return KinematicSensitivities(base, family.names, family.values, t, q, v, a, dq, dv, da,
-                                  tuple(bool(e) for e in exact), marker_p)
+                                  tuple(bool(e) for e in exact), marker_p,
+                                  (member, steps, dynamic_exact))
+
+
+def dynamic_residual(model, t, q, v, a, lam, cols) -> np.ndarray:
+    """(M a + Phi_q^T lam - Q(q, v, t), Phi(q, t)) of ``model`` at one state (``cols``: the
+    column of each value of its Jacobian pattern)."""
+    vals = model.kernels.phi_q_values(q, t)
+    f = model.mass * a + np.bincount(cols, vals * lam[model.phiq_rowind], minlength=model.nq)
+    return np.concatenate([f - model.force(q, v, t), model.phi(q, t)])
+
+
+def _central(values, h):
+    """(F(p + h) - F(p - h)) / 2h (``values(step)`` is F at p + step)."""
+    return (values(h) - values(-h)) / (2.0 * h)
+
+
+def _kinetostatic_terms(base, member, steps, t, q, v, a, used) -> list:
+    """Per parameter, whether the kinetostatic residual M a + Phi_q^T lam - Q enters it
+    affinely (tested at states moved off three rows of the analysis, with generic
+    multipliers), for a dynamic model; marks ``used`` where it enters at all (a mass)."""
+    if not base.dynamic or getattr(base.description, "kinematic", False):
+        return [False] * len(steps)
+    cols = _pattern_columns(base)
+    rng = np.random.default_rng(20261126)
+    rows = sorted({0, len(t) // 2, len(t) - 1})
+    scale = max(1.0, float(np.abs(q).max()))
+    samples = [(t[i], q[i] + 1e-2 * scale * rng.standard_normal(base.nq),
+                v[i] + rng.standard_normal(base.nq), a[i] + rng.standard_normal(base.nq),
+                rng.standard_normal(base.nc)) for i in rows]
+    at_base = [dynamic_residual(base, *x, cols) for x in samples]
+    exact = []
+    for j, h in enumerate(steps):
+        plus = [dynamic_residual(member(j, h), *x, cols) for x in samples]
+        minus = [dynamic_residual(member(j, -h), *x, cols) for x in samples]
+        exact.append(all(_affine_test(p_, m_, b_)
+                          for p_, m_, b_ in zip(plus, minus, at_base)))
+        if any(np.any(p_ != m_) for p_, m_ in zip(plus, minus)):
+            used[j] = True
+    return exact
 
 
 def marker_parameter_terms(base, member, steps, states, used, exact) -> dict:
