@@ -856,6 +856,13 @@ static int switch_to_bdf(ld_bdf *w)
 /* Shared with ld_rk.c */
 int ld__all_finite(const double *x, int n) { return all_finite(x, n); }
 int ld__refresh_G(ld_bdf *w, double t, double c) { return refresh_G(w, t, c); }
+int ld__factor_K(ld_bdf *w, double t, const double *q)
+{
+    if (eval_phi_q(w, t, q) != LD_OK) return LD_BDF_CALLBACK;
+    assemble_K(w, w->out_reg);
+    if (!all_finite(w->Gx, w->g_nnz)) return LD_BDF_NONFINITE;
+    return factor_G(w);
+}
 int ld__solve_G(ld_bdf *w, double *rhs) { return solve_G(w, rhs); }
 int ld__eval_phi_q(ld_bdf *w, double t, const double *q) { return eval_phi_q(w, t, q); }
 void ld__zero_inactive(const ld_bdf *w, double *rows) { zero_inactive(w, rows); }

@@ -164,10 +164,10 @@ int ld_bdf_restart_at(ld_bdf *w, const double *q, const double *v);
 int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out, double *y_out,
                      int *n_written);
 void ld_bdf_free(ld_bdf *w);
-/* With options.sensitivities, after ld_bdf_init: the initial sensitivities s0 [np x 3 nq],
- * per parameter (dq0/dp, dv0/dp, da0/dp). The BDF's first step does not depend on da0/dp; the
- * history of later steps does (as the state's on a0). A run with sensitivities cannot be
- * restarted (ld_bdf_restart*: LD_BDF_BAD_INPUT). */
+/* With options.sensitivities, after ld_bdf_init: the initial sensitivities s0 [np x 2 nq],
+ * per parameter (dq0/dp, dv0/dp); da0/dp (for the history) is solved from the index-1
+ * equations differentiated (ld_sens.c). A run with sensitivities cannot be restarted
+ * (ld_bdf_restart*: LD_BDF_BAD_INPUT). */
 int ld_bdf_init_sensitivities(ld_bdf *w, const double *s0);
 
 const ld_bdf_stats *ld_bdf_get_stats(const ld_bdf *w);

@@ -95,6 +95,8 @@ int ld__eval_phi_q(ld_bdf *w, double t, const double *q);
 void ld__zero_inactive(const ld_bdf *w, double *rows);
 
 int ld__refresh_G(ld_bdf *w, double t, double c);
+/* Factorise the index-1 matrix [M Phi_q^T; Phi_q -r' D] at (t, q) (phiq evaluated there). */
+int ld__factor_K(ld_bdf *w, double t, const double *q);
 int ld__solve_G(ld_bdf *w, double *rhs);
 
 /* Forward sensitivities (ld_sens.c). */

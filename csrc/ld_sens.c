@@ -35,11 +35,13 @@
  */
 #include "ld_bdf_impl.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Scratch layout in w->sens_work: acc [nq], fp [nq], mf [nq], pp [nc], mphi [nc],
- * mjac [phiq_nnz]. */
+ * mjac [phiq_nnz] (every step); then, for the start, qp, qm, vp, vm [nq each], gp, gm [nc
+ * each], vals [phiq_nnz], sa [nq]. */
 
 int ld__sens_valid(const ld_system *sys, const ld_bdf_options *opt)
 {
@@ -68,24 +70,117 @@ int ld__sens_valid(const ld_system *sys, const ld_bdf_options *opt)
 
 int ld__sens_create(ld_bdf *w)
 {
-    size_t size = 3 * (size_t)w->nq + 2 * (size_t)w->nc + (size_t)w->sys->phiq_nnz + 1;
-    w->sens_work = (double *)calloc(size, sizeof(double));
+    size_t nq = (size_t)w->nq, nc = (size_t)w->nc, nnz = (size_t)w->sys->phiq_nnz;
+    w->sens_work = (double *)calloc(8 * nq + 4 * nc + 2 * nnz + 1, sizeof(double));
     return w->sens_work ? LD_BDF_SUCCESS : LD_BDF_NO_MEMORY;
+}
+
+/* out[nc] = Phi_q x from Jacobian values vals in the system's pattern. */
+static void jac_times(const ld_system *s, const double *vals, const double *x, double *out)
+{
+    int j, p;
+    for (j = 0; j < s->nc; j++) out[j] = 0.0;
+    for (j = 0; j < s->nq; j++)
+        for (p = s->phiq_colptr[j]; p < s->phiq_colptr[j + 1]; p++)
+            out[s->phiq_rowind[p]] += vals[p] * x[j];
+}
+
+static int parameter_terms(ld_bdf *w, int j, double t);
+static void csc_axpy(int nq, const int *colptr, const int *rowind, const double *vals,
+                     double alpha, const double *x, double *out);
+
+/* The initial acceleration's derivative da0/dp of parameter j into sa, from the index-1
+ * equations M a + Phi_q^T lam = Q, Phi_q a = gamma differentiated along (s, u) = (dq0/dp,
+ * dv0/dp):
+ *
+ *     [M Phi_q^T; Phi_q -r' D] (da, dlam) = (Q_q s + Q_v u - H(lam) s - f_p,
+ *                                           gamma_q s + gamma_v u - (Phi_q)_q[s] a
+ *                                           + gamma_p - (Phi_q)_p a).
+ *
+ * linkdyn's constraints are at most quadratic in the coordinates, so gamma is at most
+ * quadratic in (q, v) jointly and Phi_q affine in q: the directional derivatives are central
+ * differences, exact up to rounding, over a move of the state's own size. The p-terms are
+ * the members' weighted sums. K must be factorised at q0 and w->y hold (q0, v0, lam0), the
+ * scratch's acc a0, the force Jacobians and H(lam0) be current. */
+static int initial_acceleration(ld_bdf *w, int j, double t, const double *s, const double *u,
+                                double *sa)
+{
+    const ld_system *m0 = w->sys;
+    const ld_sensitivity *se = w->opt.sensitivities;
+    int nq = w->nq, nc = w->nc, i, k, st;
+    const double *q = w->y, *v = w->y + nq;
+    double *acc = w->sens_work, *fp = acc + nq;
+    double *qp = acc + 3 * nq + 2 * nc + m0->phiq_nnz, *qm = qp + nq, *vp = qm + nq,
+           *vm = vp + nq, *gp = vm + nq, *gm = gp + nc, *vals = gm + nc, *rhs = w->res;
+    double smax = 0.0, umax = 0.0, qmax = 1.0, vmax = 1.0, eps, ratio;
+    if ((st = parameter_terms(w, j, t)) != LD_BDF_SUCCESS) return st;
+    for (i = 0; i < nq; i++) {
+        smax = fmax(smax, fabs(s[i])); umax = fmax(umax, fabs(u[i]));
+        qmax = fmax(qmax, fabs(q[i])); vmax = fmax(vmax, fabs(v[i]));
+    }
+    ratio = fmax(smax / qmax, umax / vmax);
+    eps = ratio > 0.0 ? 1.0 / ratio : 0.0;
+    /* top: Q_q s + Q_v u - H(lam) s - f_p */
+    for (i = 0; i < nq; i++) rhs[i] = -fp[i];
+    if (m0->fq_nnz) csc_axpy(nq, m0->fq_colptr, m0->fq_rowind, w->fq, 1.0, s, rhs);
+    if (m0->fv_nnz) csc_axpy(nq, m0->fv_colptr, m0->fv_rowind, w->fv, 1.0, u, rhs);
+    if (m0->hess_nnz) csc_axpy(nq, m0->hess_colptr, m0->hess_rowind, w->hess, -1.0, s, rhs);
+    /* bottom: the directional terms, then the members' gamma_p - (Phi_q)_p a */
+    for (i = 0; i < nc; i++) rhs[nq + i] = 0.0;
+    if (eps > 0.0) {
+        for (i = 0; i < nq; i++) {
+            qp[i] = q[i] + eps * s[i]; qm[i] = q[i] - eps * s[i];
+            vp[i] = v[i] + eps * u[i]; vm[i] = v[i] - eps * u[i];
+        }
+        if (m0->gamma(m0->user, t, qp, vp, gp) != LD_OK ||
+            m0->gamma(m0->user, t, qm, vm, gm) != LD_OK)
+            return LD_BDF_CALLBACK;
+        for (i = 0; i < nc; i++) rhs[nq + i] += (gp[i] - gm[i]) / (2.0 * eps);
+        if (m0->phi_q(m0->user, t, qp, vals) != LD_OK) return LD_BDF_CALLBACK;
+        jac_times(m0, vals, acc, gp);
+        if (m0->phi_q(m0->user, t, qm, vals) != LD_OK) return LD_BDF_CALLBACK;
+        jac_times(m0, vals, acc, gm);
+        for (i = 0; i < nc; i++) rhs[nq + i] -= (gp[i] - gm[i]) / (2.0 * eps);
+    }
+    for (k = se->start[j]; k < se->start[j + 1]; k++) {
+        const ld_system *m = se->members[se->member[k]];
+        double wk = se->weight[k];
+        if (m->gamma(m->user, t, q, v, gp) != LD_OK || m->phi_q(m->user, t, q, vals) != LD_OK)
+            return LD_BDF_CALLBACK;
+        jac_times(m, vals, acc, gm);
+        for (i = 0; i < nc; i++) rhs[nq + i] += wk * (gp[i] - gm[i]);
+    }
+    if ((st = ld__solve_G(w, rhs)) != LD_BDF_SUCCESS) return st;
+    memcpy(sa, rhs, (size_t)nq * sizeof(double));
+    return ld__all_finite(sa, nq) ? LD_BDF_SUCCESS : LD_BDF_NONFINITE;
 }
 
 int ld_bdf_init_sensitivities(ld_bdf *w, const double *s0)
 {
-    int j, i, nq = w->nq;
-    if (!w->np || !w->initialised || !s0 || !ld__all_finite(s0, 3 * nq * w->np))
+    const ld_system *m0 = w->sys;
+    int j, i, st, nq = w->nq, nc = w->nc;
+    double t = w->t, *sa;
+    if (!w->np || !w->initialised || !s0 || !ld__all_finite(s0, 2 * nq * w->np))
         return LD_BDF_BAD_INPUT;
+    /* The state (q0, v0, lam0), a0 from the first step's history, and the Jacobians there. */
+    memcpy(w->y, w->D, (size_t)(2 * nq + nc) * sizeof(double));
+    for (i = 0; i < nq; i++) w->sens_work[i] = w->D[w->n + nq + i] / w->h;
+    if ((m0->fq_nnz && m0->force_q(m0->user, t, w->y, w->y + nq, w->fq) != LD_OK) ||
+        (m0->fv_nnz && m0->force_v(m0->user, t, w->y, w->y + nq, w->fv) != LD_OK) ||
+        (m0->hess_nnz && m0->phi_qq_lam(m0->user, t, w->y, w->y + 2 * nq, w->hess) != LD_OK))
+        return LD_BDF_CALLBACK;
+    if ((st = ld__factor_K(w, t, w->y)) != LD_BDF_SUCCESS) return st;
+    sa = w->sens_work + 3 * nq + 2 * nc + m0->phiq_nnz + 4 * nq + 2 * nc + m0->phiq_nnz;
     for (j = 0; j < w->np; j++) {
-        const double *sj = s0 + (size_t)3 * nq * j;
+        const double *sj = s0 + (size_t)2 * nq * j;
         double *d0 = w->D + w->soff + (size_t)2 * nq * j, *d1 = d0 + w->n;
+        if ((st = initial_acceleration(w, j, t, sj, sj + nq, sa)) != LD_BDF_SUCCESS)
+            return st;
         for (i = 0; i < nq; i++) {
             d0[i] = sj[i];
             d0[nq + i] = sj[nq + i];
             d1[i] = w->h * sj[nq + i];
-            d1[nq + i] = w->h * sj[2 * nq + i];
+            d1[nq + i] = w->h * sa[i];
         }
     }
     return LD_BDF_SUCCESS;

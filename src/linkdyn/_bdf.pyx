@@ -203,11 +203,11 @@ cdef class BDFIntegrator:
         free(self.members)
 
     def init_sensitivities(self, s0):
-        """The initial sensitivities (np, 3, nq): dq0/dp, dv0/dp, da0/dp per parameter,
-        after init; returns the status code."""
+        """The initial sensitivities (np, 2, nq): dq0/dp, dv0/dp per parameter, after init
+        (da0/dp is solved in C); returns the status code."""
         cdef const double[::1] s = np.ascontiguousarray(s0, dtype=np.float64).reshape(-1)
-        if self.np == 0 or s.shape[0] != 3 * self.nq * self.np:
-            raise ValueError(f"s0 must have shape ({self.np}, 3, {self.nq})")
+        if self.np == 0 or s.shape[0] != 2 * self.nq * self.np:
+            raise ValueError(f"s0 must have shape ({self.np}, 2, {self.nq})")
         with nogil:
             status = ld_bdf_init_sensitivities(self.w, &s[0])
         return status

@@ -20,7 +20,10 @@ lengths in the constraints; checked per parameter by a zero second difference at
 moved off the motion, ``exact``), Richardson's extrapolation over p +- h and p +- h/2
 otherwise (an error of order h^4, h = 1e-3 of the value's scale: some 1e-12 relative).
 The initial state is assembled for each member (:func:`linkdyn.consistent_state`), and its
-derivatives are Richardson-extrapolated differences of those starts.
+derivatives are Richardson-extrapolated differences of those starts (zero, without
+assembling, for a parameter that changes neither the constraints nor the guesses); the
+initial accelerations' derivatives, which the BDF's history needs, are solved in C from the
+index-1 equations differentiated (csrc/ld_sens.c).
 
 The integration uses the BDF (``method="bdf"``); a run with sensitivities refreshes the
 iteration matrix at every step, so its state agrees with a plain run's to the Newton
@@ -34,15 +37,13 @@ import inspect
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
 from ..compile.model import Model, require_dynamic
 from ..elements.records import reference_angles
 from ..errors import ArgumentError, ArgumentTypeError
 from ..results.simulation import SimulationResult
 from ..solve.assembly import consistent_state
-from ..solve.dynamics_run import OUTPUT_REGULARIZATION, DynamicsRun
+from ..solve.dynamics_run import DynamicsRun
 from ..solve.run_options import check_options
 from ..solve.simulate import simulate
 from .sensitivity import (ParameterFamily, _affine_test, _ParameterDerivatives,
@@ -206,8 +207,7 @@ def _spec(base, member, steps, opt, state):
                 rng.standard_normal(nc)) for t in times]
     at_base = [dynamic_residual(base, *x, cols) for x in samples]
     runs, index, weights, start = {}, [], [], [0]
-    exact, used, s0 = [], [], np.zeros((len(steps), 3, nq))
-    reg = OUTPUT_REGULARIZATION if opt.allow_redundant else 0.0
+    exact, used, s0 = [], [], np.zeros((len(steps), 2, nq))
     for j, h in enumerate(steps):
         plus = [dynamic_residual(member(j, h), *x, cols) for x in samples]
         minus = [dynamic_residual(member(j, -h), *x, cols) for x in samples]
@@ -234,18 +234,10 @@ def _spec(base, member, steps, opt, state):
         # constraints (bit for bit at the sample states) and the guesses are the members'
         # and the base's alike (a mass, a stiffness), the assembly sees the same numbers.
         # The others are extrapolated over steps of INITIAL_STEP h.
-        step_a = h
         if (any(np.any(p_[nq:] != m_[nq:]) for p_, m_ in zip(plus, minus)) or
                 any(np.any(getattr(member(j, sh), x) != getattr(base, x))
                     for sh in (h, -h) for x in ("q0", "v0", "hold"))):
-            s0[j, :2] = _richardson(start_of, INITIAL_STEP * h).reshape(2, nq)
-            step_a = INITIAL_STEP * h
-
-        def acceleration(step, j=j):
-            return _accelerations(member(j, step), state.q + step * s0[j, 0],
-                                  state.v + step * s0[j, 1], t0, reg)
-
-        s0[j, 2] = _richardson(acceleration, step_a)
+            s0[j] = _richardson(start_of, INITIAL_STEP * h).reshape(2, nq)
         used.append(bool(enters or np.any(s0[j] != 0.0)))
     members = tuple(r for _, r in sorted(runs.values(), key=lambda x: x[0]))
     spec = _Spec(members, np.array(start, dtype=np.intc), np.array(index, dtype=np.intc),
@@ -266,18 +258,3 @@ def _run_state(model, state, t0):
     rec0, _ = model.kernels.force_values(state.q, state.v, t0)
     return model.kernels.run_state(reference_angles(model.kernels.arrays, state.q,
                                                     rec0[:, 0]))
-
-
-def _accelerations(model, q, v, t, regularization) -> np.ndarray:
-    """Accelerations from the index-1 equations [M Phi_q^T; Phi_q -r D] (a, lam) =
-    (Q, gamma) at (q, v, t), D = diag(Phi_q M^-1 Phi_q^T) (r > 0: redundant constraints, as
-    the integrator's start solves them)."""
-    if model.nc == 0:
-        return model.force(q, v, t) / model.mass
-    J = model.phi_q(q, t)
-    lower = None
-    if regularization > 0:
-        lower = sp.diags(-regularization * np.asarray(J.multiply(J) @ (1.0 / model.mass)))
-    K = sp.bmat([[sp.diags(model.mass), J.T], [J, lower]], format="csc")
-    rhs = np.concatenate([model.force(q, v, t), model.gamma(q, v, t)])
-    return spla.splu(K).solve(rhs)[:model.nq]

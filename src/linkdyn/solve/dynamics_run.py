@@ -60,7 +60,7 @@ class DynamicsRun:
     """The per-run state of one simulation and the loop that advances it. ``sensitivity``
     (:mod:`linkdyn.design.dynamic_sensitivity`): forward sensitivities integrated along,
     an object with ``members``, ``start``, ``member``, ``weight`` (csrc/ld_bdf.h,
-    ld_sensitivity) and ``s0`` (np, 3, nq); their rows are kept in ``sensitivity_rows``."""
+    ld_sensitivity) and ``s0`` (np, 2, nq); their rows are kept in ``sensitivity_rows``."""
 
     def __init__(self, model: Model, opt: RunOptions, sensitivity=None):
         self.model, self.opt, self.sensitivity = model, opt, sensitivity
