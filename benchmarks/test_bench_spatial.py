@@ -181,18 +181,29 @@ def test_heavy_top_against_exudyn(benchmark, top):
     report(benchmark, top, "Exudyn", rows + linkdyn_rows(top, (1e-6, 1e-8)), 1e-6)
 
 
-def test_bricard_a04(benchmark):
-    """IFToMM A04, Bricard's overconstrained linkage, over the benchmark's 10 s: linkdyn with
-    its redundant row allowed, at rtol 1e-6 ... 1e-10, its point P3 against the redundant-free
-    twin at rtol 1e-12 (an independent row set of the same motion); beside the OpenSim
-    implementation's published 0.258 s (an i5-4570, another machine: for scale only)."""
+@pytest.fixture(scope="module")
+def bricard_reference():
+    """A04's output times (every 10 ms over 10 s) and P3 from the redundant-free twin at rtol
+    1e-12 (an independent row set of the same motion): what every code is measured against."""
     import numpy as np
 
     from linkdyn.models.spatial import BRICARD_T_END, bricard
 
     t = np.linspace(0.0, BRICARD_T_END, 1001)
-    ref = linkdyn.simulate(bricard(redundant_free=True), BRICARD_T_END, rtol=1e-12,
-                           atol=1e-12, t_out=t).marker("P3")
+    return t, linkdyn.simulate(bricard(redundant_free=True), BRICARD_T_END, rtol=1e-12,
+                               atol=1e-12, t_out=t).marker("P3")
+
+
+def test_bricard_a04(benchmark, bricard_reference):
+    """IFToMM A04, Bricard's overconstrained linkage, over the benchmark's 10 s: linkdyn with
+    its redundant row allowed, at rtol 1e-6 ... 1e-10, its point P3 against the redundant-free
+    twin; beside the OpenSim implementation's published 0.258 s (an i5-4570, another machine:
+    for scale only)."""
+    import numpy as np
+
+    from linkdyn.models.spatial import BRICARD_T_END, bricard
+
+    t, ref = bricard_reference
     model = bricard()
     rows = ["| code | time (10 s) | P3 error |", "|---|---|---|",
             "| OpenSim (published, i5-4570) | 258 ms | - |"]
@@ -209,3 +220,76 @@ def test_bricard_a04(benchmark):
     benchmark.pedantic(linkdyn.simulate, args=(model, BRICARD_T_END),
                        kwargs=dict(rtol=1e-8, atol=1e-8, t_out=t, redundant="allow"),
                        rounds=3, iterations=1)
+
+
+def bricard_mjcf(dt: float) -> str:
+    """A04 in MuJoCo: two open chains from the ground (J1-J2-J3 and J6-J5) carrying the five
+    rods (1 kg, 1 m, square section 0.1 m, as linkdyn's ``bricard``), the loop closed at J4 by
+    two point constraints on its axis (a hinge: five rows and a redundant sixth, which MuJoCo's
+    soft constraints accept), stiffened to a time constant of 2 dt (MuJoCo's shortest stable
+    one; its default, 0.02 s, leaves P3 2e-3 m off); RK4 at step dt, contacts off."""
+    axial, transverse = 2 * 0.1**2 / 12, (1 + 0.1**2) / 12
+
+    def rod(centre, along):
+        moments = [transverse] * 3
+        moments[along] = axial
+        return (f'<inertial pos="{centre}" mass="1" '
+                f'diaginertia="{moments[0]} {moments[1]} {moments[2]}"/>')
+
+    solref = f'solref="{2 * dt} 1"'
+    return (f'<mujoco><option gravity="0 -9.81 0" timestep="{dt}" integrator="RK4">'
+            '<flag contact="disable"/></option><worldbody>'
+            f'<body name="rod1"><joint type="hinge" axis="0 1 0"/>{rod("0.5 0 0", 0)}'
+            f'<body name="rod2" pos="1 0 0"><joint type="hinge" axis="0 0 1"/>'
+            f'{rod("0 -0.5 0", 1)}<site name="P3" pos="0 -1 0"/>'
+            f'<body name="rod3" pos="0 -1 0"><joint type="hinge" axis="1 0 0"/>'
+            f'{rod("0 0 0.5", 2)}</body></body></body>'
+            f'<body name="rod5" pos="0 0 1"><joint type="hinge" axis="1 0 0"/>'
+            f'{rod("0 -0.5 0", 1)}<body name="rod4" pos="0 -1 0">'
+            f'<joint type="hinge" axis="0 0 1"/>{rod("0.5 0 0", 0)}</body></body>'
+            '</worldbody><equality>'
+            f'<connect body1="rod3" body2="rod4" anchor="0 0 1" {solref}/>'
+            f'<connect body1="rod3" body2="rod4" anchor="0 0.5 1" {solref}/>'
+            '</equality></mujoco>')
+
+
+def test_bricard_a04_against_mujoco(benchmark, bricard_reference):
+    """A04 over 10 s in MuJoCo (:func:`bricard_mjcf`, when installed) at four steps, beside
+    linkdyn at three tolerances, P3 measured against the same reference every 10 ms: time
+    and error of each, in one table."""
+    mujoco = pytest.importorskip("mujoco")
+    import time
+
+    import numpy as np
+
+    from linkdyn.models.spatial import BRICARD_T_END, bricard
+
+    t, ref = bricard_reference
+
+    def mujoco_run(dt):
+        m = mujoco.MjModel.from_xml_string(bricard_mjcf(dt))
+        data = mujoco.MjData(m)
+        mujoco.mj_forward(m, data)
+        per, out = int(round((t[1] - t[0]) / dt)), [data.site_xpos[0].copy()]
+        start = time.perf_counter()
+        for _ in range(len(t) - 1):
+            mujoco.mj_step(m, data, nstep=per)
+            out.append(data.site_xpos[0].copy())
+        return time.perf_counter() - start, float(np.abs(np.array(out) - ref).max())
+
+    rows = ["| code | time (10 s) | P3 error |", "|---|---|---|"]
+    for dt in (1e-3, 5e-4, 2e-4, 1e-4):
+        secs, err = min(mujoco_run(dt) for _ in range(3))
+        rows.append(f"| MuJoCo RK4, step {dt:g} s | {secs * 1e3:.0f} ms | {err:.1e} m |")
+    model = bricard()
+    for tol in (1e-6, 1e-8, 1e-10):
+        runs = [linkdyn.simulate(model, BRICARD_T_END, rtol=tol, atol=tol, t_out=t,
+                                 redundant="allow") for _ in range(3)]
+        secs = min(r.stats["integration_seconds"] for r in runs)
+        err = float(np.abs(runs[0].marker("P3") - ref).max())
+        rows.append(f"| linkdyn, rtol {tol:g} | {secs * 1e3:.1f} ms | {err:.1e} m |")
+    table = "\n".join(rows)
+    print("\nBricard (IFToMM A04) against MuJoCo\n" + table)
+    benchmark.group = "bricard mujoco"
+    benchmark.extra_info["table"] = table
+    benchmark.pedantic(mujoco_run, args=(1e-3,), rounds=1, iterations=1)
