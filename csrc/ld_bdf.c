@@ -332,6 +332,7 @@ int ld_bdf_create(const ld_system *sys, const ld_bdf_options *opt, ld_bdf **out)
     w->zoff = 2 * sys->nq + sys->nc;
     w->soff = w->zoff + w->nz;
     w->np = opt->sensitivities ? opt->sensitivities->np : 0;
+    w->sens_errcon = w->np && opt->sensitivities->scale != NULL;
     w->n = w->soff + 2 * w->nq * w->np;
     w->ng = sys->nq + sys->nc;
     n = (size_t)w->n;
@@ -650,6 +651,17 @@ static double error_norm(const ld_bdf *w, const double *x, int k)
         if (a > m) m = a;
         if (b > m) m = b;
     }
+    /* Sensitivities taking part (ld_sens.c): the same test on their own scales. */
+    if (w->sens_errcon)
+        for (i = w->soff; i < w->n; i += 2 * nq) {
+            int j;
+            for (j = 0; j < nq; j++) {
+                double a = fabs(x[i + j]) / w->scale[i + j];
+                double b = ck * fabs(x[i + nq + j]) / w->scale[i + j];
+                if (a > m) m = a;
+                if (b > m) m = b;
+            }
+        }
     return m;
 }
 
@@ -825,10 +837,11 @@ int ld_bdf_restart(ld_bdf *w)
 
 int ld_bdf_restart_at(ld_bdf *w, const double *q, const double *v)
 {
-    int nq = w->nq;
+    int nq = w->nq, st;
     if (!w->initialised) return LD_BDF_BAD_INPUT;
     if ((q && !all_finite(q, nq)) || (v && !all_finite(v, nq))) return LD_BDF_BAD_INPUT;
-    if (w->np) return LD_BDF_BAD_INPUT;   /* the sensitivities would jump (ld_sens.c) */
+    /* A moved state would make the sensitivities jump (ld_sens.c). */
+    if (w->np && (q || v)) return LD_BDF_BAD_INPUT;
     w->initialised = 0;
     w->stats.restarts++;
     memcpy(w->y, w->D, (size_t)w->n * sizeof(double));
@@ -839,7 +852,10 @@ int ld_bdf_restart_at(ld_bdf *w, const double *q, const double *v)
         w->use_rk = 1;
         w->stats.switches_to_rk++;
     }
-    return start(w, w->t, w->y, w->y + nq, w->y + w->zoff);
+    st = start(w, w->t, w->y, w->y + nq, w->y + w->zoff);
+    /* The sensitivities go on from the restart's state (its history anew, as the state's). */
+    if (st == LD_BDF_SUCCESS && w->np) st = ld_bdf_init_sensitivities(w, w->y + w->soff);
+    return st;
 }
 
 /* (Method auto) continue with the BDF from the current state: stiffness, or a failure of the
@@ -1340,10 +1356,15 @@ static int bdf_step(ld_bdf *w, double t_end, int *accepted)
         return LD_BDF_SUCCESS;
     }
 
-    /* Error test. */
+    /* Error test (of the sensitivities too, when they take part: solved first). */
     for (i = 0; i < 2 * nq; i++) {
         double a = fabs(w->y_pred[i]), b = fabs(w->y[i]);
         w->scale[i] = w->atol + w->rtol * (a > b ? a : b);
+    }
+    if (w->sens_errcon) {
+        if ((st = ld__sens_step(w, t_new, c)) != LD_BDF_SUCCESS)
+            return fail(w, st, t_new, w->h);
+        ld__sens_test_terms(w, order);
     }
     err = w->err_const[order] * error_norm(w, w->d, order);
     safety = 0.9 * (2 * w->opt.newton_max_iter + 1) /
@@ -1367,7 +1388,7 @@ static int bdf_step(ld_bdf *w, double t_end, int *accepted)
         for (i = w->zoff; i < w->soff; i++) w->y[i] = w->y_pred[i] + c * w->y[i] - w->psi[i];
     }
     /* Sensitivities: the corrector's linearisation at the accepted state (ld_sens.c). */
-    if (w->np && (st = ld__sens_step(w, t_new, c)) != LD_BDF_SUCCESS)
+    if (w->np && !w->sens_errcon && (st = ld__sens_step(w, t_new, c)) != LD_BDF_SUCCESS)
         return fail(w, st, t_new, w->h);
     /* Update the differences with d = y_new - y_pred. */
     if (w->newton_iters >= REFRESH_ITERS) w->refresh_next = 1;

@@ -51,6 +51,10 @@ typedef struct ld_sensitivity {
     const int *start;                   /* [np + 1] */
     const int *member;                  /* [start[np]] indices into members */
     const double *weight;               /* [start[np]] */
+    const double *scale;                /* [np] the parameters' magnitudes |p_j| > 0: the
+                                           sensitivities take part in the error test, with
+                                           tolerances rtol and atol / |p_j| (as CVODES with
+                                           errconS); NULL: they follow the state's steps */
 } ld_sensitivity;
 
 typedef struct ld_bdf_options {
@@ -83,7 +87,7 @@ typedef struct ld_bdf_options {
                                AMD on its symmetric pattern (0, default): for systems whose
                                pivots leave the diagonal (spatial bodies; see ld_bdf.c) */
     const ld_sensitivity *sensitivities; /* forward sensitivities (NULL: none); only with
-                               method BDF, no events and no switchable rows */
+                               method BDF and no switchable rows */
 } ld_bdf_options;
 
 typedef struct ld_bdf_stats {
@@ -166,8 +170,8 @@ int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out, do
 void ld_bdf_free(ld_bdf *w);
 /* With options.sensitivities, after ld_bdf_init: the initial sensitivities s0 [np x 2 nq],
  * per parameter (dq0/dp, dv0/dp); da0/dp (for the history) is solved from the index-1
- * equations differentiated (ld_sens.c). A run with sensitivities cannot be restarted
- * (ld_bdf_restart*: LD_BDF_BAD_INPUT). */
+ * equations differentiated (ld_sens.c). A run with sensitivities restarts (an event) from
+ * its current state only (ld_bdf_restart_at with q or v: LD_BDF_BAD_INPUT). */
 int ld_bdf_init_sensitivities(ld_bdf *w, const double *s0);
 
 const ld_bdf_stats *ld_bdf_get_stats(const ld_bdf *w);

@@ -26,6 +26,7 @@ struct ld_bdf {
     int nq, nc, n, ng;
     int nz, zoff;               /* quadratures z at y[zoff .. zoff + nz - 1], zoff = 2 nq + nc */
     int np, soff;               /* sensitivities S at y[soff ..], soff = zoff + nz (ld_sens.c) */
+    int sens_errcon;            /* they take part in the error test */
     double *sens_work;          /* their scratch (NULL without) */
     int initialised;
 
@@ -103,6 +104,7 @@ int ld__solve_G(ld_bdf *w, double *rhs);
 int ld__sens_valid(const ld_system *sys, const ld_bdf_options *opt);
 int ld__sens_create(ld_bdf *w);
 int ld__sens_step(ld_bdf *w, double t, double c);
+void ld__sens_test_terms(ld_bdf *w, int k);
 
 /* The explicit method (ld_rk.c). */
 int ld__rk_create(ld_bdf *w);

@@ -3,8 +3,12 @@
  *
  * For parameters p_1 .. p_np the state y carries S = (s_j, u_j), s_j = dq/dp_j and
  * u_j = dv/dp_j, after (q, v, lam, z). They share the BDF's history D, its predictor, its
- * rescaling at step and order changes and its interpolant, and are not error-tested: the step
- * sequence is the state's (as CVODES and IDAS do with errconS off).
+ * rescaling at step and order changes and its interpolant. With ld_sensitivity.scale they
+ * take part in the error test (as CVODES and IDAS with errconS): s_j and u_j are tested like
+ * q and v, against rtol |s| + atol / |p_j| (the scaled sensitivity |p_j| s_j is a length like
+ * q); then each step attempt solves them before its test. Without, they follow the state's
+ * steps and are solved once the step is accepted: cheaper, but their error is then whatever
+ * those steps give (in a stiff contact, far above the tolerance).
  *
  * The corrector. At step constant c = h / gamma_k the BDF sets q = q_pred + d,
  * v = (psi_q + d) / c, a = (psi_v + v - v_pred) / c and solves, for d and mu = c^2 lam,
@@ -30,27 +34,42 @@
  *
  * Refreshing G at every accepted step changes the state's Newton iterations (faster
  * convergence), so a run with sensitivities agrees with one without to the Newton tolerance,
- * not bit for bit. Events, restarts and switchable rows are not supported: the sensitivities
- * jump at an event by terms the event time's derivative sets.
+ * not bit for bit.
+ *
+ * Events and restarts. At an event at t_e(p) the sensitivities jump by (f+ - f-) dt_e/dp, f
+ * the state's derivative just after and just before: they are continuous where the equations
+ * are (a compliant contact's onset and separation, an event that changes nothing). A restart
+ * from the current state keeps them, and solves da/dp anew with the index-1 equations (as
+ * the start does). Restarts from a moved state (a velocity projected by a contact that
+ * sticks) and switchable rows are refused: there the sensitivities would jump; so is any
+ * discontinuity that the caller brings about between calls (the caller's responsibility).
  */
 #include "ld_bdf_impl.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* The round-off of a sensitivity solve, in eps max|s| (the state's Newton noise, NOISE in
+ * ld_bdf.c, is the same multiple of eps max|q|). */
+#define NOISE_S 256.0
+
 /* Scratch layout in w->sens_work: acc [nq], fp [nq], mf [nq], pp [nc], mphi [nc],
  * mjac [phiq_nnz] (every step); then, for the start, qp, qm, vp, vm [nq each], gp, gm [nc
- * each], vals [phiq_nnz], sa [nq]. */
+ * each], vals [phiq_nnz], sa [nq], su [2 nq]. */
 
 int ld__sens_valid(const ld_system *sys, const ld_bdf_options *opt)
 {
     const ld_sensitivity *se = opt->sensitivities;
     int j, k, p;
     if (se->np < 1 || se->nmembers < 1 || !se->members || !se->start || !se->member ||
-        !se->weight || opt->method != LD_METHOD_BDF || sys->nev > 0 || sys->row_active ||
+        !se->weight || opt->method != LD_METHOD_BDF || sys->row_active ||
         se->start[0] != 0)
         return 0;
+    if (se->scale)
+        for (j = 0; j < se->np; j++)
+            if (!(se->scale[j] > 0.0) || !isfinite(se->scale[j])) return 0;
     for (j = 0; j < se->np; j++)
         if (se->start[j + 1] < se->start[j]) return 0;
     for (k = 0; k < se->start[se->np]; k++)
@@ -71,7 +90,7 @@ int ld__sens_valid(const ld_system *sys, const ld_bdf_options *opt)
 int ld__sens_create(ld_bdf *w)
 {
     size_t nq = (size_t)w->nq, nc = (size_t)w->nc, nnz = (size_t)w->sys->phiq_nnz;
-    w->sens_work = (double *)calloc(8 * nq + 4 * nc + 2 * nnz + 1, sizeof(double));
+    w->sens_work = (double *)calloc(10 * nq + 4 * nc + 2 * nnz + 1, sizeof(double));
     return w->sens_work ? LD_BDF_SUCCESS : LD_BDF_NO_MEMORY;
 }
 
@@ -155,6 +174,67 @@ static int initial_acceleration(ld_bdf *w, int j, double t, const double *s, con
     return ld__all_finite(sa, nq) ? LD_BDF_SUCCESS : LD_BDF_NONFINITE;
 }
 
+/* Make (s, u) = (dq0/dp_j, dv0/dp_j) satisfy the differentiated constraints exactly,
+ *
+ *     Phi_q s + Phi_p = 0,    Phi_q u + (Phi_q v + Phi_t)_q s + (Phi_q v + Phi_t)_p = 0,
+ *
+ * by mass-weighted corrections (one solve each with K factorised at q0, as the state's
+ * projection): given by differences of assembled starts, they hold only to the differences'
+ * error, and the corrector, which enforces them, would turn that into a jump of the first
+ * step that no step size makes pass the error test. The directional term is a central
+ * difference, exact (Phi_q v + Phi_t is affine in q). */
+static int project_start(ld_bdf *w, int j, double t, double *s, double *u)
+{
+    const ld_system *m0 = w->sys;
+    const ld_sensitivity *se = w->opt.sensitivities;
+    int nq = w->nq, nc = w->nc, i, k, st;
+    const double *q = w->y, *v = w->y + nq;
+    double *qp = w->sens_work + 3 * nq + 2 * nc + m0->phiq_nnz, *qm = qp + nq;
+    double *gp = qm + 3 * nq, *gm = gp + nc, *vals = gm + nc, *rhs = w->res;
+    double smax = 0.0, qmax = 1.0, eps;
+    /* positions */
+    jac_times(m0, w->phiq, s, rhs + nq);
+    for (k = se->start[j]; k < se->start[j + 1]; k++) {
+        const ld_system *m = se->members[se->member[k]];
+        if (m->phi(m->user, t, q, gp) != LD_OK) return LD_BDF_CALLBACK;
+        for (i = 0; i < nc; i++) rhs[nq + i] += se->weight[k] * gp[i];
+    }
+    for (i = 0; i < nq; i++) rhs[i] = 0.0;
+    for (i = 0; i < nc; i++) rhs[nq + i] = -rhs[nq + i];
+    if ((st = ld__solve_G(w, rhs)) != LD_BDF_SUCCESS) return st;
+    for (i = 0; i < nq; i++) s[i] += rhs[i];
+    /* velocities */
+    for (i = 0; i < nq; i++) { smax = fmax(smax, fabs(s[i])); qmax = fmax(qmax, fabs(q[i])); }
+    eps = smax > 0.0 ? qmax / smax : 0.0;
+    jac_times(m0, w->phiq, u, rhs + nq);
+    if (eps > 0.0) {
+        for (i = 0; i < nq; i++) { qp[i] = q[i] + eps * s[i]; qm[i] = q[i] - eps * s[i]; }
+        /* gp, gm <- Phi_q v + Phi_t at q +- eps s (w->phi: a free scratch row here) */
+        if (m0->phi_q(m0->user, t, qp, vals) != LD_OK ||
+            m0->phi_t(m0->user, t, qp, w->phi) != LD_OK)
+            return LD_BDF_CALLBACK;
+        jac_times(m0, vals, v, gp);
+        for (i = 0; i < nc; i++) gp[i] += w->phi[i];
+        if (m0->phi_q(m0->user, t, qm, vals) != LD_OK ||
+            m0->phi_t(m0->user, t, qm, w->phi) != LD_OK)
+            return LD_BDF_CALLBACK;
+        jac_times(m0, vals, v, gm);
+        for (i = 0; i < nc; i++) rhs[nq + i] += (gp[i] - gm[i] - w->phi[i]) / (2.0 * eps);
+    }
+    for (k = se->start[j]; k < se->start[j + 1]; k++) {
+        const ld_system *m = se->members[se->member[k]];
+        if (m->phi_q(m->user, t, q, vals) != LD_OK) return LD_BDF_CALLBACK;
+        jac_times(m, vals, v, gp);
+        if (m->phi_t(m->user, t, q, gm) != LD_OK) return LD_BDF_CALLBACK;
+        for (i = 0; i < nc; i++) rhs[nq + i] += se->weight[k] * (gp[i] + gm[i]);
+    }
+    for (i = 0; i < nq; i++) rhs[i] = 0.0;
+    for (i = 0; i < nc; i++) rhs[nq + i] = -rhs[nq + i];
+    if ((st = ld__solve_G(w, rhs)) != LD_BDF_SUCCESS) return st;
+    for (i = 0; i < nq; i++) u[i] += rhs[i];
+    return ld__all_finite(s, nq) && ld__all_finite(u, nq) ? LD_BDF_SUCCESS : LD_BDF_NONFINITE;
+}
+
 int ld_bdf_init_sensitivities(ld_bdf *w, const double *s0)
 {
     const ld_system *m0 = w->sys;
@@ -172,9 +252,11 @@ int ld_bdf_init_sensitivities(ld_bdf *w, const double *s0)
     if ((st = ld__factor_K(w, t, w->y)) != LD_BDF_SUCCESS) return st;
     sa = w->sens_work + 3 * nq + 2 * nc + m0->phiq_nnz + 4 * nq + 2 * nc + m0->phiq_nnz;
     for (j = 0; j < w->np; j++) {
-        const double *sj = s0 + (size_t)2 * nq * j;
+        double *sj = sa + nq;
         double *d0 = w->D + w->soff + (size_t)2 * nq * j, *d1 = d0 + w->n;
-        if ((st = initial_acceleration(w, j, t, sj, sj + nq, sa)) != LD_BDF_SUCCESS)
+        memcpy(sj, s0 + (size_t)2 * nq * j, (size_t)(2 * nq) * sizeof(double));
+        if ((st = project_start(w, j, t, sj, sj + nq)) != LD_BDF_SUCCESS ||
+            (st = initial_acceleration(w, j, t, sj, sj + nq, sa)) != LD_BDF_SUCCESS)
             return st;
         for (i = 0; i < nq; i++) {
             d0[i] = sj[i];
@@ -224,6 +306,28 @@ static int parameter_terms(ld_bdf *w, int j, double t)
         }
     }
     return LD_BDF_SUCCESS;
+}
+
+/* For the error test of a step of order k: the sensitivities' differences d = y - y_pred
+ * and their scales, rtol |s| + atol / |p_j| plus the round-off of their linear solves,
+ * NOISE_S eps max|s_j| (times the growth 2^k / (k + 1) of noise in the differences, as the
+ * state's Newton noise is taken): below it the error test would chase rounding errors. */
+void ld__sens_test_terms(ld_bdf *w, int k)
+{
+    const ld_sensitivity *se = w->opt.sensitivities;
+    int j, i, nq = w->nq;
+    double amp = (double)(1 << k) / (k + 1);
+    for (j = 0; j < w->np; j++) {
+        size_t off = (size_t)w->soff + (size_t)2 * nq * j;
+        double smax = 0.0, floor_s, atol = w->atol / se->scale[j];
+        for (i = 0; i < nq; i++) smax = fmax(smax, fabs(w->y[off + i]));
+        floor_s = NOISE_S * DBL_EPSILON * smax * amp;
+        for (i = 0; i < 2 * nq; i++) {
+            double a = fabs(w->y_pred[off + i]), b = fabs(w->y[off + i]);
+            w->scale[off + i] = atol + w->rtol * (a > b ? a : b) + floor_s;
+            w->d[off + i] = w->y[off + i] - w->y_pred[off + i];
+        }
+    }
 }
 
 int ld__sens_step(ld_bdf *w, double t, double c)

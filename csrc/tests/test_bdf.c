@@ -638,6 +638,7 @@ int main(void)
         weight[0] = 0.5 / hg; weight[1] = -0.5 / hg;
         se.np = 1; se.nmembers = 2; se.members = mp; se.start = start; se.member = member;
         se.weight = weight;
+        se.scale = NULL;
         ld_bdf_default_options(&o);
         o.rtol = o.atol = 1e-10;
         o.sensitivities = &se;
@@ -652,8 +653,13 @@ int main(void)
         ld_bdf_init(w, 0.0, q, v, NULL);
         /* at rest, whatever g: dq0/dg = dv0/dg = 0 (da0/dg is solved by ld_sens.c) */
         check(ld_bdf_init_sensitivities(w, s0) == LD_BDF_SUCCESS, "initial sensitivities");
-        for (k = 0; k < 5; k++) ts[k] = 0.25 * k * period;
-        sts = ld_bdf_integrate(w, period, 5, ts, ys, &nws);
+        for (k = 0; k < 5; k++) ts[k] = 0.3 * k * period;   /* the last at 1.2 T */
+        /* to 0.5 T, a restart there (as after an event), then on: the law holds across */
+        sts = ld_bdf_integrate(w, 0.5 * period, 5, ts, ys, &nws);
+        check(ld_bdf_restart_at(w, q, NULL) == LD_BDF_BAD_INPUT,
+              "no restarts from a moved state with sensitivities");
+        check(ld_bdf_restart(w) == LD_BDF_SUCCESS, "a restart from the current state");
+        if (sts == LD_BDF_SUCCESS) sts = ld_bdf_integrate(w, 1.2 * period, 5, ts, ys, &nws);
         for (k = 0; k < 5; k++) {
             const double *r = ys + 19 * k;
             double ux = r[2], uy = r[3];
@@ -664,8 +670,28 @@ int main(void)
             if (fabs(want) > top) top = fabs(want);
         }
         check(sts == LD_BDF_SUCCESS && nws == 5 && top > 0.1 && worst < 1e-7,
-              "d theta / dg = theta' t / (2 g) over a period");
-        check(ld_bdf_restart(w) == LD_BDF_BAD_INPUT, "no restarts with sensitivities");
+              "d theta / dg = theta' t / (2 g) over 1.2 periods, across a restart");
+        ld_bdf_free(w);
+        /* The same with the sensitivities in the error test (scale |g|). */
+        {
+            double gs = p.g;
+            se.scale = &gs;
+            check(ld_bdf_create(&sys, &o, &w) == LD_BDF_SUCCESS, "create (error-tested)");
+            ld_bdf_init(w, 0.0, q, v, NULL);
+            ld_bdf_init_sensitivities(w, s0);
+            nws = 0;
+            worst = 0.0;
+            sts = ld_bdf_integrate(w, 1.2 * period, 5, ts, ys, &nws);
+            for (k = 0; k < 5; k++) {
+                const double *r = ys + 19 * k;
+                double dth = -r[3] * r[11 + 2] + r[2] * r[11 + 3];
+                double want = (-r[3] * r[6] + r[2] * r[7]) * ts[k] / (2.0 * p.g);
+                if (fabs(dth - want) > worst) worst = fabs(dth - want);
+            }
+            check(sts == LD_BDF_SUCCESS && nws == 5 && worst < 1e-7,
+                  "error-tested sensitivities: the same law");
+            se.scale = NULL;
+        }
         ld_bdf_free(w);
         w = NULL;
     }

@@ -23,6 +23,7 @@ cdef extern from "ld_bdf.h":
         const int *start
         const int *member
         const double *weight
+        const double *scale
     ctypedef struct ld_bdf_options:
         double rtol
         double atol
@@ -137,7 +138,7 @@ cdef class BDFIntegrator:
         cdef const ld_system *sys = <const ld_system *> PyCapsule_GetPointer(
             run.system_capsule(), b"linkdyn.ld_system")
         cdef const int[::1] start, member
-        cdef const double[::1] weight
+        cdef const double[::1] weight, scale
         cdef int k
         self.run = run  # keeps the arrays behind the ld_system alive
         ld_bdf_default_options(&opt)
@@ -162,8 +163,8 @@ cdef class BDFIntegrator:
         opt.column_ordering = column_ordering
         opt.sensitivities = NULL
         if sensitivities is not None:
-            # (member run states, start [np + 1], member, weight): see ld_bdf.h
-            runs, start_a, member_a, weight_a = sensitivities
+            # (member run states, start [np + 1], member, weight, scale or None): ld_bdf.h
+            runs, start_a, member_a, weight_a, scale_a = sensitivities
             start_a = np.ascontiguousarray(start_a, dtype=np.intc)
             member_a = np.ascontiguousarray(member_a, dtype=np.intc)
             weight_a = np.ascontiguousarray(weight_a, dtype=np.float64)
@@ -171,7 +172,11 @@ cdef class BDFIntegrator:
                     weight_a.shape[0] != start_a[-1] or len(runs) == 0 or
                     member_a.shape[0] == 0):
                 raise ValueError("inconsistent sensitivity arrays")
-            self.sens_arrays = (tuple(runs), start_a, member_a, weight_a)
+            if scale_a is not None:
+                scale_a = np.ascontiguousarray(scale_a, dtype=np.float64)
+                if scale_a.shape[0] != start_a.shape[0] - 1:
+                    raise ValueError("inconsistent sensitivity arrays")
+            self.sens_arrays = (tuple(runs), start_a, member_a, weight_a, scale_a)
             self.members = <const ld_system **> malloc(len(runs) * sizeof(void *))
             if self.members == NULL:
                 raise MemoryError("linkdyn: cannot allocate the sensitivities' members")
@@ -185,6 +190,10 @@ cdef class BDFIntegrator:
             self.sens.start = &start[0]
             self.sens.member = &member[0]
             self.sens.weight = &weight[0]
+            self.sens.scale = NULL
+            if scale_a is not None:
+                scale = scale_a
+                self.sens.scale = &scale[0]
             opt.sensitivities = &self.sens
         status = ld_bdf_create(sys, &opt, &self.w)
         if status == -2:

@@ -27,18 +27,30 @@ index-1 equations differentiated (csrc/ld_sens.c).
 
 The integration uses the BDF (``method="bdf"``); a run with sensitivities refreshes the
 iteration matrix at every step, so its state agrees with a plain run's to the Newton
-tolerance, not bit for bit. Not supported (refused with :class:`ArgumentError`): events,
-contacts, friction and controllers, across whose discontinuities the sensitivities jump.
+tolerance, not bit for bit.
+
+Events. At an event the sensitivities jump by (f+ - f-) dt_e/dp, f the state's derivative
+just after and just before: where the equations of motion are continuous they go on
+unchanged. That holds at the onset and separation of compliant contacts with the Hertz
+(Hunt-Crossley) law, whose force grows from zero, and at non-terminal events of the user's
+that change nothing; the integrator restarts there and the sensitivities with it. Refused
+(:class:`ArgumentError`): terminal events (the run's end then moves with the parameters),
+Lankarani-Nikravesh contacts (their damping is set by the approach speed at the onset,
+which moves with the parameters), friction, swinging contacts and arcs (modes that switch),
+and controllers (their inputs jump, by amounts that depend on the state).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..compile.model import Model, require_dynamic
+from ..elements.contacts import MODELS
+from ..elements.events import Event
 from ..elements.records import reference_angles
 from ..errors import ArgumentError, ArgumentTypeError
 from ..results.simulation import SimulationResult
@@ -59,7 +71,7 @@ __all__ = ["simulation_sensitivities", "SimulationSensitivities"]
 INITIAL_STEP = 0.1
 
 #: Options of :func:`linkdyn.simulate` that a run with sensitivities does not take.
-REFUSED = ("controller", "control_period", "events", "record", "swinging", "event_tol")
+REFUSED = ("controller", "control_period", "record", "swinging")
 
 
 @dataclass(frozen=True)
@@ -105,10 +117,11 @@ class _Spec:
     start: np.ndarray
     member: np.ndarray
     weight: np.ndarray
+    scale: np.ndarray | None
     s0: np.ndarray
 
 
-def simulation_sensitivities(model, parameters, t_end: float,
+def simulation_sensitivities(model, parameters, t_end: float, *, error_control: bool = True,
                              **options) -> SimulationSensitivities:
     """Run ``linkdyn.simulate(model, t_end, **options)`` with the BDF and integrate the
     derivatives of its motion with respect to ``parameters`` along (module notes).
@@ -123,9 +136,17 @@ def simulation_sensitivities(model, parameters, t_end: float,
         ``"bodies.crank.mass"``, ``"forces.S.stiffness"``, ``"joints.A.position.x"``.
     t_end : float
         End time (s).
+    error_control : bool
+        True (default): the sensitivities take part in the error test, each with the
+        tolerances rtol and atol / |p_j| (|p_j| s_j is a length like q; 1 for a parameter
+        whose value is 0), so their error follows the tolerance as the state's does; the steps
+        are those both need. False: they follow the state's steps, solved once per accepted
+        step (cheaper), and their error is whatever those steps give: close on smooth motions,
+        far above the tolerance in a stiff contact. ``stats["sensitivity_error_control"]``
+        says which ran.
     **options
         Those of :func:`linkdyn.simulate` except ``controller``, ``control_period``,
-        ``events``, ``event_tol``, ``swinging`` and ``record``; ``method`` may only be
+        ``swinging`` and ``record``; events must not be terminal; ``method`` may only be
         ``"bdf"`` (the default here) or ``"auto"`` (taken as ``"bdf"``).
 
     Returns
@@ -136,7 +157,8 @@ def simulation_sensitivities(model, parameters, t_end: float,
     ------
     ArgumentError
         A bad path (named), a parameter that is not a number or does not enter the motion
-        (named), a refused option, or a model with contacts or friction (events).
+        (named), a refused option or event, or a model with friction or Lankarani-Nikravesh
+        contacts (module notes).
     ModelError
         Changing a parameter changes the model's coordinates or rows.
     SimulationError
@@ -145,8 +167,8 @@ def simulation_sensitivities(model, parameters, t_end: float,
     for name in REFUSED:
         if options.get(name) not in (None, ()):
             raise ArgumentError(f"simulation_sensitivities: option {name!r} is not "
-                                "supported: the sensitivities jump at events, contact and "
-                                "friction switches and controller samples")
+                                "supported: the sensitivities would jump at controller "
+                                "samples and contact mode switches (module notes)")
     method = options.pop("method", "bdf")
     if method not in ("bdf", "auto"):
         raise ArgumentError(f"simulation_sensitivities: method must be 'bdf' (the "
@@ -155,24 +177,43 @@ def simulation_sensitivities(model, parameters, t_end: float,
     base = family.base
     require_dynamic(base, "simulation_sensitivities")
     info = base.force_info
-    if info["contacts"] or info.get("frictions") or info.get("swings") or info.get("arcs"):
-        raise ArgumentError(f"simulation_sensitivities: model {base.name!r} has contacts, "
-                            "whose onsets and separations are events: the sensitivities "
-                            "jump there, which is not supported")
+    if info.get("frictions") or info.get("swings") or info.get("arcs"):
+        raise ArgumentError(f"simulation_sensitivities: model {base.name!r} has friction, "
+                            "swinging contacts or arcs, whose mode switches make the "
+                            "sensitivities jump")
+    damped = [name for _, name, law in info["contacts"] if law != MODELS["hertz"]]
+    if damped:
+        raise ArgumentError(f"simulation_sensitivities: contact(s) {', '.join(map(repr, damped))}"
+                            f" of model {base.name!r} use the Lankarani-Nikravesh law, whose "
+                            "damping is set by the approach speed at the onset (which moves "
+                            "with the parameters): use model='hertz' with a damping")
+    events = options.get("events") or ()
+    terminal = [e.name for e in ((events,) if isinstance(events, Event) else events)
+                if getattr(e, "terminal", False)]
+    if terminal:
+        raise ArgumentError(f"simulation_sensitivities: event(s) {', '.join(map(repr, terminal))}"
+                            " are terminal: the run's end would move with the parameters")
     opt = check_options(base, t_end, **_simulate_options(options))
     state = consistent_state(base, q=opt.q0, v=opt.v0, t=opt.t0, hold=opt.hold,
                              redundant=opt.redundant)
     steps, member = family.members()
 
-    spec, exact, used = _spec(base, member, steps, opt, state)
+    spec, exact, used = _spec(base, family.names, member, steps, opt, state)
+    if error_control:
+        spec = dataclasses.replace(spec, scale=np.where(family.values != 0.0,
+                                                        np.abs(family.values), 1.0))
     run = DynamicsRun(base, opt, sensitivity=spec)
     status = run.integrate()
     result = run.finish(status)
+    result.stats["sensitivity_error_control"] = bool(error_control)
     rows = run.sensitivity_rows.reshape(len(result.t), len(steps), 2, base.nq)
     dq = np.ascontiguousarray(np.moveaxis(rows[:, :, 0, :], 1, 2))
     dv = np.ascontiguousarray(np.moveaxis(rows[:, :, 1, :], 1, 2))
     marker_p = marker_parameter_terms(base, member, steps, dict(q=result.q, v=result.v),
                                       used, exact)
+    # A parameter may enter only where the run goes (a contact's, out of touch at the sample
+    # states): it enters if the run's sensitivities to it are not all zero.
+    used = [u or bool(np.any(dq[:, :, j]) or np.any(dv[:, :, j])) for j, u in enumerate(used)]
     unused = [name for name, u in zip(family.names, used) if not u]
     if unused:
         raise ArgumentError(f"parameter(s) {', '.join(map(repr, unused))} do not enter the "
@@ -194,9 +235,11 @@ def _simulate_options(options) -> dict:
     return {**defaults, **options, "method": "bdf"}
 
 
-def _spec(base, member, steps, opt, state):
+def _spec(base, names, member, steps, opt, state):
     """Members and weights of each parameter's derivative, the initial sensitivities, and
-    per parameter whether it enters affinely and whether it enters at all."""
+    per parameter whether it enters affinely and whether it enters at the sample states.
+    A contact's force vanishes at most states (out of touch), where affinity cannot be
+    judged: contact parameters are extrapolated (Richardson) and not called exact."""
     nq, nc, t0 = base.nq, base.nc, opt.t0
     cols = _pattern_columns(base)
     rng = np.random.default_rng(20261125)
@@ -211,7 +254,8 @@ def _spec(base, member, steps, opt, state):
     for j, h in enumerate(steps):
         plus = [dynamic_residual(member(j, h), *x, cols) for x in samples]
         minus = [dynamic_residual(member(j, -h), *x, cols) for x in samples]
-        affine = all(_affine_test(p_, m_, b_) for p_, m_, b_ in zip(plus, minus, at_base))
+        affine = (not names[j].startswith("contacts.") and
+                  all(_affine_test(p_, m_, b_) for p_, m_, b_ in zip(plus, minus, at_base)))
         exact.append(affine)
         enters = any(np.any(p_ != m_) for p_, m_ in zip(plus, minus))
         shifts = ({h: 0.5 / h, -h: -0.5 / h} if affine else
@@ -241,7 +285,7 @@ def _spec(base, member, steps, opt, state):
         used.append(bool(enters or np.any(s0[j] != 0.0)))
     members = tuple(r for _, r in sorted(runs.values(), key=lambda x: x[0]))
     spec = _Spec(members, np.array(start, dtype=np.intc), np.array(index, dtype=np.intc),
-                 np.array(weights), s0)
+                 np.array(weights), None, s0)
     return spec, exact, used
 
 

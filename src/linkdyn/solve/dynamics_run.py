@@ -59,7 +59,7 @@ CHATTER_SWITCHES, CHATTER_WINDOW = 20_000, 1e-7
 class DynamicsRun:
     """The per-run state of one simulation and the loop that advances it. ``sensitivity``
     (:mod:`linkdyn.design.dynamic_sensitivity`): forward sensitivities integrated along,
-    an object with ``members``, ``start``, ``member``, ``weight`` (csrc/ld_bdf.h,
+    an object with ``members``, ``start``, ``member``, ``weight``, ``scale`` (csrc/ld_bdf.h,
     ld_sensitivity) and ``s0`` (np, 2, nq); their rows are kept in ``sensitivity_rows``."""
 
     def __init__(self, model: Model, opt: RunOptions, sensitivity=None):
@@ -89,7 +89,7 @@ class DynamicsRun:
             column_ordering=model.column_ordering,
             sensitivities=None if sensitivity is None else (
                 sensitivity.members, sensitivity.start, sensitivity.member,
-                sensitivity.weight))
+                sensitivity.weight, sensitivity.scale))
         # What the run records besides the rows: controller samples, events, impacts.
         self.samples, self.held, self.active = [], [], []
         self.records, self.impacts = [], []
