@@ -138,7 +138,7 @@ def simulation_sensitivities(model, parameters, t_end: float, *, error_control: 
         End time (s).
     error_control : bool
         True (default): the sensitivities take part in the error test, each with the
-        tolerances rtol and atol / |p_j| (|p_j| s_j is a length like q; 1 for a parameter
+        tolerances rtol and atol / abs(p_j) (abs(p_j) s_j is a length like q; 1 for a parameter
         whose value is 0), so their error follows the tolerance as the state's does; the steps
         are those both need. False: they follow the state's steps, solved once per accepted
         step (cheaper), and their error is whatever those steps give: close on smooth motions,

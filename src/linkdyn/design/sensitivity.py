@@ -114,7 +114,7 @@ class ParameterFamily:
 
     def members(self):
         """(steps, member): each parameter's difference step h (PARAMETER_STEP times
-        max(1, |value|)) and ``member(j, step)``, the model with parameter j moved by step,
+        max(1, abs(value))) and ``member(j, step)``, the model with parameter j moved by step,
         compiled once when first asked for (step 0: the base)."""
         steps = PARAMETER_STEP * np.maximum(1.0, np.abs(self.values))
         cache = [{0.0: self.base} for _ in steps]
