@@ -121,6 +121,35 @@ def test_compliant_impact_in_closed_form():
     assert errors[0] < 1e-5 and errors[1] < 1e-6
 
 
+def test_period_sensitivities_of_a_pendulum():
+    """IFToMM A01 from rest at the horizontal to the bottom, a terminal event: a quarter of
+    its period, t_b = K(1/2) / w with w^2 = m g L / (I + m L^2). Its derivatives with
+    respect to gravity (t_b ~ |g|^(-1/2)) and the pin's place (L) by hand, against
+    ``event_time``: the period's derivatives are four times these."""
+    from scipy.special import ellipk
+
+    from linkdyn.models import simple_pendulum
+    from linkdyn.models.iftomm import LUMP_INERTIA
+
+    g, L, inertia = 9.81, 1.0, LUMP_INERTIA
+    w2 = g * L / (inertia + L * L)
+    t_b = ellipk(0.5) / math.sqrt(w2)
+    dt_dL = -0.5 * ellipk(0.5) * w2**-1.5 * g * (inertia - L * L) / (inertia + L * L)**2
+    want = np.array([t_b / (2 * g), -dt_dL])     # gravity.1 = -g; pin.x = -L
+    bottom = linkdyn.events.marker_crosses("P1", "x", 0.0, direction=-1)
+    errors = []
+    for tol in (1e-8, 1e-10):
+        s = linkdyn.simulation_sensitivities(simple_pendulum(),
+                                             ["gravity.1", "bodies.lump.points.pin.x"], 2.0,
+                                             rtol=tol, atol=tol, events=[bottom])
+        assert s.result.status == "event" and abs(s.result.t[-1] - t_b) < 1e3 * tol
+        errors.append(np.abs(s.event_time / want - 1.0).max())
+    # measured 7.6e-8 and 7.5e-10: proportional to the tolerance
+    assert errors[0] < 1e-6 and errors[1] < 1e-8
+    assert s.event_time is not None and linkdyn.simulation_sensitivities(
+        oscillator(), PARAMS[:1], 0.1).event_time is None
+
+
 def test_initial_sensitivities_and_state(runs):
     s = runs[1e-9]
     assert np.allclose(s.dq[0, :, 2], np.eye(s.model.nq)[0], atol=1e-12)   # dx0/dx0 = 1
@@ -178,10 +207,10 @@ def test_refusals():
         linkdyn.simulation_sensitivities(m, ["ground.Z.x"], 0.1)
     with pytest.raises(ArgumentError, match="method"):
         linkdyn.simulation_sensitivities(m, PARAMS[:1], 0.1, method="rk")
-    with pytest.raises(ArgumentError, match="terminal"):
+    with pytest.raises(ArgumentError, match="terminal on a force element"):
         linkdyn.simulation_sensitivities(
             m, PARAMS[:1], 0.1,
-            events=[linkdyn.events.marker_crosses("P", "x", 0.0, terminal=True)])
+            events=[linkdyn.events.coordinate_crosses("spring", 0.2, terminal=True)])
     with pytest.raises(ArgumentError, match="'controller'"):
         linkdyn.simulation_sensitivities(m, PARAMS[:1], 0.1, controller=lambda t, s: {},
                                          control_period=0.01)

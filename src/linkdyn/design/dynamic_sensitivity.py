@@ -33,9 +33,13 @@ Events. At an event the sensitivities jump by (f+ - f-) dt_e/dp, f the state's d
 just after and just before: where the equations of motion are continuous they go on
 unchanged. That holds at the onset and separation of compliant contacts with the Hertz
 (Hunt-Crossley) law, whose force grows from zero, and at non-terminal events of the user's
-that change nothing; the integrator restarts there and the sensitivities with it. Refused
-(:class:`ArgumentError`): terminal events (the run's end then moves with the parameters),
-Lankarani-Nikravesh contacts (their damping is set by the approach speed at the onset,
+that change nothing; the integrator restarts there and the sensitivities with it. A run
+that ends at a terminal marker event ends at a time t_e(p) that moves with the parameters:
+``event_time`` is dt_e/dp = -(dg/dp) / (dg/dt) for g the marker's coordinate minus the
+event's value (its derivative along the sensitivities, the marker's own included, over its
+velocity there), and the state at the event moves by dq + v dt_e/dp. Refused
+(:class:`ArgumentError`): terminal events on force-element coordinates, Lankarani-Nikravesh
+contacts (their damping is set by the approach speed at the onset,
 which moves with the parameters), friction, swinging contacts and arcs (modes that switch),
 and controllers (their inputs jump, by amounts that depend on the state).
 """
@@ -50,7 +54,7 @@ import numpy as np
 
 from ..compile.model import Model, require_dynamic
 from ..elements.contacts import MODELS
-from ..elements.events import Event
+from ..elements.events import MARKER, Event
 from ..elements.records import reference_angles
 from ..errors import ArgumentError, ArgumentTypeError
 from ..results.simulation import SimulationResult
@@ -83,7 +87,9 @@ class SimulationSensitivities(_ParameterDerivatives):
     respect to ``parameters`` (p names, at ``values``); ``exact`` (p,): whether each
     parameter enters the equations affinely (their parameter derivatives are then exact to
     round-off; see the module notes). ``marker(name)``, ``marker_velocity(name)`` and
-    ``body_angle(name)`` give the derivatives of those series, (n, dim, p) and (n, p)."""
+    ``body_angle(name)`` give the derivatives of those series, (n, dim, p) and (n, p), at the
+    output times (fixed). ``event_time`` (p,): for a run that ended at a terminal marker
+    event, the derivative of that end time (module notes); else None."""
 
     result: SimulationResult
     parameters: tuple
@@ -91,6 +97,7 @@ class SimulationSensitivities(_ParameterDerivatives):
     dq: np.ndarray
     dv: np.ndarray
     exact: tuple
+    event_time: np.ndarray | None = None
     _marker_p: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -189,10 +196,11 @@ def simulation_sensitivities(model, parameters, t_end: float, *, error_control: 
                             "with the parameters): use model='hertz' with a damping")
     events = options.get("events") or ()
     terminal = [e.name for e in ((events,) if isinstance(events, Event) else events)
-                if getattr(e, "terminal", False)]
+                if getattr(e, "terminal", False) and getattr(e, "kind", MARKER) != MARKER]
     if terminal:
         raise ArgumentError(f"simulation_sensitivities: event(s) {', '.join(map(repr, terminal))}"
-                            " are terminal: the run's end would move with the parameters")
+                            " are terminal on a force element's coordinate: only a marker "
+                            "event may end a run with sensitivities (module notes)")
     opt = check_options(base, t_end, **_simulate_options(options))
     state = consistent_state(base, q=opt.q0, v=opt.v0, t=opt.t0, hold=opt.hold,
                              redundant=opt.redundant)
@@ -219,8 +227,26 @@ def simulation_sensitivities(model, parameters, t_end: float, *, error_control: 
         raise ArgumentError(f"parameter(s) {', '.join(map(repr, unused))} do not enter the "
                             f"motion of model {base.name!r}: neither its equations of motion "
                             "nor its initial state nor its markers change with them")
-    return SimulationSensitivities(result, family.names, family.values, dq, dv,
-                                   tuple(bool(e) for e in exact), marker_p)
+    out = SimulationSensitivities(result, family.names, family.values, dq, dv,
+                                  tuple(bool(e) for e in exact), None, marker_p)
+    return dataclasses.replace(out, event_time=_event_time(out, run.ev["events"]))
+
+
+def _event_time(s, events):
+    """dt_e/dp of a run that ended at a terminal marker event (module notes), else None."""
+    result = s.result
+    if result.status != "event" or not result.events:
+        return None
+    last = result.events[-1]
+    event = next((e for e in events if e.name == last.name and e.terminal), None)
+    if event is None:
+        return None
+    axis = "xyz".index(event.axis)
+    dg_dp = s.marker(event.target)[-1, axis, :]
+    dg_dt = result.marker_velocity(event.target)[-1, axis]
+    if dg_dt == 0.0:
+        return np.full(len(s.parameters), np.nan)    # a tangential crossing
+    return -dg_dp / dg_dt
 
 
 def _simulate_options(options) -> dict:
