@@ -293,3 +293,32 @@ def test_bricard_a04_against_mujoco(benchmark, bricard_reference):
     benchmark.group = "bricard mujoco"
     benchmark.extra_info["table"] = table
     benchmark.pedantic(mujoco_run, args=(1e-3,), rounds=1, iterations=1)
+
+
+def test_flyball_governor_a05(benchmark):
+    """IFToMM A05, the stiff flyball governor, over the benchmark's 10 s: the slider's height
+    s against a BDF run at rtol 1e-12, with the BDF at three tolerances and the default
+    method at one (its stiffness detection misses the damping modes here: see the table)."""
+    import numpy as np
+
+    from linkdyn.models.spatial import FLYBALL_T_END, flyball_governor
+
+    model = flyball_governor()
+    t = np.linspace(0.0, FLYBALL_T_END, 1001)
+    ref = linkdyn.simulate(model, FLYBALL_T_END, rtol=1e-12, atol=1e-12, t_out=t,
+                           method="bdf").marker("S")[:, 2]
+    rows = ["| method | time (10 s) | steps | s error |", "|---|---|---|---|"]
+    for method, tol in (("bdf", 1e-6), ("bdf", 1e-8), ("bdf", 1e-10), ("auto", 1e-6)):
+        runs = [linkdyn.simulate(model, FLYBALL_T_END, rtol=tol, atol=tol, t_out=t,
+                                 method=method) for _ in range(2 if method == "auto" else 3)]
+        secs = min(r.stats["integration_seconds"] for r in runs)
+        err = float(np.abs(runs[0].marker("S")[:, 2] - ref).max())
+        rows.append(f"| {method}, rtol {tol:g} | {secs * 1e3:.1f} ms | "
+                    f"{runs[0].stats['steps']} | {err:.1e} m |")
+    table = "\n".join(rows)
+    print("\nFlyball governor (IFToMM A05)\n" + table)
+    benchmark.group = "flyball governor"
+    benchmark.extra_info["table"] = table
+    benchmark.pedantic(linkdyn.simulate, args=(model, FLYBALL_T_END),
+                       kwargs=dict(rtol=1e-8, atol=1e-8, t_out=t, method="bdf"),
+                       rounds=3, iterations=1)

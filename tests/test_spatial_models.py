@@ -86,6 +86,47 @@ def test_free_five_ss_platform_on_its_spring_damper():
 def test_the_new_spatial_models_are_built_ins():
     names = linkdyn.builtin_names()
     for name in ("flexible_arm", "spatial_double_pendulum", "spatial_slider_crank",
-                 "five_ss_dynamic"):
+                 "five_ss_dynamic", "flyball_governor"):
         assert name in names
         assert isinstance(linkdyn.load_model(name), linkdyn.SpatialModel)
+
+
+def flyball_invariants(r):
+    """The vertical angular momentum of the whole governor (gravity and the joints exert no
+    torque about the shaft's axis), and the energy against the dampers' work."""
+    model = r.model
+    h = 0.0
+    for spec in model.description.bodies:
+        R, w = r.body_rotation(spec.name), r.body_angular_velocity(spec.name)
+        h = h + spec.mass * np.cross(r.body_position(spec.name),
+                                     r.body_velocity(spec.name))[:, 2]
+        h = h + np.einsum("nij,jk,nlk,nl->ni", R, spec.inertia, R, w)[:, 2]
+    work = r.element_work("spring1") + r.element_work("spring2")
+    return h, r.energy - r.energy[0] - work
+
+
+def test_flyball_governor_a05_keeps_its_invariants_and_its_symmetry():
+    """IFToMM A05 over its 10 s (the BDF: the spring-dampers are stiff): the vertical angular
+    momentum is constant and the energy balances the dampers' work, both closer as the
+    tolerance falls; the two rods mirror each other; the start is the benchmark's (s = 0.5 m,
+    springs at rest length, 2 pi rad/s) and the balls fly out."""
+    d = S.FLYBALL
+    model = S.flyball_governor()
+    gaps = {}
+    for tol in (1e-7, 1e-10):
+        r = linkdyn.simulate(model, S.FLYBALL_T_END, rtol=tol, atol=tol, dt_out=0.01,
+                             method="bdf")
+        h, balance = flyball_invariants(r)
+        gaps[tol] = (np.ptp(h) / abs(h[0]), np.abs(balance).max() / r.energy[0])
+        b1, b2 = r.marker("ball1"), r.marker("ball2")
+        assert np.abs(b1[:, 0] + b2[:, 0]).max() < 1e-12
+        assert np.abs(b1[:, 2] - b2[:, 2]).max() < 1e-12
+    # measured 1.1e-6 and 4.3e-10 (momentum), 2.1e-6 and 6.5e-10 (energy), relative
+    assert gaps[1e-10][0] < 1e-8 and gaps[1e-10][1] < 1e-8
+    assert gaps[1e-10][0] < 1e-2 * gaps[1e-7][0] and gaps[1e-10][1] < 1e-2 * gaps[1e-7][1]
+    s = r.marker("S")[:, 2]
+    assert abs(s[0] - d["s0"]) < 1e-12 and s.max() > 0.7          # the slider rises
+    assert abs(r.body_angular_velocity("shaft")[0, 2] - d["omega"]) < 1e-12
+    assert r.body_angular_velocity("shaft")[-1, 2] < d["omega"]  # it slows as they fly out
+    spring = np.linalg.norm(r.marker("ball1")[0] - np.array([d["hinge"], 0.0, 1.0]))
+    assert abs(spring - d["length"]) < 1e-12

@@ -13,7 +13,8 @@ linkages of points, lines and planes (:mod:`linkdyn.models.linkages`, built with
 ``truss(panels)`` is a Warren truss swinging about its first node, a closed-loop model of any
 size with a known motion (:mod:`linkdyn.models.warren`). Spatial models
 (:mod:`linkdyn.models.spatial`): ``heavy_top``, the symmetric heavy top about a fixed
-point; ``bricard``, IFToMM problem A04; ``flexible_arm``, an arm with two series-elastic
+point; ``bricard``, IFToMM problem A04; ``flyball_governor``, IFToMM problem A05 (stiff:
+simulate it with ``method="bdf"``); ``flexible_arm``, an arm with two series-elastic
 joints on a turret; ``spatial_double_pendulum``; ``spatial_slider_crank``; and
 ``five_ss_dynamic``, the 5-SS platform with masses.
 ``ten_body_linkage`` is the two-actuator mechanism of Nurye's kinematic analysis report
@@ -36,7 +37,7 @@ from ..errors import ArgumentTypeError, ModelError, ModelFileError
 
 from .iftomm import andrews, nfourbar, simple_pendulum
 from .linkages import LINKAGES, linkage
-from .spatial import (bricard, five_ss_dynamic, flexible_arm, heavy_top,
+from .spatial import (bricard, five_ss_dynamic, flexible_arm, flyball_governor, heavy_top,
                       spatial_double_pendulum, spatial_slider_crank)
 from .warren import truss
 
@@ -71,6 +72,7 @@ def _jansen_driven():
 _DERIVED = {"jansen_driven": _jansen_driven, "heavy_top": heavy_top, "bricard": bricard,
             "flexible_arm": flexible_arm, "spatial_double_pendulum": spatial_double_pendulum,
             "spatial_slider_crank": spatial_slider_crank, "five_ss_dynamic": five_ss_dynamic,
+            "flyball_governor": flyball_governor,
             **{name: (lambda name=name: linkage(name).build()) for name in LINKAGES}}
 
 

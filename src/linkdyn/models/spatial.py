@@ -47,7 +47,8 @@ from ..elements.spatial_forces import perpendiculars
 
 __all__ = ["heavy_top", "heavy_top_nutation", "HEAVY_TOP", "spatial_chain", "bricard",
            "BRICARD_T_END", "flexible_arm", "FLEXIBLE_ARM", "spatial_double_pendulum",
-           "spatial_slider_crank", "SLIDER_CRANK", "five_ss_dynamic"]
+           "spatial_slider_crank", "SLIDER_CRANK", "five_ss_dynamic", "flyball_governor",
+           "FLYBALL", "FLYBALL_T_END"]
 
 #: The heavy top's data: mass (kg), distance of the centre of mass from the pivot (m),
 #: transverse and axial moments about the centre of mass (kg m^2), initial polar angle of
@@ -339,4 +340,67 @@ def five_ss_dynamic(driven: bool = True, platform_mass: float = 50.0,
     else:
         b.add_spring_damper("actuator", "platform.J7", "ground.J1", stiffness, damping)
     b.add_marker("J11", "platform.J11")
+    return b.build()
+
+
+#: IFToMM problem A05, the stiff flyball governor, as the benchmark's OpenSim implementation
+#: (Tagliapietra, Vivian, Ceseracciu and Reggiani, "Multi-Body Systems Benchmark in OpenSim")
+#: has it (SI): shaft and rods 1.0 x 0.01 x 0.01 m and the slider a 0.1 m cube, all of
+#: density 3000 kg/m^3; a 5 kg point mass at each rod's end; the rods hinged at the top of
+#: the shaft 0.05 m either side of its axis and hanging 30 degrees below the horizontal;
+#: each rod's middle tied to the slider's side (0.05 m from the axis) by a spring-damper
+#: K (L - L0) + C L' of rest length 0.5 m (the initial distance); the slider at s = 0.5 m up
+#: the shaft; gravity along -z; the whole turning at 2 pi rad/s about the vertical shaft at
+#: the start; 10 s, the slider's height s reported.
+FLYBALL = dict(density=3000.0, length=1.0, side=0.01, cube=0.1, ball=5.0, hinge=0.05,
+               alpha=math.radians(30.0), stiffness=8e5, damping=4e4, rest=0.5, s0=0.5,
+               omega=2.0 * math.pi, g=9.81)
+FLYBALL_T_END = 10.0
+
+
+def flyball_governor():
+    """IFToMM A05 (:data:`FLYBALL`): bodies ``shaft`` (revolute ``spin`` to the ground about
+    z), ``slider`` (prismatic ``slide`` along the shaft) and ``rod1``, ``rod2`` (revolutes
+    ``hinge1``, ``hinge2`` at the shaft's top; each carries its point mass, folded into the
+    body), spring-dampers ``spring1``, ``spring2``; markers ``S`` on the slider (its height is s),
+    ``ball1``, ``ball2``. The spring-dampers make it stiff: simulate it with the BDF
+    (``method="auto"`` switches to it)."""
+    d = FLYBALL
+    rho, L, w, c = d["density"], d["length"], d["side"], d["cube"]
+    m_bar, m_cube, m_ball = rho * L * w * w, rho * c**3, d["ball"]
+    axial, transverse = m_bar * w * w / 6.0, m_bar * (L * L + w * w) / 12.0
+    omega = np.array([0.0, 0.0, d["omega"]])
+    b = SpatialModelBuilder("flyball_governor", gravity=(0.0, 0.0, -d["g"]))
+    b.add_ground_point("O", (0.0, 0.0, 0.0))
+    b.add_body("shaft", mass=m_bar, inertia=(transverse, transverse, axial),
+               position=(0.0, 0.0, L / 2),
+               points={"foot": (0.0, 0.0, -L / 2), "top1": (d["hinge"], 0.0, L / 2),
+                       "top2": (-d["hinge"], 0.0, L / 2)},
+               angular_velocity=tuple(omega))
+    b.add_revolute("spin", "shaft.foot", "ground.O", axis=(0.0, 0.0, 1.0))
+    b.add_body("slider", mass=m_cube, inertia=(m_cube * c * c / 6.0,) * 3,
+               position=(0.0, 0.0, d["s0"]),
+               points={"side1": (c / 2, 0.0, 0.0), "side2": (-c / 2, 0.0, 0.0)},
+               angular_velocity=tuple(omega))
+    b.add_prismatic("slide", "slider.cm", "shaft.cm", axis=(0.0, 0.0, 1.0))
+    # A rod with its ball: the centre of mass `at` from the hinge along the rod, the rod's
+    # own moments moved there (the ball is a point on the rod's axis).
+    mass = m_bar + m_ball
+    at = (m_bar * L / 2 + m_ball * L) / mass
+    across = transverse + m_bar * (at - L / 2) ** 2 + m_ball * (L - at) ** 2
+    for k, side in ((1, 1.0), (2, -1.0)):
+        along = np.array([side * math.cos(d["alpha"]), 0.0, -math.sin(d["alpha"])])
+        hinge = np.array([side * d["hinge"], 0.0, L])
+        centre = hinge + at * along
+        frame = np.column_stack([along, [0.0, 1.0, 0.0], np.cross(along, [0.0, 1.0, 0.0])])
+        b.add_body(f"rod{k}", mass=mass, inertia=(axial, across, across),
+                   position=tuple(centre), orientation=frame,
+                   points={"hinge": (-at, 0.0, 0.0), "middle": (L / 2 - at, 0.0, 0.0),
+                           "ball": (L - at, 0.0, 0.0)},
+                   velocity=tuple(np.cross(omega, centre)), angular_velocity=tuple(omega))
+        b.add_revolute(f"hinge{k}", f"rod{k}.hinge", f"shaft.top{k}", axis=(0.0, 1.0, 0.0))
+        b.add_spring_damper(f"spring{k}", f"slider.side{k}", f"rod{k}.middle",
+                            d["stiffness"], d["damping"], d["rest"])
+        b.add_marker(f"ball{k}", f"rod{k}.ball")
+    b.add_marker("S", "slider.cm")
     return b.build()
