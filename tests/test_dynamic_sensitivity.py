@@ -4,6 +4,7 @@ position), the Jansen linkage against Richardson-extrapolated differences of who
 simulations (a link length, which enters non-affinely, and a density), convergence with the
 tolerance, and what is refused."""
 import math
+import os
 
 import numpy as np
 import pytest
@@ -259,3 +260,23 @@ def test_sensitivities_on_the_states_steps():
     x = s.marker("P")[:, 0, :]
     err = np.abs(x - closed_form(s.t)).max(axis=0)
     assert np.all(err <= 1e3 * 1e-9 * np.maximum(1.0, np.abs(closed_form(s.t)).max(axis=0)))
+
+
+@pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
+def test_ctrl_c_keeps_the_sensitivities_computed_so_far():
+    from conftest import ctrl_c_after
+
+    with ctrl_c_after(0.3) as caught:
+        s = linkdyn.simulation_sensitivities(oscillator(), PARAMS, 1e4, rtol=1e-10,
+                                             atol=1e-10, dt_out=0.01)
+    assert s.result.status == "interrupted"
+    assert any("interrupted" in str(w.message) for w in caught)
+    n = len(s.t)
+    assert 0 < n < 1_000_001 and s.dq.shape == (n, s.model.nq, 3)
+    # what was computed is right: the closed form holds on the rows kept (the first 2 s, as
+    # in the tests above; the error grows with time, like the state's)
+    first = s.t <= 2.0
+    x = s.marker("P")[first, 0, :]
+    exact = closed_form(s.t[first])
+    err = np.abs(x - exact).max(axis=0)
+    assert s.t[-1] > 2.0 and np.all(err <= 1e3 * 1e-10 * np.maximum(1.0, np.abs(exact).max(axis=0)))
