@@ -194,29 +194,44 @@ def bricard_reference():
                                atol=1e-12, t_out=t).marker("P3")
 
 
-def test_bricard_a04(benchmark, bricard_reference):
-    """IFToMM A04, Bricard's overconstrained linkage, over the benchmark's 10 s: linkdyn with
-    its redundant row allowed, at rtol 1e-6 ... 1e-10, its point P3 against the redundant-free
-    twin; beside the OpenSim implementation's published 0.258 s (an i5-4570, another machine:
-    for scale only)."""
+def publish(benchmark, group, title, rows) -> None:
+    """Print a table of rows under its title and keep it with the benchmark's group."""
+    table = "\n".join(rows)
+    print(f"\n{title}\n{table}")
+    benchmark.group = group
+    benchmark.extra_info["table"] = table
+
+
+def bricard_rows(model, t, ref) -> list:
+    """linkdyn's A04 rows (best of three runs) at rtol 1e-6, 1e-8 and 1e-10: time and P3's
+    error against ``ref``."""
     import numpy as np
 
-    from linkdyn.models.spatial import BRICARD_T_END, bricard
+    from linkdyn.models.spatial import BRICARD_T_END
 
-    t, ref = bricard_reference
-    model = bricard()
-    rows = ["| code | time (10 s) | P3 error |", "|---|---|---|",
-            "| OpenSim (published, i5-4570) | 258 ms | - |"]
+    rows = []
     for tol in (1e-6, 1e-8, 1e-10):
         runs = [linkdyn.simulate(model, BRICARD_T_END, rtol=tol, atol=tol, t_out=t,
                                  redundant="allow") for _ in range(3)]
         secs = min(r.stats["integration_seconds"] for r in runs)
         err = float(np.abs(runs[0].marker("P3") - ref).max())
         rows.append(f"| linkdyn, rtol {tol:g} | {secs * 1e3:.1f} ms | {err:.1e} m |")
-    table = "\n".join(rows)
-    print("\nBricard (IFToMM A04)\n" + table)
-    benchmark.group = "bricard"
-    benchmark.extra_info["table"] = table
+    return rows
+
+
+def test_bricard_a04(benchmark, bricard_reference):
+    """IFToMM A04, Bricard's overconstrained linkage, over the benchmark's 10 s: linkdyn with
+    its redundant row allowed, at rtol 1e-6 ... 1e-10, its point P3 against the redundant-free
+    twin; beside the OpenSim implementation's published 0.258 s (an i5-4570, another machine:
+    for scale only)."""
+    from linkdyn.models.spatial import BRICARD_T_END, bricard
+
+    t, ref = bricard_reference
+    model = bricard()
+    rows = ["| code | time (10 s) | P3 error |", "|---|---|---|",
+            "| OpenSim (published, i5-4570) | 258 ms | - |"]
+    rows += bricard_rows(model, t, ref)
+    publish(benchmark, "bricard", "Bricard (IFToMM A04)", rows)
     benchmark.pedantic(linkdyn.simulate, args=(model, BRICARD_T_END),
                        kwargs=dict(rtol=1e-8, atol=1e-8, t_out=t, redundant="allow"),
                        rounds=3, iterations=1)
@@ -262,7 +277,7 @@ def test_bricard_a04_against_mujoco(benchmark, bricard_reference):
 
     import numpy as np
 
-    from linkdyn.models.spatial import BRICARD_T_END, bricard
+    from linkdyn.models.spatial import bricard
 
     t, ref = bricard_reference
 
@@ -282,16 +297,8 @@ def test_bricard_a04_against_mujoco(benchmark, bricard_reference):
         secs, err = min(mujoco_run(dt) for _ in range(3))
         rows.append(f"| MuJoCo RK4, step {dt:g} s | {secs * 1e3:.0f} ms | {err:.1e} m |")
     model = bricard()
-    for tol in (1e-6, 1e-8, 1e-10):
-        runs = [linkdyn.simulate(model, BRICARD_T_END, rtol=tol, atol=tol, t_out=t,
-                                 redundant="allow") for _ in range(3)]
-        secs = min(r.stats["integration_seconds"] for r in runs)
-        err = float(np.abs(runs[0].marker("P3") - ref).max())
-        rows.append(f"| linkdyn, rtol {tol:g} | {secs * 1e3:.1f} ms | {err:.1e} m |")
-    table = "\n".join(rows)
-    print("\nBricard (IFToMM A04) against MuJoCo\n" + table)
-    benchmark.group = "bricard mujoco"
-    benchmark.extra_info["table"] = table
+    rows += bricard_rows(model, t, ref)
+    publish(benchmark, "bricard mujoco", "Bricard (IFToMM A04) against MuJoCo", rows)
     benchmark.pedantic(mujoco_run, args=(1e-3,), rounds=1, iterations=1)
 
 
@@ -315,10 +322,7 @@ def test_flyball_governor_a05(benchmark):
         err = float(np.abs(runs[0].marker("S")[:, 2] - ref).max())
         rows.append(f"| {method}, rtol {tol:g} | {secs * 1e3:.1f} ms | "
                     f"{runs[0].stats['steps']} | {err:.1e} m |")
-    table = "\n".join(rows)
-    print("\nFlyball governor (IFToMM A05)\n" + table)
-    benchmark.group = "flyball governor"
-    benchmark.extra_info["table"] = table
+    publish(benchmark, "flyball governor", "Flyball governor (IFToMM A05)", rows)
     benchmark.pedantic(linkdyn.simulate, args=(model, FLYBALL_T_END),
                        kwargs=dict(rtol=1e-8, atol=1e-8, t_out=t, method="bdf"),
                        rounds=3, iterations=1)
