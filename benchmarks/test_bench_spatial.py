@@ -326,3 +326,88 @@ def test_flyball_governor_a05(benchmark):
     benchmark.pedantic(linkdyn.simulate, args=(model, FLYBALL_T_END),
                        kwargs=dict(rtol=1e-8, atol=1e-8, t_out=t, method="bdf"),
                        rounds=3, iterations=1)
+
+
+def flyball_mjcf(dt: float) -> str:
+    """A05 in MuJoCo: the same bodies (linkdyn.models.spatial.FLYBALL) on a hinge (the shaft
+    about z), a slide (the slider on it) and two hinges (the rods about y at the shaft's top,
+    each carrying its ball on a body of its own), the spring-dampers as spatial tendons with
+    stiffness, damping and rest length; RK4 at step dt, contacts off."""
+    import math
+
+    from linkdyn.models.spatial import FLYBALL
+
+    d = FLYBALL
+    rho, L, w, c = d["density"], d["length"], d["side"], d["cube"]
+    m_bar, m_cube = rho * L * w * w, rho * c**3
+    axial, transverse, cube = m_bar * w * w / 6.0, m_bar * (L * L + w * w) / 12.0, \
+        m_cube * c * c / 6.0
+    rods = ""
+    for k, side in ((1, 1.0), (2, -1.0)):
+        dx, dz = side * math.cos(d["alpha"]), -math.sin(d["alpha"])
+        # the rod's inertia about its middle, its axis along (dx, 0, dz), in shaft axes
+        full = (f"{transverse * dz * dz + axial * dx * dx} {transverse} "
+                f"{transverse * dx * dx + axial * dz * dz} 0 {(axial - transverse) * dx * dz} 0")
+        rods += (f'<body name="rod{k}" pos="{side * d["hinge"]} 0 {L / 2}">'
+                 '<joint type="hinge" axis="0 1 0"/>'
+                 f'<inertial pos="{dx * L / 2} 0 {dz * L / 2}" mass="{m_bar}" '
+                 f'fullinertia="{full}"/><site name="mid{k}" pos="{dx * L / 2} 0 {dz * L / 2}"/>'
+                 f'<body name="ball{k}" pos="{dx * L} 0 {dz * L}"><inertial pos="0 0 0" '
+                 f'mass="{d["ball"]}" diaginertia="1e-9 1e-9 1e-9"/></body></body>')
+    tendons = "".join(
+        f'<spatial stiffness="{d["stiffness"]}" damping="{d["damping"]}" '
+        f'springlength="{d["rest"]}"><site site="side{k}"/><site site="mid{k}"/></spatial>'
+        for k in (1, 2))
+    return (f'<mujoco><option gravity="0 0 {-d["g"]}" timestep="{dt}" integrator="RK4">'
+            '<flag contact="disable"/></option><worldbody>'
+            f'<body name="shaft" pos="0 0 {L / 2}"><joint type="hinge" axis="0 0 1"/>'
+            f'<inertial pos="0 0 0" mass="{m_bar}" diaginertia="{transverse} {transverse} '
+            f'{axial}"/><body name="slider" pos="0 0 {d["s0"] - L / 2}">'
+            f'<joint type="slide" axis="0 0 1"/><inertial pos="0 0 0" mass="{m_cube}" '
+            f'diaginertia="{cube} {cube} {cube}"/><site name="side1" pos="{c / 2} 0 0"/>'
+            f'<site name="side2" pos="{-c / 2} 0 0"/><site name="S"/></body>{rods}</body>'
+            f'</worldbody><tendon>{tendons}</tendon></mujoco>')
+
+
+def test_flyball_governor_a05_against_mujoco(benchmark):
+    """A05 over 10 s in MuJoCo (:func:`flyball_mjcf`, when installed), RK4 at the steps
+    where it is stable (the dampers' mode, about -8,000/s, needs dt below some 2.5e-4 s),
+    beside linkdyn's BDF, the slider's height against the same linkdyn reference."""
+    mujoco = pytest.importorskip("mujoco")
+    import time
+
+    import numpy as np
+
+    from linkdyn.models.spatial import FLYBALL, FLYBALL_T_END, flyball_governor
+
+    model = flyball_governor()
+    t = np.linspace(0.0, FLYBALL_T_END, 1001)
+    ref = linkdyn.simulate(model, FLYBALL_T_END, rtol=1e-12, atol=1e-12, t_out=t,
+                           method="bdf").marker("S")[:, 2]
+
+    def mujoco_run(dt):
+        m = mujoco.MjModel.from_xml_string(flyball_mjcf(dt))
+        data = mujoco.MjData(m)
+        data.qvel[0] = FLYBALL["omega"]                   # the shaft (the rest turns with it)
+        mujoco.mj_forward(m, data)
+        site = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, "S")
+        per, out = int(round((t[1] - t[0]) / dt)), [data.site_xpos[site][2]]
+        start = time.perf_counter()
+        for _ in range(len(t) - 1):
+            mujoco.mj_step(m, data, nstep=per)
+            out.append(data.site_xpos[site][2])
+        return time.perf_counter() - start, float(np.abs(np.array(out) - ref).max())
+
+    rows = ["| code | time (10 s) | s error |", "|---|---|---|"]
+    for dt in (2e-4, 1e-4):
+        secs, err = min(mujoco_run(dt) for _ in range(2))
+        rows.append(f"| MuJoCo RK4, step {dt:g} s | {secs * 1e3:.0f} ms | {err:.1e} m |")
+    for tol in (1e-6, 1e-8, 1e-10):
+        runs = [linkdyn.simulate(model, FLYBALL_T_END, rtol=tol, atol=tol, t_out=t,
+                                 method="bdf") for _ in range(3)]
+        secs = min(r.stats["integration_seconds"] for r in runs)
+        err = float(np.abs(runs[0].marker("S")[:, 2] - ref).max())
+        rows.append(f"| linkdyn BDF, rtol {tol:g} | {secs * 1e3:.1f} ms | {err:.1e} m |")
+    publish(benchmark, "flyball governor mujoco", "Flyball governor (IFToMM A05) against MuJoCo",
+            rows)
+    benchmark.pedantic(mujoco_run, args=(2e-4,), rounds=1, iterations=1)
