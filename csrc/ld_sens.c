@@ -23,8 +23,8 @@
  *                            Phi_q s_pred + Phi_p],
  *
  * with G = [M + H(c^2 lam) - c^2 Q_q - c Q_v, Phi_q^T; Phi_q, -r R] the Newton iteration
- * matrix evaluated and factorised afresh at the accepted state (one factorisation per step
- * serves every parameter), f_p = d(M a + Phi_q^T lam - Q)/dp and Phi_p at fixed (q, v, a,
+ * matrix evaluated and factorised afresh at the step's converged state (one factorisation
+ * per step attempt serves every parameter), f_p = d(M a + Phi_q^T lam - Q)/dp and Phi_p at fixed (q, v, a,
  * lam, t). These two come from the member systems (ld_bdf.h, ld_sensitivity): the caller
  * chooses members and weights so that their weighted sum is the derivative (a central
  * difference, exact where p enters affinely, or an extrapolation). The result is the exact
