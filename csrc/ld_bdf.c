@@ -1406,6 +1406,8 @@ static int bdf_step(ld_bdf *w, double t_end, int *accepted)
     w->n_equal++;
     if (w->sys->accept && w->sys->accept(w->sys->user, w->t, w->D, w->D + nq) != LD_OK)
         return fail(w, LD_BDF_CALLBACK, w->t, w->h);
+    if (w->np && ld__sens_accept(w, w->t, w->D, w->D + nq) != LD_BDF_SUCCESS)
+        return fail(w, LD_BDF_CALLBACK, w->t, w->h);
     *accepted = 1;
     w->tail_order = order;
     w->tail_err = err;

@@ -104,6 +104,7 @@ int ld__solve_G(ld_bdf *w, double *rhs);
 int ld__sens_valid(const ld_system *sys, const ld_bdf_options *opt);
 int ld__sens_create(ld_bdf *w);
 int ld__sens_step(ld_bdf *w, double t, double c);
+int ld__sens_accept(ld_bdf *w, double t, const double *q, const double *v);
 void ld__sens_test_terms(ld_bdf *w, int k);
 
 /* The explicit method (ld_rk.c). */

@@ -104,6 +104,22 @@ static void jac_times(const ld_system *s, const double *vals, const double *x, d
             out[s->phiq_rowind[p]] += vals[p] * x[j];
 }
 
+/* out[nc] += (Phi_q(qp) - Phi_q(qm)) x / (2 eps) of the model (vals, tmp: scratch of its
+ * nnz and nc): a central difference along qp - qm = 2 eps s, exact (Phi_q is affine in q). */
+static int jac_difference(const ld_system *s, double t, const double *qp, const double *qm,
+                          double eps, const double *x, double *vals, double *tmp,
+                          double *out)
+{
+    int i;
+    if (s->phi_q(s->user, t, qp, vals) != LD_OK) return LD_BDF_CALLBACK;
+    jac_times(s, vals, x, tmp);
+    for (i = 0; i < s->nc; i++) out[i] += tmp[i] / (2.0 * eps);
+    if (s->phi_q(s->user, t, qm, vals) != LD_OK) return LD_BDF_CALLBACK;
+    jac_times(s, vals, x, tmp);
+    for (i = 0; i < s->nc; i++) out[i] -= tmp[i] / (2.0 * eps);
+    return LD_BDF_SUCCESS;
+}
+
 static int parameter_terms(ld_bdf *w, int j, double t);
 static void csc_axpy(int nq, const int *colptr, const int *rowind, const double *vals,
                      double alpha, const double *x, double *out);
@@ -155,11 +171,10 @@ static int initial_acceleration(ld_bdf *w, int j, double t, const double *s, con
             m0->gamma(m0->user, t, qm, vm, gm) != LD_OK)
             return LD_BDF_CALLBACK;
         for (i = 0; i < nc; i++) rhs[nq + i] += (gp[i] - gm[i]) / (2.0 * eps);
-        if (m0->phi_q(m0->user, t, qp, vals) != LD_OK) return LD_BDF_CALLBACK;
-        jac_times(m0, vals, acc, gp);
-        if (m0->phi_q(m0->user, t, qm, vals) != LD_OK) return LD_BDF_CALLBACK;
-        jac_times(m0, vals, acc, gm);
-        for (i = 0; i < nc; i++) rhs[nq + i] -= (gp[i] - gm[i]) / (2.0 * eps);
+        /* minus (Phi_q)_q[s] a: the difference along -s */
+        if ((st = jac_difference(m0, t, qm, qp, eps, acc, vals, gp, rhs + nq)) !=
+            LD_BDF_SUCCESS)
+            return st;
     }
     for (k = se->start[j]; k < se->start[j + 1]; k++) {
         const ld_system *m = se->members[se->member[k]];
@@ -209,17 +224,13 @@ static int project_start(ld_bdf *w, int j, double t, double *s, double *u)
     jac_times(m0, w->phiq, u, rhs + nq);
     if (eps > 0.0) {
         for (i = 0; i < nq; i++) { qp[i] = q[i] + eps * s[i]; qm[i] = q[i] - eps * s[i]; }
-        /* gp, gm <- Phi_q v + Phi_t at q +- eps s (w->phi: a free scratch row here) */
-        if (m0->phi_q(m0->user, t, qp, vals) != LD_OK ||
-            m0->phi_t(m0->user, t, qp, w->phi) != LD_OK)
+        /* (Phi_q v + Phi_t)_q s: Phi_q's part, then Phi_t's */
+        if ((st = jac_difference(m0, t, qp, qm, eps, v, vals, gp, rhs + nq)) !=
+            LD_BDF_SUCCESS)
+            return st;
+        if (m0->phi_t(m0->user, t, qp, gp) != LD_OK || m0->phi_t(m0->user, t, qm, gm) != LD_OK)
             return LD_BDF_CALLBACK;
-        jac_times(m0, vals, v, gp);
-        for (i = 0; i < nc; i++) gp[i] += w->phi[i];
-        if (m0->phi_q(m0->user, t, qm, vals) != LD_OK ||
-            m0->phi_t(m0->user, t, qm, w->phi) != LD_OK)
-            return LD_BDF_CALLBACK;
-        jac_times(m0, vals, v, gm);
-        for (i = 0; i < nc; i++) rhs[nq + i] += (gp[i] - gm[i] - w->phi[i]) / (2.0 * eps);
+        for (i = 0; i < nc; i++) rhs[nq + i] += (gp[i] - gm[i]) / (2.0 * eps);
     }
     for (k = se->start[j]; k < se->start[j + 1]; k++) {
         const ld_system *m = se->members[se->member[k]];
@@ -333,8 +344,7 @@ void ld__sens_test_terms(ld_bdf *w, int k)
 int ld__sens_step(ld_bdf *w, double t, double c)
 {
     const ld_system *s = w->sys;
-    const ld_sensitivity *se = w->opt.sensitivities;
-    int nq = w->nq, nc = w->nc, j, i, k, st;
+    int nq = w->nq, nc = w->nc, j, i, st;
     double *acc = w->sens_work, *fp = acc + nq, *pp = fp + 2 * nq, *rhs = w->res;
     if (ld__eval_phi_q(w, t, w->y) != LD_OK) return LD_BDF_CALLBACK;
     if ((st = ld__refresh_G(w, t, c)) != LD_BDF_SUCCESS) return st;
@@ -353,12 +363,8 @@ int ld__sens_step(ld_bdf *w, double t, double c)
             csc_axpy(nq, s->fq_colptr, s->fq_rowind, w->fq, -c * c, sp, rhs);
         if (s->fv_nnz)
             csc_axpy(nq, s->fv_colptr, s->fv_rowind, w->fv, -c, ps, rhs);
-        for (i = 0; i < nc; i++) rhs[nq + i] = pp[i];
-        for (k = 0; k < nq; k++) {
-            int p;
-            for (p = s->phiq_colptr[k]; p < s->phiq_colptr[k + 1]; p++)
-                rhs[nq + s->phiq_rowind[p]] += w->phiq[p] * sp[k];
-        }
+        jac_times(s, w->phiq, sp, rhs + nq);
+        for (i = 0; i < nc; i++) rhs[nq + i] += pp[i];
         for (i = 0; i < w->ng; i++) rhs[i] = -rhs[i];
         if ((st = ld__solve_G(w, rhs)) != LD_BDF_SUCCESS) return st;
         for (i = 0; i < nq; i++) {
@@ -367,10 +373,19 @@ int ld__sens_step(ld_bdf *w, double t, double c)
         }
         if (!ld__all_finite(sq, 2 * nq)) return LD_BDF_NONFINITE;
     }
-    /* The members track the branch of their angles along the accepted states too. */
+    return LD_BDF_SUCCESS;
+}
+
+/* The members track the branch of their angles along the accepted states, as the model's
+ * own run state does (ld_system.h, accept): called with each accepted state only (a step
+ * attempt that the error test rejects must not move them). */
+int ld__sens_accept(ld_bdf *w, double t, const double *q, const double *v)
+{
+    const ld_sensitivity *se = w->opt.sensitivities;
+    int k;
     for (k = 0; k < se->nmembers; k++) {
         const ld_system *m = se->members[k];
-        if (m->accept && m->accept(m->user, t, w->y, w->y + nq) != LD_OK) return LD_BDF_CALLBACK;
+        if (m->accept && m->accept(m->user, t, q, v) != LD_OK) return LD_BDF_CALLBACK;
     }
     return LD_BDF_SUCCESS;
 }
