@@ -62,8 +62,8 @@ from ..solve.assembly import consistent_state
 from ..solve.dynamics_run import DynamicsRun
 from ..solve.run_options import check_options
 from ..solve.simulate import simulate
-from .sensitivity import (ParameterFamily, _affine_test, _ParameterDerivatives,
-                          _pattern_columns, dynamic_residual, marker_parameter_terms)
+from .sensitivity import (ParameterFamily, _difference, _ParameterDerivatives,
+                          dynamic_affinity, marker_parameter_terms)
 
 __all__ = ["simulation_sensitivities", "SimulationSensitivities"]
 
@@ -266,24 +266,16 @@ def _spec(base, names, member, steps, opt, state):
     per parameter whether it enters affinely and whether it enters at the sample states.
     A contact's force vanishes at most states (out of touch), where affinity cannot be
     judged: contact parameters are extrapolated (Richardson) and not called exact."""
-    nq, nc, t0 = base.nq, base.nc, opt.t0
-    cols = _pattern_columns(base)
-    rng = np.random.default_rng(20261125)
-    scale = max(1.0, float(np.abs(state.q).max()))
-    times = (t0, 0.5 * (t0 + opt.t_end))
-    samples = [(t, state.q + 1e-2 * scale * rng.standard_normal(nq),
-                state.v + rng.standard_normal(nq), rng.standard_normal(nq),
-                rng.standard_normal(nc)) for t in times]
-    at_base = [dynamic_residual(base, *x, cols) for x in samples]
+    nq, t0 = base.nq, opt.t0
+    zero = np.zeros(nq)
+    affinity, enters, constraints = dynamic_affinity(
+        base, member, steps, [(t, state.q, state.v, zero) for t in (t0, 0.5 * (t0 + opt.t_end))],
+        20261125)
     runs, index, weights, start = {}, [], [], [0]
     exact, used, s0 = [], [], np.zeros((len(steps), 2, nq))
     for j, h in enumerate(steps):
-        plus = [dynamic_residual(member(j, h), *x, cols) for x in samples]
-        minus = [dynamic_residual(member(j, -h), *x, cols) for x in samples]
-        affine = (not names[j].startswith("contacts.") and
-                  all(_affine_test(p_, m_, b_) for p_, m_, b_ in zip(plus, minus, at_base)))
+        affine = affinity[j] and not names[j].startswith("contacts.")
         exact.append(affine)
-        enters = any(np.any(p_ != m_) for p_, m_ in zip(plus, minus))
         shifts = ({h: 0.5 / h, -h: -0.5 / h} if affine else
                   {h: -1.0 / (6.0 * h), -h: 1.0 / (6.0 * h), 0.5 * h: 4.0 / (3.0 * h),
                    -0.5 * h: -4.0 / (3.0 * h)})
@@ -304,23 +296,14 @@ def _spec(base, names, member, steps, opt, state):
         # constraints (bit for bit at the sample states) and the guesses are the members'
         # and the base's alike (a mass, a stiffness), the assembly sees the same numbers.
         # The others are extrapolated over steps of INITIAL_STEP h.
-        if (any(np.any(p_[nq:] != m_[nq:]) for p_, m_ in zip(plus, minus)) or
-                any(np.any(getattr(member(j, sh), x) != getattr(base, x))
-                    for sh in (h, -h) for x in ("q0", "v0", "hold"))):
-            s0[j] = _richardson(start_of, INITIAL_STEP * h).reshape(2, nq)
-        used.append(bool(enters or np.any(s0[j] != 0.0)))
+        if constraints[j] or any(np.any(getattr(member(j, sh), x) != getattr(base, x))
+                                 for sh in (h, -h) for x in ("q0", "v0", "hold")):
+            s0[j] = _difference(start_of, INITIAL_STEP * h)[0].reshape(2, nq)
+        used.append(bool(enters[j] or np.any(s0[j] != 0.0)))
     members = tuple(r for _, r in sorted(runs.values(), key=lambda x: x[0]))
     spec = _Spec(members, np.array(start, dtype=np.intc), np.array(index, dtype=np.intc),
                  np.array(weights), None, s0)
     return spec, exact, used
-
-
-def _richardson(values, h) -> np.ndarray:
-    """dF/dp from F at p +- h and p +- h/2 (``values(step)``): Richardson's extrapolation of
-    the two central differences, an error of order h^4."""
-    d1 = (values(h) - values(-h)) / (2.0 * h)
-    d2 = (values(0.5 * h) - values(-0.5 * h)) / h
-    return (4.0 * d2 - d1) / 3.0
 
 
 def _run_state(model, state, t0):

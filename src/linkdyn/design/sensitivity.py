@@ -13,11 +13,11 @@ Method. The positions solve Phi(q, p, t) = 0, so by the implicit function theore
     Phi_q da/dp = -[(Phi_q a - gamma)_q dq/dp - gamma_v dv/dp + (Phi_q a - gamma)_p],
 
 one sparse factorisation of Phi_q per time serving every parameter, in the compiled sweep
-(``linkdyn._kinematics.SensitivitySweep``; a model with Python-function laws has no file form,
-so it has no parameters). The directional derivatives in q and v are central differences, exact here: linkdyn's
-constraints are at most quadratic in the coordinates (fully Cartesian and natural
-coordinates), so Phi_q and gamma are at most quadratic in q and v and a central difference of
-a quadratic has no truncation error. The derivatives in p are central differences between
+(``linkdyn._kinematics.SensitivitySweep``; a model with Python-function laws has no file
+form, so it has no parameters). The directional derivatives in q and v are central
+differences, exact here: linkdyn's constraints are at most quadratic in the coordinates
+(fully Cartesian and natural coordinates), so Phi_q and gamma are at most quadratic in q and
+v and a central difference of a quadratic has no truncation error. The derivatives in p are central differences between
 the models compiled at p +- h where the parameter enters the constraints affinely (lengths,
 body points, ground points, a law's offset and amplitude: exact, and the result says so per
 parameter, ``exact``), checked by a zero second difference of the residuals at states moved
@@ -333,29 +333,43 @@ def _central(values, h):
     return (values(h) - values(-h)) / (2.0 * h)
 
 
-def _kinetostatic_terms(base, member, steps, t, q, v, a, used) -> list:
-    """Per parameter, whether the kinetostatic residual M a + Phi_q^T lam - Q enters it
-    affinely (tested at states moved off three rows of the analysis, with generic
-    multipliers), for a dynamic model; marks ``used`` where it enters at all (a mass)."""
-    if not base.dynamic or getattr(base.description, "kinematic", False):
-        return [False] * len(steps)
+def dynamic_affinity(base, member, steps, points, seed) -> tuple:
+    """Per parameter, how the residuals (M a + Phi_q^T lam - Q, Phi) of the members at
+    p +- h differ from the base's, at states moved off ``points`` [(t, q, v, a)] (coordinates
+    by 1e-2 of their scale, velocities and accelerations by unit noise, generic multipliers;
+    ``seed`` fixes them, so that runs repeat): (affine, enters, constraints) lists, whether
+    their second difference vanishes to round-off, whether they change at all, and whether
+    the constraint part does."""
     cols = _pattern_columns(base)
-    rng = np.random.default_rng(20261126)
-    rows = sorted({0, len(t) // 2, len(t) - 1})
-    scale = max(1.0, float(np.abs(q).max()))
-    samples = [(t[i], q[i] + 1e-2 * scale * rng.standard_normal(base.nq),
-                v[i] + rng.standard_normal(base.nq), a[i] + rng.standard_normal(base.nq),
-                rng.standard_normal(base.nc)) for i in rows]
+    rng = np.random.default_rng(seed)
+    scale = max(1.0, max(float(np.abs(q).max()) for _, q, _, _ in points))
+    samples = [(t, q + 1e-2 * scale * rng.standard_normal(base.nq),
+                v + rng.standard_normal(base.nq), a + rng.standard_normal(base.nq),
+                rng.standard_normal(base.nc)) for t, q, v, a in points]
     at_base = [dynamic_residual(base, *x, cols) for x in samples]
-    exact = []
+    affine, enters, constraints = [], [], []
     for j, h in enumerate(steps):
         plus = [dynamic_residual(member(j, h), *x, cols) for x in samples]
         minus = [dynamic_residual(member(j, -h), *x, cols) for x in samples]
-        exact.append(all(_affine_test(p_, m_, b_)
-                          for p_, m_, b_ in zip(plus, minus, at_base)))
-        if any(np.any(p_ != m_) for p_, m_ in zip(plus, minus)):
-            used[j] = True
-    return exact
+        affine.append(all(_affine_test(p_, m_, b_) for p_, m_, b_ in zip(plus, minus, at_base)))
+        enters.append(any(np.any(p_ != m_) for p_, m_ in zip(plus, minus)))
+        constraints.append(any(np.any(p_[base.nq:] != m_[base.nq:])
+                               for p_, m_ in zip(plus, minus)))
+    return affine, enters, constraints
+
+
+def _kinetostatic_terms(base, member, steps, t, q, v, a, used) -> list:
+    """Per parameter, whether the kinetostatic residual M a + Phi_q^T lam - Q enters it
+    affinely (tested at states moved off three rows of the analysis), for a dynamic model;
+    marks ``used`` where it enters at all (a mass)."""
+    if not base.dynamic or getattr(base.description, "kinematic", False):
+        return [False] * len(steps)
+    rows = sorted({0, len(t) // 2, len(t) - 1})
+    affine, enters, _ = dynamic_affinity(base, member, steps,
+                                         [(t[i], q[i], v[i], a[i]) for i in rows], 20261126)
+    for j, e in enumerate(enters):
+        used[j] = used[j] or e
+    return affine
 
 
 def marker_parameter_terms(base, member, steps, states, used, exact) -> dict:
