@@ -46,6 +46,30 @@ static void fd_jacobians(const ld_forces *F, const ld_forces_run *run, double t,
     }
 }
 
+/* The power balance of the elements alone along the motion (q, v) at t: dV/dt (a central
+ * difference over dt = 1e-6) + Q . v - P, with P the sum of the first `nrates` rates z of
+ * ld_forces_rates (the records' and loads' power); *P_out gets P. Q, q1, z: scratch of n,
+ * n and the rates' length. */
+static double power_gap(const ld_forces *F, const ld_forces_run *run, double t,
+                        const double *q, const double *v, int n, int nrates, double *Q,
+                        double *q1, double *z, double *P_out)
+{
+    const double dt = 1e-6;
+    double qv = 0.0, P = 0.0, V0, V1;
+    int i;
+    memset(Q, 0, n * sizeof *Q);
+    ld_forces_add(F, run, t, q, v, Q);
+    for (i = 0; i < n; i++) qv += Q[i] * v[i];
+    for (i = 0; i < n; i++) q1[i] = q[i] - 0.5 * dt * v[i];
+    V0 = ld_forces_potential(F, run, t - 0.5 * dt, q1);
+    for (i = 0; i < n; i++) q1[i] = q[i] + 0.5 * dt * v[i];
+    V1 = ld_forces_potential(F, run, t + 0.5 * dt, q1);
+    ld_forces_rates(F, run, t, q, v, z);
+    for (i = 0; i < nrates; i++) P += z[i];
+    *P_out = P;
+    return (V1 - V0) / dt + qv - P;
+}
+
 /* Dense Q_q, Q_v: every record's local block maps to the full 8 x 8 matrix (row-major
  * slot = 8 row + col), so the pattern is the dense one. */
 static int slot_q[5 * 64], slot_v[5 * 64], load_slot[16];
@@ -152,19 +176,10 @@ static void spatial_section(void)
     }
     check(big > 1.0 && err_q < 1e-6 * big, "spatial: Q_q matches central differences");
     check(err_v < 1e-6 * big, "spatial: Q_v matches central differences");
-    {   /* dV/dt + Q . v = P of the records and loads */
-        double z[3 + 2 + 3], V1, V0, dt = 1e-6, qv = 0, P = 0, q1[NQ3];
-        memset(Q, 0, sizeof Q);
-        ld_forces_add(&F, &run, t, q, v, Q);
-        for (i = 0; i < NQ3; i++) qv += Q[i] * v[i];
-        for (i = 0; i < NQ3; i++) q1[i] = q[i] - 0.5 * dt * v[i];
-        V0 = ld_forces_potential(&F, &run, t - 0.5 * dt, q1);
-        for (i = 0; i < NQ3; i++) q1[i] = q[i] + 0.5 * dt * v[i];
-        V1 = ld_forces_potential(&F, &run, t + 0.5 * dt, q1);
-        ld_forces_rates(&F, &run, t, q, v, z);
-        for (i = 0; i < 5; i++) P += z[i];   /* 3 records, 2 loads */
-        check(fabs((V1 - V0) / dt + qv - P) < 1e-6 * (1 + fabs(P)),
-              "spatial: dV/dt + Q.v = P");
+    {   /* dV/dt + Q . v = P of the records and loads (3 records, 2 loads) */
+        double z[3 + 2 + 3], q1[NQ3], P;
+        double gap = power_gap(&F, &run, t, q, v, NQ3, 5, Q, q1, z, &P);
+        check(fabs(gap) < 1e-6 * (1 + fabs(P)), "spatial: dV/dt + Q.v = P");
     }
     {   /* body 1's axes collapsed: its direction d has no angle, LD_ERR_DOMAIN, named */
         double qq[NQ3];
@@ -259,18 +274,10 @@ int main(void)
 
     /* 2. Power: d/dt of the stored energy along a motion + the power P of the records and
      * the load equals Q . v (energy balance of the elements alone). */
-    {
-        double z[11], V1, V0, dt = 1e-6, qv = 0, P = 0, q1[NQ];
-        memset(Q, 0, sizeof Q);
-        ld_forces_add(&F, &run, t, q, v, Q);
-        for (i = 0; i < NQ; i++) qv += Q[i] * v[i];
-        for (i = 0; i < NQ; i++) q1[i] = q[i] - 0.5 * dt * v[i];
-        V0 = ld_forces_potential(&F, &run, t - 0.5 * dt, q1);
-        for (i = 0; i < NQ; i++) q1[i] = q[i] + 0.5 * dt * v[i];
-        V1 = ld_forces_potential(&F, &run, t + 0.5 * dt, q1);
-        ld_forces_rates(&F, &run, t, q, v, z);
-        for (i = 0; i < 6; i++) P += z[i];   /* 5 records, 1 load */
-        check(fabs((V1 - V0) / dt + qv - P) < 1e-6 * (1 + fabs(P)),
+    {   /* 5 records, 1 load */
+        double z[11], q1[NQ], P;
+        double gap = power_gap(&F, &run, t, q, v, NQ, 6, Q, q1, z, &P);
+        check(fabs(gap) < 1e-6 * (1 + fabs(P)),
               "dV/dt + Q.v = P (power of the non-conservative parts)");
     }
 
