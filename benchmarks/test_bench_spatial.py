@@ -132,56 +132,84 @@ def test_heavy_top_against_mujoco(benchmark, top):
     report(benchmark, top, "MuJoCo", rows + linkdyn_rows(top, (1e-6, 1e-8, 1e-10)), 1e-8)
 
 
+def exudyn_solve(mbs, sensor, t_end, steps, period) -> tuple:
+    """Assemble an Exudyn system, run its implicit generalized-alpha integrator (its
+    explicit ones refuse joints' algebraic equations) for ``steps`` fixed steps to ``t_end``
+    with ``sensor`` stored every ``period``: (seconds of the solve, the sensor's rows)."""
+    import time
+
+    import exudyn as exu
+
+    mbs.Assemble()
+    settings = exu.SimulationSettings()
+    settings.timeIntegration.numberOfSteps = steps
+    settings.timeIntegration.endTime = t_end
+    settings.timeIntegration.verboseMode = 0
+    settings.solution.file.write = False
+    settings.solution.sensors.writePeriod = period
+    start = time.perf_counter()
+    mbs.SolveDynamic(settings, solverType=exu.DynamicSolverType.GeneralizedAlpha)
+    return time.perf_counter() - start, mbs.GetSensorStoredData(sensor)[:, 1:4]
+
+
+def exudyn_body(mbs, mass, moments, position, frame=None, velocity=(0.0, 0.0, 0.0),
+                angular_velocity=(0.0, 0.0, 0.0), gravity=(0.0, 0.0, -9.81)):
+    """An Exudyn rigid body on Euler parameters: its centre of mass at ``position``,
+    principal ``moments`` along the columns of ``frame`` (global axes by default)."""
+    import numpy as np
+    from exudyn.utilities import RigidBodyInertia
+
+    return mbs.CreateRigidBody(
+        inertia=RigidBodyInertia(mass=mass, inertiaTensor=np.diag(moments)),
+        referencePosition=list(position),
+        referenceRotationMatrix=np.eye(3) if frame is None else np.asarray(frame),
+        initialVelocity=list(velocity), initialAngularVelocity=list(angular_velocity),
+        gravity=list(gravity))
+
+
+def exudyn_position_sensor(mbs, body, local=(0.0, 0.0, 0.0)):
+    """A stored sensor of the global position of ``body``'s point ``local``."""
+    import exudyn as exu
+    from exudyn.utilities import SensorBody
+
+    return mbs.AddSensor(SensorBody(bodyNumber=body, localPosition=list(local),
+                                    storeInternal=True,
+                                    outputVariableType=exu.OutputVariableType.Position))
+
+
+def gap(rows, ref) -> float:
+    """Largest distance of a peer's output rows from the reference, over the rows both have."""
+    import numpy as np
+
+    n = min(len(rows), len(ref))
+    return float(np.abs(np.asarray(rows)[:n] - np.asarray(ref)[:n]).max())
+
+
 def test_heavy_top_against_exudyn(benchmark, top):
     """The heavy top against Exudyn (when installed): a rigid body on Euler parameters with
-    a spherical joint, its implicit generalized-alpha integrator at fixed steps (Exudyn's
-    explicit integrators refuse the joint's algebraic equations); the tip every 1 ms over
-    2 s against a linkdyn run at rtol 1e-12."""
+    a spherical joint, generalized-alpha at fixed steps (:func:`exudyn_solve`); the tip every
+    1 ms over 2 s against a linkdyn run at rtol 1e-12."""
     exu = pytest.importorskip("exudyn")
-    import time
-    import warnings
-
     import numpy as np
-    from exudyn.utilities import RigidBodyInertia, SensorBody
 
     from linkdyn.models.spatial import HEAVY_TOP
 
     d = HEAVY_TOP
     _, t, ref = top
-    t_end = t[-1]
     axis = np.array([math.sin(d["theta0"]), 0.0, math.cos(d["theta0"])])
     ex = np.array([math.cos(d["theta0"]), 0.0, -math.sin(d["theta0"])])
 
     def exudyn_run(steps):
-        sc = exu.SystemContainer()
+        sc = exu.SystemContainer()                 # holds the system: keep it alive
         mbs = sc.AddSystem()
-        inertia = RigidBodyInertia(mass=d["mass"], inertiaTensor=np.diag(
-            [d["transverse"], d["transverse"], d["axial"]]))
-        body = mbs.CreateRigidBody(
-            inertia=inertia, referencePosition=list(d["l"] * axis),
-            referenceRotationMatrix=np.column_stack([ex, np.cross(axis, ex), axis]),
-            initialAngularVelocity=list(d["spin"] * axis), initialVelocity=[0.0, 0.0, 0.0],
-            gravity=[0.0, 0.0, -d["g"]])
+        body = exudyn_body(mbs, d["mass"], (d["transverse"], d["transverse"], d["axial"]),
+                           d["l"] * axis, np.column_stack([ex, np.cross(axis, ex), axis]),
+                           angular_velocity=d["spin"] * axis, gravity=(0.0, 0.0, -d["g"]))
         ground = mbs.CreateGround(referencePosition=[0.0, 0.0, 0.0])
-        mbs.CreateSphericalJoint(bodyNumbers=[ground, body], position=[0.0, 0.0, 0.0])
-        sensor = mbs.AddSensor(SensorBody(bodyNumber=body, localPosition=[0.0, 0.0, d["l"]],
-                                          storeInternal=True,
-                                          outputVariableType=exu.OutputVariableType.Position))
-        mbs.Assemble()
-        settings = exu.SimulationSettings()
-        settings.timeIntegration.numberOfSteps = steps
-        settings.timeIntegration.endTime = t_end
-        settings.timeIntegration.verboseMode = 0
-        settings.solutionSettings.writeSolutionToFile = False
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            settings.solutionSettings.sensorsWritePeriod = 1e-3
-        start = time.perf_counter()
-        mbs.SolveDynamic(settings, solverType=exu.DynamicSolverType.GeneralizedAlpha)
-        secs = time.perf_counter() - start
-        tip = mbs.GetSensorStoredData(sensor)[:, 1:4]
-        n = min(len(tip), len(ref))
-        return secs, float(np.abs(tip[:n] - ref[:n]).max())
+        mbs.CreateSphericalJoint(itemNumbers=[ground, body], position=[0.0, 0.0, 0.0])
+        sensor = exudyn_position_sensor(mbs, body, (0.0, 0.0, d["l"]))
+        secs, tip = exudyn_solve(mbs, sensor, t[-1], steps, 1e-3)
+        return secs, gap(tip, ref)
 
     rows = []
     for steps in (2_000, 20_000, 200_000):
@@ -312,6 +340,81 @@ def test_bricard_a04_against_mujoco(benchmark, bricard_reference):
     benchmark.pedantic(mujoco_run, args=(1e-3,), rounds=1, iterations=1)
 
 
+def test_bricard_a04_against_exudyn(benchmark, bricard_reference):
+    """A04 over 10 s in Exudyn (when installed): the five rods as rigid bodies on Euler
+    parameters, revolute joints J1-J5 and at J6 a generic joint that keeps the revolute's
+    rows but its redundant one (the rotation about y, as linkdyn's redundant-free twin), by
+    generalized-alpha at three fixed steps (:func:`exudyn_solve`), beside linkdyn at three
+    tolerances; P3 against the same reference every 10 ms."""
+    exu = pytest.importorskip("exudyn")
+    import numpy as np
+
+    from linkdyn.models.spatial import BRICARD_T_END, bricard
+
+    t, ref = bricard_reference
+    corners = np.array([(0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (1.0, -1.0, 0.0), (1.0, -1.0, 1.0),
+                        (0.0, -1.0, 1.0), (0.0, 0.0, 1.0)])
+    axes = ((0.0, 1.0, 0.0), (0.0, 0.0, 1.0), (1.0, 0.0, 0.0), (0.0, 1.0, 0.0),
+            (0.0, 0.0, 1.0))
+
+    def exudyn_run(steps):
+        sc = exu.SystemContainer()
+        mbs = sc.AddSystem()
+        chain = [mbs.CreateGround(referencePosition=[0.0, 0.0, 0.0])]
+        for k in range(5):
+            along = int(np.argmax(np.abs(corners[k + 1] - corners[k])))
+            moments = [(1.0 + 0.1**2) / 12.0] * 3          # 1 kg, 1 m, square 0.1 m
+            moments[along] = 2.0 * 0.1**2 / 12.0
+            chain.append(exudyn_body(mbs, 1.0, moments, (corners[k] + corners[k + 1]) / 2,
+                                     gravity=(0.0, -9.81, 0.0)))
+            mbs.CreateRevoluteJoint(itemNumbers=[chain[k + 1], chain[k]],
+                                    position=list(corners[k]), axis=list(axes[k]))
+        mbs.CreateGenericJoint(itemNumbers=[chain[5], chain[0]], position=list(corners[5]),
+                               constrainedAxes=[1, 1, 1, 0, 1, 0])
+        sensor = exudyn_position_sensor(mbs, chain[2], (0.0, -0.5, 0.0))
+        secs, p3 = exudyn_solve(mbs, sensor, BRICARD_T_END, steps, t[1] - t[0])
+        return secs, gap(p3, ref)
+
+    rows = ["| code | time (10 s) | P3 error |", "|---|---|---|"]
+    for steps in (1_000, 10_000, 100_000):
+        secs, err = exudyn_run(steps)
+        rows.append(f"| Exudyn generalized-alpha, {steps} steps | {secs * 1e3:.0f} ms | "
+                    f"{err:.1e} m |")
+    rows += bricard_rows(bricard(), t, ref)
+    publish(benchmark, "bricard exudyn", "Bricard (IFToMM A04) against Exudyn", rows)
+    benchmark.pedantic(exudyn_run, args=(1_000,), rounds=1, iterations=1)
+
+
+@pytest.fixture(scope="module")
+def flyball_reference():
+    """A05's output times (every 10 ms over 10 s) and the slider's height s from a BDF run
+    at rtol 1e-12: what every code is measured against."""
+    import numpy as np
+
+    from linkdyn.models.spatial import FLYBALL_T_END, flyball_governor
+
+    t = np.linspace(0.0, FLYBALL_T_END, 1001)
+    return t, linkdyn.simulate(flyball_governor(), FLYBALL_T_END, rtol=1e-12, atol=1e-12,
+                               t_out=t, method="bdf").marker("S")[:, 2]
+
+
+def flyball_rows(t, ref) -> list:
+    """linkdyn's A05 rows (BDF, best of three runs) at rtol 1e-6, 1e-8 and 1e-10: time and
+    the slider height's error against ``ref``."""
+    import numpy as np
+
+    from linkdyn.models.spatial import FLYBALL_T_END, flyball_governor
+
+    model, rows = flyball_governor(), []
+    for tol in (1e-6, 1e-8, 1e-10):
+        runs = [linkdyn.simulate(model, FLYBALL_T_END, rtol=tol, atol=tol, t_out=t,
+                                 method="bdf") for _ in range(3)]
+        secs = min(r.stats["integration_seconds"] for r in runs)
+        err = float(np.abs(runs[0].marker("S")[:, 2] - ref).max())
+        rows.append(f"| linkdyn BDF, rtol {tol:g} | {secs * 1e3:.1f} ms | {err:.1e} m |")
+    return rows
+
+
 def test_flyball_governor_a05(benchmark):
     """IFToMM A05, the stiff flyball governor, over the benchmark's 10 s: the slider's height
     s against a BDF run at rtol 1e-12, with the BDF at three tolerances and the default
@@ -379,7 +482,7 @@ def flyball_mjcf(dt: float) -> str:
             f'</worldbody><tendon>{tendons}</tendon></mujoco>')
 
 
-def test_flyball_governor_a05_against_mujoco(benchmark):
+def test_flyball_governor_a05_against_mujoco(benchmark, flyball_reference):
     """A05 over 10 s in MuJoCo (:func:`flyball_mjcf`, when installed), RK4 at the steps
     where it is stable (the dampers' mode, about -8,000/s, needs dt below some 2.5e-4 s),
     beside linkdyn's BDF, the slider's height against the same linkdyn reference."""
@@ -388,12 +491,9 @@ def test_flyball_governor_a05_against_mujoco(benchmark):
 
     import numpy as np
 
-    from linkdyn.models.spatial import FLYBALL, FLYBALL_T_END, flyball_governor
+    from linkdyn.models.spatial import FLYBALL
 
-    model = flyball_governor()
-    t = np.linspace(0.0, FLYBALL_T_END, 1001)
-    ref = linkdyn.simulate(model, FLYBALL_T_END, rtol=1e-12, atol=1e-12, t_out=t,
-                           method="bdf").marker("S")[:, 2]
+    t, ref = flyball_reference
 
     def mujoco_run(dt):
         m = mujoco.MjModel.from_xml_string(flyball_mjcf(dt))
@@ -412,12 +512,70 @@ def test_flyball_governor_a05_against_mujoco(benchmark):
     for dt in (2e-4, 1e-4):
         secs, err = min(mujoco_run(dt) for _ in range(2))
         rows.append(f"| MuJoCo RK4, step {dt:g} s | {secs * 1e3:.0f} ms | {err:.1e} m |")
-    for tol in (1e-6, 1e-8, 1e-10):
-        runs = [linkdyn.simulate(model, FLYBALL_T_END, rtol=tol, atol=tol, t_out=t,
-                                 method="bdf") for _ in range(3)]
-        secs = min(r.stats["integration_seconds"] for r in runs)
-        err = float(np.abs(runs[0].marker("S")[:, 2] - ref).max())
-        rows.append(f"| linkdyn BDF, rtol {tol:g} | {secs * 1e3:.1f} ms | {err:.1e} m |")
+    rows += flyball_rows(t, ref)
     publish(benchmark, "flyball governor mujoco", "Flyball governor (IFToMM A05) against MuJoCo",
             rows)
     benchmark.pedantic(mujoco_run, args=(2e-4,), rounds=1, iterations=1)
+
+
+def test_flyball_governor_a05_against_exudyn(benchmark, flyball_reference):
+    """A05 over 10 s in Exudyn (when installed): the same bodies (the rods with their balls
+    folded in, as linkdyn's ``flyball_governor``) on revolute and prismatic joints, the
+    spring-dampers as Exudyn's, generalized-alpha (implicit: stable at any step) at three
+    fixed steps (:func:`exudyn_solve`), beside linkdyn's BDF; the slider's height against
+    the same reference every 10 ms."""
+    exu = pytest.importorskip("exudyn")
+    import numpy as np
+
+    from linkdyn.models.spatial import FLYBALL, FLYBALL_T_END
+
+    t, ref = flyball_reference
+    d = FLYBALL
+    rho, L, w, c = d["density"], d["length"], d["side"], d["cube"]
+    m_bar, m_cube, m_ball = rho * L * w * w, rho * c**3, d["ball"]
+    axial, transverse = m_bar * w * w / 6.0, m_bar * (L * L + w * w) / 12.0
+    mass = m_bar + m_ball
+    at = (m_bar * L / 2 + m_ball * L) / mass          # the rod's centre of mass from its hinge
+    across = transverse + m_bar * (at - L / 2) ** 2 + m_ball * (L - at) ** 2
+    omega, g = np.array([0.0, 0.0, d["omega"]]), (0.0, 0.0, -d["g"])
+
+    def exudyn_run(steps):
+        sc = exu.SystemContainer()
+        mbs = sc.AddSystem()
+        ground = mbs.CreateGround(referencePosition=[0.0, 0.0, 0.0])
+        shaft = exudyn_body(mbs, m_bar, (transverse, transverse, axial), (0.0, 0.0, L / 2),
+                            angular_velocity=omega, gravity=g)
+        mbs.CreateRevoluteJoint(itemNumbers=[shaft, ground], position=[0.0, 0.0, 0.0],
+                                axis=[0.0, 0.0, 1.0])
+        slider = exudyn_body(mbs, m_cube, (m_cube * c * c / 6.0,) * 3, (0.0, 0.0, d["s0"]),
+                             angular_velocity=omega, gravity=g)
+        mbs.CreatePrismaticJoint(itemNumbers=[slider, shaft], position=[0.0, 0.0, d["s0"]],
+                                 axis=[0.0, 0.0, 1.0])
+        for side in (1.0, -1.0):
+            along = np.array([side * math.cos(d["alpha"]), 0.0, -math.sin(d["alpha"])])
+            hinge = np.array([side * d["hinge"], 0.0, L])
+            centre = hinge + at * along
+            frame = np.column_stack([along, [0.0, 1.0, 0.0], np.cross(along, [0.0, 1.0, 0.0])])
+            rod = exudyn_body(mbs, mass, (axial, across, across), centre, frame,
+                              velocity=np.cross(omega, centre), angular_velocity=omega,
+                              gravity=g)
+            mbs.CreateRevoluteJoint(itemNumbers=[rod, shaft], position=list(hinge),
+                                    axis=[0.0, 1.0, 0.0])
+            mbs.CreateSpringDamper(itemNumbers=[slider, rod], localPosition0=[side * c / 2,
+                                                                                 0.0, 0.0],
+                                   localPosition1=[L / 2 - at, 0.0, 0.0],
+                                   referenceLength=d["rest"], stiffness=d["stiffness"],
+                                   damping=d["damping"])
+        sensor = exudyn_position_sensor(mbs, slider)
+        secs, s = exudyn_solve(mbs, sensor, FLYBALL_T_END, steps, t[1] - t[0])
+        return secs, gap(s[:, 2], ref)
+
+    rows = ["| code | time (10 s) | s error |", "|---|---|---|"]
+    for steps in (1_000, 10_000, 100_000):
+        secs, err = exudyn_run(steps)
+        rows.append(f"| Exudyn generalized-alpha, {steps} steps | {secs * 1e3:.0f} ms | "
+                    f"{err:.1e} m |")
+    rows += flyball_rows(t, ref)
+    publish(benchmark, "flyball governor exudyn",
+            "Flyball governor (IFToMM A05) against Exudyn", rows)
+    benchmark.pedantic(exudyn_run, args=(1_000,), rounds=1, iterations=1)
