@@ -148,11 +148,12 @@ struct ld_rk {
     int *Lp, *Li;               /* [nc + 1], [lnz] pattern of L (CSC, rows ascending) */
     double *LD, *Lx, *Dd;       /* values: Lx = LD, Dd = LD + lnz */
     double *Sd;                 /* [nc] diagonal of P S P^T before elimination */
-    int *pair_a, *pair_b, *pair_dst;   /* LD[dst] += phiq[a] phiq[b] / m_col */
-    double *pair_w;             /* 1 / m_col */
+    int *pair_dst;              /* LD[dst] += phiq[a] phiq[b] / m_j for each pair a >= b of
+                                 * column j's entries, columns in order */
     int *row_groups;            /* [nc + 1] groups of each row k of L */
     int *g_src, *g_col, *g_pairs;   /* group: slot of L(k, i), i, first pair [n_groups + 1] */
-    int *gp_dst, *gp_l;         /* pair of a group: Lx[dst] -= Lx[l] * y_i */
+    int *gp_dst;                /* pair q of a group: Lx[dst] -= Lx[l] * y_i, where l runs
+                                 * up column i from Lp[i]: l = Lp[i] + q - g_pairs[g] */
     double *minv;               /* [nq] */
     double *xs;                 /* [nc] permuted scratch */
 };
@@ -258,19 +259,13 @@ static int schur_plan(ld_bdf *w, struct ld_rk *r)
         np += c * (c + 1) / 2;
     }
     r->n_pairs = np;
-    r->pair_a = (int *)malloc((size_t)(3 * np + 1) * sizeof(int));
-    r->pair_w = (double *)malloc((size_t)(np + 1) * sizeof(double));
-    if (!r->pair_a || !r->pair_w) return LD_BDF_NO_MEMORY;
-    r->pair_b = r->pair_a + np;
-    r->pair_dst = r->pair_b + np;
+    r->pair_dst = (int *)malloc((size_t)(np + 1) * sizeof(int));
+    if (!r->pair_dst) return LD_BDF_NO_MEMORY;
     k = 0;
     for (j = 0; j < nq; j++)
         for (p = s->phiq_colptr[j]; p < s->phiq_colptr[j + 1]; p++)
             for (p2 = s->phiq_colptr[j]; p2 <= p; p2++) {
-                r->pair_a[k] = p;
-                r->pair_b[k] = p2;
                 r->pair_dst[k] = ld_target(r, s->phiq_rowind[p], s->phiq_rowind[p2]);
-                r->pair_w[k] = r->minv[j];
                 if (r->pair_dst[k] < 0) return LD_BDF_BAD_INPUT;
                 k++;
             }
@@ -300,14 +295,13 @@ static int schur_plan(ld_bdf *w, struct ld_rk *r)
         }
     r->n_groups = ng;
     r->g_src = (int *)malloc((size_t)(3 * ng + 2) * sizeof(int));
-    r->gp_dst = (int *)malloc((size_t)(2 * ngp + 1) * sizeof(int));
+    r->gp_dst = (int *)malloc((size_t)(ngp + 1) * sizeof(int));
     if (!r->g_src || !r->gp_dst) {
         free(row_count); free(row_start); free(rows);
         return LD_BDF_NO_MEMORY;
     }
     r->g_col = r->g_src + ng;
     r->g_pairs = r->g_col + ng;
-    r->gp_l = r->gp_dst + ngp;
     ng = ngp = 0;
     for (k = 0; k < nc; k++) {
         r->row_groups[k] = ng;
@@ -318,7 +312,6 @@ static int schur_plan(ld_bdf *w, struct ld_rk *r)
             r->g_pairs[ng] = ngp;
             for (p = r->Lp[i]; p < r->Lp[i + 1] && r->Li[p] < k; p++) {
                 r->gp_dst[ngp] = l_slot(r, k, r->Li[p]);
-                r->gp_l[ngp] = p;
                 ngp++;
             }
             ng++;
@@ -340,13 +333,19 @@ static int schur_factor(ld_bdf *w)
     struct ld_rk *r = w->rk;
     const int *active = w->sys->row_active;
     const double *J = w->phiq;
+    const int *cp = w->sys->phiq_colptr, *dst = r->pair_dst;
     double *LD = r->LD, *Lx = r->Lx, *D = r->Dd, reg = w->out_reg;
-    int k, g, q, nc = w->nc;
+    int j, p, p2, k, g, q, nc = w->nc;
     double ratio = 1.0;
     if (nc == 0) return LD_BDF_SUCCESS;
     memset(LD, 0, (size_t)(r->lnz + nc) * sizeof(double));
-    for (k = 0; k < r->n_pairs; k++)
-        LD[r->pair_dst[k]] += J[r->pair_a[k]] * J[r->pair_b[k]] * r->pair_w[k];
+    for (j = 0; j < w->nq; j++) {
+        double mj = r->minv[j];
+        for (p = cp[j]; p < cp[j + 1]; p++) {
+            double jp = J[p];
+            for (p2 = cp[j]; p2 <= p; p2++) LD[*dst++] += jp * J[p2] * mj;
+        }
+    }
     for (k = 0; k < nc; k++) {
         int i = r->P[k];
         if (active && !active[i]) D[k] = 1.0;
@@ -357,8 +356,9 @@ static int schur_factor(ld_bdf *w)
     for (k = 0; k < nc; k++) {
         for (g = r->row_groups[k]; g < r->row_groups[k + 1]; g++) {
             double y = Lx[r->g_src[g]], l;
+            const double *col = Lx + r->Lp[r->g_col[g]] - r->g_pairs[g];
             for (q = r->g_pairs[g]; q < r->g_pairs[g + 1]; q++)
-                Lx[r->gp_dst[q]] -= Lx[r->gp_l[q]] * y;
+                Lx[r->gp_dst[q]] -= col[q] * y;
             l = y / D[r->g_col[g]];
             D[k] -= l * y;
             Lx[r->g_src[g]] = l;
@@ -586,8 +586,8 @@ void ld__rk_free(ld_bdf *w)
     struct ld_rk *r = w->rk;
     if (!r) return;
     free(r->K); free(r->y0); free(r->rcont); free(r->lam0); free(r->F); free(r->vstage);
-    free(r->P); free(r->Lp); free(r->Li); free(r->LD); free(r->Sd); free(r->pair_a);
-    free(r->pair_w); free(r->row_groups); free(r->g_src); free(r->gp_dst); free(r->minv);
+    free(r->P); free(r->Lp); free(r->Li); free(r->LD); free(r->Sd); free(r->pair_dst);
+    free(r->row_groups); free(r->g_src); free(r->gp_dst); free(r->minv);
     free(r->xs);
     free(r);
     w->rk = NULL;

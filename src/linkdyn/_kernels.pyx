@@ -143,6 +143,20 @@ cdef struct KernelData:
     const double *term_coef     # [nterm]
     const int *term_slot        # [nterm, 2] Jacobian slots of d/dq_a, d/dq_b (-1 if none)
     const int *term_hslot       # [nterm, 2] Hessian slots of (a, b), (b, a) (-1 if none)
+    # Subsets of the terms, in term order, so that each kernel visits only the terms that
+    # can change its output (a spatial joint's rows are all linear terms without a time
+    # factor: constant Jacobian entries and no gamma). Each kernel's sums are the same, term
+    # for term, as over all terms.
+    const double *gen_const     # [ngen_slots] a slot's value when all its terms are linear
+                                #   without a time factor (their sum in term order), else 0
+    int nvar_term
+    const int *var_term         # terms with a coordinate that write a slot not constant
+    int ngam_term
+    const int *gam_term         # terms with a nonzero gamma: quadratic or time-dependent
+    int ntime_term
+    const int *time_term        # terms with a time factor (Phi_t)
+    int nquad_term
+    const int *quad_term        # quadratic terms (the Hessian)
     int hess_nnz
     int phiq_nnz
     ld_laws laws                # driving laws (csrc/ld_laws.h); values of kind-2 laws in
@@ -430,11 +444,11 @@ cdef int k_phi_q(void *user, double t, const double *q, double *val) noexcept no
             val[sl[5]] = sgn * xi
     cdef double g[3]
     cdef double c
-    for k in range(d.ngen_slots):
-        val[d.gen_slot[k]] = 0.0
-    for k in range(d.nterm):
-        if d.term_a[k] < 0:
-            continue
+    cdef int j
+    for j in range(d.ngen_slots):
+        val[d.gen_slot[j]] = d.gen_const[j]
+    for j in range(d.nvar_term):
+        k = d.var_term[j]
         time_coef(d, k, t, g)
         c = d.term_coef[k] * g[0]
         if d.term_b[k] < 0:
@@ -453,9 +467,9 @@ cdef int k_phi_t(void *user, double t, const double *q, double *out) noexcept no
     cdef double m
     for r in range(d.nc):
         out[r] = 0.0
-    for k in range(d.nterm):
-        if d.term_tf[k] == 0:
-            continue
+    cdef int j
+    for j in range(d.ntime_term):
+        k = d.time_term[j]
         time_coef(d, k, t, g)
         m = 1.0
         if d.term_a[k] >= 0:
@@ -486,7 +500,9 @@ cdef int k_gamma(void *user, double t, const double *q, const double *v,
     cdef int a, b
     for k in range(d.ngen_rows):
         out[d.gen_row[k]] = 0.0
-    for k in range(d.nterm):
+    cdef int j
+    for j in range(d.ngam_term):
+        k = d.gam_term[j]
         time_coef(d, k, t, g)
         c = d.term_coef[k]
         a = d.term_a[k]
@@ -518,9 +534,9 @@ cdef int k_phi_qq_lam(void *user, double t, const double *q, const double *lam,
         val[d.unit_hslot[2 * i + 1]] += 2.0 * l
     for i in range(d.nframe):
         frame_hessian(lam + d.frame_row[i], d.frame_hslot + 27 * i, val)
-    for k in range(d.nterm):   # q_a q_b contributes coef g lam to (a, b) and (b, a)
-        if d.term_b[k] < 0:
-            continue
+    cdef int j
+    for j in range(d.nquad_term):   # q_a q_b contributes coef g lam to (a, b) and (b, a)
+        k = d.quad_term[j]
         time_coef(d, k, t, g)
         l = d.term_coef[k] * g[0] * lam[d.term_row[k]]
         val[d.term_hslot[2 * k]] += l
@@ -732,6 +748,30 @@ cdef inline const double *_dp(a):
     return &m[0] if m.shape[0] > 0 else NULL
 
 
+def term_subsets(a) -> dict:
+    """The generic terms' subsets the kernels visit (KernelData, "Subsets of the terms") and
+    the constant Jacobian slots' values, from the term arrays of ``a``."""
+    ta, tb, tf, coef = a["term_a"], a["term_b"], a["term_tf"], a["term_coef"]
+    slots, gen_slot = a["term_slot"].reshape(-1, 2), a["gen_slot"]
+    where = np.full(max(int(gen_slot.max(initial=-1)), int(slots.max(initial=-1))) + 1, -1)
+    where[gen_slot] = np.arange(len(gen_slot))
+    index = np.where(slots >= 0, where[np.maximum(slots, 0)], -1)   # [nterm, 2] gen slots
+    if np.any((slots >= 0) & (index < 0)):
+        raise ValueError("kernel arrays: a term's Jacobian slot is not among gen_slot")
+    fixed = (ta >= 0) & (tb < 0) & (tf == 0)        # linear, no time factor: a constant entry
+    const = np.ones(len(gen_slot), dtype=bool)
+    moving = index[(ta >= 0) & ~fixed]
+    const[moving[moving >= 0]] = False
+    values = np.zeros(len(gen_slot))
+    own = np.flatnonzero(fixed & const[np.maximum(index[:, 0], 0)])
+    np.add.at(values, index[own, 0], coef[own])     # unbuffered, in term order: the kernels'
+    varying = (index >= 0) & ~const[np.maximum(index, 0)]                    # own sums
+    ints = lambda mask: np.ascontiguousarray(np.flatnonzero(mask), dtype=np.intc)
+    return dict(gen_const=values, var_term=ints((ta >= 0) & varying.any(axis=1)),
+                gam_term=ints((tb >= 0) | (tf != 0)), time_term=ints(tf != 0),
+                quad_term=ints(tb >= 0))
+
+
 cdef class Kernels:
     """Kernels bound to one compiled model's arrays (kept alive here).
 
@@ -800,6 +840,7 @@ cdef class Kernels:
                 raise ValueError("kernel arrays: spatial force records need 15 geometry "
                                  "entries and 576 slots each, loads 3 points, 3 laws, 9 "
                                  "axes and 144 slots each")
+        a.update(term_subsets(a))
         for arr in a.values():
             arr.flags.writeable = False
         self.arrays = a
@@ -850,6 +891,15 @@ cdef class Kernels:
         self.data.term_coef = _dp(a["term_coef"])
         self.data.term_slot = _ip(a["term_slot"])
         self.data.term_hslot = _ip(a["term_hslot"])
+        self.data.gen_const = _dp(a["gen_const"])
+        self.data.nvar_term = a["var_term"].shape[0]
+        self.data.var_term = _ip(a["var_term"])
+        self.data.ngam_term = a["gam_term"].shape[0]
+        self.data.gam_term = _ip(a["gam_term"])
+        self.data.ntime_term = a["time_term"].shape[0]
+        self.data.time_term = _ip(a["time_term"])
+        self.data.nquad_term = a["quad_term"].shape[0]
+        self.data.quad_term = _ip(a["quad_term"])
         self.data.hess_nnz = a["hess_rowind"].shape[0]
         self.data.phiq_nnz = self.phiq_nnz
         self.data.laws.nlaw = a["law_kind"].shape[0]
