@@ -159,3 +159,47 @@ def test_matched_accuracy_against_the_peer(benchmark, jansen, peer):
     fig.tight_layout()
     fig.savefig(RESULTS / "jansen_methods.png", dpi=120)
     plt.close(fig)
+
+
+def work_units(result) -> int:
+    """Work in the units of method auto's cost trials (csrc/ld_bdf.c, "Cost trials")."""
+    s = result.stats
+    return s["rhs_evaluations"] + s["newton_iterations"] + 2 * s["factorizations"]
+
+
+def test_cost_trials_on_stiff_models(benchmark):
+    """Method auto against "rk" and "bdf" where the explicit method's stiffness test does
+    not fire: IFToMM A05's dampers (10 s) and a flexible arm's springs (5 s), at rtol 1e-6,
+    1e-8 and 1e-10. Per run: integration time (best of two), steps of each method, trials
+    (kept), the largest error of a marker against a BDF run at 1e-12, and the time per unit
+    of work, the cost model the trials rely on (a right-hand side, a Newton iteration or
+    half a factorisation should cost about the same)."""
+    from linkdyn.models.spatial import FLYBALL_T_END, flyball_governor
+
+    cases = (("A05", flyball_governor(), FLYBALL_T_END, "S"),
+             ("flexible arm", linkdyn.load_model("flexible_arm"), 5.0, "tip"))
+    rows = ["| model | rtol | method | time | rk / bdf steps | trials (kept) | error | "
+            "us per unit |", "|---|---|---|---|---|---|---|---|"]
+    for name, model, t_end, marker in cases:
+        t = np.linspace(0.0, t_end, 501)
+        ref = linkdyn.simulate(model, t_end, rtol=1e-12, atol=1e-12, t_out=t,
+                               method="bdf").marker(marker)
+        for tol in TOLS:
+            for method in ("auto", "rk", "bdf"):
+                runs = [linkdyn.simulate(model, t_end, rtol=tol, atol=tol, t_out=t,
+                                         method=method) for _ in range(2)]
+                r = min(runs, key=lambda r: r.stats["integration_seconds"])
+                s, secs = r.stats, r.stats["integration_seconds"]
+                err = float(np.abs(r.marker(marker) - ref).max())
+                rows.append(f"| {name} | {tol:g} | {method} | {secs * 1e3:.1f} ms | "
+                            f"{s['rk_steps']} / {s['bdf_steps']} | {s['cost_trials']} "
+                            f"({s['trials_kept']}) | {err:.1e} m | "
+                            f"{secs / max(1, work_units(r)) * 1e6:.2f} |")
+    table = "\n".join(rows)
+    print("\nMethod auto's cost trials on stiff models\n" + table)
+    benchmark.group = "cost trials"
+    benchmark.extra_info["table"] = table
+    model = flyball_governor()
+    benchmark.pedantic(linkdyn.simulate, args=(model, FLYBALL_T_END),
+                       kwargs=dict(rtol=1e-6, atol=1e-6, t_out="final"), rounds=3,
+                       iterations=1)

@@ -418,7 +418,7 @@ def flyball_rows(t, ref) -> list:
 def test_flyball_governor_a05(benchmark):
     """IFToMM A05, the stiff flyball governor, over the benchmark's 10 s: the slider's height
     s against a BDF run at rtol 1e-12, with the BDF at three tolerances and the default
-    method at one (its stiffness detection misses the damping modes here: see the table)."""
+    method at one (its cost trials hand the run to the BDF)."""
     import numpy as np
 
     from linkdyn.models.spatial import FLYBALL_T_END, flyball_governor

@@ -186,6 +186,7 @@ void ld_bdf_default_options(ld_bdf_options *o)
     o->clock = NULL;
     o->method = LD_METHOD_BDF;
     o->column_ordering = 0;
+    o->cost_trials = 1;
     o->sensitivities = NULL;
 }
 
@@ -193,6 +194,13 @@ void ld_bdf_default_options(ld_bdf_options *o)
 #define BTF_MAX_SIZE 10000
 #define FILL_LIMIT 4.0          /* fill of a factorisation over its ordering's estimate that
                                    calls for another ordering (see factor_G) */
+#define TRIAL_WAIT 256          /* BDF steps before the explicit method is tried (doubling
+                                   after each trial the BDF wins; see "Cost trials") */
+#define TRIAL_WARMUP 20         /* steps of the tried method before its rate is measured */
+#define TRIAL_SPAN 30           /* steps over which it is measured */
+#define TRIAL_MARGIN 1.25       /* how much faster the tried method must be to be kept */
+#define AUTO_BDF_SHARE 0.01     /* local tolerances of the BDF that a trial brought in, as a
+                                   share of its own (see "Cost trials") */
 #define EVENT_SAMPLES 4         /* explicit steps: event functions at 3 interior points too */
 
 typedef struct { int col, row, src; } entry;
@@ -286,6 +294,8 @@ static int build_pattern(ld_bdf *w)
 
 /* Local tolerances (the proportionality transform, floored at LD_LOCAL_FLOOR eps max(1, qmax)
  * with qmax the largest |q| at the start) and the Newton tolerance that goes with them. */
+static void share_tolerances(ld_bdf *w, double share);
+
 static void set_tolerances(ld_bdf *w, double qmax)
 {
     const ld_bdf_options *opt = &w->opt;
@@ -301,9 +311,21 @@ static void set_tolerances(ld_bdf *w, double qmax)
     }
     w->stats.local_rtol = w->rtol;
     w->stats.local_atol = w->atol;
-    /* A requested Newton tolerance is not allowed below the round-off floor 10 eps / rtol_loc
-     * (a Newton iteration cannot reach it; every step would fail). */
-    w->newton_tol = fmax(opt->newton_tol > 0 ? opt->newton_tol : 1e-3,
+    w->rtol_own = w->rtol;
+    w->atol_own = w->atol;
+    w->qmax0 = qmax;
+    share_tolerances(w, 1.0);
+}
+
+/* The local tolerances at share times the BDF's own (method auto: "Cost trials"), not below
+ * the round-off floor. A requested Newton tolerance is not allowed below the round-off
+ * floor 10 eps / rtol_loc (a Newton iteration cannot reach it; every step would fail). */
+static void share_tolerances(ld_bdf *w, double share)
+{
+    w->rtol = fmax(w->rtol_own * share, LD_LOCAL_FLOOR * DBL_EPSILON * fmax(1.0, w->qmax0));
+    if (w->rtol > w->rtol_own) w->rtol = w->rtol_own;
+    w->atol = w->atol_own * (w->rtol / w->rtol_own);
+    w->newton_tol = fmax(w->opt.newton_tol > 0 ? w->opt.newton_tol : 1e-3,
                          10.0 * DBL_EPSILON / w->rtol);
 }
 
@@ -742,6 +764,8 @@ static int started(ld_bdf *w, double t0, const double *q0, const double *v0)
     w->restart_pending = 0;
     w->tail_pending = 0;
     w->switch_pending = 0;
+    w->ring_n = w->ring_pos = 0;
+    w->stretch_steps = 0;
     w->initialised = 1;
     return LD_BDF_SUCCESS;
 }
@@ -784,6 +808,7 @@ static int start(ld_bdf *w, double t0, const double *q0, const double *v0, const
         if (st == LD_BDF_CALLBACK || st == LD_BDF_NO_MEMORY || w->opt.method != LD_METHOD_AUTO)
             return st;
         w->use_rk = 0;
+        w->rk_refused = 1;
         w->stats.switches_to_bdf++;
         if (eval_phi_q(w, t0, q0) != LD_OK) return LD_BDF_CALLBACK;
     }
@@ -834,6 +859,10 @@ int ld_bdf_init(ld_bdf *w, double t0, const double *q0, const double *v0, const 
     set_tolerances(w, nrm);
     ld__rk_set_tolerances(w, nrm);
     w->use_rk = explicit_first(w);
+    w->trial_wait[0] = TRIAL_WAIT;
+    w->trial_wait[1] = LD__TRIAL_RING;
+    w->trial_steps = 0;
+    w->rk_refused = 0;
     return start(w, t0, q0, v0, z0);
 }
 
@@ -851,6 +880,8 @@ int ld_bdf_restart_at(ld_bdf *w, const double *q, const double *v)
     if (w->np && (q || v)) return LD_BDF_BAD_INPUT;
     w->initialised = 0;
     w->stats.restarts++;
+    w->trial_steps = 0;         /* a trial under way ends without a verdict */
+    share_tolerances(w, 1.0);
     memcpy(w->y, w->D, (size_t)w->n * sizeof(double));
     if (q) memcpy(w->y, q, (size_t)nq * sizeof(double));
     if (v) memcpy(w->y + nq, v, (size_t)nq * sizeof(double));
@@ -865,15 +896,104 @@ int ld_bdf_restart_at(ld_bdf *w, const double *q, const double *v)
     return st;
 }
 
-/* (Method auto) continue with the BDF from the current state: stiffness, or a failure of the
- * explicit method. The state is the last accepted one, made consistent by the start. */
-static int switch_to_bdf(ld_bdf *w)
+/* ------------------------------------------------------------------------------------------
+ * Cost trials (method auto, options.cost_trials)
+ *
+ * Stiffness is not always plain to the explicit method's test: IFToMM A05's dampers keep
+ * its steps at some 5/6 of its stability limit, and a flexible arm's at a fifth to a half
+ * of it, yet the BDF is 40 and 3 times cheaper there. So method auto measures. A method's
+ * rate is the time it advanced per unit of work over its last LD__TRIAL_RING accepted
+ * steps; a unit is a right-hand side of the explicit method, a Newton iteration of the BDF,
+ * or half a BDF factorisation (measured on models of 8 to 4,000 coordinates, each costs the
+ * same within some 40%). The explicit method asks for a trial of the BDF when its steps
+ * have come near its stability limit (ld__rk_near_stiff: h |lambda| beyond a sixth of it);
+ * the BDF, after TRIAL_WAIT steps, for a trial of the explicit method. The tried method
+ * starts from the current state. After TRIAL_WARMUP steps (the BDF starts at order 1 with
+ * a short step: its order and step settle) its rate over TRIAL_SPAN more steps is compared
+ * with the first method's: the tried method runs on when it is TRIAL_MARGIN times faster;
+ * else the first method takes over again from there and waits twice as long before the
+ * next trial. Only near-stiff steps call for the BDF. At a given tolerance the BDF's global
+ * error is 25 to 500 times the explicit method's (Jansen, IFToMM A01 and A02;
+ * tests/test_accuracy.py), so the BDF that a trial brings in runs at AUTO_BDF_SHARE of its
+ * local tolerances (not below the round-off floor): a run keeps the accuracy the explicit
+ * method would give it, whichever method ends up running. A switch for stiffness proper
+ * (ld_rk.c) and a restart bring back the BDF's own tolerances. Work is counted, not timed, so a run
+ * takes the same steps on every machine. A restart (an event) ends a trial without a
+ * verdict and returns to the explicit method, as before. No trial goes back to an explicit
+ * method that refused to start in this run (S too ill-conditioned for the tolerance).
+ * ------------------------------------------------------------------------------------------ */
+
+static long work_units(const ld_bdf *w)
 {
-    w->switch_pending = 0;
-    w->use_rk = 0;
-    w->stats.switches_to_bdf++;
+    return w->stats.rhs_evaluations + w->stats.newton_iterations + 2 * w->stats.factorizations;
+}
+
+/* After an accepted step: its time and the work so far into the ring. */
+static void note_step(ld_bdf *w)
+{
+    w->ring_t[w->ring_pos] = w->t;
+    w->ring_work[w->ring_pos] = work_units(w);
+    w->ring_pos = (w->ring_pos + 1) % LD__TRIAL_RING;
+    if (w->ring_n < LD__TRIAL_RING) w->ring_n++;
+    w->stretch_steps++;
+    if (w->trial_steps > 0) w->trial_steps++;
+}
+
+/* Time advanced per unit of work over the ring (which must be full). */
+static double ring_rate(const ld_bdf *w)
+{
+    int oldest = w->ring_pos, newest = (w->ring_pos + LD__TRIAL_RING - 1) % LD__TRIAL_RING;
+    long work = w->ring_work[newest] - w->ring_work[oldest];
+    return (w->ring_t[newest] - w->ring_t[oldest]) / (double)(work > 0 ? work : 1);
+}
+
+/* (Method auto) continue from the current state, the last accepted one made consistent by
+ * the start, with the explicit method (to_rk) or the BDF: stiffness, a failure of the
+ * explicit method, or a cost trial. The start falls back to the BDF where the explicit
+ * method cannot start (S too ill-conditioned for the tolerance). */
+static int switch_method(ld_bdf *w, int to_rk, double share)
+{
+    share_tolerances(w, share);
+    w->use_rk = to_rk;
+    if (to_rk) w->stats.switches_to_rk++;
+    else w->stats.switches_to_bdf++;
     memcpy(w->y, w->D, (size_t)w->n * sizeof(double));
     return start(w, w->t, w->y, w->y + w->nq, w->y + w->zoff);
+}
+
+/* Before a step: start, measure or decide a trial (see above). */
+static int cost_trial(ld_bdf *w)
+{
+    int st, from_rk;
+    if (w->trial_steps == 0) {
+        if (w->ring_n < LD__TRIAL_RING || w->stretch_steps < w->trial_wait[w->use_rk] ||
+            (w->use_rk && !ld__rk_near_stiff(w)))
+            return LD_BDF_SUCCESS;
+        if (!w->use_rk && (!explicit_first(w) || w->rk_refused)) return LD_BDF_SUCCESS;
+        w->trial_from_rk = w->use_rk;
+        w->trial_rate_from = ring_rate(w);
+        w->stats.cost_trials++;
+        if ((st = switch_method(w, !w->use_rk, AUTO_BDF_SHARE)) != LD_BDF_SUCCESS) return st;
+        /* (the explicit method may refuse to start: the BDF went on, and stays) */
+        w->trial_steps = w->use_rk != w->trial_from_rk;
+        return LD_BDF_SUCCESS;
+    }
+    if (w->trial_steps == TRIAL_WARMUP + 1) {
+        w->trial_t0 = w->t;
+        w->trial_work0 = work_units(w);
+        return LD_BDF_SUCCESS;
+    }
+    if (w->trial_steps < TRIAL_WARMUP + TRIAL_SPAN + 1) return LD_BDF_SUCCESS;
+    from_rk = w->trial_from_rk;
+    w->trial_steps = 0;
+    if ((w->t - w->trial_t0) / (double)fmax(1.0, (double)(work_units(w) - w->trial_work0)) >
+        TRIAL_MARGIN * w->trial_rate_from) {
+        w->stats.trials_kept++;
+        w->trial_wait[from_rk] = from_rk ? LD__TRIAL_RING : TRIAL_WAIT;
+        return LD_BDF_SUCCESS;
+    }
+    w->trial_wait[from_rk] *= 2;
+    return switch_method(w, from_rk, AUTO_BDF_SHARE);
 }
 
 /* Shared with ld_rk.c */
@@ -1450,8 +1570,14 @@ int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out, do
            chattering contact) still ends. */
         if (w->opt.max_steps > 0 && w->stats.steps >= w->opt.max_steps)
             return fail(w, LD_BDF_TOO_MUCH_WORK, w->t, w->h);
-        if (w->switch_pending && (st = switch_to_bdf(w)) != LD_BDF_SUCCESS)
+        if (w->switch_pending) {
+            w->trial_steps = 0;     /* stiffness decides: no trial to judge */
+            if ((st = switch_method(w, 0, 1.0)) != LD_BDF_SUCCESS)
+                return fail(w, st, w->t, w->h);
+        } else if (w->opt.method == LD_METHOD_AUTO && w->opt.cost_trials && !w->np &&
+                   (st = cost_trial(w)) != LD_BDF_SUCCESS) {
             return fail(w, st, w->t, w->h);
+        }
         if (w->use_rk) {
             st = ld__rk_step(w, t_end, &accepted);
             if (st != LD_BDF_SUCCESS) {
@@ -1474,6 +1600,7 @@ int ld_bdf_integrate(ld_bdf *w, double t_end, int n_out, const double *t_out, do
             return st;
         }
         if (!accepted) continue;
+        note_step(w);
 
         w->tail_pending = 1;
         w->tail_event = 0;

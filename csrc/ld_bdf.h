@@ -83,6 +83,9 @@ typedef struct ld_bdf_options {
     double (*clock)(void);  /* seconds on a monotonic clock, to time the output rows into
                                stats.output_seconds (NULL: not timed) */
     int method;             /* enum ld_method (LD_METHOD_BDF) */
+    int cost_trials;        /* (method auto) try the other method now and then, and keep
+                               the one that advances further per unit of work (1; see
+                               ld_bdf.c, "Cost trials"); 0: switch on stiffness only */
     int column_ordering;    /* order the iteration matrix for KLU by COLAMD (1) instead of
                                AMD on its symmetric pattern (0, default): for systems whose
                                pivots leave the diagonal (spatial bodies; see ld_bdf.c) */
@@ -119,7 +122,10 @@ typedef struct ld_bdf_stats {
     long schur_factorizations;  /* LDL^T factorisations of Phi_q M^-1 Phi_q^T */
     long switches_to_bdf;       /* (auto) stretches handed to BDF: stiffness, S too
                                    ill-conditioned for the tolerance, or failure */
-    long switches_to_rk;        /* (auto) restarts that went back to the explicit method */
+    long switches_to_rk;        /* (auto) returns to the explicit method: restarts, and
+                                   cost trials */
+    long cost_trials;           /* (auto) trials of the other method */
+    long trials_kept;           /* of them, those that found it cheaper and kept it */
     double rk_transformed_rtol; /* the explicit method's local rtol before the round-off
                                    floor: rtol / 3 (ld_rk.c, "Error control") */
     long reorderings;           /* iteration matrices re-ordered for their fill (ld_bdf.c) */

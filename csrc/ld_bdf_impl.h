@@ -19,6 +19,8 @@
 /* Private status of the explicit method's start (method auto only): the accelerations are
  * too ill-conditioned for it, the BDF starts instead. Never returned to a caller. */
 #define LD__UNSUITED (-100)
+/* Accepted steps over which a method's rate of progress is measured (cost trials). */
+#define LD__TRIAL_RING 32
 
 struct ld_bdf {
     const ld_system *sys;
@@ -81,6 +83,23 @@ struct ld_bdf {
     int use_rk;
     int switch_pending;
 
+    /* Cost trials (method auto; ld_bdf.c, "Cost trials"): the last TRIAL_RING accepted
+     * steps' times and work counts, the steps since the current method started, the steps
+     * each method must run before the other is tried ([0] BDF, [1] the explicit method),
+     * and the trial under way: the steps the tried method has taken (0: none), the method
+     * it may return to and that method's rate, and where the measured span began. */
+    double ring_t[LD__TRIAL_RING];
+    long ring_work[LD__TRIAL_RING];
+    int ring_n, ring_pos;
+    long stretch_steps;
+    long trial_wait[2];
+    int trial_steps, trial_from_rk;
+    int rk_refused;             /* the explicit method refused to start (S ill-conditioned) */
+    double rtol_own, atol_own;  /* the BDF's own local tolerances (rtol, atol: in force) */
+    double qmax0;               /* max |q0| of the start, for the round-off floor */
+    double trial_rate_from, trial_t0;
+    long trial_work0;
+
     ld_bdf_stats stats;
     double fail_t, fail_h;
     int fail_index;
@@ -115,5 +134,6 @@ int ld__rk_start(ld_bdf *w);
 int ld__rk_step(ld_bdf *w, double t_end, int *accepted);
 int ld__rk_dense(ld_bdf *w, double t, double *out);
 int ld__rk_consistent(ld_bdf *w, double t, double *y);
+int ld__rk_near_stiff(const ld_bdf *w);
 
 #endif /* LD_BDF_IMPL_H */

@@ -85,6 +85,7 @@
 #define STIFF_LIMIT 6.1         /* h |lambda| beyond the method's stability */
 #define STIFF_STEPS 15          /* steps beyond it that call the problem stiff */
 #define QUIET_STEPS 6           /* steps within it that reset the count */
+#define TRIAL_LIMIT 1.0         /* h |lambda| that makes the BDF worth a trial soon */
 #define PIVOT_MIN 1e-14         /* a pivot of S below this fraction of its diagonal: singular */
 #define NEAR_SINGULAR 1e-3      /* below this pivot ratio of S, stage velocities projected */
 #define LOCAL_SHARE (1.0 / 3.0) /* the local tolerances' share of the requested ones */
@@ -135,6 +136,7 @@ struct ld_rk {
     int advance_pending;        /* K[12], y1 become K[0], y0 before the next step */
     int rejected_last;          /* the last attempt was rejected (no growth next) */
     int stiff_count, quiet_count;
+    int near_count, calm_count; /* steps beyond TRIAL_LIMIT, and within it since */
     double err_old;             /* the last accepted step's error (PI step control) */
     double *anoise;             /* [nq] round-off of the accelerations at the step start */
     double *vstage;             /* [nq] a stage's projected velocities */
@@ -653,6 +655,7 @@ int ld__rk_start(ld_bdf *w)
     r->hs = 0.0;
     r->rejected_last = 0;
     r->stiff_count = r->quiet_count = 0;
+    r->near_count = r->calm_count = 0;
     r->err_old = 1e-4;
     if (w->opt.h_init > 0) {
         h = w->opt.h_init;
@@ -746,19 +749,34 @@ static int stiffness(ld_bdf *w, double h)
     struct ld_rk *r = w->rk;
     int i, m = r->m, n2 = 2 * w->nq;
     const double *f1 = r->K + (size_t)12 * m, *fs = r->K + (size_t)11 * m;
-    double num = 0.0, den = 0.0;
+    double num = 0.0, den = 0.0, hl;
     for (i = 0; i < n2; i++) {
         double a = f1[i] - fs[i], b = r->y1[i] - r->ylast[i];
         num += a * a;
         den += b * b;
     }
-    if (ill_conditioned(w) || (den > 0 && h * sqrt(num / den) > STIFF_LIMIT)) {
+    hl = den > 0 ? h * sqrt(num / den) : 0.0;
+    if (hl > TRIAL_LIMIT) {
+        r->calm_count = 0;
+        r->near_count++;
+    } else if (++r->calm_count >= QUIET_STEPS) {
+        r->near_count = 0;
+    }
+    if (ill_conditioned(w) || hl > STIFF_LIMIT) {
         r->quiet_count = 0;
         if (++r->stiff_count >= STIFF_STEPS) return 1;
     } else if (++r->quiet_count >= QUIET_STEPS) {
         r->stiff_count = 0;
     }
     return 0;
+}
+
+/* Whether the steps have been near the method's stability limit (h |lambda| beyond
+ * TRIAL_LIMIT, a sixth of it, on STIFF_STEPS steps with no QUIET_STEPS calm ones between):
+ * method auto then tries the BDF without waiting (ld_bdf.c, "Cost trials"). */
+int ld__rk_near_stiff(const ld_bdf *w)
+{
+    return w->rk->near_count >= STIFF_STEPS;
 }
 
 /* Before the next step: the new state's derivative becomes the first stage, the new state

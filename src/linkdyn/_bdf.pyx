@@ -44,6 +44,7 @@ cdef extern from "ld_bdf.h":
         double (*clock)() noexcept nogil
         int method
         int column_ordering
+        int cost_trials
         const ld_sensitivity *sensitivities
     ctypedef struct ld_bdf_stats:
         long steps
@@ -71,6 +72,8 @@ cdef extern from "ld_bdf.h":
         long schur_factorizations
         long switches_to_bdf
         long switches_to_rk
+        long cost_trials
+        long trials_kept
         long reorderings
         double rk_transformed_rtol
         double rk_local_rtol
@@ -133,7 +136,7 @@ cdef class BDFIntegrator:
                   bint proportional=True, double event_tol=0.0,
                   double regularization=0.0, double output_regularization=0.0,
                   bint stop_when_full=False, str method="auto", bint column_ordering=False,
-                  sensitivities=None):
+                  sensitivities=None, bint cost_trials=True):
         cdef ld_bdf_options opt
         cdef const ld_system *sys = <const ld_system *> PyCapsule_GetPointer(
             run.system_capsule(), b"linkdyn.ld_system")
@@ -161,6 +164,7 @@ cdef class BDFIntegrator:
         opt.clock = monotonic_seconds
         opt.method = METHODS[method]
         opt.column_ordering = column_ordering
+        opt.cost_trials = cost_trials
         opt.sensitivities = NULL
         if sensitivities is not None:
             # (member run states, start [np + 1], member, weight, scale or None): ld_bdf.h
@@ -322,6 +326,7 @@ cdef class BDFIntegrator:
                     bdf_steps=s.steps - s.rk_steps, rhs_evaluations=s.rhs_evaluations,
                     schur_factorizations=s.schur_factorizations,
                     switches_to_bdf=s.switches_to_bdf, switches_to_rk=s.switches_to_rk,
+                    cost_trials=s.cost_trials, trials_kept=s.trials_kept,
                     reorderings=s.reorderings,
                     rk_transformed_rtol=s.rk_transformed_rtol, rk_local_rtol=s.rk_local_rtol,
                     rk_local_atol=s.rk_local_atol)

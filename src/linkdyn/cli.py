@@ -214,6 +214,8 @@ def _cmd_simulate(args) -> int:
                     "sides")
     if st["switches_to_bdf"]:
         work.append(f"{st['switches_to_bdf']} switches to BDF")
+    if st["cost_trials"]:
+        work.append(f"{st['cost_trials']} cost trials ({st['trials_kept']} kept)")
     print(f"  integration {st['integration_seconds'] * 1e3:.1f} ms: "
           f"{', '.join(work) or '0 steps'}; {st['rejected_steps']} rejected; "
           f"output {st['output_seconds'] * 1e3:.1f} ms ({len(result.t)} rows)")

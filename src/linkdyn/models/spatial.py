@@ -363,8 +363,8 @@ def flyball_governor():
     z), ``slider`` (prismatic ``slide`` along the shaft) and ``rod1``, ``rod2`` (revolutes
     ``hinge1``, ``hinge2`` at the shaft's top; each carries its point mass, folded into the
     body), spring-dampers ``spring1``, ``spring2``; markers ``S`` on the slider (its height is s),
-    ``ball1``, ``ball2``. The spring-dampers make it stiff: simulate it with the BDF
-    (``method="auto"`` switches to it)."""
+    ``ball1``, ``ball2``. The spring-dampers make it stiff: the default method finds the
+    BDF cheaper by a cost trial and switches to it; ``method="bdf"`` starts with it."""
     d = FLYBALL
     rho, L, w, c = d["density"], d["length"], d["side"], d["cube"]
     m_bar, m_cube, m_ball = rho * L * w * w, rho * c**3, d["ball"]
