@@ -136,3 +136,13 @@ def test_a_stephenson_six_bar_with_sliders_is_recovered_from_its_coupler_points(
     names = [p for p in linkage_parameters(start) if not p.startswith("joints.J7")]
     r = path_generation(start, "J8", targets, times=times, starts=1, parameters=names)
     assert r.residual < 1e-10
+
+
+def test_parameters_that_cannot_move_the_targets_are_named():
+    # A bar's density changes no position of the driven Jansen linkage: its foot's path
+    # cannot be reached through it.
+    model = linkdyn.load_model("jansen_driven")
+    with pytest.raises(ArgumentError, match="none of the parameters moves the targets.*"
+                                            r"bodies\.L2\.density"):
+        path_generation(model, "foot", np.zeros((3, 2)), times=[1.0, 2.0, 3.0], starts=1,
+                        parameters=["bodies.L2.density"])

@@ -336,6 +336,9 @@ def path_generation(linkage, marker, targets, *, times=None, parameters=None, bo
     ------
     SynthesisError
         No start met the targets and constraints; ``failures`` gives each start's reason.
+    ArgumentError
+        Bad targets, times or bounds, an unknown marker, or parameters none of which moves
+        the targets (a mass, a density); the message names them.
     """
     targets = np.asarray(targets, dtype=float)
     if targets.ndim != 2 or targets.shape[1] != 2 or len(targets) == 0:
@@ -435,6 +438,10 @@ def _synthesise(what, family, measure, targets, times, guess, bounds, cycle, sta
             failures.append((start, "the start does not assemble over the cycle: "
                                     f"{problem.analyse(x0)[1]}"))
             continue
+        if not np.any(problem.jacobian(x0)[:, :p]):
+            raise ArgumentError(f"{what}: none of the parameters moves the targets "
+                                f"({name_list(family.names)}): a mass or a density does "
+                                "not move a linkage's positions")
         if np.isfinite(lo[:p]).any() or np.isfinite(hi[:p]).any():
             fit = least_squares(problem.residuals, x0, jac=problem.jacobian,
                                 bounds=(lo, hi), method="trf", ftol=tol, xtol=tol,
