@@ -292,10 +292,20 @@ static int build_pattern(ld_bdf *w)
     return w->Gx ? LD_BDF_SUCCESS : LD_BDF_NO_MEMORY;
 }
 
+/* The local tolerances at share times the BDF's own (method auto: "Cost trials"), not below
+ * the round-off floor. A requested Newton tolerance is not allowed below the round-off
+ * floor 10 eps / rtol_loc (a Newton iteration cannot reach it; every step would fail). */
+static void share_tolerances(ld_bdf *w, double share)
+{
+    w->rtol = fmax(w->rtol_own * share, LD_LOCAL_FLOOR * DBL_EPSILON * fmax(1.0, w->qmax0));
+    if (w->rtol > w->rtol_own) w->rtol = w->rtol_own;
+    w->atol = w->atol_own * (w->rtol / w->rtol_own);
+    w->newton_tol = fmax(w->opt.newton_tol > 0 ? w->opt.newton_tol : 1e-3,
+                         10.0 * DBL_EPSILON / w->rtol);
+}
+
 /* Local tolerances (the proportionality transform, floored at LD_LOCAL_FLOOR eps max(1, qmax)
  * with qmax the largest |q| at the start) and the Newton tolerance that goes with them. */
-static void share_tolerances(ld_bdf *w, double share);
-
 static void set_tolerances(ld_bdf *w, double qmax)
 {
     const ld_bdf_options *opt = &w->opt;
@@ -315,18 +325,6 @@ static void set_tolerances(ld_bdf *w, double qmax)
     w->atol_own = w->atol;
     w->qmax0 = qmax;
     share_tolerances(w, 1.0);
-}
-
-/* The local tolerances at share times the BDF's own (method auto: "Cost trials"), not below
- * the round-off floor. A requested Newton tolerance is not allowed below the round-off
- * floor 10 eps / rtol_loc (a Newton iteration cannot reach it; every step would fail). */
-static void share_tolerances(ld_bdf *w, double share)
-{
-    w->rtol = fmax(w->rtol_own * share, LD_LOCAL_FLOOR * DBL_EPSILON * fmax(1.0, w->qmax0));
-    if (w->rtol > w->rtol_own) w->rtol = w->rtol_own;
-    w->atol = w->atol_own * (w->rtol / w->rtol_own);
-    w->newton_tol = fmax(w->opt.newton_tol > 0 ? w->opt.newton_tol : 1e-3,
-                         10.0 * DBL_EPSILON / w->rtol);
 }
 
 int ld_bdf_create(const ld_system *sys, const ld_bdf_options *opt, ld_bdf **out)

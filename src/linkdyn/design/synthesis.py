@@ -241,16 +241,19 @@ class _Reduced:
     def __init__(self, problem, x0):
         self.problem, self.x0 = problem, x0
         p = problem.p
-        J = problem.jacobian(x0)[:, :p]
-        _, sv, vt = np.linalg.svd(J, full_matrices=True)
-        rank = int(np.sum(sv > NULL_COLUMN * max(float(sv[0]) if sv.size else 0.0, 1e-300)))
+        _, sv, vt = np.linalg.svd(problem.jacobian(x0)[:, :p], full_matrices=True)
+        rank = int(np.sum(sv > NULL_COLUMN * sv[0]))
         self.T = np.eye(len(x0))
         if rank < p:
-            basis = vt[:rank].T                                     # (p, rank)
             self.T = np.zeros((len(x0), len(x0) - p + rank))
-            self.T[:p, :rank] = basis
+            self.T[:p, :rank] = vt[:rank].T
             self.T[p:, rank:] = np.eye(len(x0) - p)
-        self.dropped = p - rank
+
+    def bounds(self, lo, hi):
+        """z's bounds: none on the design directions, the free times' own."""
+        p, free = self.problem.p, self.T.shape[1] - (len(self.x0) - self.problem.p)
+        return (np.concatenate([np.full(free, -np.inf), lo[p:] - self.x0[p:]]),
+                np.concatenate([np.full(free, np.inf), hi[p:] - self.x0[p:]]))
 
     def x(self, z):
         return self.x0 + self.T @ z
@@ -443,27 +446,20 @@ def _synthesise(what, family, measure, targets, times, guess, bounds, cycle, sta
                                 f"({name_list(family.names)}): a mass or a density does "
                                 "not move a linkage's positions")
         if np.isfinite(lo[:p]).any() or np.isfinite(hi[:p]).any():
-            fit = least_squares(problem.residuals, x0, jac=problem.jacobian,
-                                bounds=(lo, hi), method="trf", ftol=tol, xtol=tol,
-                                gtol=tol, max_nfev=max_evaluations)
-            x = fit.x
+            fun, jac, z0, z_lo, z_hi, to_x = (problem.residuals, problem.jacobian, x0, lo, hi,
+                                              lambda z: z)
         else:
             reduced = _Reduced(problem, x0)
+            fun, jac, to_x = reduced.residuals, reduced.jacobian, reduced.x
             z0 = np.zeros(reduced.T.shape[1])
-            if free or targets.size < len(z0):
-                # bounded free times (or fewer residuals than unknowns, which "lm" refuses)
-                times_lo = np.full(len(z0), -np.inf)
-                times_hi = np.full(len(z0), np.inf)
-                if free:
-                    times_lo[len(z0) - (len(x0) - p):] = lo[p:] - x0[p:]
-                    times_hi[len(z0) - (len(x0) - p):] = hi[p:] - x0[p:]
-                fit = least_squares(reduced.residuals, z0, jac=reduced.jacobian,
-                                    bounds=(times_lo, times_hi), method="trf", ftol=tol,
-                                    xtol=tol, gtol=tol, max_nfev=max_evaluations)
-            else:
-                fit = least_squares(reduced.residuals, z0, jac=reduced.jacobian, method="lm",
-                                    ftol=tol, xtol=tol, gtol=tol, max_nfev=max_evaluations)
-            x = reduced.x(fit.x)
+            z_lo, z_hi = reduced.bounds(lo, hi)
+        # "lm" where nothing is bounded (see _Reduced) and it can run (no fewer residuals
+        # than unknowns); "trf" with bounds
+        bounded = np.isfinite(z_lo).any() or np.isfinite(z_hi).any()
+        method = "trf" if bounded or targets.size < len(z0) else "lm"
+        fit = least_squares(fun, z0, jac=jac, bounds=(z_lo, z_hi), method=method, ftol=tol,
+                            xtol=tol, gtol=tol, max_nfev=max_evaluations)
+        x = to_x(fit.x)
         s, error = problem.analyse(x)
         if error is not None:
             failures.append((start, f"ended where the linkage does not assemble: {error}"))
