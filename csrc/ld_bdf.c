@@ -921,7 +921,7 @@ int ld_bdf_restart_at(ld_bdf *w, const double *q, const double *v)
  * method that refused to start in this run (S too ill-conditioned for the tolerance).
  * ------------------------------------------------------------------------------------------ */
 
-static long work_units(const ld_bdf *w)
+long ld_bdf_work_units(const ld_bdf *w)
 {
     return w->stats.rhs_evaluations + w->stats.newton_iterations + 2 * w->stats.factorizations;
 }
@@ -930,7 +930,7 @@ static long work_units(const ld_bdf *w)
 static void note_step(ld_bdf *w)
 {
     w->ring_t[w->ring_pos] = w->t;
-    w->ring_work[w->ring_pos] = work_units(w);
+    w->ring_work[w->ring_pos] = ld_bdf_work_units(w);
     w->ring_pos = (w->ring_pos + 1) % LD__TRIAL_RING;
     if (w->ring_n < LD__TRIAL_RING) w->ring_n++;
     w->stretch_steps++;
@@ -963,6 +963,7 @@ static int switch_method(ld_bdf *w, int to_rk, double share)
 static int cost_trial(ld_bdf *w)
 {
     int st, from_rk;
+    long work;
     if (w->trial_steps == 0) {
         if (w->ring_n < LD__TRIAL_RING || w->stretch_steps < w->trial_wait[w->use_rk] ||
             (w->use_rk && !ld__rk_near_stiff(w)))
@@ -978,14 +979,14 @@ static int cost_trial(ld_bdf *w)
     }
     if (w->trial_steps == TRIAL_WARMUP + 1) {
         w->trial_t0 = w->t;
-        w->trial_work0 = work_units(w);
+        w->trial_work0 = ld_bdf_work_units(w);
         return LD_BDF_SUCCESS;
     }
     if (w->trial_steps < TRIAL_WARMUP + TRIAL_SPAN + 1) return LD_BDF_SUCCESS;
     from_rk = w->trial_from_rk;
     w->trial_steps = 0;
-    if ((w->t - w->trial_t0) / (double)fmax(1.0, (double)(work_units(w) - w->trial_work0)) >
-        TRIAL_MARGIN * w->trial_rate_from) {
+    work = ld_bdf_work_units(w) - w->trial_work0;
+    if ((w->t - w->trial_t0) / (double)(work > 0 ? work : 1) > TRIAL_MARGIN * w->trial_rate_from) {
         w->stats.trials_kept++;
         w->trial_wait[from_rk] = from_rk ? LD__TRIAL_RING : TRIAL_WAIT;
         return LD_BDF_SUCCESS;

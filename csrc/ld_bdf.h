@@ -181,6 +181,9 @@ void ld_bdf_free(ld_bdf *w);
 int ld_bdf_init_sensitivities(ld_bdf *w, const double *s0);
 
 const ld_bdf_stats *ld_bdf_get_stats(const ld_bdf *w);
+/* The run's work in the units method auto's cost trials compare (ld_bdf.c, "Cost trials"):
+ * right-hand sides, Newton iterations and twice the factorisations. */
+long ld_bdf_work_units(const ld_bdf *w);
 double ld_bdf_get_time(const ld_bdf *w);
 int ld_bdf_get_size(const ld_bdf *w);               /* n = 2 nq + nc + nz (+ 2 nq np) */
 void ld_bdf_get_state(const ld_bdf *w, double *y);  /* current (q, v, lam, z) */

@@ -230,18 +230,11 @@ def test_auto_agrees_with_the_bdf_on_a_contact_that_turns_stiff():
     assert abs(auto.q[-1, 1] - ref.q[-1, 1]) < 1e-7
 
 
-def work(result) -> int:
-    """The run's work in the units of method auto's cost trials (csrc/ld_bdf.c): right-hand
-    sides, Newton iterations and twice the factorisations."""
-    s = result.stats
-    return s["rhs_evaluations"] + s["newton_iterations"] + 2 * s["factorizations"]
-
-
 def test_cost_trials_hand_a_damped_governor_to_the_bdf():
     # IFToMM A05's stiff dampers keep the explicit method's steps near its stability limit
     # without tripping its stiffness test (h |lambda| about 5 and 1.5 at rtol 1e-6 and 1e-8
-    # against 6.1). Auto tries the BDF, finds it cheaper and keeps it; the run then costs a
-    # twentieth of the explicit method's work (measured 13 to 20 times less), and its BDF,
+    # against 6.1). Auto tries the BDF, finds it cheaper and keeps it; the run then costs
+    # 13 to 20 times less work than the explicit method (asserted: over 5), and its BDF,
     # at a hundredth of its own tolerances, is within a tolerance of a 1e-12 reference
     # (measured 0.1 to 0.2 tol; the BDF alone at its own tolerances: 5 to 11 tol).
     from linkdyn.models.spatial import flyball_governor
@@ -253,7 +246,7 @@ def test_cost_trials_hand_a_damped_governor_to_the_bdf():
         rk = simulate(model, 2.0, rtol=tol, atol=tol, t_out=t, method="rk")
         assert auto.stats["trials_kept"] >= 1 and auto.stats["cost_trials"] >= 1
         assert auto.stats["bdf_steps"] > 3 * auto.stats["rk_steps"] > 0
-        assert work(auto) < work(rk) / 5
+        assert auto.stats["work_units"] < rk.stats["work_units"] / 5
         assert rk.stats["cost_trials"] == 0
         assert np.abs(auto.marker("S") - ref).max() < 10 * tol
 
@@ -280,4 +273,4 @@ def test_cost_trials_are_deterministic_and_pay_off():
     rk = simulate(model, 2.0, rtol=1e-6, atol=1e-6, method="rk")
     assert a.stats["cost_trials"] >= 2 and a.stats["trials_kept"] >= 1
     np.testing.assert_array_equal(a.q, b.q)
-    assert work(a) < 0.8 * work(rk)
+    assert a.stats["work_units"] < 0.8 * rk.stats["work_units"]

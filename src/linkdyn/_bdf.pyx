@@ -91,6 +91,7 @@ cdef extern from "ld_bdf.h":
     void ld_bdf_free(ld_bdf *w)
     int ld_bdf_init_sensitivities(ld_bdf *w, const double *s0) nogil
     const ld_bdf_stats *ld_bdf_get_stats(const ld_bdf *w)
+    long ld_bdf_work_units(const ld_bdf *w)
     double ld_bdf_get_time(const ld_bdf *w)
     int ld_bdf_get_size(const ld_bdf *w)
     void ld_bdf_get_state(const ld_bdf *w, double *y)
@@ -327,6 +328,7 @@ cdef class BDFIntegrator:
                     schur_factorizations=s.schur_factorizations,
                     switches_to_bdf=s.switches_to_bdf, switches_to_rk=s.switches_to_rk,
                     cost_trials=s.cost_trials, trials_kept=s.trials_kept,
+                    work_units=ld_bdf_work_units(self.w),
                     reorderings=s.reorderings,
                     rk_transformed_rtol=s.rk_transformed_rtol, rk_local_rtol=s.rk_local_rtol,
                     rk_local_atol=s.rk_local_atol)
