@@ -114,20 +114,24 @@ def test_global_error_is_proportional_to_the_tolerance_from_1e_4_to_1e_12():
 def test_the_default_methods_error_is_proportional_to_the_tolerance():
     """The default, method auto, over the same seventeen tolerances: the explicit method
     on A02 and Jansen, the BDF on A01 (its lumped mass makes the explicit accelerations
-    ill-conditioned). Slopes near 1 (measured 1.05, 1.01, 1.05); A01 within 160 tol and
-    Jansen within 40 tol everywhere (the promise is 1000 tol for lengths of order 1 m).
-    A02 magnifies a relative energy error by some 900 m: its errors are 40 to 1300 tol
-    (the most at 10^-10.5), the BDF's up to 20,000 tol."""
+    ill-conditioned). Slopes near 1 (measured 1.05 to 1.09) and every error within the
+    promise of 1000 tol (lengths of order 1 m), on A02 too, which magnifies a relative
+    energy error by some 900 m. Measured: A01 29 to 152 tol, Jansen 0.4 to 37 tol, A02 54 to
+    584 tol with N = 2 and 117 to 544 tol with N = 40, which reaches 40 m, so that at 1e-12
+    its local tolerance is held at the round-off floor, 8.9e-13 (233 tol). The BDF alone
+    reaches 34,000 tol on A02; the explicit method reached 5,100 tol on it while its stages
+    could switch between two right-hand sides within a step (ld_rk.c, "Conditioning")."""
     a01 = errors_against(simple_pendulum(), 10.0, HALF_DECADES, "P1", pendulum_exact,
                          method="auto")
     a02 = errors_against(nfourbar(2), 20.0, HALF_DECADES, "B0", lambda t: nfourbar_exact(2, t),
                          method="auto")
+    a02_40 = errors_against(nfourbar(40), 20.0, HALF_DECADES, "B0",
+                            lambda t: nfourbar_exact(40, t), method="auto")
     jansen = jansen_errors(HALF_DECADES, method="auto")
     tols = np.array(HALF_DECADES)
-    for errors in (a01, a02, jansen):
+    for errors in (a01, a02, a02_40, jansen):
         assert 0.85 < slope(HALF_DECADES, errors) < 1.2
-    assert np.all(a01 < 1000 * tols) and np.all(jansen < 1000 * tols)
-    assert np.all(a02 < 3000 * tols), a02 / tols
+        assert np.all(errors < 1000 * tols), errors / tols
 
 
 def test_without_the_transform_the_error_falls_slower_than_the_tolerance():

@@ -194,14 +194,16 @@ def test_auto_starts_the_bdf_where_the_accelerations_are_ill_conditioned():
 def test_explicit_method_crosses_singular_configurations_at_tight_tolerances(tol):
     # IFToMM A02 with 40 windows (81 bars), 20 s, eight crossings of the ground line. Near
     # them the stages take their accelerations at velocities projected onto the velocity
-    # constraints (ld_rk.c, "Conditioning"); without that the step shrank towards the
-    # singular point and stalled at these tolerances. Measured: 2.8e-8 and 5.1e-9 m, with
-    # no hand-over to the BDF (whose own error here is 1.3e-7 m at 1e-12).
+    # constraints, every stage of a step alike (ld_rk.c, "Conditioning"); without that the
+    # step shrank towards the singular point and stalled at these tolerances, and with a
+    # switch between stages the crossings cost up to 5,100 tol. Measured: 1.4e-9 and
+    # 2.3e-10 m (142 and 233 tol), with no hand-over to the BDF (whose own error here is
+    # 1.3e-7 m at 1e-12).
     t = np.linspace(0.0, 20.0, 401)
     r = simulate(nfourbar(40), 20.0, rtol=tol, atol=tol, t_out=t)
     assert r.stats["bdf_steps"] == 0 and r.stats["switches_to_bdf"] == 0
     error = np.max(np.hypot(*(r.marker("B0") - nfourbar_exact(40, t)).T))
-    assert error < 1e-7
+    assert error < 1000 * tol
 
 
 def test_auto_agrees_with_the_bdf_on_a_contact_that_turns_stiff():
