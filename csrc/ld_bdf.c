@@ -861,6 +861,7 @@ int ld_bdf_init(ld_bdf *w, double t0, const double *q0, const double *v0, const 
     w->trial_wait[1] = LD__TRIAL_RING;
     w->trial_steps = 0;
     w->rk_refused = 0;
+    w->h = 0.0;                 /* no step to go on from (a restart's first step, ld_rk.c) */
     return start(w, t0, q0, v0, z0);
 }
 

@@ -654,12 +654,16 @@ static double rms(const ld_bdf *w, const double *x, const double *y)
 
 /* Start (or restart) from the driver's state D[0] at w->t: the first stage (accelerations
  * and multipliers, the latter into D[0]), and a first step as in DOP853's initial step
- * choice (one explicit Euler step measures the second derivative). */
+ * choice (one explicit Euler step measures the second derivative), at a restart no longer
+ * than the step the method that ran up to it would have taken next (w->h): the choice
+ * sees the derivatives at the restart's state only, and at a contact's onset the force
+ * that builds up is not in them (the walker rejected the first step of every restart, up
+ * to ten times, and a third of all its steps). */
 int ld__rk_start(ld_bdf *w)
 {
     struct ld_rk *r = w->rk;
     int i, nq = w->nq, m = r->m, st;
-    double *f0 = r->K, *f1 = r->K + m, h, dnf, dny, der2, der12, h1;
+    double *f0 = r->K, *f1 = r->K + m, h, dnf, dny, der2, der12, h1, h_next = w->h;
     pack(w, w->D, r->y0);
     r->project_stages = r->near_hit = 0;
     if ((st = rhs(w, w->t, r->y0, f0)) != LD_BDF_SUCCESS) return st;
@@ -693,6 +697,7 @@ int ld__rk_start(ld_bdf *w)
         der12 = fmax(der2, dnf);
         h1 = der12 <= 1e-15 ? fmax(1e-6, h * 1e-3) : pow(0.01 / der12, 1.0 / 8.0);
         h = fmin(100.0 * h, h1);
+        if (h_next > 0) h = fmin(h, h_next);
     }
     if (w->opt.h_max > 0) h = fmin(h, w->opt.h_max);
     w->h = h;

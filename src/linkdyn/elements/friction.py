@@ -60,6 +60,9 @@ MODE_NAMES = {0: "open", 1: "slide+", -1: "slide-", 2: "stick"}
 #: Largest [M A^T; A 0] factorised densely: below it, assembling a sparse matrix costs more
 #: than a dense LU (the walker: 21 rows, 0.05 ms against 1 ms per mode decision).
 DENSE_KKT_MAX = 200
+# LAPACK's LU, called directly: a walker decides its contacts' modes at some fifteen events
+# a second, and SciPy's wrappers around these calls cost more than the 21-row LU itself.
+_getrf, _getrs = sla.lapack.dgetrf, sla.lapack.dgetrs
 
 
 def kkt_solver(mass, A):
@@ -69,15 +72,19 @@ def kkt_solver(mass, A):
     nq = mass.size
     n = nq + A.shape[0]
     if n <= DENSE_KKT_MAX:
-        K = np.zeros((n, n))
+        K = np.zeros((n, n), order="F")
         K[np.arange(nq), np.arange(nq)] = mass
         a = A.toarray() if sp.issparse(A) else A
         K[nq:, :nq] = a
         K[:nq, nq:] = a.T
-        lu, piv = sla.lu_factor(K, check_finite=False, overwrite_a=True)
-        if np.any(np.diag(lu) == 0.0):
+        lu, piv, info = _getrf(K, overwrite_a=True)
+        if info != 0:
             raise RuntimeError("Factor is exactly singular")
-        return lambda b: sla.lu_solve((lu, piv), b, check_finite=False)
+
+        def solve(b):
+            x, _ = _getrs(lu, piv, b)
+            return x
+        return solve
     A = sp.csc_matrix(A)
     return spla.splu(sp.bmat([[sp.diags(mass), A.T], [A, None]], format="csc")).solve
 
@@ -174,6 +181,9 @@ class ContactModes:
         self.decisions = 0         # LCPs solved
         if self.frictions:
             run.enable_stick_rows(stick_arrays(model))
+        # Phi_q's entries: (row, column) of each value in the fixed pattern
+        self._jrows = np.asarray(model.phiq_rowind)
+        self._jcols = np.repeat(np.arange(model.nq), np.diff(model.phiq_colptr))
 
     @property
     def nstick(self) -> int:
@@ -277,10 +287,24 @@ class ContactModes:
             self.run.gate[record] = value
             self.row_changes.append((row, "gate", record, value))
 
+    def _jacobian(self, t, q, v=None):
+        """Phi_q at q, dense for a small mechanism (what kkt_solver factorises densely) and
+        sparse otherwise; with ``v``, (Phi_q, Phi_q v)."""
+        m = self.model
+        if m.nq + m.nc > DENSE_KKT_MAX:
+            J = m.phi_q(q, t, self.run)
+            return J if v is None else (J, J @ v)
+        vals = m.kernels.phi_q_values(q, t, state=self.run)
+        J = np.zeros((m.nc, m.nq))
+        J[self._jrows, self._jcols] = vals
+        if v is None:
+            return J
+        # summed entry by entry in the pattern's order, as the sparse product does
+        return J, np.bincount(self._jrows, vals * v[self._jcols], minlength=m.nc)
+
     def _index1(self, t, q):
         """A solve with the index-1 matrix [M Phi_q^T; Phi_q 0] of the mechanism at q."""
-        m = self.model
-        return kkt_solver(m.kernels.arrays["mass"], m.phi_q(q, t, self.run))
+        return kkt_solver(self.model.kernels.arrays["mass"], self._jacobian(t, q))
 
     def _decide_candidates(self, t, q, v, cand, fn, breaking, new):
         m = self.model
@@ -305,7 +329,10 @@ class ContactModes:
         bound = np.array([(self.frictions[k][3] if self.frictions[k][0] in breaking
                            else self.frictions[k][4]) * max(fn[k], 0.0) for k in cand])
         eye = np.eye(nm)
-        Mlcp = np.block([[np.zeros((nm, nm)), -eye], [eye, W]])
+        Mlcp = np.zeros((2 * nm, 2 * nm))
+        Mlcp[:nm, nm:] = -eye
+        Mlcp[nm:, :nm] = eye
+        Mlcp[nm:, nm:] = W
         qlcp = np.concatenate([2.0 * bound, -(W @ bound + w)])
         if not (np.all(np.isfinite(Mlcp)) and np.all(np.isfinite(qlcp))):
             names = [self.frictions[k][0] for k in cand]
@@ -338,13 +365,13 @@ class ContactModes:
         """Mass-weighted projection of v onto the mechanism's velocity constraints and
         v_T = 0 of the sticking contacts."""
         m = self.model
-        J = m.phi_q(q, t, self.run)
+        J, Jv = self._jacobian(t, q, v)
         rows = [gradient(self.run, f[1], q, v)[0] for k, f in enumerate(self.frictions)
                 if self.mode[k] == STICK]
-        rhs = np.concatenate([-(J @ v + m.phi_t(q, t, self.run)), [-(G @ v) for G in rows]])
+        rhs = np.concatenate([-(Jv + m.phi_t(q, t, self.run)), [-(G @ v) for G in rows]])
         if m.nq + m.nc + len(rows) <= DENSE_KKT_MAX:
-            A = np.vstack([J.toarray()] + [G[None, :] for G in rows])
+            A = np.vstack([J.toarray() if sp.issparse(J) else J] + [G[None, :] for G in rows])
         else:
-            A = sp.vstack([J] + [sp.csr_matrix(G) for G in rows], format="csc")
+            A = sp.vstack([sp.csc_matrix(J)] + [sp.csr_matrix(G) for G in rows], format="csc")
         sol = kkt_solver(m.kernels.arrays["mass"], A)(np.concatenate([np.zeros(m.nq), rhs]))
         return v + sol[:m.nq]
