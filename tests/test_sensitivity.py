@@ -232,3 +232,33 @@ def test_input_torque_sensitivity_of_a_fourbar_against_whole_analyses():
         # measured 4e-11, 1.4e-10 and 7e-13 of the scale (the reference's own error is
         # ~1e-10: its extrapolations over h and 2h differ by 5e-10 and 2e-9)
         assert np.abs(d[:, j] - ref).max() < 5e-9 * np.abs(ref).max()
+
+
+def test_a_family_whose_affinity_is_known_compiles_one_member_per_parameter(monkeypatch):
+    """The path a synthesis takes after its first analysis: parameters found affine need
+    only their member at p + h (the forward difference from the base, exact for a residual
+    affine in p), and the results agree with the full path's (central differences, the
+    affinity tested) to round-off: positions, velocities, accelerations, markers and the
+    input torque's derivatives, which are judged only when asked for."""
+    from linkdyn.design import sensitivity as S
+
+    names = ["bodies.coupler.length", "ground.D.x", "bodies.rocker.density"]
+    times = np.linspace(0.0, 2.0, 41)
+    compiled = []
+    shifted = S.ParameterFamily.shifted
+    monkeypatch.setattr(S.ParameterFamily, "shifted",
+                        lambda self, j, step: compiled.append(j) or shifted(self, j, step))
+    full = kinematic_sensitivities(fourbar(), names, times)
+    n_full = len(compiled)
+    assert full.exact == (True, True, True)
+    compiled.clear()
+    known = S._kinematic_sensitivities(fourbar(), names, times, None, full.exact, {})
+    # the two lengths move coordinates: one member each; the density enters no constraint
+    assert n_full == 2 * len(names) and sorted(compiled) == [0, 1, 2]
+    assert known.exact == full.exact
+    for x, y in ((known.dq, full.dq), (known.dv, full.dv), (known.da, full.da),
+                 (known.marker("P"), full.marker("P"))):
+        assert np.abs(y).max() > 1e-3
+        np.testing.assert_allclose(x, y, rtol=0, atol=1e-9 * np.abs(y).max())
+    tau_full, tau_known = full.input_torque("motor"), known.input_torque("motor")
+    np.testing.assert_allclose(tau_known, tau_full, rtol=0, atol=1e-9 * np.abs(tau_full).max())

@@ -199,6 +199,9 @@ class KinematicSensitivities(_ParameterDerivatives):
         from scipy.sparse.linalg import splu
 
         member, steps, dynamic_exact = self._members
+        if dynamic_exact is None:       # a call that knew the family (see above): judge now
+            dynamic_exact = _kinetostatic_terms(model, member, steps, self.t, self.q, self.v,
+                                                self.a, [True] * len(steps))
         row = model.constraint_names.index(driver)
         cols = _pattern_columns(model)
         n, p = len(self.t), len(self.parameters)
@@ -292,6 +295,17 @@ def kinematic_sensitivities(model, parameters, times, *, at=None,
     SingularConfigurationError
         A time where Phi_q is singular: the sensitivities do not exist there.
     """
+    return _kinematic_sensitivities(model, parameters, times, at, None, options)
+
+
+def _kinematic_sensitivities(model, parameters, times, at, known, options):
+    """kinematic_sensitivities; ``known`` (or None): per parameter, whether an earlier call
+    on the same family found it affine (its ``exact``), as a synthesis that differentiates
+    one family at many values knows after its first analysis. An affine parameter then
+    needs only its member at p + h: the forward difference from the base is exact for a
+    residual affine in p, and the test is not run again. The parameters are not checked
+    again either (the earlier call did), and the kinetostatic terms are judged only when
+    ``input_torque`` asks for them."""
     family = ParameterFamily(model, parameters)
     base = family.base
     result = kinematics(base, times, **options)
@@ -307,8 +321,13 @@ def kinematic_sensitivities(model, parameters, times, *, at=None,
     p = len(family.names)
     steps, member = family.members()
 
-    dq, dv, da, exact, used = _derivatives_compiled(base, member, steps, t, q, v, a, p)
-    marker_p = marker_parameter_terms(base, member, steps, dict(q=q, v=v, a=a), used, exact)
+    dq, dv, da, exact, used = _derivatives_compiled(base, member, steps, t, q, v, a, p, known)
+    marker_p = marker_parameter_terms(base, member, steps, dict(q=q, v=v, a=a), used, exact,
+                                      known)
+    if known is not None:
+        return KinematicSensitivities(base, family.names, family.values, t, q, v, a, dq, dv,
+                                      da, tuple(bool(e) for e in exact), marker_p,
+                                      (member, steps, None))
     dynamic_exact = _kinetostatic_terms(base, member, steps, t, q, v, a, used)
     unused = [name for name, u in zip(family.names, used) if not u]
     if unused:
@@ -372,12 +391,13 @@ def _kinetostatic_terms(base, member, steps, t, q, v, a, used) -> list:
     return affine
 
 
-def marker_parameter_terms(base, member, steps, states, used, exact) -> dict:
+def marker_parameter_terms(base, member, steps, states, used, exact, known=None) -> dict:
     """The markers' own parameter derivatives at fixed coordinates, {(marker, part): (n, dim,
     p)} for the parts of ``states`` ({"q": q, "v": v, ...}, each (n, nq)). Markers are
     B(p) q + c(p) (velocities B(p) v, accelerations B(p) a): their own p-derivatives are
     B_p q + c_p, B_p v and B_p a. Marks ``used`` and clears ``exact`` (lists, per parameter)
-    where the markers depend on a parameter, and not affinely."""
+    where the markers depend on a parameter, and not affinely. ``known``: as in
+    :func:`_kinematic_sensitivities`, a forward difference for parameters known affine."""
     marker_p = {}
     nq, p = base.nq, len(steps)
     n = len(next(iter(states.values())))
@@ -385,7 +405,10 @@ def marker_parameter_terms(base, member, steps, states, used, exact) -> dict:
         def marker_maps(step):
             return np.concatenate([m_.ravel() for m_ in _marker_map(member(j, step))])
 
-        mapped, aff = _affine_difference(marker_maps, steps[j])
+        if known is not None and known[j]:
+            mapped, aff = (marker_maps(steps[j]) - marker_maps(0.0)) / steps[j], True
+        else:
+            mapped, aff = _affine_difference(marker_maps, steps[j])
         if np.any(mapped != 0.0):
             used[j] = True
             exact[j] = exact[j] and aff
@@ -407,14 +430,15 @@ def _residuals(model, t, q, v, a, cols):
                            _phi_q_times(model, q, t, a, cols) - model.gamma(q, v, t)])
 
 
-def _derivatives_compiled(base, member, steps, t, q, v, a, p):
+def _derivatives_compiled(base, member, steps, t, q, v, a, p, known=None):
     """The derivatives on the compiled sweep (linkdyn._kinematics.SensitivitySweep): each
     parameter's residual derivatives are weighted sums over member models, the central
     difference of the members at p +- h where the parameter enters affinely (exact), and
     Richardson's extrapolation over p +- h and p +- h/2 otherwise. Affinity is judged at
     three of the rows (first, middle, last) from the members at p +- h and the base: their
     residuals' second difference vanishes to round-off, evaluated at states moved off the
-    solution (see :func:`_affine_test`)."""
+    solution (see :func:`_affine_test`). ``known``: as in :func:`_kinematic_sensitivities`,
+    a parameter known affine takes the forward difference from the base, without the test."""
     from .._kinematics import STATUS, SensitivitySweep
 
     n, nq = len(t), base.nq
@@ -429,6 +453,14 @@ def _derivatives_compiled(base, member, steps, t, q, v, a, p):
     at_base = [_residuals(base, t[i], *moved[3 * k:3 * k + 3], cols)
                for k, i in enumerate(sample)]
     for j, h in enumerate(steps):
+        if known is not None and known[j]:
+            exact.append(True)
+            for shift, w in ((h, 1.0 / h), (0.0, -1.0 / h)):
+                index.append(len(models))
+                models.append(member(j, shift).kernels)
+                weight.append(w)
+            start.append(len(index))
+            continue
         affine = True
         for k, i in enumerate(sample):
             affine = affine and _affine_test(

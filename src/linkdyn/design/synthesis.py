@@ -30,7 +30,7 @@ import numpy as np
 from ..describe import geometric
 from ..errors import ArgumentError, ArgumentTypeError, LinkdynError, SynthesisError, name_list
 from .metrics import grashof as grashof_of, transmission_angle
-from .sensitivity import ParameterFamily, kinematic_sensitivities
+from .sensitivity import ParameterFamily, _kinematic_sensitivities
 
 __all__ = ["path_generation", "function_generation", "motion_generation", "SynthesisResult",
            "linkage_parameters", "fourbar_lengths"]
@@ -159,6 +159,7 @@ class _Problem:
         self.k, self.p = len(targets), len(family.names)
         self.evaluations = 0
         self._cache = {}
+        self._affine = None     # per parameter, affine (from the first analysis: see below)
 
     def split(self, x):
         values = x[:self.p]
@@ -174,8 +175,12 @@ class _Problem:
             self.evaluations += 1
             try:
                 order = np.argsort(times)
-                s = kinematic_sensitivities(self.family.source(values), self.family.names,
-                                            _cycle_times(self.cycle, times), at=times[order])
+                # after the first analysis, the parameters' affinity is known: one member
+                # each where it holds (sensitivity._kinematic_sensitivities)
+                s = _kinematic_sensitivities(self.family.source(values), self.family.names,
+                                             _cycle_times(self.cycle, times), times[order],
+                                             self._affine, {})
+                self._affine = s.exact
                 inverse = np.empty_like(order)
                 inverse[order] = np.arange(len(order))
                 self._cache = {key: (_reordered(s, inverse), None)}
