@@ -375,8 +375,10 @@ cdef class SensitivitySweep(KinematicSweep):
                     double[:, :, ::1] dA, double[::1] size):
         """dQ, dV, dA (n, nq, p) at the sweep's rows (times, Q, V, A), for parameters whose
         residual derivatives are sum_k weight[k] F(members[member_index[k]]) over k in
-        start[j] .. start[j + 1]; size[j] <- the largest |Phi_p| met. Returns (status, row):
-        OK, or SINGULAR at the row whose Phi_q would not factor, or INTERRUPTED."""
+        start[j] .. start[j + 1]; size[j] <- the largest |Phi_p| met. Each member's
+        residuals are evaluated once per row, however many parameters use it (the model
+        itself, in every forward difference). Returns (status, row): OK, or SINGULAR at the
+        row whose Phi_q would not factor, or INTERRUPTED."""
         cdef int n = self.n, nt = times.shape[0], p = start.shape[0] - 1
         cdef int nm = len(members), k, i, j, m, status = OK, row = nt
         cdef const ld_system **sys = <const ld_system **> malloc(nm * sizeof(void *))
@@ -396,6 +398,10 @@ cdef class SensitivitySweep(KinematicSweep):
             raise ValueError("derivatives: array sizes do not match the model")
         work = np.zeros(10 * n + 2 * maxnnz)
         cdef double[::1] w = work
+        # [Phi, Phi_q v + Phi_t, Phi_q a - gamma] of every member at the row
+        member_res = np.zeros(3 * n * nm + 1)
+        cdef double[::1] mres = member_res
+        cdef double *r3
         cdef double *vals = &w[0]                      # the base's Jacobian at the row
         cdef double *mvals = &w[maxnnz]                # any system's Jacobian values (scratch)
         cdef double *f = &w[2 * maxnnz]
@@ -429,6 +435,10 @@ cdef class SensitivitySweep(KinematicSweep):
                 scale = 1.0
                 for i in range(n):
                     scale = fabs(q[i]) if fabs(q[i]) > scale else scale
+                for m in range(nm):
+                    r3 = &mres[3 * n * m]
+                    sys[m].phi(sys[m].user, t, q, r3)
+                    _residual_pair(sys[m], t, q, v, a, mvals, tmp, r3 + n, r3 + 2 * n)
                 for j in range(p):
                     # Phi_p, (Phi_q v + Phi_t)_p, (Phi_q a - gamma)_p: weighted member sums
                     for i in range(n):
@@ -437,13 +447,11 @@ cdef class SensitivitySweep(KinematicSweep):
                         y[i] = 0.0
                     for m in range(start[j], start[j + 1]):
                         wk = weight[m]
-                        sys[member_index[m]].phi(sys[member_index[m]].user, t, q, tmp)
+                        r3 = &mres[3 * n * member_index[m]]
                         for i in range(n):
-                            f[i] += wk * tmp[i]
-                        _residual_pair(sys[member_index[m]], t, q, v, a, mvals, tmp, g, z)
-                        for i in range(n):
-                            x[i] += wk * g[i]
-                            y[i] += wk * z[i]
+                            f[i] += wk * r3[i]
+                            x[i] += wk * r3[n + i]
+                            y[i] += wk * r3[2 * n + i]
                     eps = _inf_norm(f, n)
                     size[j] = eps if eps > size[j] else size[j]
                     # dq = -Phi_q^-1 Phi_p

@@ -446,6 +446,13 @@ def _derivatives_compiled(base, member, steps, t, q, v, a, p, known=None):
     sample = sorted({0, n // 2, n - 1})
     exact = []
     models, start, index, weight = [], [0], [], []
+    slot = {}       # id of a member's kernels -> its index in models: each evaluated once a row
+
+    def use(kernels):
+        if id(kernels) not in slot:
+            slot[id(kernels)] = len(models)
+            models.append(kernels)
+        return slot[id(kernels)]
     # generic states near the sample rows (fixed, so that runs repeat)
     rng = np.random.default_rng(20261125)
     moved = [(x + 1e-2 * max(1.0, float(np.abs(x).max())) * rng.standard_normal(nq))
@@ -456,8 +463,7 @@ def _derivatives_compiled(base, member, steps, t, q, v, a, p, known=None):
         if known is not None and known[j]:
             exact.append(True)
             for shift, w in ((h, 1.0 / h), (0.0, -1.0 / h)):
-                index.append(len(models))
-                models.append(member(j, shift).kernels)
+                index.append(use(member(j, shift).kernels))
                 weight.append(w)
             start.append(len(index))
             continue
@@ -471,8 +477,7 @@ def _derivatives_compiled(base, member, steps, t, q, v, a, p, known=None):
                   {h: -1.0 / (6.0 * h), -h: 1.0 / (6.0 * h), 0.5 * h: 4.0 / (3.0 * h),
                    -0.5 * h: -4.0 / (3.0 * h)})
         for shift, w in shifts.items():
-            index.append(len(models))
-            models.append(member(j, shift).kernels)
+            index.append(use(member(j, shift).kernels))
             weight.append(w)
         start.append(len(index))
     dq, dv, da = (np.zeros((n, nq, p)) for _ in range(3))
