@@ -1,12 +1,25 @@
 """Benchmark helpers: after the run, print each group's speed-up of linkdyn over the
 baseline measured in the same run (median times), and write them to benchmarks/results/;
-write the work-precision table (benchmarks/results/work_precision.md) when it was run."""
+write the work-precision table (benchmarks/results/work_precision.md) when it was run;
+``time_at`` for the comparisons at matched accuracy."""
 
 import json
 import os
 from pathlib import Path
 
+import numpy as np
+
 RESULTS = Path(__file__).parent / "results"
+
+
+def time_at(errors, seconds, target) -> float:
+    """The time at which a code with runs (errors, seconds) reaches the error ``target``,
+    interpolated log-log (nan outside its runs)."""
+    le, lt = np.log(errors), np.log(seconds)
+    order = np.argsort(le)
+    if not le.min() <= np.log(target) <= le.max():
+        return float("nan")
+    return float(np.exp(np.interp(np.log(target), le[order], lt[order])))
 
 
 def pytest_terminal_summary(terminalreporter, config):

@@ -54,12 +54,12 @@ def build():
 
 
 def _system_pointer(kernels):
-    """(pointer to the ld_system of ``kernels``, the capsule that must outlive its use)."""
-    capsule = kernels.system_capsule()
+    """The address of the ld_system of ``kernels``: valid while ``kernels`` lives (the
+    capsule only carries it)."""
     get = ctypes.pythonapi.PyCapsule_GetPointer
     get.restype = ctypes.c_void_p
     get.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    return get(capsule, b"linkdyn.ld_system"), capsule
+    return get(kernels.system_capsule(), b"linkdyn.ld_system")
 
 
 #: status of a run that spent its step budget
@@ -84,11 +84,10 @@ def run(model, method: str, tol: float, t_out, alpha: float = 10.0, beta: float 
     q = np.zeros((len(t), model.nq))
     seconds = ctypes.c_double()
     counters = (ctypes.c_long * 3)()
-    ptr, capsule = _system_pointer(model.kernels)
+    ptr = _system_pointer(model.kernels)     # model (and its kernels) live through the call
     dbl = ctypes.POINTER(ctypes.c_double)
     status = lib.ldsun_run(ptr, METHODS[method], tol, tol, alpha, beta, max_steps, len(t),
                            t.ctypes.data_as(dbl), q0.ctypes.data_as(dbl),
                            v0.ctypes.data_as(dbl), q.ctypes.data_as(dbl),
                            ctypes.byref(seconds), counters)
-    del capsule
     return seconds.value, q[:counters[2]], counters[0], counters[1], status

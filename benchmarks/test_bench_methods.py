@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import linkdyn
+from conftest import time_at
 
 REFERENCE = np.loadtxt(Path(__file__).parents[1] / "tests" / "data" / "jansen_reference.txt")
 PEER = Path(__file__).resolve().parents[2] / "shared" / "peers" / "jansen_c"
@@ -93,16 +94,6 @@ def best_of(runs, fn):
         if best is None or r.stats["integration_seconds"] < best[0]:
             best = (r.stats["integration_seconds"], r)
     return best
-
-
-def time_at(errors, seconds, target):
-    """log-log interpolation of the time at which a code reaches ``target`` (nan outside
-    its range)."""
-    le, lt = np.log(errors), np.log(seconds)
-    order = np.argsort(le)
-    if not le.min() <= np.log(target) <= le.max():
-        return float("nan")
-    return float(np.exp(np.interp(np.log(target), le[order], lt[order])))
 
 
 def test_matched_accuracy_against_the_peer(benchmark, jansen, peer):

@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 import linkdyn
+from conftest import time_at
 from linkdyn.models import iftomm
 
 import sundials_baseline
@@ -64,15 +65,6 @@ def marker_error(model, q, marker, exact) -> float:
     k = model.marker_index(marker)
     pos = model.marker_positions(q).reshape(len(q), -1, model.marker_dimension)[:, k]
     return float(np.max(np.linalg.norm(pos - exact[:len(q)], axis=1)))
-
-
-def time_at(errors, seconds, target) -> float:
-    """linkdyn's time at the error ``target``, interpolated log-log (nan outside its runs)."""
-    le, lt = np.log(errors), np.log(seconds)
-    order = np.argsort(le)
-    if not le.min() <= math.log(target) <= le.max():
-        return float("nan")
-    return float(math.exp(np.interp(math.log(target), le[order], lt[order])))
 
 
 @pytest.mark.parametrize("problem", list(PROBLEMS))

@@ -370,7 +370,7 @@ class ContactModes:
                 if self.mode[k] == STICK]
         rhs = np.concatenate([-(Jv + m.phi_t(q, t, self.run)), [-(G @ v) for G in rows]])
         if m.nq + m.nc + len(rows) <= DENSE_KKT_MAX:
-            A = np.vstack([J.toarray() if sp.issparse(J) else J] + [G[None, :] for G in rows])
+            A = np.vstack([J] + [G[None, :] for G in rows])   # J is dense here (_jacobian)
         else:
             A = sp.vstack([sp.csc_matrix(J)] + [sp.csr_matrix(G) for G in rows], format="csc")
         sol = kkt_solver(m.kernels.arrays["mass"], A)(np.concatenate([np.zeros(m.nq), rhs]))
