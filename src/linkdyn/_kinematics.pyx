@@ -197,6 +197,54 @@ cdef class KinematicSweep:
             if dx <= 1e-15 * xm:
                 break
 
+    cdef void _refined_solve_block(self, double *X, double *B, double *R, double *active,
+                                   int nrhs, const double *vals) noexcept nogil:
+        """X (n x nrhs, a column each) <- Phi_q^{-1} X, as :meth:`_refined_solve` does for
+        one column, with the solves of all columns in one call: each column is refined until
+        its correction reaches round-off, the columns still refining gathered into R.
+        B, R: scratch of n x nrhs and 2 n x nrhs; active: nrhs."""
+        cdef int i, j, c, p, sweep, n = self.n, na = nrhs
+        cdef double dx, xm
+        cdef double *x
+        cdef double *r
+        if nrhs <= 0:
+            return
+        for i in range(n * nrhs):
+            B[i] = X[i]
+        klu_solve(self.sym, self.num, n, nrhs, X, &self.common)
+        for c in range(nrhs):
+            active[c] = 1.0
+        for sweep in range(10):
+            # residuals of the active columns, packed in R
+            na = 0
+            for c in range(nrhs):
+                if active[c] == 0.0:
+                    continue
+                r, x = &R[na * n], &X[c * n]
+                for i in range(n):
+                    r[i] = B[c * n + i]
+                for j in range(n):
+                    for p in range(self.sys.phiq_colptr[j], self.sys.phiq_colptr[j + 1]):
+                        r[self.sys.phiq_rowind[p]] -= vals[p] * x[j]
+                na += 1
+            if na == 0:
+                break
+            klu_solve(self.sym, self.num, n, na, R, &self.common)
+            na = 0
+            for c in range(nrhs):
+                if active[c] == 0.0:
+                    continue
+                r, x = &R[na * n], &X[c * n]
+                dx = 0.0
+                xm = 0.0
+                for i in range(n):
+                    x[i] += r[i]
+                    dx = fabs(r[i]) if fabs(r[i]) > dx else dx
+                    xm = fabs(x[i]) if fabs(x[i]) > xm else xm
+                if dx <= 1e-15 * xm:
+                    active[c] = 0.0
+                na += 1
+
     def sweep(self, const double[::1] times, q0, double[:, ::1] Q, double[:, ::1] V,
               double[:, ::1] A, double[::1] rcond, signed char[::1] sign, double tol=1e-14,
               int max_iter=20, law_table=None, int sign0=0):
@@ -396,7 +444,7 @@ cdef class SensitivitySweep(KinematicSweep):
                 dQ.shape[2] != p or size.shape[0] != p:
             free(sys)
             raise ValueError("derivatives: array sizes do not match the model")
-        work = np.zeros(10 * n + 2 * maxnnz)
+        work = np.zeros(6 * n + 2 * maxnnz + 7 * n * max(p, 1) + max(p, 1))
         cdef double[::1] w = work
         # [Phi, Phi_q v + Phi_t, Phi_q a - gamma] of every member at the row
         member_res = np.zeros(3 * n * nm + 1)
@@ -404,17 +452,21 @@ cdef class SensitivitySweep(KinematicSweep):
         cdef double *r3
         cdef double *vals = &w[0]                      # the base's Jacobian at the row
         cdef double *mvals = &w[maxnnz]                # any system's Jacobian values (scratch)
-        cdef double *f = &w[2 * maxnnz]
-        cdef double *g = f + n
-        cdef double *tmp = f + 2 * n
-        cdef double *x = f + 3 * n
-        cdef double *y = f + 4 * n
-        cdef double *z = f + 5 * n
-        cdef double *qp = f + 6 * n
-        cdef double *qm = f + 7 * n
-        cdef double *dq = f + 8 * n
-        cdef double *dv = f + 9 * n
+        cdef double *g = &w[2 * maxnnz]
+        cdef double *z = g + n
+        cdef double *qp = g + 2 * n
+        cdef double *qm = g + 3 * n
+        cdef double *tmp = g + 4 * n
+        # n x p blocks, a parameter a column (KLU's layout for several right-hand sides)
+        cdef double *F = g + 6 * n                     # -Phi_p, then dq
+        cdef double *X = F + n * p                     # -(Phi_q v + Phi_t)_{q,p}, then dv
+        cdef double *Y = X + n * p                     # -(Phi_q a - gamma)_{q,v,p}, then da
+        cdef double *B = Y + n * p                     # the right-hand sides being refined
+        cdef double *R = B + n * p                     # their residuals (scratch)
+        cdef double *active = R + 2 * n * p            # per column: still refining
         cdef double t, eps, scale, wk
+        cdef double *dq
+        cdef double *dv
         cdef const double *q
         cdef const double *v
         cdef const double *a
@@ -439,27 +491,29 @@ cdef class SensitivitySweep(KinematicSweep):
                     r3 = &mres[3 * n * m]
                     sys[m].phi(sys[m].user, t, q, r3)
                     _residual_pair(sys[m], t, q, v, a, mvals, tmp, r3 + n, r3 + 2 * n)
+                # Phi_p, (Phi_q v + Phi_t)_p, (Phi_q a - gamma)_p: weighted member sums
                 for j in range(p):
-                    # Phi_p, (Phi_q v + Phi_t)_p, (Phi_q a - gamma)_p: weighted member sums
                     for i in range(n):
-                        f[i] = 0.0
-                        x[i] = 0.0
-                        y[i] = 0.0
+                        F[j * n + i] = 0.0
+                        X[j * n + i] = 0.0
+                        Y[j * n + i] = 0.0
                     for m in range(start[j], start[j + 1]):
                         wk = weight[m]
                         r3 = &mres[3 * n * member_index[m]]
                         for i in range(n):
-                            f[i] += wk * r3[i]
-                            x[i] += wk * r3[n + i]
-                            y[i] += wk * r3[2 * n + i]
-                    eps = _inf_norm(f, n)
+                            F[j * n + i] += wk * r3[i]
+                            X[j * n + i] += wk * r3[n + i]
+                            Y[j * n + i] += wk * r3[2 * n + i]
+                    eps = _inf_norm(&F[j * n], n)
                     size[j] = eps if eps > size[j] else size[j]
-                    # dq = -Phi_q^-1 Phi_p
                     for i in range(n):
-                        f[i] = -f[i]
-                    self._refined_solve(dq, f, vals, tmp)
-                    # The q-derivatives of rv and ra along dq: central differences, exact
-                    # for these quadratic residuals; then dv = -Phi_q^-1 [rv_q dq + rv_p]
+                        F[j * n + i] = -F[j * n + i]
+                # dq = -Phi_q^-1 Phi_p, every parameter at once
+                self._refined_solve_block(F, B, R, active, p, vals)
+                # The q-derivatives of rv and ra along dq: central differences, exact for
+                # these quadratic residuals; then dv = -Phi_q^-1 [rv_q dq + rv_p]
+                for j in range(p):
+                    dq = &F[j * n]
                     eps = _inf_norm(dq, n)
                     eps = 1e-3 * scale / eps if eps > 0.0 else 0.0
                     if eps > 0.0:
@@ -468,16 +522,18 @@ cdef class SensitivitySweep(KinematicSweep):
                             qm[i] = q[i] - eps * dq[i]
                         _residual_pair(self.sys, t, qp, v, a, mvals, tmp, g, z)
                         for i in range(n):
-                            x[i] += g[i] / (2.0 * eps)
-                            y[i] += z[i] / (2.0 * eps)
+                            X[j * n + i] += g[i] / (2.0 * eps)
+                            Y[j * n + i] += z[i] / (2.0 * eps)
                         _residual_pair(self.sys, t, qm, v, a, mvals, tmp, g, z)
                         for i in range(n):
-                            x[i] -= g[i] / (2.0 * eps)
-                            y[i] -= z[i] / (2.0 * eps)
+                            X[j * n + i] -= g[i] / (2.0 * eps)
+                            Y[j * n + i] -= z[i] / (2.0 * eps)
                     for i in range(n):
-                        x[i] = -x[i]
-                    self._refined_solve(dv, x, vals, tmp)
-                    # da = -Phi_q^-1 [ra_q dq + ra_v dv + ra_p], ra_v dv = -gamma_v dv
+                        X[j * n + i] = -X[j * n + i]
+                self._refined_solve_block(X, B, R, active, p, vals)
+                # da = -Phi_q^-1 [ra_q dq + ra_v dv + ra_p], ra_v dv = -gamma_v dv
+                for j in range(p):
+                    dv = &X[j * n]
                     eps = _inf_norm(dv, n)
                     if eps > 0.0:
                         eps = 1e-3 * (1.0 + _inf_norm(v, n)) / eps
@@ -487,14 +543,15 @@ cdef class SensitivitySweep(KinematicSweep):
                         self.sys.gamma(self.sys.user, t, q, qp, g)
                         self.sys.gamma(self.sys.user, t, q, qm, z)
                         for i in range(n):
-                            y[i] -= (g[i] - z[i]) / (2.0 * eps)
+                            Y[j * n + i] -= (g[i] - z[i]) / (2.0 * eps)
                     for i in range(n):
-                        y[i] = -y[i]
-                    self._refined_solve(z, y, vals, tmp)
+                        Y[j * n + i] = -Y[j * n + i]
+                self._refined_solve_block(Y, B, R, active, p, vals)
+                for j in range(p):
                     for i in range(n):
-                        dQ[k, i, j] = dq[i]
-                        dV[k, i, j] = dv[i]
-                        dA[k, i, j] = z[i]
+                        dQ[k, i, j] = F[j * n + i]
+                        dV[k, i, j] = X[j * n + i]
+                        dA[k, i, j] = Y[j * n + i]
         ctrl_c.leave()
         free(sys)
         return status, row

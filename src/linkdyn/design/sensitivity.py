@@ -90,8 +90,11 @@ class ParameterFamily:
     def source(self, values):
         """The member at ``values`` as the family describes it: a Linkage for a linkage,
         else the compiled model."""
-        data = with_parameters(self.data, {name: float(value)
-                                            for name, value in zip(self.names, values)})
+        # only the values that differ from the family's own: a member moves one of them,
+        # and each set value copies its entry of the file form
+        data = with_parameters(self.data, {name: float(value) for name, value, own
+                                            in zip(self.names, values, self.values)
+                                            if float(value) != own})
         if self.linkage:
             return geometric.from_dict(data)
         return compile_model(modelfile.from_dict(data, path="<parameters>"))
