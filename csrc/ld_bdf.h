@@ -116,7 +116,8 @@ typedef struct ld_bdf_stats {
     double output_seconds;      /* time spent on them (dense output and projection; with
                                    options.clock) */
     long noise_limited;         /* Newton solves accepted at their round-off floor at an
-                                   ill-conditioned matrix (singular configurations) */
+                                   ill-conditioned matrix (singular configurations), and
+                                   error estimates found to be the corrector's noise */
     long rk_steps;              /* accepted steps of the explicit method (of steps) */
     long rhs_evaluations;       /* right-hand sides of the index-1 form (explicit method) */
     long schur_factorizations;  /* LDL^T factorisations of Phi_q M^-1 Phi_q^T */

@@ -39,6 +39,8 @@ struct ld_bdf {
     double vel_floor;           /* Newton residue the velocity estimate must tolerate (see top) */
     double settled;             /* Newton corrections below this are round-off */
     double noise;               /* Newton residue observed where the iteration stagnated */
+    double efail_h, efail_d;    /* step and max|y_q - y_pred_q| of the first error-test failure
+                                   since the order was last chosen (efail_h 0: none) */
 
     double *D;                  /* NROWS x n backward differences */
     double *Dtmp;               /* (MAX_ORDER + 1) x n scratch for rescaling */
