@@ -128,6 +128,34 @@ def test_velocities_and_accelerations_against_differences_of_whole_analyses(sour
         assert s.exact == (False,)
 
 
+def test_a_relative_angle_driver_takes_the_central_differences_in_q():
+    """A four-bar driven at its coupler pin (the coupler's angle relative to the crank's: a
+    product of the two bodies' axis coordinates times cos and sin of the law). Its
+    Phi_q v + Phi_t is quadratic in q, so the sweep takes the q-derivatives along dq by
+    central differences; the driver at the ground pin (the other tests) leaves them affine
+    and takes forward ones. Both exact: against differences of whole analyses."""
+    from linkdyn.compile import compile_model
+    from linkdyn.describe import modelfile
+    from linkdyn.design.sensitivity import _affine_in_q
+
+    base = fourbar()
+    crank, coupler = (math.atan2(base.q0[4 * i + 3], base.q0[4 * i + 2]) for i in (0, 1))
+    data = modelfile.to_dict(base.description)
+    data["drivers"] = [{"type": "angle", "name": "motor", "joint": "B",
+                        "law": {"law": "linear", "value": coupler - crank, "rate": 1.0}}]
+    model = compile_model(modelfile.from_dict(data))
+    assert _affine_in_q(model) == 0 and _affine_in_q(base) == 1
+    params = ["bodies.crank.length", "ground.D.x", "bodies.coupler.points.P.y"]
+    times = np.linspace(0.0, 0.5, 21)
+    s = kinematic_sensitivities(model, params, times)
+    fd = whole_run_differences(model, params, times, "P")
+    got = (s.marker("P"), s.marker_velocity("P"), s.marker_acceleration("P"))
+    for j in range(len(params)):
+        for k in range(3):
+            scale = np.abs(fd[j][k]).max()
+            assert np.abs(got[k][:, :, j] - fd[j][k]).max() <= 1e-6 * scale, (params[j], k)
+
+
 def test_geometric_linkage_joint_coordinates():
     from linkdyn.models.linkages import four_bar
 

@@ -420,13 +420,16 @@ cdef class SensitivitySweep(KinematicSweep):
                     const double[:, ::1] V, const double[:, ::1] A, members,
                     const int[::1] start, const int[::1] member_index,
                     const double[::1] weight, double[:, :, ::1] dQ, double[:, :, ::1] dV,
-                    double[:, :, ::1] dA, double[::1] size):
+                    double[:, :, ::1] dA, double[::1] size, int affine_q=0):
         """dQ, dV, dA (n, nq, p) at the sweep's rows (times, Q, V, A), for parameters whose
         residual derivatives are sum_k weight[k] F(members[member_index[k]]) over k in
         start[j] .. start[j + 1]; size[j] <- the largest |Phi_p| met. Each member's
         residuals are evaluated once per row, however many parameters use it (the model
-        itself, in every forward difference). Returns (status, row): OK, or SINGULAR at the
-        row whose Phi_q would not factor, or INTERRUPTED."""
+        itself, in every forward difference). ``affine_q``: Phi_q v + Phi_t and
+        Phi_q a - gamma are affine in q (no time factor on a product of two coordinates),
+        so their q-derivatives along dq are forward differences from the row's own values,
+        exact as the central ones are for quadratic residuals. Returns (status, row): OK,
+        or SINGULAR at the row whose Phi_q would not factor, or INTERRUPTED."""
         cdef int n = self.n, nt = times.shape[0], p = start.shape[0] - 1
         cdef int nm = len(members), k, i, j, m, status = OK, row = nt
         cdef const ld_system **sys = <const ld_system **> malloc(nm * sizeof(void *))
@@ -444,7 +447,7 @@ cdef class SensitivitySweep(KinematicSweep):
                 dQ.shape[2] != p or size.shape[0] != p:
             free(sys)
             raise ValueError("derivatives: array sizes do not match the model")
-        work = np.zeros(6 * n + 2 * maxnnz + 7 * n * max(p, 1) + max(p, 1))
+        work = np.zeros(8 * n + 2 * maxnnz + 7 * n * max(p, 1) + max(p, 1))
         cdef double[::1] w = work
         # [Phi, Phi_q v + Phi_t, Phi_q a - gamma] of every member at the row
         member_res = np.zeros(3 * n * nm + 1)
@@ -457,8 +460,10 @@ cdef class SensitivitySweep(KinematicSweep):
         cdef double *qp = g + 2 * n
         cdef double *qm = g + 3 * n
         cdef double *tmp = g + 4 * n
+        cdef double *rv0 = g + 6 * n                   # the row's own residuals (affine_q)
+        cdef double *ra0 = g + 7 * n
         # n x p blocks, a parameter a column (KLU's layout for several right-hand sides)
-        cdef double *F = g + 6 * n                     # -Phi_p, then dq
+        cdef double *F = g + 8 * n                     # -Phi_p, then dq
         cdef double *X = F + n * p                     # -(Phi_q v + Phi_t)_{q,p}, then dv
         cdef double *Y = X + n * p                     # -(Phi_q a - gamma)_{q,v,p}, then da
         cdef double *B = Y + n * p                     # the right-hand sides being refined
@@ -510,13 +515,22 @@ cdef class SensitivitySweep(KinematicSweep):
                         F[j * n + i] = -F[j * n + i]
                 # dq = -Phi_q^-1 Phi_p, every parameter at once
                 self._refined_solve_block(F, B, R, active, p, vals)
+                if affine_q:
+                    _residual_pair(self.sys, t, q, v, a, mvals, tmp, rv0, ra0)
                 # The q-derivatives of rv and ra along dq: central differences, exact for
                 # these quadratic residuals; then dv = -Phi_q^-1 [rv_q dq + rv_p]
                 for j in range(p):
                     dq = &F[j * n]
                     eps = _inf_norm(dq, n)
                     eps = 1e-3 * scale / eps if eps > 0.0 else 0.0
-                    if eps > 0.0:
+                    if eps > 0.0 and affine_q:
+                        for i in range(n):
+                            qp[i] = q[i] + eps * dq[i]
+                        _residual_pair(self.sys, t, qp, v, a, mvals, tmp, g, z)
+                        for i in range(n):
+                            X[j * n + i] += (g[i] - rv0[i]) / eps
+                            Y[j * n + i] += (z[i] - ra0[i]) / eps
+                    elif eps > 0.0:
                         for i in range(n):
                             qp[i] = q[i] + eps * dq[i]
                             qm[i] = q[i] - eps * dq[i]

@@ -12,18 +12,22 @@ Method. The positions solve Phi(q, p, t) = 0, so by the implicit function theore
     Phi_q dv/dp = -[(Phi_q v + Phi_t)_q dq/dp + (Phi_q v + Phi_t)_p],
     Phi_q da/dp = -[(Phi_q a - gamma)_q dq/dp - gamma_v dv/dp + (Phi_q a - gamma)_p],
 
-one sparse factorisation of Phi_q per time serving every parameter, in the compiled sweep
-(``linkdyn._kinematics.SensitivitySweep``; a model with Python-function laws has no file
-form, so it has no parameters). The directional derivatives in q and v are central
-differences, exact here: linkdyn's constraints are at most quadratic in the coordinates
-(fully Cartesian and natural coordinates), so Phi_q and gamma are at most quadratic in q and
-v and a central difference of a quadratic has no truncation error. The derivatives in p are central differences between
-the models compiled at p +- h where the parameter enters the constraints affinely (lengths,
-body points, ground points, a law's offset and amplitude: exact, and the result says so per
-parameter, ``exact``), checked by a zero second difference of the residuals at states moved
-off the solution; for the others (an axis angle, a law's rate) Richardson's extrapolation
-over p +- h and p +- h/2, with an error of order h^4 (h = 1e-3 of the value's scale: some
-1e-12 relative).
+one sparse factorisation of Phi_q per time serving every parameter, its solves made for all
+parameters at once, in the compiled sweep (``linkdyn._kinematics.SensitivitySweep``; a model
+with Python-function laws has no file form, so it has no parameters). The directional
+derivatives in q and v are differences without truncation error: linkdyn's constraints are
+at most quadratic in the coordinates (fully Cartesian and natural coordinates), so Phi_q and
+gamma are at most quadratic in q and v and a central difference of a quadratic is exact;
+where no time factor multiplies a product of two coordinates (every driver but an angle
+between two moving bodies), Phi_q v + Phi_t and Phi_q a - gamma are even affine in q and
+their q-derivatives are forward differences from the row's own values. The derivatives in p
+are forward differences from the model itself to the model compiled at p + h where the
+parameter enters the constraints affinely (lengths, body points, ground points, a law's
+offset and amplitude: exact, and the result says so per parameter, ``exact``), checked by a
+zero second difference of the residuals of the models at p +- h at states moved off the
+solution; for the others (an axis angle, a law's rate) Richardson's extrapolation over
+p +- h and p +- h/2, with an error of order h^4 (h = 1e-3 of the value's scale: some 1e-12
+relative).
 
 Markers are linear in q with body-fixed points that may depend on p: their derivatives add
 the marker's own p-derivative at fixed q. The kinetostatic input torque's derivatives
@@ -435,13 +439,14 @@ def _residuals(model, t, q, v, a, cols):
 
 def _derivatives_compiled(base, member, steps, t, q, v, a, p, known=None):
     """The derivatives on the compiled sweep (linkdyn._kinematics.SensitivitySweep): each
-    parameter's residual derivatives are weighted sums over member models, the central
-    difference of the members at p +- h where the parameter enters affinely (exact), and
-    Richardson's extrapolation over p +- h and p +- h/2 otherwise. Affinity is judged at
+    parameter's residual derivatives are weighted sums over member models, the forward
+    difference from the base to the member at p + h where the parameter enters affinely
+    (exact; the base's residuals, shared by every such parameter, are evaluated once a row),
+    and Richardson's extrapolation over p +- h and p +- h/2 otherwise. Affinity is judged at
     three of the rows (first, middle, last) from the members at p +- h and the base: their
     residuals' second difference vanishes to round-off, evaluated at states moved off the
     solution (see :func:`_affine_test`). ``known``: as in :func:`_kinematic_sensitivities`,
-    a parameter known affine takes the forward difference from the base, without the test."""
+    a parameter known affine needs no test (nor its member at p - h)."""
     from .._kinematics import STATUS, SensitivitySweep
 
     n, nq = len(t), base.nq
@@ -476,7 +481,9 @@ def _derivatives_compiled(base, member, steps, t, q, v, a, p, known=None):
                 *(_residuals(m_, t[i], *moved[3 * k:3 * k + 3], cols)
                   for m_ in (member(j, h), member(j, -h))), at_base[k])
         exact.append(affine)
-        shifts = ({h: 0.5 / h, -h: -0.5 / h} if affine else
+        # affine: the forward difference from the model itself is exact too, and the base's
+        # residuals are evaluated once a row for every parameter
+        shifts = ({h: 1.0 / h, 0.0: -1.0 / h} if affine else
                   {h: -1.0 / (6.0 * h), -h: 1.0 / (6.0 * h), 0.5 * h: 4.0 / (3.0 * h),
                    -0.5 * h: -4.0 / (3.0 * h)})
         for shift, w in shifts.items():
@@ -489,7 +496,8 @@ def _derivatives_compiled(base, member, steps, t, q, v, a, p, known=None):
     status, row = sweep.derivatives(
         np.ascontiguousarray(t, dtype=float), np.ascontiguousarray(q), np.ascontiguousarray(v),
         np.ascontiguousarray(a), models, np.array(start, dtype=np.intc),
-        np.array(index, dtype=np.intc), np.array(weight), dq, dv, da, size)
+        np.array(index, dtype=np.intc), np.array(weight), dq, dv, da, size,
+        _affine_in_q(base))
     if STATUS[status] == "interrupted":
         raise KeyboardInterrupt
     if status != 0:
@@ -497,6 +505,16 @@ def _derivatives_compiled(base, member, steps, t, q, v, a, p, known=None):
             f"model {base.name!r}: Phi_q is singular at t = {t[row]:.9g} s; the sensitivities "
             "do not exist there", t=float(t[row]))
     return dq, dv, da, exact, [bool(x > 0.0) for x in size]
+
+
+def _affine_in_q(model) -> int:
+    """1 if the model's Phi_q v + Phi_t and Phi_q a - gamma are affine in q: its constraints
+    are at most quadratic in q, and no time factor multiplies a product of two coordinates
+    (Phi_t and Phi_tt of such a term would be quadratic in q); the rows of a coordinate
+    family's own kernels (unit vectors, revolute joints, frames) do not depend on time."""
+    a = model.kernels.arrays
+    product = (a["term_a"] >= 0) & (a["term_b"] >= 0)
+    return int(not np.any(a["term_tf"][product] != 0))
 
 
 def _pattern_columns(model) -> np.ndarray:
