@@ -259,7 +259,10 @@ class _Projector:
         raise RedundantConstraintsError(
             f"model {self.model.name!r}: the constraints are redundant or conflicting at this "
             f"configuration (Jacobian rank {rank} of {len(self.active)} rows on the free "
-            f"coordinates); constraints involved: {', '.join(names)}", names)
+            f"coordinates); constraints involved: {', '.join(names)}. If the mechanism "
+            "moves all the same (an overconstrained one such as Bricard's linkage, whose "
+            "Grubler count is below its mobility), pass redundant=\"allow\" (the command: "
+            "--redundant allow) and the redundant rows are handled by regularisation", names)
 
     def correction(self, A: sp.csc_matrix, rhs: np.ndarray) -> np.ndarray:
         """The free-coordinate correction dz minimising dz^T M dz with J dz = rhs."""
