@@ -34,6 +34,15 @@ def test_errors_are_reported_not_raised(capsys, tmp_path):
     assert "missing required field" in capsys.readouterr().err
 
 
+def test_assemble_an_overconstrained_linkage_with_redundant_allow(capsys):
+    # Bricard's linkage (IFToMM A04): refused by default with the remedy named, assembled
+    # with one degree of freedom (60 coordinates, Phi_q of rank 59) when allowed
+    assert main(["assemble", "bricard"]) == 2
+    assert "--redundant allow" in capsys.readouterr().err
+    assert main(["assemble", "bricard", "--redundant", "allow"]) == 0
+    assert "rank 59, degrees of freedom 1" in capsys.readouterr().out
+
+
 def test_module_entry_point():
     out = subprocess.run([sys.executable, "-m", "linkdyn", "--version"], capture_output=True,
                          text=True, check=True).stdout

@@ -109,7 +109,7 @@ def _cmd_assemble(args) -> int:
     t0 = time.perf_counter()
     model = load_model(args.model)
     t1 = time.perf_counter()
-    state = consistent_state(model)
+    state = consistent_state(model, redundant=args.redundant)
     t2 = time.perf_counter()
     kinetic, potential = model.energy(state.q, state.v)
     rank = np.linalg.matrix_rank(model.phi_q(state.q).toarray()) if model.nq <= 2000 else None
@@ -298,9 +298,10 @@ def _cmd_animate(args) -> int:
     # Outputs at least as often as the frames need them.
     dt = min(args.dt_out, args.speed / args.fps)
     if args.kinematics:
-        result = kinematics(model, output_times(0.0, args.t_end, dt))
+        result = kinematics(model, output_times(0.0, args.t_end, dt), redundant=args.redundant)
     else:
-        result = simulate(model, args.t_end, rtol=args.rtol, atol=args.rtol, dt_out=dt)
+        result = simulate(model, args.t_end, rtol=args.rtol, atol=args.rtol, dt_out=dt,
+                          redundant=args.redundant)
     if result.status != "success":
         print(f"linkdyn: the run stopped at t = {result.t[-1]:g} s ({result.status}); "
               "animating what was computed", file=sys.stderr)
@@ -347,7 +348,7 @@ def _cmd_kinematics(args) -> int:
     shown = _TerminalProgress(args.t_end, unit="positions") if sys.stderr.isatty() else None
     try:
         result = kinematics(model, times, on_singular="continue" if args.continue_singular
-                            else "raise", progress=shown)
+                            else "raise", progress=shown, redundant=args.redundant)
     except KinematicsError as exc:
         if exc.result is None or not args.continue_singular:
             raise
@@ -543,11 +544,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("assemble", help="compile a model and print its consistent initial state")
     p.add_argument("model", nargs="?", default="jansen",
                    help="built-in model name or model file (default: jansen)")
+    _add_redundant(p)
     p.set_defaults(func=_cmd_assemble)
     _add_simulate(sub)
     _add_kinematics(sub)
     _add_animate_gait_sweep(sub)
     return parser
+
+
+def _add_redundant(p) -> None:
+    p.add_argument("--redundant", choices=("raise", "allow"), default="raise",
+                   help="redundant constraints: refuse them (raise) or accept consistent ones "
+                   "with least-norm reactions (allow; e.g. bricard, IFToMM A04)")
 
 
 def _add_simulate(sub) -> None:
@@ -564,9 +572,7 @@ def _add_simulate(sub) -> None:
                    help="absolute tolerance (1e-10; the Python API's default is 1e-8)")
     p.add_argument("--dt-out", type=_positive_float, default=0.01,
                    help="output interval in s (0.01)")
-    p.add_argument("--redundant", choices=("raise", "allow"), default="raise",
-                   help="redundant constraints: refuse them (raise) or accept consistent ones "
-                   "with least-norm reactions (allow; e.g. bricard, IFToMM A04)")
+    _add_redundant(p)
     p.add_argument("--method", choices=("bdf", "rk", "auto"), default="auto",
                    help="integration method (auto: the explicit order-8 method, switching to "
                    "bdf where stiff; rk: explicit only; bdf: the index-3 BDF only; see "
@@ -604,6 +610,7 @@ def _add_kinematics(sub) -> None:
                    help="print design metrics (planar models): transmission angles and dead "
                    "centres, limit positions, coupler-curve features, input torques "
                    "(kinetostatics); with --plot also metrics.png")
+    _add_redundant(p)
     p.set_defaults(func=_cmd_kinematics)
 
 
@@ -632,6 +639,7 @@ def _add_animate_gait_sweep(sub) -> None:
                    help="frames per second (25)")
     p.add_argument("--speed", type=_positive_float, default=1.0,
                    help="simulated seconds per second of animation (1)")
+    _add_redundant(p)
     p.set_defaults(func=_cmd_animate)
     p = sub.add_parser("gait", help="simulate a passive walker (walker_gait1, ...), report "
                        "its gait and plot it")
