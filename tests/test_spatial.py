@@ -684,3 +684,31 @@ def test_bricard_moves_with_its_one_freedom_like_its_redundant_free_twin():
     # energy (-29.43 J at the start) varies by 4.7e-10 J in the twin and by 5.0e-7 J with
     # the redundant row (measured): the redundant path's compliance costs accuracy
     assert np.ptp(s.energy) < 1e-8 and np.ptp(r.energy) < 5e-6
+
+
+def test_bricard_equilibrium_and_mode_with_redundant_allow_match_its_twin():
+    # The static equilibrium of A04 under its gravity and the one mode about it, found with
+    # the redundant row in (least-norm multipliers, minimum-norm Newton steps) and without
+    # it (the twin): the same configuration, stiffness and frequency. Measured: P3 at
+    # (0, -sqrt(3)/2, -1/2) m, stiffness eigenvalue 0.2942237, 1.2412987 rad/s, both ways.
+    from linkdyn.models.spatial import bricard
+
+    model, twin = bricard(), bricard(redundant_free=True)
+    with pytest.raises(linkdyn.RedundantConstraintsError, match='redundant="allow"'):
+        linkdyn.equilibrium(model)
+    # a guess from the swing's middle (the start is the top of the swing)
+    r = linkdyn.simulate(twin, 1.25, rtol=1e-8, atol=1e-8, t_out="final")
+    eq = linkdyn.equilibrium(model, q=r.q[-1], redundant="allow")
+    ref = linkdyn.equilibrium(twin, q=r.q[-1])
+    assert eq.stable and ref.stable
+    np.testing.assert_allclose(model.marker_positions(eq.q)[0],
+                               [0.0, -math.sqrt(3.0) / 2.0, -0.5], atol=1e-9)
+    np.testing.assert_allclose(model.marker_positions(eq.q), twin.marker_positions(ref.q),
+                               atol=1e-9)
+    np.testing.assert_allclose(eq.stiffness_eigenvalues, ref.stiffness_eigenvalues,
+                               rtol=1e-8)
+    w, w_ref = (linkdyn.modes(m, state=e).frequencies for m, e in ((model, eq), (twin, ref)))
+    assert len(w) == 1 and w[0] == pytest.approx(w_ref[0], rel=1e-8)
+    # about the pair (q, v) the multipliers come from the index-1 equations, least-norm
+    assert linkdyn.modes(model, state=(eq.q, np.zeros(model.nq)), redundant="allow"
+                         ).frequencies[0] == pytest.approx(w_ref[0], rel=1e-8)

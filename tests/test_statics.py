@@ -152,3 +152,27 @@ def test_reactions_of_a_block_held_on_an_inclined_rail():
     assert abs(eq.joint_moment("rail") + m * g * d * math.cos(a)) < 1e-9
     with pytest.raises(linkdyn.UnknownNameError, match="joints: rail"):
         eq.joint_force("nope")
+
+
+def test_redundant_rows_are_refused_by_name_or_allowed():
+    # A bar pinned to the ground at both ends: 4 coordinates, 5 rows of rank 4. Its modes
+    # about a given state need the multipliers of a singular system: refused with the
+    # documented error (it was SciPy's RuntimeError), or with redundant="allow" the
+    # least-norm multipliers and no mode (nothing can move).
+    b = linkdyn.ModelBuilder("pinned_twice")
+    b.add_ground_point("O", (0.0, 0.0))
+    b.add_ground_point("D", (1.0, 0.0))
+    b.add_bar("bar", length=1.0, density=1.0, position=(0.5, 0.0), angle=0.0)
+    b.add_revolute("J1", "bar.a", "ground.O")
+    b.add_revolute("J2", "bar.b", "ground.D")
+    model = b.build()
+    state = (model.q0, np.zeros(model.nq))
+    with pytest.raises(linkdyn.RedundantConstraintsError, match='redundant="allow"'):
+        linkdyn.modes(model, state=state)
+    assert linkdyn.modes(model, state=state, redundant="allow").frequencies.size == 0
+    with pytest.raises(linkdyn.RedundantConstraintsError):
+        linkdyn.equilibrium(model)
+    eq = linkdyn.equilibrium(model, redundant="allow")
+    # together the pins hold the bar's weight (1 kg/m x 1 m x 9.81 m/s^2)
+    np.testing.assert_allclose(sum(eq.joint_force(j)[1] for j in ("J1", "J2")), 9.81,
+                               rtol=1e-10)

@@ -39,10 +39,11 @@ import scipy.sparse.linalg as spla
 from ..models import as_model
 from ..compile.model import Model, require_dynamic
 from ..elements.joints import PrismaticSpec
-from ..errors import ArgumentError, ArgumentTypeError, EquilibriumError, UnknownNameError, name_list
+from ..errors import (ArgumentError, ArgumentTypeError, EquilibriumError,
+                      RedundantConstraintsError, UnknownNameError, name_list)
 from ..compile.geometry import PointGeometry
 from ..results.simulation import prismatic_reaction
-from .assembly import consistent_state
+from .assembly import check_redundant, consistent_state
 
 __all__ = ["equilibrium", "Equilibrium", "modes", "Modes"]
 
@@ -161,7 +162,7 @@ def _reduced_stiffness(model, q, lam, t, v, Z):
 
 
 def equilibrium(model: Model, q=None, t: float = 0.0, tol: float = 1e-10,
-                max_iterations: int = 50) -> Equilibrium:
+                max_iterations: int = 50, redundant: str = "raise") -> Equilibrium:
     """The static equilibrium nearest to ``q`` (default: the model's guesses, made
     consistent) under the loads at time ``t``.
 
@@ -169,6 +170,9 @@ def equilibrium(model: Model, q=None, t: float = 0.0, tol: float = 1e-10,
 
     Motions without stiffness (a body free to slide or roll where nothing loads it) are left
     where they are: the Newton step is then the minimum-norm one, and ``stable`` is None.
+    So are redundant constraints, with ``redundant="allow"`` (an overconstrained mechanism
+    that moves all the same, such as Bricard's linkage): the multipliers are then the
+    least-norm ones, as in :func:`linkdyn.simulate`.
 
     Raises
     ------
@@ -191,7 +195,7 @@ def equilibrium(model: Model, q=None, t: float = 0.0, tol: float = 1e-10,
         raise ArgumentError(f"max_iterations must be a positive integer, got {max_iterations!r}")
     nq = model.nq
     zero = np.zeros(nq)
-    q = consistent_state(model, q=q, v=zero, t=t).q.copy()
+    q = consistent_state(model, q=q, v=zero, t=t, redundant=redundant).q.copy()
     # Multipliers of the starting point: least squares of Phi_q^T lam = Q.
     J = model.phi_q(q, t)
     lam = spla.lsqr(J.T, model.force(q, zero, t), atol=1e-14, btol=1e-14)[0]
@@ -247,17 +251,20 @@ def equilibrium(model: Model, q=None, t: float = 0.0, tol: float = 1e-10,
     return Equilibrium(model, q, lam, t, stable, eig, it, norm)
 
 
-def modes(model: Model, state=None, t: float | None = None) -> Modes:
+def modes(model: Model, state=None, t: float | None = None,
+          redundant: str = "raise") -> Modes:
     """Natural frequencies, damping ratios and mode shapes about ``state``: an
-    :class:`Equilibrium` (default: ``equilibrium(model)``), or a pair ``(q, v)`` at time
-    ``t`` (default 0), whose multipliers are taken from the index-1 equations."""
+    :class:`Equilibrium` (default: ``equilibrium(model, redundant=redundant)``), or a pair
+    ``(q, v)`` at time ``t`` (default 0), whose multipliers are taken from the index-1
+    equations (the least-norm ones where redundant constraints are allowed)."""
     model = as_model(model)
     if not isinstance(model, Model):
         raise ArgumentTypeError(f"model must be a linkdyn.Model, got {type(model).__name__}")
     require_dynamic(model, "modes")
     nq = model.nq
+    allow = check_redundant(redundant)
     if state is None:
-        state = equilibrium(model, t=0.0 if t is None else t)
+        state = equilibrium(model, t=0.0 if t is None else t, redundant=redundant)
     if isinstance(state, Equilibrium):
         q, v, lam, t = state.q, np.zeros(nq), state.lam, state.t
     else:
@@ -271,7 +278,15 @@ def modes(model: Model, state=None, t: float | None = None) -> Modes:
         M = sp.diags(model.mass)
         K = sp.bmat([[M, J.T], [J, None]], format="csc")
         rhs = np.concatenate([model.force(q, v, t), model.gamma(q, v, t)])
-        lam = spla.splu(K).solve(rhs)[nq:]
+        try:
+            lam = spla.splu(K).solve(rhs)[nq:]
+        except RuntimeError:
+            if not allow:
+                raise RedundantConstraintsError(
+                    f"model {model.name!r}: Phi_q has lost rank at the given state (redundant "
+                    "or conflicting constraints); pass redundant=\"allow\" for an "
+                    "overconstrained mechanism that moves all the same", ()) from None
+            lam = np.linalg.lstsq(K.toarray(), rhs, rcond=None)[0][nq:]
     Z = _null_space(model, q, t)
     if Z.shape[1] == 0:
         empty = np.zeros(0)
