@@ -30,6 +30,7 @@ struct ld_bdf {
     int np, soff;               /* sensitivities S at y[soff ..], soff = zoff + nz (ld_sens.c) */
     int sens_errcon;            /* they take part in the error test */
     double *sens_work;          /* their scratch (NULL without) */
+    int sens_nnz;               /* the most Phi_q entries of the model and its members */
     int initialised;
 
     double t, h;

@@ -56,8 +56,11 @@
 #define NOISE_S 256.0
 
 /* Scratch layout in w->sens_work: acc [nq], fp [nq], mf [nq], pp [nc], mphi [nc],
- * mjac [phiq_nnz] (every step); then, for the start, qp, qm, vp, vm [nq each], gp, gm [nc
- * each], vals [phiq_nnz], sa [nq], su [2 nq]. */
+ * mjac [sens_nnz] (every step); then, for the start, qp, qm, vp, vm [nq each], gp, gm [nc
+ * each], vals [sens_nnz], sa [nq], su [2 nq]. sens_nnz is the most Phi_q entries of the
+ * model and its members: a member's pattern may have entries the model's lacks (a
+ * coefficient that is zero in the model, such as a body point's zero coordinate, is left
+ * out of its pattern), and each member's values are used in its own pattern. */
 
 int ld__sens_valid(const ld_system *sys, const ld_bdf_options *opt)
 {
@@ -76,20 +79,27 @@ int ld__sens_valid(const ld_system *sys, const ld_bdf_options *opt)
         if (se->member[k] < 0 || se->member[k] >= se->nmembers) return 0;
     for (k = 0; k < se->nmembers; k++) {
         const ld_system *m = se->members[k];
-        if (!m || m->nq != sys->nq || m->nc != sys->nc || m->phiq_nnz != sys->phiq_nnz ||
-            !m->phi || !m->phi_q || !m->force)
+        if (!m || m->nq != sys->nq || m->nc != sys->nc || !m->phi || !m->phi_q || !m->force ||
+            !m->phiq_colptr || !m->phiq_rowind || m->phiq_colptr[0] != 0 ||
+            m->phiq_colptr[m->nq] != m->phiq_nnz)
             return 0;
-        for (j = 0; j <= sys->nq; j++)
-            if (m->phiq_colptr[j] != sys->phiq_colptr[j]) return 0;
-        for (p = 0; p < sys->phiq_nnz; p++)
-            if (m->phiq_rowind[p] != sys->phiq_rowind[p]) return 0;
+        for (j = 0; j < m->nq; j++)
+            if (m->phiq_colptr[j + 1] < m->phiq_colptr[j]) return 0;
+        for (p = 0; p < m->phiq_nnz; p++)
+            if (m->phiq_rowind[p] < 0 || m->phiq_rowind[p] >= m->nc) return 0;
     }
     return 1;
 }
 
 int ld__sens_create(ld_bdf *w)
 {
-    size_t nq = (size_t)w->nq, nc = (size_t)w->nc, nnz = (size_t)w->sys->phiq_nnz;
+    const ld_sensitivity *se = w->opt.sensitivities;
+    size_t nq = (size_t)w->nq, nc = (size_t)w->nc, nnz;
+    int k;
+    w->sens_nnz = w->sys->phiq_nnz;
+    for (k = 0; k < se->nmembers; k++)
+        if (se->members[k]->phiq_nnz > w->sens_nnz) w->sens_nnz = se->members[k]->phiq_nnz;
+    nnz = (size_t)w->sens_nnz;
     w->sens_work = (double *)calloc(10 * nq + 4 * nc + 2 * nnz + 1, sizeof(double));
     return w->sens_work ? LD_BDF_SUCCESS : LD_BDF_NO_MEMORY;
 }
@@ -145,7 +155,7 @@ static int initial_acceleration(ld_bdf *w, int j, double t, const double *s, con
     int nq = w->nq, nc = w->nc, i, k, st;
     const double *q = w->y, *v = w->y + nq;
     double *acc = w->sens_work, *fp = acc + nq;
-    double *qp = acc + 3 * nq + 2 * nc + m0->phiq_nnz, *qm = qp + nq, *vp = qm + nq,
+    double *qp = acc + 3 * nq + 2 * nc + w->sens_nnz, *qm = qp + nq, *vp = qm + nq,
            *vm = vp + nq, *gp = vm + nq, *gm = gp + nc, *vals = gm + nc, *rhs = w->res;
     double smax = 0.0, umax = 0.0, qmax = 1.0, vmax = 1.0, eps, ratio;
     if ((st = parameter_terms(w, j, t)) != LD_BDF_SUCCESS) return st;
@@ -204,7 +214,7 @@ static int project_start(ld_bdf *w, int j, double t, double *s, double *u)
     const ld_sensitivity *se = w->opt.sensitivities;
     int nq = w->nq, nc = w->nc, i, k, st;
     const double *q = w->y, *v = w->y + nq;
-    double *qp = w->sens_work + 3 * nq + 2 * nc + m0->phiq_nnz, *qm = qp + nq;
+    double *qp = w->sens_work + 3 * nq + 2 * nc + w->sens_nnz, *qm = qp + nq;
     double *gp = qm + 3 * nq, *gm = gp + nc, *vals = gm + nc, *rhs = w->res;
     double smax = 0.0, qmax = 1.0, eps;
     /* positions */
@@ -261,7 +271,7 @@ int ld_bdf_init_sensitivities(ld_bdf *w, const double *s0)
         (m0->hess_nnz && m0->phi_qq_lam(m0->user, t, w->y, w->y + 2 * nq, w->hess) != LD_OK))
         return LD_BDF_CALLBACK;
     if ((st = ld__factor_K(w, t, w->y)) != LD_BDF_SUCCESS) return st;
-    sa = w->sens_work + 3 * nq + 2 * nc + m0->phiq_nnz + 4 * nq + 2 * nc + m0->phiq_nnz;
+    sa = w->sens_work + 3 * nq + 2 * nc + w->sens_nnz + 4 * nq + 2 * nc + w->sens_nnz;
     for (j = 0; j < w->np; j++) {
         double *sj = sa + nq;
         double *d0 = w->D + w->soff + (size_t)2 * nq * j, *d1 = d0 + w->n;
@@ -294,7 +304,6 @@ static void csc_axpy(int nq, const int *colptr, const int *rowind, const double 
 /* f_p and Phi_p of parameter j at the accepted state (weighted sums over its members). */
 static int parameter_terms(ld_bdf *w, int j, double t)
 {
-    const ld_system *s = w->sys;
     const ld_sensitivity *se = w->opt.sensitivities;
     int nq = w->nq, nc = w->nc, k, i, c, p;
     const double *q = w->y, *v = w->y + nq, *lam = w->y + 2 * nq;
@@ -311,8 +320,8 @@ static int parameter_terms(ld_bdf *w, int j, double t)
         for (i = 0; i < nc; i++) pp[i] += wk * mphi[i];
         for (c = 0; c < nq; c++) {
             double acc_c = m->mass[c] * acc[c] - mf[c];
-            for (p = s->phiq_colptr[c]; p < s->phiq_colptr[c + 1]; p++)
-                acc_c += mjac[p] * lam[s->phiq_rowind[p]];
+            for (p = m->phiq_colptr[c]; p < m->phiq_colptr[c + 1]; p++)
+                acc_c += mjac[p] * lam[m->phiq_rowind[p]];
             fp[c] += wk * acc_c;
         }
     }

@@ -350,6 +350,8 @@ def dynamic_residual(model, t, q, v, a, lam, cols) -> np.ndarray:
     """(M a + Phi_q^T lam - Q(q, v, t), Phi(q, t)) of ``model`` at one state (``cols``: the
     column of each value of its Jacobian pattern)."""
     vals = model.kernels.phi_q_values(q, t)
+    if len(vals) != len(cols):   # a member whose pattern differs: a coefficient that is
+        cols = _pattern_columns(model)   # zero in the base (a point's 0 coordinate) is not
     f = model.mass * a + np.bincount(cols, vals * lam[model.phiq_rowind], minlength=model.nq)
     return np.concatenate([f - model.force(q, v, t), model.phi(q, t)])
 
@@ -526,7 +528,7 @@ def _phi_q_times(model, q, t, x, cols) -> np.ndarray:
     """Phi_q(q, t) x from the Jacobian's values in its fixed pattern (``cols``: the column
     of each value; no sparse matrix made: this is the inner loop of the sensitivities)."""
     vals = model.kernels.phi_q_values(q, t)
-    if len(vals) != len(cols):          # a member whose pattern differs (not expected)
+    if len(vals) != len(cols):   # a member whose pattern differs (see dynamic_residual)
         cols = _pattern_columns(model)
     return np.bincount(model.phiq_rowind, vals * x[cols], minlength=model.nc)
 
