@@ -660,6 +660,31 @@ def test_a_bead_falls_along_a_vertical_wire_and_turns_freely():
     assert np.abs(kinetic).max() < 1e-8          # free rotation and free fall: energy kept
 
 
+def test_principal_frame_is_the_one_nearest_the_body_axes_and_does_not_jump():
+    from linkdyn.elements.spatial import principal_frame
+
+    # a diagonal tensor: the body axes themselves, whatever the order or equality of the
+    # moments (ascending moments swapped axes as two moments passed each other)
+    for moments in ((1.0, 2.0, 3.0), (3.0, 2.0, 1.0), (2.0, 2.0, 1.0), (1.0, 1.0, 1.0)):
+        E, P = principal_frame(np.diag(moments))
+        assert np.array_equal(E, np.eye(3))
+        np.testing.assert_array_equal(P, 0.5 * sum(moments) - np.array(moments))
+    # a general tensor: a proper rotation to principal axes, the signed ordering nearest
+    # the body axes; a moment passing another leaves the frame in place
+    R = Rotation.from_rotvec([0.3, -0.2, 0.25]).as_matrix()
+    frames = []
+    for b in (1.9, 2.1):
+        J = R @ np.diag([1.0, b, 2.0]) @ R.T
+        E, P = principal_frame(J)
+        assert np.linalg.det(E) == pytest.approx(1.0)
+        D = E.T @ J @ E
+        np.testing.assert_allclose(D - np.diag(np.diag(D)), 0.0, atol=1e-14)
+        np.testing.assert_allclose(P, 0.5 * np.trace(J) - np.diag(D), atol=1e-14)
+        assert np.all(np.diag(E) > 0.8)
+        frames.append(E)
+    np.testing.assert_allclose(frames[0], frames[1], atol=1e-12)
+
+
 def test_bricard_moves_with_its_one_freedom_like_its_redundant_free_twin():
     # IFToMM A04: Grubler counts no freedom, one constraint row is redundant. The same
     # linkage without that row (its last joint a universal joint) is an independent model

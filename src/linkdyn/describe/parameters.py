@@ -8,8 +8,9 @@ the section one of ``bodies``, ``joints``, ``drivers``, ``forces``, ``contacts``
 ``bodies.crank.points.B``, ``drivers.crank.law.rate``, ``forces.S.stiffness``, and in a
 linkage file ``joints.B.coordinates``. A last key ``x``, ``y``, ``z`` (or ``0``, ``1``, ``2``)
 takes one component of a list value: ``ground.P2.x``, ``bodies.crank.points.B.y``,
-``joints.B.coordinates.x``, ``gravity.y``. Scalar parameters (what sensitivities take) are
-paths that end at a number.
+``joints.B.coordinates.x``, ``gravity.y``; two such keys take an entry of a matrix,
+``bodies.top.inertia.z.z`` (a spatial body's inertia tensor, row then column). Scalar
+parameters (what sensitivities take) are paths that end at a number.
 """
 
 from __future__ import annotations
@@ -67,12 +68,20 @@ def _locate(data: dict, path: str):
                          f"or one of {', '.join(SECTIONS)}")
     if not rest:
         return container, key, None
-    if len(rest) == 1 and rest[0] in _COMPONENTS and isinstance(container.get(key), list):
+    if 1 <= len(rest) <= 2 and all(r in _COMPONENTS for r in rest) and \
+            isinstance(container.get(key), list):
         index = _COMPONENTS[rest[0]]
         if index >= len(container[key]):
             raise ModelError(f"parameter {path!r}: {key!r} has {len(container[key])} "
                              f"components")
-        return container, key, index
+        if len(rest) == 1:
+            return container, key, index
+        # an entry of a matrix (a spatial body's inertia tensor): row, then column
+        row = container[key][index]
+        column = _COMPONENTS[rest[1]]
+        if not isinstance(row, list) or column >= len(row):
+            raise ModelError(f"parameter {path!r}: {key!r} is not a matrix with that entry")
+        return container[key], index, column
     raise ModelError(f"parameter {path!r}: {'.'.join(rest)!r} does not name a field "
                      f"of {key!r}")
 
@@ -80,7 +89,7 @@ def _locate(data: dict, path: str):
 def get_parameter(data: dict, path: str):
     """The value at ``path`` in a model-file dict (:class:`ModelError` names a bad path)."""
     container, key, component = _locate(data, path)
-    if key not in container:
+    if isinstance(container, dict) and key not in container:
         raise ModelError(f"parameter {path!r}: the entry has no field {key!r}")
     value = container[key]
     return value if component is None else value[component]

@@ -117,7 +117,22 @@ class ParameterFamily:
     def shifted(self, j: int, step: float) -> Model:
         values = self.values.copy()
         values[j] += step
-        return self.model(values)
+        member = self.model(values)
+        # A spatial body's coordinates are its principal axes: where its inertia has equal
+        # moments and is not given in principal axes (a diagonal tensor), the axes a small
+        # change picks need not be the model's, and the members' coordinates would not mean
+        # the model's (linkdyn.elements.spatial.principal_frame).
+        axes = getattr(self.base, "principal_axes", None)
+        if axes is not None:
+            jump = np.abs(member.principal_axes - axes).max(axis=(1, 2))
+            if np.any(jump > 0.1):
+                body = self.base.body_names[int(np.argmax(jump))]
+                raise ModelError(
+                    f"parameter {self.names[j]!r}: the principal axes of body {body!r} turn "
+                    "by a finite angle under a small change of it (equal principal moments "
+                    "of an inertia not given in principal axes): give that body's inertia "
+                    "as a diagonal tensor in its principal axes")
+        return member
 
     def members(self):
         """(steps, member): each parameter's difference step h (PARAMETER_STEP times

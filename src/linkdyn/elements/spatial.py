@@ -27,6 +27,7 @@ Conventions (SI units throughout)
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -189,11 +190,29 @@ def inertia_tensor(entry: str, value) -> Mat3:
 
 def principal_frame(inertia) -> tuple[np.ndarray, np.ndarray]:
     """(E, P): the principal axes of ``inertia`` as the columns of a proper rotation E (in
-    body axes, ascending moments) and the second moments P_k = (I_l + I_m - I_k) / 2."""
+    body axes) and the second moments P_k = (I_l + I_m - I_k) / 2.
+
+    E is the principal frame nearest the body axes: the identity for a diagonal tensor
+    (whatever the order or equality of its moments), else the eigenvectors ordered and
+    signed to lie closest to the body axes. So the frame, and with it the meaning of the
+    body's coordinates, does not jump when a moment passes another or two become equal
+    (a symmetric rotor): the models compiled at nearby inertias, as sensitivities compile
+    them, share their coordinates."""
     J = np.asarray(inertia, dtype=float)
-    moments, E = np.linalg.eigh(J)
-    if np.linalg.det(E) < 0:
-        E[:, 2] = -E[:, 2]
+    if not np.any(J - np.diag(np.diag(J))):
+        moments = np.diag(J).copy()
+        return np.eye(3), 0.5 * moments.sum() - moments
+    moments, V = np.linalg.eigh(J)
+    best, order = -1.0, None
+    for perm in itertools.permutations(range(3)):
+        score = sum(abs(V[k, perm[k]]) for k in range(3))
+        if score > best:
+            best, order = score, perm
+    E = V[:, order] * np.sign([V[k, order[k]] or 1.0 for k in range(3)])
+    moments = moments[list(order)]
+    if np.linalg.det(E) < 0:     # the nearest signed frame is improper: flip the weakest
+        k = int(np.argmin(np.abs(np.diag(E))))
+        E[:, k] = -E[:, k]
     return E, 0.5 * moments.sum() - moments
 
 
