@@ -172,37 +172,13 @@ cdef class KinematicSweep:
                 return 0
         return sign
 
-    cdef void _refined_solve(self, double *x, const double *rhs, const double *vals,
-                             double *tmp) noexcept nogil:
-        """x = Phi_q^{-1} rhs, Phi_q given by vals, with the current factors (made at a nearby
-        configuration) and iterative refinement until the correction reaches round-off."""
-        cdef int i, j, p, sweep, n = self.n
-        cdef double dx, xm
-        for i in range(n):
-            x[i] = rhs[i]
-        klu_solve(self.sym, self.num, n, 1, x, &self.common)
-        for sweep in range(10):
-            for i in range(n):
-                tmp[i] = rhs[i]
-            for j in range(n):
-                for p in range(self.sys.phiq_colptr[j], self.sys.phiq_colptr[j + 1]):
-                    tmp[self.sys.phiq_rowind[p]] -= vals[p] * x[j]
-            klu_solve(self.sym, self.num, n, 1, tmp, &self.common)
-            dx = 0.0
-            xm = 0.0
-            for i in range(n):
-                x[i] += tmp[i]
-                dx = fabs(tmp[i]) if fabs(tmp[i]) > dx else dx
-                xm = fabs(x[i]) if fabs(x[i]) > xm else xm
-            if dx <= 1e-15 * xm:
-                break
-
     cdef void _refined_solve_block(self, double *X, double *B, double *R, double *active,
                                    int nrhs, const double *vals) noexcept nogil:
-        """X (n x nrhs, a column each) <- Phi_q^{-1} X, as :meth:`_refined_solve` does for
-        one column, with the solves of all columns in one call: each column is refined until
-        its correction reaches round-off, the columns still refining gathered into R.
-        B, R: scratch of n x nrhs and 2 n x nrhs; active: nrhs."""
+        """X (n x nrhs, a column each) <- Phi_q^{-1} X, Phi_q given by vals, with the current
+        factors (made at a nearby configuration) and iterative refinement, the solves of all
+        columns in one call: each column is refined until its correction reaches round-off,
+        the columns still refining gathered into R. B, R: scratch of n x nrhs each (B may
+        hold X's values already); active: nrhs."""
         cdef int i, j, c, p, sweep, n = self.n, na = nrhs
         cdef double dx, xm
         cdef double *x
@@ -274,6 +250,7 @@ cdef class KinematicSweep:
         cdef double *tmp = self.buf + 5 * n
         cdef double *vals = self.buf + 6 * n
         cdef double t, dt, rn, rn_prev, scale
+        cdef double one                 # the refined solves' flag of their one column
         cdef int factored, det_sign, prev_sign = sign0
         if qs.shape[0] != n or Q.shape[0] < nt or Q.shape[1] != n or sign.shape[0] < nt:
             raise ValueError("sweep: array sizes do not match the model")
@@ -351,9 +328,13 @@ cdef class KinematicSweep:
                 self.sys.phi_t(self.sys.user, t, q, rhs)
                 for i in range(n):
                     rhs[i] = -rhs[i]
-                self._refined_solve(v, rhs, vals, tmp)
+                for i in range(n):
+                    v[i] = rhs[i]
+                self._refined_solve_block(v, rhs, tmp, &one, 1, vals)
                 self.sys.gamma(self.sys.user, t, q, v, rhs)
-                self._refined_solve(a, rhs, vals, tmp)
+                for i in range(n):
+                    a[i] = rhs[i]
+                self._refined_solve_block(a, rhs, tmp, &one, 1, vals)
                 for i in range(n):
                     Q[k, i] = q[i]
                     V[k, i] = v[i]

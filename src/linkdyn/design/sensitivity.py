@@ -365,8 +365,10 @@ def dynamic_residual(model, t, q, v, a, lam, cols) -> np.ndarray:
     """(M a + Phi_q^T lam - Q(q, v, t), Phi(q, t)) of ``model`` at one state (``cols``: the
     column of each value of its Jacobian pattern)."""
     vals = model.kernels.phi_q_values(q, t)
-    if len(vals) != len(cols):   # a member whose pattern differs: a coefficient that is
-        cols = _pattern_columns(model)   # zero in the base (a point's 0 coordinate) is not
+    if len(vals) != len(cols):
+        # a member whose pattern differs: a coefficient that is zero in the model (a body
+        # point's zero coordinate) has no entry in the model's pattern
+        cols = _pattern_columns(model)
     f = model.mass * a + np.bincount(cols, vals * lam[model.phiq_rowind], minlength=model.nq)
     return np.concatenate([f - model.force(q, v, t), model.phi(q, t)])
 
