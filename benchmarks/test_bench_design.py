@@ -1,10 +1,10 @@
 """What exact sensitivities cost, and synthesis against finite differences and against
 pylinkage's particle swarm.
 
-1. Kinematic sensitivities of the driven Jansen linkage over 361 positions with p = 1, 4
-   and 10 parameters (link lengths), against the plain analysis and against what finite
-   differences would cost (1 + p analyses: one per parameter, plus the base), in the same
-   run. The issue's target is well under (1 + p) analyses.
+1. Kinematic sensitivities of the driven Jansen linkage over 361 and 3601 positions with
+   p = 1, 4 and 10 parameters (link lengths), against the plain analysis and against what
+   finite differences would cost (1 + p analyses: one per parameter, plus the base), in
+   the same run. The issue's target is well under (1 + p) analyses.
 2. The four-bar synthesis of tests/test_synthesis.py (ten points, prescribed timing) with
    the exact Jacobian against least_squares' own finite-difference Jacobian ("2-point"),
    in the same run: analyses used, time, and the parameters' error.
@@ -26,7 +26,6 @@ from linkdyn.design.sensitivity import ParameterFamily
 from linkdyn.design.synthesis import linkage_parameters, path_generation
 from linkdyn.models.linkages import four_bar
 
-TIMES = np.linspace(0.0, 1.0, 361)
 LENGTHS = [f"bodies.L{i}.length" for i in range(2, 12)]
 
 
@@ -43,22 +42,28 @@ def model():
     return linkdyn.load_model("jansen_driven")
 
 
-def test_plain_analysis(benchmark, model):
-    benchmark.group = "jansen sensitivities, 361 positions"
+@pytest.mark.parametrize("n", [361, 3601])
+def test_plain_analysis(benchmark, model, n):
+    benchmark.group = f"jansen sensitivities, {n} positions"
     benchmark.extra_info["role"] = "baseline"
-    benchmark(linkdyn.kinematics, model, TIMES)
+    benchmark(linkdyn.kinematics, model, np.linspace(0.0, 1.0, n))
 
 
+@pytest.mark.parametrize("n", [361, 3601])
 @pytest.mark.parametrize("p", [1, 4, 10])
-def test_sensitivities(benchmark, model, p):
-    benchmark.group = "jansen sensitivities, 361 positions"
-    names = LENGTHS[:p]
-    s = benchmark.pedantic(linkdyn.kinematic_sensitivities, args=(model, names, TIMES),
+def test_sensitivities(benchmark, model, p, n):
+    """Per parameter, compiling its members is a fixed cost and its share of the sweep
+    grows with the positions: the ratio to the analysis falls with a longer sweep (one
+    turn in steps of 1 and of 0.1 degree)."""
+    benchmark.group = f"jansen sensitivities, {n} positions"
+    names, times = LENGTHS[:p], np.linspace(0.0, 1.0, n)
+    s = benchmark.pedantic(linkdyn.kinematic_sensitivities, args=(model, names, times),
                            rounds=3, iterations=1)
-    ratio = benchmark.stats.stats.median / mean_seconds(linkdyn.kinematics, model, TIMES)
-    benchmark.extra_info.update(p=p, analyses=ratio, finite_difference_analyses=1 + p)
-    print(f"\n  p = {p}: sensitivities cost {ratio:.0f} analyses (finite differences: "
-          f"{1 + p}); exact: {all(s.exact)}")
+    ratio = benchmark.stats.stats.median / mean_seconds(linkdyn.kinematics, model, times)
+    benchmark.extra_info.update(p=p, positions=n, analyses=ratio,
+                                finite_difference_analyses=1 + p)
+    print(f"\n  {n} positions, p = {p}: sensitivities cost {ratio:.1f} analyses (finite "
+          f"differences: {1 + p}); exact: {all(s.exact)}")
 
 
 def fourbar(points):
