@@ -43,6 +43,19 @@ def test_assemble_an_overconstrained_linkage_with_redundant_allow(capsys):
     assert "rank 59, degrees of freedom 1" in capsys.readouterr().out
 
 
+def test_generated_models_refuse_a_bad_or_too_large_size_at_once(capsys):
+    # N must be a whole number; a size that cannot fit is refused before anything is built
+    # (a billion bars would have taken some 45 hours to build, then failed)
+    assert main(["assemble", "nfourbar:-1"]) == 2
+    assert "needs a positive whole number N, got '-1'" in capsys.readouterr().err
+    assert main(["assemble", "chain:1000000000"]) == 2
+    assert "1000000000 bars need about" in capsys.readouterr().err
+    for make in (linkdyn.chain, linkdyn.models.nfourbar, linkdyn.models.truss,
+                 linkdyn.models.spatial.spatial_chain):
+        with pytest.raises(linkdyn.ModelError, match="half of this machine's memory"):
+            make(10**10)
+
+
 def test_module_entry_point():
     out = subprocess.run([sys.executable, "-m", "linkdyn", "--version"], capture_output=True,
                          text=True, check=True).stdout

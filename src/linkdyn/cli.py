@@ -45,8 +45,11 @@ BENCHMARK = dict(model="jansen", t_end=10.0, rtol=1e-10, atol=1e-10)
 def load_model(text: str):
     """A built-in model, ``chain:N``, ``nfourbar:N`` or ``truss:N`` (the generators),
     ``iftomm_a01``, ``iftomm_a03`` or a model file."""
-    match = re.fullmatch(r"(chain|nfourbar|truss):(\d+)", text)
+    match = re.fullmatch(r"(chain|nfourbar|truss):(.*)", text)
     if match:
+        if not re.fullmatch(r"\d+", match.group(2)):
+            raise ArgumentError(f"{text}: {match.group(1)}:N needs a positive whole number N, "
+                                f"got {match.group(2)!r}")
         n = int(match.group(2))
         return {"chain": chain, "nfourbar": nfourbar, "truss": truss}[match.group(1)](n)
     if text == "iftomm_a01":

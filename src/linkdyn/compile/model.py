@@ -18,7 +18,8 @@ from ..elements.description import save as save_description
 from ..elements.joints import AngleDriverSpec, PrismaticSpec
 from ..errors import ArgumentError, ModelError, UnknownNameError, name_list
 
-__all__ = ["Model", "COORDINATES", "require_dynamic", "check_output_size"]
+__all__ = ["Model", "COORDINATES", "require_dynamic", "check_output_size",
+           "check_model_size"]
 
 #: Names of a body's four coordinates, in storage order.
 COORDINATES = ("x", "y", "ux", "uy")
@@ -296,14 +297,30 @@ def require_dynamic(model: Model, what: str) -> None:
                          "file)", model.name)
 
 
+def _memory_limit() -> float:
+    """Bytes an output or a model may take: half the machine's memory (8 GiB where that is
+    unknown)."""
+    try:
+        return 0.5 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return 8.0 * 2**30
+
+
+def check_model_size(count: int, bytes_each: float, what: str, unit: str) -> None:
+    """Refuse to generate a model that would not fit (``count`` units of about
+    ``bytes_each`` bytes each while it is built, compiled and integrated), before building
+    any of it: building a billion bars would otherwise run for days and then fail."""
+    size, limit = float(count) * bytes_each, _memory_limit()
+    if size > limit:
+        raise ModelError(f"{what}: {count} {unit} need about {size / 2**30:.3g} GiB to build "
+                         f"and run, more than the {limit / 2**30:.3g} GiB allowed (half of "
+                         "this machine's memory)")
+
+
 def check_output_size(rows: int, row_values: int, what: str) -> None:
     """Refuse an output that would not fit: more than half the machine's memory (or 8 GiB
     where that is unknown), with the estimate and what to change."""
-    size = 8.0 * rows * row_values
-    try:
-        limit = 0.5 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
-        limit = 8.0 * 2**30
+    size, limit = 8.0 * rows * row_values, _memory_limit()
     if size > limit:
         raise ArgumentError(f"{what}: {rows} output rows of {row_values} values need "
                             f"{size / 2**30:.3g} GiB, more than the {limit / 2**30:.3g} GiB "

@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from ..compile.model import Model
+from ..compile.model import Model, check_model_size
 from ..describe.builder import ModelBuilder
 from ..elements.laws import linear
 from ..errors import ArgumentError, ModelError
@@ -79,6 +79,7 @@ def nfourbar(n: int = 40, speed: float = 1.0, driven: bool = False) -> Model:
     when kept away from them (t speed < pi/2)."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ModelError(f"nfourbar: n must be a positive integer, got {n!r}")
+    check_model_size(n, 2e4, "nfourbar", "windows")   # 8.5 kB a window measured
     speed = float(speed)
     if not math.isfinite(speed):
         raise ModelError(f"nfourbar: speed must be finite, got {speed!r}")

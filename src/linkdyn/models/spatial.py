@@ -42,6 +42,7 @@ import math
 
 import numpy as np
 
+from ..compile.model import check_model_size
 from ..describe.spatial import SpatialModelBuilder
 from ..elements.spatial_forces import perpendiculars
 
@@ -87,6 +88,7 @@ def spatial_chain(n_bars: int, length: float = 0.1, density: float = 1.0,
 
     if isinstance(n_bars, bool) or not isinstance(n_bars, int) or n_bars < 1:
         raise ModelError(f"spatial_chain: n_bars must be a positive integer, got {n_bars!r}")
+    check_model_size(n_bars, 5e4, "spatial_chain", "bars")   # 23 kB a bar measured
     mass = density * length
     side = width * length
     axial, transverse = mass * side**2 / 6.0, mass * (length**2 + side**2) / 12.0

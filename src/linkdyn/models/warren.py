@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from ..compile.model import Model
+from ..compile.model import Model, check_model_size
 from ..describe.builder import ModelBuilder
 from ..elements.laws import linear
 from ..errors import ModelError
@@ -35,6 +35,7 @@ GRAVITY = 9.81
 def _check(panels, length, mass):
     if isinstance(panels, bool) or not isinstance(panels, int) or panels < 1:
         raise ModelError(f"truss: panels must be a positive integer, got {panels!r}")
+    check_model_size(panels, 4e4, "truss", "panels")   # 19.5 kB a panel measured
     for name, value in (("length", length), ("mass", mass)):
         if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
             raise ModelError(f"truss: {name} must be a positive number, got {value!r}")
