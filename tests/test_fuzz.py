@@ -31,6 +31,10 @@ FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 SEEDS = {name: _builtin_file(name) for name in ("jansen", "block_on_incline", "walker_gait1")}
+# Spatial model files (their own form, "space": "spatial"): bodies with inertia tensors and
+# orientation matrices, joints with axes, a servo and flexible joints with rotors.
+SEEDS.update({name: json.loads(json.dumps(modelfile.to_dict(linkdyn.load_model(name).description)))
+              for name in ("heavy_top", "flexible_arm")})
 # Linkage files of points, lines and planes: planar, spherical, spatial.
 LINKAGE_SEEDS = {name: linkdyn.geometric.to_dict(linkage(name))
                  for name in ("stephenson2", "spherical_rrpr", "five_ss")}

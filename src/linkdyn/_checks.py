@@ -55,15 +55,34 @@ def check_fields(entry: dict, where: str, required: set, optional: set, path):
                              f"{', '.join(sorted(required | optional))})", path, where)
 
 
-def vec3(entry: str, what: str, value) -> tuple:
-    """Three finite numbers, or ModelError naming the entry."""
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        arr = None
-    if arr is None or arr.shape != (3,):
-        raise ModelError(f"{entry}: {what} must be three numbers (x, y, z), got {value!r}")
-    return tuple(real(entry, what, x) for x in arr)
+def _items(value, n: int):
+    """The n items of a list, tuple or 1-d array (numpy scalars as Python numbers), or
+    None for anything else: a string, a mapping, another length."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist() if value.ndim == 1 else None
+    if not isinstance(value, (list, tuple)) or len(value) != n:
+        return None
+    return [x.item() if isinstance(x, np.generic) else x for x in value]
+
+
+def vec3(entry: str, what: str, value, expected: str = "three numbers (x, y, z)") -> tuple:
+    """Three finite numbers, or ModelError naming the entry and saying what was
+    ``expected`` (a string such as "1" or a boolean is not a number here either)."""
+    items = _items(value, 3)
+    if items is None or any(isinstance(x, bool) or not isinstance(x, (int, float))
+                            for x in items):
+        raise ModelError(f"{entry}: {what} must be {expected}, got {value!r}")
+    return tuple(real(entry, what, x) for x in items)
+
+
+def mat3(entry: str, what: str, value) -> np.ndarray:
+    """A 3 x 3 matrix of finite numbers (three rows of three), or ModelError naming the
+    entry."""
+    rows = value.tolist() if isinstance(value, np.ndarray) and value.ndim == 2 else value
+    rows = _items(rows, 3)
+    if rows is None or any(_items(r, 3) is None for r in rows):
+        raise ModelError(f"{entry}: {what} must be a 3 x 3 matrix, got {value!r}")
+    return np.array([vec3(entry, what, r, "a 3 x 3 matrix of numbers") for r in rows])
 
 
 def unit_vec3(entry: str, what: str, value) -> tuple:

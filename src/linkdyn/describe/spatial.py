@@ -222,11 +222,11 @@ class SpatialModelBuilder(SpatialForceBuilder, SpatialContactBuilder):
         name = self._new_name("driver", name)
         entry = f"driver '{name}'"
         with _element(name):
-            spec = self._joints.get(joint)
+            spec = self._joints.get(joint) if isinstance(joint, str) else None
             if getattr(spec, "kind", None) != "revolute":
                 known = [j for j, s in self._joints.items()
                          if getattr(s, "kind", None) == "revolute"]
-                raise ModelError(f"{entry}: '{joint}' is not a revolute joint of this model "
+                raise ModelError(f"{entry}: {joint!r} is not a revolute joint of this model "
                                  f"(revolute joints: {', '.join(known) or 'none'})")
             self._drivers[name] = SpatialDriverSpec(name=name, kind="angle",
                                                     law=self._law(entry, law), joint=joint)

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import real, unit_vec3, vec3
+from .._checks import mat3, real, unit_vec3, vec3
 from ..errors import ModelError
 from .spatial_contacts import to_dict as contact_to_dict
 from .spatial_forces import to_dict as force_to_dict
@@ -141,21 +141,9 @@ class SpatialDescription:
     kinematic: bool = False
 
 
-def _mat3(entry: str, what: str, value) -> np.ndarray:
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        arr = None
-    if arr is None or arr.shape != (3, 3):
-        raise ModelError(f"{entry}: {what} must be a 3 x 3 matrix, got {value!r}")
-    if not np.all(np.isfinite(arr)):
-        raise ModelError(f"{entry}: {what} must be finite, got {arr.tolist()}")
-    return arr
-
-
 def rotation_matrix(entry: str, value) -> Mat3:
     """A proper rotation matrix (orthonormal to 1e-9, determinant +1), re-orthonormalised."""
-    R = _mat3(entry, "orientation", value)
+    R = mat3(entry, "orientation", value)
     if np.abs(R.T @ R - np.eye(3)).max() > ORTHONORMAL_TOL or np.linalg.det(R) <= 0:
         raise ModelError(f"{entry}: orientation must be a rotation matrix (orthonormal "
                          f"columns, determinant +1), got {R.tolist()}")
@@ -168,10 +156,14 @@ def inertia_tensor(entry: str, value) -> Mat3:
     """The inertia about the centre of mass: 3 principal moments (body axes principal) or a
     symmetric 3 x 3 tensor; positive definite, and every moment below the sum of the other
     two (see the module's conventions)."""
-    arr = np.asarray(value, dtype=float) if not isinstance(value, (str, bytes)) else None
-    if arr is not None and arr.shape == (3,):
-        arr = np.diag([real(entry, "inertia", x) for x in arr])
-    J = _mat3(entry, "inertia", arr if arr is not None else value)
+    flat = value.ndim == 1 if isinstance(value, np.ndarray) else (
+        isinstance(value, (list, tuple)) and len(value) == 3 and
+        not any(isinstance(x, (list, tuple, np.ndarray)) for x in value))
+    J = (np.diag(vec3(entry, "inertia", value, "three principal moments or a 3 x 3 tensor"))
+         if flat else mat3(entry, "inertia", value))
+    if not np.abs(J).max() < 1e150:     # its eigenvalues would overflow (and any motion)
+        raise ModelError(f"{entry}: inertia {J.tolist()} is out of range (entries below "
+                         "1e150 kg m^2)")
     if np.abs(J - J.T).max() > 1e-12 * max(np.abs(J).max(), 1e-300):
         raise ModelError(f"{entry}: inertia must be symmetric, got {J.tolist()}")
     moments = np.linalg.eigvalsh(0.5 * (J + J.T))
