@@ -1,7 +1,8 @@
-"""Fuzzing (hypothesis): mutated model files, arbitrary text and bytes, and builder calls
-with arbitrary arguments may only raise linkdyn's documented exceptions (LinkdynError and
-its subclasses: ModelError, ModelFileError, AssemblyError, ...), never crash or leak a
-TypeError, OverflowError, RecursionError, MemoryError or the like.
+"""Fuzzing (hypothesis): mutated model files (planar and spatial), arbitrary text and bytes,
+and builder calls (planar and spatial) with arbitrary arguments may only raise linkdyn's
+documented exceptions (LinkdynError and its subclasses: ModelError, ModelFileError,
+AssemblyError, ...), never crash or leak a TypeError, OverflowError, RecursionError,
+MemoryError or the like.
 
 CI runs a few thousand cases; LINKDYN_FUZZ_EXAMPLES sets the number per test (default 400)
 for a longer hunt, e.g. ``LINKDYN_FUZZ_EXAMPLES=20000 pytest tests/test_fuzz.py``.
@@ -218,6 +219,73 @@ def test_builder_calls_raise_only_documented_errors(calls):
                 b.add_marker(*args)
             else:
                 b.set_gravity(*args)
+        except LinkdynError as exc:
+            _readable(exc)
+    try:
+        model = b.build()
+        linkdyn.consistent_state(model)
+    except LinkdynError as exc:
+        _readable(exc)
+
+
+vectors = st.one_of(st.tuples(numbers, numbers, numbers), st.lists(numbers, max_size=4),
+                   st.lists(st.lists(numbers, max_size=3), max_size=3), numbers)
+spatial_names = st.one_of(st.sampled_from(["A", "B", "O", "J", "K", "ground.O", "A.a",
+                                           "B.b", "A.cm", "B.cm"]), names)
+# Often valid, so that the sequences reach models that build and assemble.
+masses = st.one_of(st.just(1.0), numbers)
+inertias = st.one_of(st.sampled_from([(0.01, 0.02, 0.025), (1.0, 1.0, 1.0)]), vectors)
+places = st.one_of(st.sampled_from([(0.0, 0.0, 0.0), (0.1, 0.0, 0.0), (0.0, 0.0, 1.0)]),
+                   vectors)
+
+
+@FUZZ
+@given(calls=st.lists(st.one_of(
+    st.tuples(st.just("body"), st.sampled_from(["A", "B"]), st.just(1.0),
+              st.sampled_from([(0.01, 0.02, 0.025), (1.0, 1.0, 1.0)]),
+              st.sampled_from([(0.0, 0.0, 0.0), (0.0, 0.0, 1.0)]),
+              st.sampled_from([(0.1, 0.0, 0.0), (0.0, 0.0, 0.5)])),
+    st.tuples(st.just("ground"), st.just("O"), st.just((0.0, 0.0, 0.0))),
+    st.tuples(st.sampled_from(["spherical", "revolute", "spring"]),
+              st.sampled_from(["J", "K"]), *(2 * [st.sampled_from(["A.a", "B.b", "A.cm",
+                                                                   "B.cm", "ground.O"])]),
+              st.sampled_from([(0.0, 0.0, 1.0), 1.0, 100.0])),
+    st.tuples(st.just("ground"), spatial_names, places),
+    st.tuples(st.just("body"), spatial_names, masses, inertias, places, places),
+    st.tuples(st.just("spherical"), spatial_names, spatial_names, spatial_names),
+    st.tuples(st.sampled_from(["revolute", "cylindrical", "prismatic"]), spatial_names,
+              spatial_names, spatial_names, places),
+    st.tuples(st.just("universal"), spatial_names, spatial_names, spatial_names, places,
+              places),
+    st.tuples(st.just("angle_driver"), spatial_names, spatial_names, numbers),
+    st.tuples(st.just("spring"), spatial_names, spatial_names, spatial_names, numbers),
+    st.tuples(st.just("marker"), spatial_names, spatial_names),
+), min_size=1, max_size=10))
+def test_spatial_builder_calls_raise_only_documented_errors(calls):
+    b = linkdyn.SpatialModelBuilder("fuzz", gravity=(0.0, 0.0, -9.81))
+    for call in calls:
+        kind, args = call[0], call[1:]
+        try:
+            if kind == "ground":
+                b.add_ground_point(*args)
+            elif kind == "body":
+                name, mass, inertia, position, point = args
+                b.add_body(name, mass=mass, inertia=inertia, position=position,
+                           points={"a": point, "b": (0.0, 0.0, 0.1)})
+            elif kind == "spherical":
+                b.add_spherical(*args[:3])
+            elif kind in ("revolute", "cylindrical", "prismatic"):
+                getattr(b, f"add_{kind}")(*args)
+            elif kind == "universal":
+                b.add_universal(*args)
+            elif kind == "angle_driver":
+                name, joint, rate = args
+                b.add_angle_driver(name, joint, linkdyn.laws.linear(0.0, rate))
+            elif kind == "spring":
+                name, first, second, k = args
+                b.add_spring_damper(name, first, second, stiffness=k)
+            else:
+                b.add_marker(*args)
         except LinkdynError as exc:
             _readable(exc)
     try:
