@@ -17,7 +17,10 @@ on its branch (``stats["branch_retries"]``); a change that persists is the branc
 passage through a singular configuration, reported in ``result.branch_changes``. A sample that
 falls exactly on a singular configuration (reciprocal condition below 1e-8) gives the next
 step no tangent; the sweep steps over it from the sample before, so that it goes on along the
-branch it came on. The assembly mode of the start is the one nearest to the guess ``q0``;
+branch it came on. Times too far apart for the predictor (another assembly mode can have
+the same sign) are cut into sub-steps: a step in which some coordinate would move more than
+STEP_MOTION (0.5) of max(1, |q_i|), a unit vector more than half a radian, at the velocities
+of its start (``stats["sub_steps"]``); the result holds the times asked for. The assembly mode of the start is the one nearest to the guess ``q0``;
 :func:`assembly_modes` lists the others.
 
 The default threshold, 1e-6, is set by how well a singular configuration can be solved:
@@ -62,6 +65,11 @@ BRANCH_HALVINGS = 8
 #: sweep steps over it from the sample before (see _tracked_sweep).
 SAMPLE_SINGULAR = 1e-8
 
+#: The largest motion of a coordinate over one step, relative to max(1, |q_i|) (a unit
+#: vector's: its rotation in rad), that the sweep takes in one step; coarser steps are cut
+#: into sub-steps (see _stepped_sweep).
+STEP_MOTION = 0.5
+
 
 @dataclass(frozen=True)
 class Singularity:
@@ -83,7 +91,8 @@ class KinematicsResult(TrajectoryAccessors):
     each time (near zero close to singular configurations). ``singularities``: what was met (see
     :class:`Singularity`). ``stats``: factorizations, newton_iterations, branch_retries
     (steps solved again in sub-steps because their positions had jumped to another branch),
-    sweep_seconds. ``limits``: with ``at_limit="reverse"``, (input time of the limit, index of
+    sub_steps (times added between the given ones where those were too far apart to
+    follow), sweep_seconds. ``limits``: with ``at_limit="reverse"``, (input time of the limit, index of
     the first row after it) for each limit position passed by reversing the input (``t`` then
     goes back and forth: it is the input's schedule, not a clock). ``branch_changes``: the
     input times where the branch followed passes a singular configuration and continues on
@@ -276,7 +285,7 @@ def _reverse_at_limits(model, t, out, done, status, tol, max_iterations, run, st
         st, d, arrays, sw, ch = _tracked_sweep(model, np.concatenate([[t_last], schedule]),
                                                Qm[0], tol, max_iterations, run,
                                                sign0=int(Sm[0]))
-        for key in stats:
+        for key in sw:
             stats[key] += sw[key]
         changes += ch
         status = st
@@ -323,6 +332,58 @@ def _sweep(model, times, q_start, tol, max_iterations, run, progress=None, sign0
         if reporter is not None:
             reporter.stop()
     return status, done, out, sweep
+
+
+def _stepped_sweep(model, times, q_start, tol, max_iterations, run, progress=None):
+    """_tracked_sweep at ``times`` through sub-steps where the given ones are too coarse to
+    follow: from a far-off Taylor predictor Newton converges to another assembly mode (the
+    Jansen linkage sampled every half turn of its crank came out 2 m off, silently) or not
+    at all (every 0.4 turn: a limit position reported where there is none). A step whose
+    motion, max_i |v_i| dt / max(1, |q_i|) with the velocities at its start, exceeds
+    STEP_MOTION is cut into as many equal sub-steps as that takes, and the sweep goes on
+    again from the first such step on the finer schedule (a step into which the sweep could
+    not go is cut by the last row's velocities), until no step is too coarse. Outputs are
+    the rows at ``times``; a sweep whose steps are all fine enough runs once, unchanged.
+    Returns _tracked_sweep's (status, rows done, arrays, stats, branch changes) at ``times``
+    and, where the sweep stopped, the last row solved on the schedule and the time it could
+    not reach, (t, q, sign, t_next): the bracket of a limit search (None otherwise)."""
+    grid = times
+    st, done, out, stats, changes = _tracked_sweep(model, grid, q_start, tol, max_iterations,
+                                                   run, progress)
+    stats["sub_steps"] = 0
+    for _ in range(8):
+        steps = min(done, len(grid) - 1)        # steps from a solved row
+        if steps == 0:
+            break
+        Q, V = out[0][:steps], out[1][:steps]
+        motion = (np.abs(V) / np.maximum(1.0, np.abs(Q))).max(axis=1) * np.diff(grid)[:steps]
+        cuts = np.ceil(motion / STEP_MOTION).astype(np.int64)
+        coarse = np.flatnonzero(cuts > 1)
+        if coarse.size == 0:
+            break
+        k0 = int(coarse[0])
+        pieces = [grid[:k0]]
+        for k in range(k0, len(grid) - 1):
+            n = int(cuts[k]) if k < steps else 1
+            pieces.append(np.linspace(grid[k], grid[k + 1], n + 1)[:-1])
+        pieces.append(grid[-1:])
+        refined = np.concatenate(pieces)
+        stats["sub_steps"] += len(refined) - len(grid)
+        # the rows before the first coarse step stand; the sweep goes on from its start
+        st, d, part, more, ch = _tracked_sweep(model, refined[k0:], out[0][k0], tol,
+                                               max_iterations, run, sign0=int(out[4][k0]))
+        for key in more:
+            stats[key] += more[key]
+        out = tuple(np.concatenate([a[:k0], b]) for a, b in zip(out, part))
+        changes = tuple(c for c in changes if c < grid[k0]) + tuple(ch)
+        grid, done = refined, k0 + d
+    last = ((float(grid[done - 1]), out[0][done - 1].copy(), int(out[4][done - 1]),
+             float(grid[done])) if 0 < done < len(grid) else None)
+    if len(grid) != len(times):
+        keep = np.searchsorted(grid, times)       # the given times are among the grid's
+        out = tuple(a[keep] for a in out)
+        done = int(np.searchsorted(keep, done))
+    return st, done, out, stats, tuple(changes), last
 
 
 def _tracked_sweep(model, times, q_start, tol, max_iterations, run, progress=None, sign0=0,
@@ -494,8 +555,8 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
     q_start = _guess(model, q0) if model.nc == model.nq else None
     if q_start is not None:
         tic = _time.perf_counter()
-        status, done, out, stats, changes = _tracked_sweep(model, t, q_start, tol,
-                                                           max_iterations, run, progress)
+        status, done, out, stats, changes, last = _stepped_sweep(
+            model, t, q_start, tol, max_iterations, run, progress)
         if done == 0 and STATUS[status] != "interrupted":
             q_start = None
     if q_start is None:
@@ -505,8 +566,8 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
         if model.nc != model.nq:
             return _least_squares_sweep(model, t, q_start, tol, max_iterations, run,
                                         singular_rcond, on_singular)
-        status, done, out, stats, changes = _tracked_sweep(model, t, q_start, tol,
-                                                           max_iterations, run, progress)
+        status, done, out, stats, changes, last = _stepped_sweep(
+            model, t, q_start, tol, max_iterations, run, progress)
     limits = ()
     if at_limit == "reverse" and status != 0 and done > 0 and STATUS[status] not in (
             "interrupted", "non-finite"):
@@ -523,10 +584,15 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
         warnings.warn(f"linkdyn: kinematic sweep interrupted after {done} of {t.size} times; "
                       "the result holds what was computed", RuntimeWarning, stacklevel=2)
     elif status != 0:
-        # Localise where the positions stop existing between the last solved time and t[done].
-        hi = float(t[done])
-        stop = (_find_limit(model, float(t[done - 1]), Q[done - 1], hi, tol, max_iterations,
-                            run, int(signs[done - 1])) if done > 0 else (hi, q_start))
+        # Localise where the positions stop existing between the last solved time and the
+        # next (of the sub-steps where the given times were too coarse to follow).
+        if last is not None and limits == ():
+            t_lo, q_lo, s_lo, hi = last
+        else:
+            t_lo, q_lo, s_lo, hi = (float(t[done - 1]), Q[done - 1], int(signs[done - 1]),
+                                    float(t[done])) if done > 0 else (None, None, 0, float(t[0]))
+        stop = (_find_limit(model, t_lo, q_lo, hi, tol, max_iterations, run, s_lo)
+                if t_lo is not None else (hi, q_start))
 
     result = KinematicsResult(model=model, t=t[:done].copy(), q=Q[:done], v=V[:done],
                               a=A[:done], rcond=rc[:done], singularities=tuple(singular),
@@ -563,7 +629,10 @@ def _checked_times(model, times, redundant, on_singular, at_limit, progress, tol
     for name, value in (("tol", tol), ("singular_rcond", singular_rcond)):
         if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
             raise ArgumentError(f"{name} must be a positive finite number, got {value!r}")
-    t = np.array(times, dtype=float)
+    try:
+        t = np.array(times, dtype=float)
+    except (TypeError, ValueError):
+        raise ArgumentError(f"times must be an array of times (s), got {times!r}") from None
     if t.ndim > 1:
         raise ArgumentError(f"times must be a 1-D array of times (s), got an array of shape "
                             f"{t.shape}")
