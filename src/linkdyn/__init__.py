@@ -38,8 +38,8 @@ from .solve import accuracy, assembly, periodic, statics
 from .solve import kinematics as _kinematics_module
 from .solve import simulate as _simulate_module
 from .solve.assembly import ConsistentState, consistent_state
-from .solve.kinematics import (AssemblyMode, KinematicsResult, Singularity, assembly_modes,
-                               kinematics)
+from .solve.assembly_modes import AssemblyMode, assembly_modes
+from .solve.kinematics import KinematicsResult, Singularity, kinematics
 from .solve.simulate import ControlState, SimulationResult, simulate
 from .solve.accuracy import ErrorEstimate, estimate_error
 from .solve.statics import Equilibrium, Modes, equilibrium, modes

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import mat3, real, unit_vec3, vec3
+from .._checks import mat3, unit_vec3, vec3
 from ..errors import ModelError
 from .spatial_contacts import to_dict as contact_to_dict
 from .spatial_forces import to_dict as force_to_dict

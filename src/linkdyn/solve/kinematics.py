@@ -21,7 +21,7 @@ branch it came on. Times too far apart for the predictor (another assembly mode 
 the same sign) are cut into sub-steps: a step in which some coordinate would move more than
 STEP_MOTION (0.5) of max(1, |q_i|), a unit vector more than half a radian, at the velocities
 of its start (``stats["sub_steps"]``); the result holds the times asked for. The assembly mode of the start is the one nearest to the guess ``q0``;
-:func:`assembly_modes` lists the others.
+:func:`linkdyn.assembly_modes` lists the others.
 
 The default threshold, 1e-6, is set by how well a singular configuration can be solved:
 near one Newton converges only to about the square root of its tolerance, so even a sample
@@ -47,15 +47,14 @@ from ..models import as_model
 from .. import _html
 from .._kinematics import STATUS, KinematicSweep
 from .._progress import Reporter, check_callback
-from ..compile.model import Model, _readonly, check_output_size
+from ..compile.model import Model, check_output_size
 from ..errors import (ArgumentError, ArgumentTypeError, KinematicsError, ModelError,
                       SingularConfigurationError)
 from ..results.accessors import TrajectoryAccessors
 from .assembly import (DIAGNOSIS_MAX_COORDINATES, check_redundant, consistent_state,
                        describe_rows, nearly_singular_rows)
 
-__all__ = ["kinematics", "KinematicsResult", "Singularity", "AssemblyMode", "assembly_modes",
-           "BRANCH_HALVINGS"]
+__all__ = ["kinematics", "KinematicsResult", "Singularity", "BRANCH_HALVINGS", "STEP_MOTION"]
 
 #: Halvings of a step whose positions came out on another branch before the change is taken
 #: as the branch's own (a singular configuration passed) rather than a jump.
@@ -677,132 +676,3 @@ def _singular_error(model, s0, result):
     return SingularConfigurationError(
         f"model {model.name!r}: singular configuration at t = {s0.t:.9g} s (reciprocal "
         f"condition {s0.rcond:.2g}; {detail})", s0.t, s0.constraints, result)
-
-
-@dataclass(frozen=True)
-class AssemblyMode:
-    """One assembled configuration of a fully driven model at a time ``t``: positions ``q``
-    (nq,), the sign of det Phi_q there (+1/-1, the branch a sweep from it keeps) and the
-    reciprocal condition estimate of Phi_q."""
-
-    t: float
-    q: np.ndarray
-    sign: int
-    rcond: float
-
-
-def assembly_modes(model: Model, t: float = 0.0, *, q0=None, starts: int = 16,
-                   max_modes: int = 64, seed: int = 0) -> tuple:
-    """The assembly modes of a fully driven model at time ``t``: its distinct configurations
-    with the drivers at their values there (a four-bar has two at a crank angle, a six-bar of
-    two loops up to four), so that a sweep can start on the one the user wants::
-
-        modes = linkdyn.assembly_modes(model)
-        r = linkdyn.kinematics(model, times, q0=modes[1].q)     # times[0] == t
-
-    They are found by deflated Newton iterations (Farrell, Birkisson and Funke, 2015): after
-    each solution r_i the residual is multiplied by ``prod(1 / |q - r_i|^2 + 1)``, which keeps
-    Newton away from the solutions already found, from the guess ``q0`` (default the
-    model's) and then from ``starts`` random perturbations of it (seeded by ``seed``, so the
-    result is reproducible). The first mode is the one a plain Newton iteration finds from
-    the guess (the one ``kinematics`` starts on). The search is thorough for small linkages
-    but not a proof that no other mode exists.
-
-    Returns a tuple of :class:`AssemblyMode`. Raises ModelError for a model that is not
-    fully driven, and AssemblyError (from :func:`linkdyn.consistent_state`) where even the
-    guess cannot be assembled."""
-    model = as_model(model)
-    import scipy.sparse.linalg as spla
-
-    if not isinstance(model, Model):
-        raise ArgumentTypeError(f"model must be a linkdyn.Model, got {type(model).__name__}")
-    if model.nc != model.nq:
-        raise ModelError(f"model {model.name!r}: assembly modes are isolated configurations "
-                         f"of a fully driven model (as many constraint rows as coordinates), "
-                         f"got {model.nc} rows for {model.nq} coordinates")
-    for name, value in (("starts", starts), ("max_modes", max_modes)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ArgumentError(f"{name} must be a non-negative integer, got {value!r}")
-    t = float(t)
-    if not math.isfinite(t):
-        raise ArgumentError(f"t must be finite, got {t!r}")
-    run = model.kernels.run_state()
-    state = _state_at(model, run, t)
-    guess = _guess(model, q0)
-    if guess is None:       # let consistent_state say what is wrong with it
-        guess = consistent_state(model, q=q0, t=t, hold=(), state=state).q
-    scale = max(1.0, float(np.abs(guess).max()))
-    roots = []          # assembly modes found
-    flipped = []        # solutions with a driver or prismatic joint half a turn off
-
-    def solve(q, deflate):
-        """Newton (deflated by the roots found when ``deflate``), then plain Newton to
-        round-off; None when it does not converge."""
-        for it in range(80):
-            r = model.phi(q, t, state)
-            if not (np.all(np.isfinite(r)) and np.all(np.isfinite(q))):
-                return None
-            if np.abs(r).max() <= 1e-9 * scale:
-                break
-            try:
-                delta = -spla.splu(model.phi_q(q, t, state).tocsc()).solve(r)
-            except RuntimeError:            # exactly singular
-                return None
-            if deflate and (roots or flipped):
-                # Deflation with M(q) = prod(1/|q - r_i|^2 + 1): the step is the Newton step
-                # divided by 1 - grad(log M) . delta (Sherman-Morrison).
-                g = np.zeros_like(q)
-                for root in roots + flipped:
-                    e = q - root
-                    d2 = float(e @ e)
-                    if d2 == 0.0:
-                        return None
-                    g -= (2.0 * e / d2**2) / (1.0 / d2 + 1.0)
-                denom = 1.0 - float(g @ delta)
-                if abs(denom) < 1e-14:
-                    return None
-                delta = delta / denom
-            q = q + delta
-            if np.abs(q).max() > 1e6 * scale:
-                return None
-        else:
-            return None
-        for _ in range(4):                  # polish to round-off without deflation
-            try:
-                q = q - spla.splu(model.phi_q(q, t, state).tocsc()).solve(
-                    model.phi(q, t, state))
-            except RuntimeError:
-                return None
-        if not np.abs(model.phi(q, t, state)).max() <= 1e-12 * scale:
-            return None
-        return q
-
-    def add(q):
-        if q is None or any(np.abs(q - r).max() <= 1e-7 * scale
-                            for r in roots + flipped):
-            return False
-        # A driver or prismatic joint turned by half a turn meets its sine row too: such a
-        # solution is no assembly mode, but it is deflated like one.
-        if np.any(model.orientation_cosines(q, t, state) <= 0.0):
-            flipped.append(q)
-        else:
-            roots.append(q)
-        return True
-
-    add(solve(guess.copy(), False))
-    rng = np.random.default_rng(seed)
-    candidates = [guess] + [guess + 0.5 * scale * rng.standard_normal(guess.shape)
-                            for _ in range(starts)]
-    for start in candidates:
-        while len(roots) < max_modes and len(flipped) < 4 * max_modes and add(
-                solve(start.copy(), True)):
-            pass
-        if len(roots) >= max_modes:
-            break
-    modes = []
-    for q in roots:
-        st, _, (_, _, _, rc, sg), _ = _sweep(model, np.array([t]), q, 1e-14, 20, run)
-        modes.append(AssemblyMode(t, _readonly(q.copy()), int(sg[0]) if st == 0 else 0,
-                                  float(rc[0]) if st == 0 else 0.0))
-    return tuple(modes)
-
