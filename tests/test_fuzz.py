@@ -196,33 +196,40 @@ names = st.one_of(st.sampled_from(["A", "B", "C", "O", "J", "ground.O", "A.a", "
     st.tuples(st.just("gravity"), points),
 ), max_size=8))
 def test_builder_calls_raise_only_documented_errors(calls):
-    b = ModelBuilder("fuzz")
-    for call in calls:
-        kind, args = call[0], call[1:]
+    def apply(b, kind, args):
+        if kind == "ground":
+            b.add_ground_point(*args)
+        elif kind == "bar":
+            name, length, density, position, u = args
+            b.add_bar(name, length=length, density=density, position=position, u=u)
+        elif kind == "body":
+            name, mass, inertia, position = args
+            b.add_body(name, mass=mass, inertia=inertia, position=position)
+        elif kind == "revolute":
+            b.add_revolute(*args)
+        elif kind == "prismatic":
+            b.add_prismatic(*args)
+        elif kind == "angle_driver":
+            name, joint, rate = args
+            b.add_angle_driver(name, joint, linkdyn.laws.linear(0.0, rate))
+        elif kind == "marker":
+            b.add_marker(*args)
+        else:
+            b.set_gravity(*args)
+
+    _replay(ModelBuilder("fuzz"), calls, apply)
+
+
+def _replay(builder, calls, apply):
+    """Make the calls on the builder (``apply(builder, kind, args)``), each of which may only
+    raise a documented error, then build and assemble what they made."""
+    for kind, *args in calls:
         try:
-            if kind == "ground":
-                b.add_ground_point(*args)
-            elif kind == "bar":
-                name, length, density, position, u = args
-                b.add_bar(name, length=length, density=density, position=position, u=u)
-            elif kind == "body":
-                name, mass, inertia, position = args
-                b.add_body(name, mass=mass, inertia=inertia, position=position)
-            elif kind == "revolute":
-                b.add_revolute(*args)
-            elif kind == "prismatic":
-                b.add_prismatic(*args)
-            elif kind == "angle_driver":
-                name, joint, rate = args
-                b.add_angle_driver(name, joint, linkdyn.laws.linear(0.0, rate))
-            elif kind == "marker":
-                b.add_marker(*args)
-            else:
-                b.set_gravity(*args)
+            apply(builder, kind, args)
         except LinkdynError as exc:
             _readable(exc)
     try:
-        model = b.build()
+        model = builder.build()
         linkdyn.consistent_state(model)
     except LinkdynError as exc:
         _readable(exc)
@@ -262,37 +269,27 @@ places = st.one_of(st.sampled_from([(0.0, 0.0, 0.0), (0.1, 0.0, 0.0), (0.0, 0.0,
     st.tuples(st.just("marker"), spatial_names, spatial_names),
 ), min_size=1, max_size=10))
 def test_spatial_builder_calls_raise_only_documented_errors(calls):
-    b = linkdyn.SpatialModelBuilder("fuzz", gravity=(0.0, 0.0, -9.81))
-    for call in calls:
-        kind, args = call[0], call[1:]
-        try:
-            if kind == "ground":
-                b.add_ground_point(*args)
-            elif kind == "body":
-                name, mass, inertia, position, point = args
-                b.add_body(name, mass=mass, inertia=inertia, position=position,
-                           points={"a": point, "b": (0.0, 0.0, 0.1)})
-            elif kind == "spherical":
-                b.add_spherical(*args[:3])
-            elif kind in ("revolute", "cylindrical", "prismatic"):
-                getattr(b, f"add_{kind}")(*args)
-            elif kind == "universal":
-                b.add_universal(*args)
-            elif kind == "angle_driver":
-                name, joint, rate = args
-                b.add_angle_driver(name, joint, linkdyn.laws.linear(0.0, rate))
-            elif kind == "spring":
-                name, first, second, k = args
-                b.add_spring_damper(name, first, second, stiffness=k)
-            else:
-                b.add_marker(*args)
-        except LinkdynError as exc:
-            _readable(exc)
-    try:
-        model = b.build()
-        linkdyn.consistent_state(model)
-    except LinkdynError as exc:
-        _readable(exc)
+    def apply(b, kind, args):
+        if kind == "ground":
+            b.add_ground_point(*args)
+        elif kind == "body":
+            name, mass, inertia, position, point = args
+            b.add_body(name, mass=mass, inertia=inertia, position=position,
+                       points={"a": point, "b": (0.0, 0.0, 0.1)})
+        elif kind == "spherical":
+            b.add_spherical(*args[:3])
+        elif kind in ("revolute", "cylindrical", "prismatic", "universal"):
+            getattr(b, f"add_{kind}")(*args)
+        elif kind == "angle_driver":
+            name, joint, rate = args
+            b.add_angle_driver(name, joint, linkdyn.laws.linear(0.0, rate))
+        elif kind == "spring":
+            name, first, second, k = args
+            b.add_spring_damper(name, first, second, stiffness=k)
+        else:
+            b.add_marker(*args)
+
+    _replay(linkdyn.SpatialModelBuilder("fuzz", gravity=(0.0, 0.0, -9.81)), calls, apply)
 
 
 def test_the_fuzzers_reach_valid_models():
