@@ -79,6 +79,10 @@ def test_parameters_default_to_every_joint_coordinate():
     ({"times": [0.1, 0.2]}, "expected 10 times"),
     ({"times": np.linspace(0.3, 7.0, 10)}, "within the cycle"),
     ({"bounds": {"joints.Z.coordinates.x": (0, 1)}}, "not one of the parameters"),
+    # these leaked NumPy's ValueError and a TypeError from the timing search
+    ({"targets": "abc"}, "targets must be an array of numbers"),
+    ({"targets": np.full((10, 2), np.nan), "times": None}, "targets must be finite"),
+    ({"times": [float("nan")] * 10}, "times must be finite"),
 ])
 def test_bad_input_is_named(kwargs, match):
     args = {"linkage": fourbar(TRUTH), "marker": "P", "targets": targets(), "times": TIMES}
