@@ -62,12 +62,13 @@
  * from the predictor whatever the step: a rounding error of the residual moved along the
  * direction Phi_q nearly loses. The test then fails at every step size: on the driven
  * Jansen linkage at rtol 1e-12 (t = 0.9357 s, the difference alternating in sign between
- * accepted and failed attempts) and on IFToMM A02 at rtol 10^-11.5 (t = 4.600 s, in a row),
- * the step fell to 1e-14 s and the run failed. Truncation error falls like h^(k+1), so
- * when an attempt fails with max|y_q - y_pred_q| at least half of what the first failure
- * since the order was last chosen had, at a hundredth of its step or less, that difference
- * is noise: it becomes the Newton noise the error estimates tolerate (decaying as above),
- * and the test is taken again. stats.noise_limited counts these too.
+ * accepted and failed attempts) the step fell to 1e-14 s and the run failed; on IFToMM A02
+ * at rtol 10^-11.5 the same happened at t = 4.600 s, failures in a row, in a trial that
+ * had reached that crossing with another history of orders. Truncation error falls like
+ * h^(k+1), so when an attempt fails with max|y_q - y_pred_q| at least half of what the
+ * first failure since the order was last chosen had, at a hundredth of its step or less,
+ * that difference is noise: it becomes the Newton noise the error estimates tolerate
+ * (decaying as above), and the test is taken again. stats.noise_limited counts these too.
  *
  * Tolerance proportionality. Controlling the error per step makes the global error of an
  * order-k method scale like tol^(k/(k+1)), not like tol: on the Jansen benchmark the error
