@@ -33,6 +33,23 @@ def test_argument_errors_are_linkdyn_errors_and_builtin_ones(jansen, call, built
     assert isinstance(caught.value, (ArgumentError, ArgumentTypeError, UnknownNameError))
 
 
+@pytest.mark.parametrize("call", [
+    # each of these leaked a bare TypeError (an unhashable name, a comparison with a
+    # string, a path that is not one) or a ValueError that was not a LinkdynError, or
+    # passed unchecked where nothing compared it (swinging_at without contacts)
+    lambda r: r.element_force(["S"]),
+    lambda r: r.element_work(["S"]),
+    lambda r: r.swinging_at("late"),
+    lambda r: r.snapshot(float("nan")),
+    lambda r: r.to_html(3),
+    lambda r: r.animate(None),
+    lambda r: r.to_dataframe(markers=3),
+])
+def test_result_accessors_refuse_bad_arguments_with_linkdyn_errors(jansen, call):
+    with pytest.raises(linkdyn.LinkdynError):
+        call(linkdyn.simulate(jansen, 0.05, dt_out=0.01))
+
+
 def test_unknown_names_read_as_sentences(jansen):
     r = linkdyn.simulate(jansen, 0.05)
     with pytest.raises(UnknownNameError) as caught:

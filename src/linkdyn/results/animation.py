@@ -29,7 +29,7 @@ from ..elements.bodies import GROUND
 from ..elements.joints import PrismaticSpec, RevoluteSpec
 from ..compile.geometry import PointGeometry, pivots, shapes_3d
 from .plotting import _pyplot, distinct_colors, label_3d_axes
-from ..errors import name_list
+from ..errors import LinkdynError, name_list
 
 __all__ = ["animate", "snapshot", "frame_times", "AnimationError"]
 
@@ -37,8 +37,9 @@ __all__ = ["animate", "snapshot", "frame_times", "AnimationError"]
 MAX_FRAMES = 20_000
 
 
-class AnimationError(ValueError):
-    """Bad arguments for an animation, or no writer for the requested format."""
+class AnimationError(LinkdynError, ValueError):
+    """Bad arguments for an animation, or no writer for the requested format (a
+    :class:`linkdyn.LinkdynError`, and a ValueError as before)."""
 
 
 def frame_times(t, fps: float, speed: float) -> np.ndarray:

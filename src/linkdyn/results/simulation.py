@@ -4,11 +4,12 @@ the accessors of forces, energies and reactions computed from them."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import UnknownNameError, name_list
+from ..errors import ArgumentError, UnknownNameError, name_list
 from .. import _html
 from ..compile.model import Model
 from ..elements.bodies import GROUND
@@ -151,6 +152,8 @@ class SimulationResult(TrajectoryAccessors):
     def swinging_at(self, t) -> tuple:
         """The contacts that were swinging (:mod:`linkdyn.contacts`) at time ``t`` of this
         run: what ``simulate(..., swinging=...)`` needs to continue from a state at t."""
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t):
+            raise ArgumentError(f"swinging_at: t must be a finite number of seconds, got {t!r}")
         out = set()
         for when, name, mode in self.friction_modes:
             if when > t:
@@ -193,7 +196,7 @@ class SimulationResult(TrajectoryAccessors):
 
     def _element(self, name):
         info = self.model.force_info
-        if name not in info["elements"]:
+        if not isinstance(name, str) or name not in info["elements"]:
             raise UnknownNameError(f"model {self.model.name!r} has no force element {name!r} "
                                    f"(force elements: "
                                    f"{name_list(self.model.force_names)})")
