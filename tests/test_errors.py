@@ -50,6 +50,26 @@ def test_result_accessors_refuse_bad_arguments_with_linkdyn_errors(jansen, call)
         call(linkdyn.simulate(jansen, 0.05, dt_out=0.01))
 
 
+@pytest.mark.parametrize("name", ["jansen", "heavy_top", "five_ss"])
+@pytest.mark.parametrize("call", [
+    # a model's numeric methods given a string, None, a wrong length or a string for t
+    # leaked NumPy's ValueError, IndexError or reshape errors and Cython's TypeError
+    lambda m: m.phi("nope"),
+    lambda m: m.phi_q(m.q0, "x"),
+    lambda m: m.gamma(m.q0, m.q0, None),
+    lambda m: m.force(m.q0, [1.0, 2.0]),
+    lambda m: m.energy(m.q0, m.q0, "x"),
+    lambda m: m.marker_positions(np.zeros(3)),
+    lambda m: m.marker_velocities(None),
+    lambda m: m.orientation_cosines("nope"),
+    lambda m: m.joint_spec(None),
+    lambda m: m.save(None),
+])
+def test_model_methods_refuse_bad_arguments_with_linkdyn_errors(name, call):
+    with pytest.raises(linkdyn.LinkdynError):
+        call(linkdyn.load_model(name))
+
+
 def test_unknown_names_read_as_sentences(jansen):
     r = linkdyn.simulate(jansen, 0.05)
     with pytest.raises(UnknownNameError) as caught:

@@ -985,7 +985,10 @@ cdef class Kernels:
 
     # -- argument checks at the Python edge ------------------------------------------------
     cdef _vec(self, x, int n, str what):
-        arr = np.ascontiguousarray(x, dtype=np.float64)
+        try:
+            arr = np.ascontiguousarray(x, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ArgumentError(f"{what} must be an array of {n} numbers, got {x!r}") from None
         if arr.ndim != 1 or arr.shape[0] != n:
             raise ArgumentError(f"{what} must be a 1-D array of length {n}, got shape {arr.shape}")
         return arr

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 
 import numpy as np
 import scipy.sparse as sp
@@ -16,10 +17,11 @@ from .._kernels import Kernels
 from ..elements.description import Description
 from ..elements.description import save as save_description
 from ..elements.joints import AngleDriverSpec, PrismaticSpec
-from ..errors import ArgumentError, ModelError, UnknownNameError, name_list
+from ..errors import ArgumentError, ArgumentTypeError, ModelError, UnknownNameError, name_list
 
 __all__ = ["Model", "COORDINATES", "require_dynamic", "check_output_size",
-           "check_model_size"]
+           "check_model_size", "checked_path", "checked_time", "checked_times",
+           "checked_coordinates"]
 
 #: Names of a body's four coordinates, in storage order.
 COORDINATES = ("x", "y", "ux", "uy")
@@ -146,7 +148,7 @@ class Model:
         """The factor (per time in ``t``) that turns ``-lam`` of driver ``driver``'s row into
         its effort, the generalised force along the driven coordinate: 1 where the row is
         the coordinate minus its law (planar drivers)."""
-        return np.ones_like(np.asarray(t, dtype=float))
+        return np.ones_like(checked_times(t))
 
     @property
     def input_turns(self) -> bool:
@@ -159,7 +161,8 @@ class Model:
         relative orientation) are also met half a turn away; their cosines, one per such row
         (angle drivers, then prismatic joints), are +1 at the intended configuration and -1
         at the flipped one. ``state``: a run's state holding Python-function law values."""
-        q = np.asarray(q, dtype=float)
+        q = checked_coordinates(self, q)
+        t = checked_time(t)
         index = {b: i for i, b in enumerate(self.body_names)}
 
         def u(ref_body):
@@ -194,24 +197,24 @@ class Model:
         """Constraint residuals Phi(q, t), shape (nc,). ``state``: a run's
         :class:`linkdyn._kernels.RunState` (values of laws given as Python functions), by
         default the model's own."""
-        return self.kernels.phi(q, t, state=state)
+        return self.kernels.phi(q, checked_time(t), state=state)
 
     def phi_q(self, q, t: float = 0.0, state=None) -> sp.csc_matrix:
         """The constraint Jacobian as a SciPy CSC matrix (nc x nq) in the fixed pattern."""
-        vals = self.kernels.phi_q_values(q, t, state=state)
+        vals = self.kernels.phi_q_values(q, checked_time(t), state=state)
         return sp.csc_matrix((vals, self.phiq_rowind, self.phiq_colptr),
                              shape=(self.nc, self.nq))
 
     def phi_t(self, q, t: float = 0.0, state=None) -> np.ndarray:
-        return self.kernels.phi_t(q, t, state=state)
+        return self.kernels.phi_t(q, checked_time(t), state=state)
 
     def gamma(self, q, v, t: float = 0.0) -> np.ndarray:
         """gamma = Phi_q qdd: -(Phi_q v)_q v - 2 Phi_qt v - Phi_tt, shape (nc,)."""
-        return self.kernels.gamma(q, v, t)
+        return self.kernels.gamma(q, v, checked_time(t))
 
     def force(self, q, v, t: float = 0.0) -> np.ndarray:
         """Generalised applied forces Q(q, v, t), shape (nq,)."""
-        return self.kernels.force(q, v, t)
+        return self.kernels.force(q, v, checked_time(t))
 
     def _nq_by_nq(self, vals, pattern: str) -> sp.csc_matrix:
         a = self.kernels.arrays
@@ -220,31 +223,34 @@ class Model:
 
     def force_q(self, q, v, t: float = 0.0) -> sp.csc_matrix:
         """dQ/dq (nq x nq, CSC)."""
-        return self._nq_by_nq(self.kernels.force_q_values(q, v, t), "fq")
+        return self._nq_by_nq(self.kernels.force_q_values(q, v, checked_time(t)), "fq")
 
     def force_v(self, q, v, t: float = 0.0) -> sp.csc_matrix:
         """dQ/dv (nq x nq, CSC)."""
-        return self._nq_by_nq(self.kernels.force_v_values(q, v, t), "fv")
+        return self._nq_by_nq(self.kernels.force_v_values(q, v, checked_time(t)), "fv")
 
     def constraint_hessian(self, q, lam, t: float = 0.0) -> sp.csc_matrix:
         """d/dq (Phi_q^T lam) (nq x nq, CSC): constraint second derivatives weighted by the
         multipliers ``lam`` (nc,)."""
-        return self._nq_by_nq(self.kernels.phi_qq_lam_values(q, lam, t), "hess")
+        return self._nq_by_nq(self.kernels.phi_qq_lam_values(q, lam, checked_time(t)),
+                              "hess")
 
     def energy(self, q, v, t: float = 0.0) -> tuple[float, float]:
         """(kinetic, potential) energy in J: the potential of gravity (zero at y = 0) plus
         the energy stored in springs at time t (angles on the branch nearest to the initial
         guesses' relative angles)."""
+        t = checked_time(t)
         return self.kernels.kinetic_energy(v), self.kernels.potential_energy(q, t)
 
     def constraint_norms(self, q, v, t: float = 0.0, state=None) -> tuple[float, float]:
         """Euclidean norms of the position and velocity constraint violations:
         ``|Phi(q, t)|`` and ``|Phi_q v + Phi_t|``."""
-        return self.kernels.constraint_norms(q, v, t, state=state)
+        return self.kernels.constraint_norms(q, v, checked_time(t), state=state)
 
     def joint_spec(self, joint: str):
         """The description's record of ``joint`` (UnknownNameError listing the joints)."""
-        specs = {j.name: j for j in self.description.joints}
+        joints = self.description.joints     # a linkage's are a mapping already
+        specs = joints if isinstance(joints, Mapping) else {j.name: j for j in joints}
         if not isinstance(joint, str) or joint not in specs:
             raise UnknownNameError(f"model {self.name!r} has no joint {joint!r} (joints: "
                                    f"{name_list(specs)})")
@@ -268,7 +274,7 @@ class Model:
 
     def _markers_linear(self, z) -> np.ndarray:
         # r + xi u + eta perp(u) is linear in (r, u): one map serves q, v and qdd.
-        z = np.asarray(z, dtype=float)
+        z = checked_coordinates(self, z, "coordinates")
         zb = z.reshape(z.shape[:-1] + (self.nbody, 4))[..., self.marker_body, :]
         xi, eta = self.marker_local[:, 0], self.marker_local[:, 1]
         x = zb[..., 0] + xi * zb[..., 2] - eta * zb[..., 3]
@@ -278,7 +284,7 @@ class Model:
     # -- files -----------------------------------------------------------------------------
     def save(self, path) -> None:
         """Write the model description to a JSON model file (see :mod:`linkdyn.modelfile`)."""
-        save_description(self.description, path)
+        save_description(self.description, checked_path("save", path))
 
 
 def require_dynamic(model: Model, what: str) -> None:
@@ -295,6 +301,49 @@ def require_dynamic(model: Model, what: str) -> None:
                          "has no dynamics (linkdyn.kinematics is its solver). To simulate it, "
                          "describe its bodies with their masses (ModelBuilder or a model "
                          "file)", model.name)
+
+
+def checked_path(what: str, path):
+    """A file path argument (str or os.PathLike), or ArgumentTypeError."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise ArgumentTypeError(f"{what}: path must be a file name (str or os.PathLike), got "
+                                f"{path!r}")
+    return path
+
+
+def checked_time(t) -> float:
+    """``t`` as a float, or ArgumentError: a finite number of seconds (not a string, a
+    boolean or an array)."""
+    if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, float, np.integer,
+                                                              np.floating)) \
+            or not math.isfinite(t):
+        raise ArgumentError(f"t must be a finite number of seconds, got {t!r}")
+    return float(t)
+
+
+def checked_coordinates(model, z, what: str = "q") -> np.ndarray:
+    """``z`` as a float array whose last axis has the model's nq coordinates (any leading
+    axes: one row per time), or ArgumentError saying what it got."""
+    try:
+        arr = np.asarray(z, dtype=float)
+    except (TypeError, ValueError):
+        raise ArgumentError(f"{what} must be an array of {model.nq} numbers, got "
+                            f"{z!r}") from None
+    if arr.ndim == 0 or arr.shape[-1] != model.nq:
+        raise ArgumentError(f"{what} must have {model.nq} coordinates (last axis), got shape "
+                            f"{arr.shape}")
+    return arr
+
+
+def checked_times(t) -> np.ndarray:
+    """Times (a number or an array of them), or ArgumentError."""
+    try:
+        arr = np.asarray(t, dtype=float)
+    except (TypeError, ValueError):
+        raise ArgumentError(f"t must be a time or an array of times (s), got {t!r}") from None
+    if not np.all(np.isfinite(arr)):
+        raise ArgumentError(f"t must be finite, got {t!r}")
+    return arr
 
 
 def _memory_limit() -> float:

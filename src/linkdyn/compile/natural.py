@@ -50,7 +50,7 @@ import numpy as np
 from ..elements.description import Description
 from ..elements.laws import linear
 from ..errors import ModelError
-from .model import Model
+from .model import Model, checked_coordinates, checked_path, checked_time
 from .patterns import Numbering
 from .patterns import mul as _mul
 
@@ -136,18 +136,18 @@ class NaturalModel(Model):
     def orientation_cosines(self, q, t: float = 0.0, state=None) -> np.ndarray:
         """The input turn's row, sin(angle - f), is also met half a turn away: its cosine
         (+1 intended, -1 flipped); empty for an actuator input."""
+        q, t = checked_coordinates(self, q), checked_time(t)
         if self._turn is None:
             return np.zeros(0)
         k, e1, e2 = self._turn
         law = self._driver_laws[0][1]
-        f = (state.law_values[0] if law.is_function and state is not None
-             else law(float(t))[0])
-        m = np.asarray(q, dtype=float)[k:k + 3]
+        f = (state.law_values[0] if law.is_function and state is not None else law(t)[0])
+        m = q[k:k + 3]
         return np.array([((m @ e1) * np.cos(f) + (m @ e2) * np.sin(f)) / np.hypot(m @ e1,
                                                                                    m @ e2)])
 
     def _markers_linear(self, z) -> np.ndarray:
-        z = np.asarray(z, dtype=float)
+        z = checked_coordinates(self, z, "coordinates")
         idx = self.marker_coordinate
         return z[..., np.maximum(idx, 0)] * (idx >= 0)
 
@@ -161,7 +161,7 @@ class NaturalModel(Model):
 
     def save(self, path) -> None:
         """Write the linkage file (see :mod:`linkdyn.geometric`)."""
-        self.description.save(path)
+        self.description.save(checked_path("save", path))
 
 
 def _unit(v):

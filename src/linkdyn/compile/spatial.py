@@ -48,7 +48,7 @@ from ..elements.spatial_forces import perpendiculars
 from ..elements.spatial import (AxisJointSpec, SpatialBodySpec, SpatialDescription,
                                 principal_frame)
 from ..errors import UnknownNameError, name_list
-from .model import Model
+from .model import Model, checked_coordinates, checked_path, checked_time, checked_times
 from .patterns import Numbering, assign_slots, mul
 
 __all__ = ["SpatialModel", "number_spatial", "COORDINATES_3D"]
@@ -119,14 +119,17 @@ class SpatialModel(Model):
         distance (positive pushes the points apart), is -lam times 2 f(t). Angle rows
         (sin(theta - f), slope 1 where met) and coordinate rows need no factor. A function
         law of a run is evaluated here again at ``t``."""
-        t = np.asarray(t, dtype=float)
-        spec = next(d for d in self.description.drivers if d.name == driver)
+        t = checked_times(t)
+        spec = next((d for d in self.description.drivers if d.name == driver), None)
+        if spec is None:
+            raise UnknownNameError(f"model {self.name!r} has no driver {driver!r} (drivers: "
+                                   f"{name_list(self.driver_names)})")
         if spec.kind != "distance":
             return np.ones_like(t)
         return 2.0 * np.array([spec.law(float(x))[0] for x in t.reshape(-1)]).reshape(t.shape)
 
     def _frame_rows(self, z) -> np.ndarray:
-        z = np.asarray(z, dtype=float)
+        z = checked_coordinates(self, z, "coordinates")
         return z.reshape(z.shape[:-1] + (self.nbody, 12))
 
     def _markers_linear(self, z) -> np.ndarray:
@@ -152,7 +155,8 @@ class SpatialModel(Model):
         (det [u v w]: the frame rows admit a mirrored frame too, which no motion reaches),
         the axes of revolute, cylindrical, prismatic and rigid joints (their cosine), their
         lock directions, and angle drivers (cos(theta - f))."""
-        q = np.asarray(q, dtype=float)
+        q = checked_coordinates(self, q)
+        t = checked_time(t)
         frames = q.reshape(self.nbody, 12)
         out = [float(np.cross(f[3:6], f[6:9]) @ f[9:12]) for f in frames]
         for entry in self._cosines:
@@ -239,6 +243,7 @@ class SpatialModel(Model):
         from ..elements.description import _no_negative_zero
         from ..elements.spatial import to_dict
 
+        checked_path("save", path)
         Path(path).write_text(json.dumps(_no_negative_zero(to_dict(self.description)),
                                          indent=2) + "\n", encoding="utf-8")
 

@@ -5,10 +5,10 @@ arrays of shape (n, nq)."""
 from __future__ import annotations
 
 import functools
-import os
 
 import numpy as np
 
+from ..compile.model import checked_path
 from ..errors import ArgumentError, ArgumentTypeError, UnknownNameError, name_list
 from .animation import animate, snapshot
 from .plotting import _pyplot
@@ -76,7 +76,7 @@ class TrajectoryAccessors:
     def animate(self, path, **options):
         """Write an animation (GIF or MP4) of this result: see
         :func:`linkdyn.animation.animate` for the options. Returns the path."""
-        return animate(self, _output_path("animate", path), **options)
+        return animate(self, checked_path("animate", path), **options)
 
     @needs_rows
     def snapshot(self, t=None, **options):
@@ -107,7 +107,7 @@ class TrajectoryAccessors:
         :func:`linkdyn.html.to_html` for the options. Needs plotly. Returns the path."""
         from .html import to_html
 
-        return to_html(self, _output_path("to_html", path), **options)
+        return to_html(self, checked_path("to_html", path), **options)
 
     @recordable
     def body_position(self, name) -> np.ndarray:
@@ -218,11 +218,3 @@ class TrajectoryAccessors:
             columns[f"{b}.angle"] = self.body_angle(b)
             columns[f"{b}.omega"] = self.body_angular_velocity(b)
         return pd.DataFrame(columns, index=pd.Index(self.t, name="t"))
-
-
-def _output_path(what: str, path):
-    """A file path argument (str or os.PathLike), or ArgumentTypeError."""
-    if not isinstance(path, (str, os.PathLike)):
-        raise ArgumentTypeError(f"{what}: path must be a file name (str or os.PathLike), got "
-                                f"{path!r}")
-    return path
