@@ -313,7 +313,9 @@ def checked_path(what: str, path):
 
 def checked_time(t) -> float:
     """``t`` as a float, or ArgumentError: a finite number of seconds (not a string, a
-    boolean or an array)."""
+    boolean or an array of several)."""
+    if isinstance(t, np.ndarray) and t.ndim == 0:
+        t = t.item()
     if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, float, np.integer,
                                                               np.floating)) \
             or not math.isfinite(t):
