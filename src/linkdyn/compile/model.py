@@ -20,8 +20,8 @@ from ..elements.joints import AngleDriverSpec, PrismaticSpec
 from ..errors import ArgumentError, ArgumentTypeError, ModelError, UnknownNameError, name_list
 
 __all__ = ["Model", "COORDINATES", "require_dynamic", "check_output_size",
-           "check_model_size", "checked_path", "checked_time", "checked_times",
-           "checked_coordinates"]
+           "check_model_size", "checked_array", "checked_coordinates", "checked_path",
+           "checked_time"]
 
 #: Names of a body's four coordinates, in storage order.
 COORDINATES = ("x", "y", "ux", "uy")
@@ -148,7 +148,7 @@ class Model:
         """The factor (per time in ``t``) that turns ``-lam`` of driver ``driver``'s row into
         its effort, the generalised force along the driven coordinate: 1 where the row is
         the coordinate minus its law (planar drivers)."""
-        return np.ones_like(checked_times(t))
+        return np.ones_like(checked_array("t", t))
 
     @property
     def input_turns(self) -> bool:
@@ -337,14 +337,15 @@ def checked_coordinates(model, z, what: str = "q") -> np.ndarray:
     return arr
 
 
-def checked_times(t) -> np.ndarray:
-    """Times (a number or an array of them), or ArgumentError."""
+def checked_array(name: str, value) -> np.ndarray:
+    """``value`` as an array of finite floats (any shape), or ArgumentError naming
+    ``name``."""
     try:
-        arr = np.asarray(t, dtype=float)
+        arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
-        raise ArgumentError(f"t must be a time or an array of times (s), got {t!r}") from None
+        raise ArgumentError(f"{name} must be an array of numbers, got {value!r}") from None
     if not np.all(np.isfinite(arr)):
-        raise ArgumentError(f"t must be finite, got {t!r}")
+        raise ArgumentError(f"{name} must be finite, got {arr.tolist()}")
     return arr
 
 

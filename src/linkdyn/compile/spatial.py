@@ -48,7 +48,7 @@ from ..elements.spatial_forces import perpendiculars
 from ..elements.spatial import (AxisJointSpec, SpatialBodySpec, SpatialDescription,
                                 principal_frame)
 from ..errors import UnknownNameError, name_list
-from .model import Model, checked_coordinates, checked_path, checked_time, checked_times
+from .model import Model, checked_array, checked_coordinates, checked_path, checked_time
 from .patterns import Numbering, assign_slots, mul
 
 __all__ = ["SpatialModel", "number_spatial", "COORDINATES_3D"]
@@ -119,7 +119,7 @@ class SpatialModel(Model):
         distance (positive pushes the points apart), is -lam times 2 f(t). Angle rows
         (sin(theta - f), slope 1 where met) and coordinate rows need no factor. A function
         law of a run is evaluated here again at ``t``."""
-        t = checked_times(t)
+        t = checked_array("t", t)
         spec = next((d for d in self.description.drivers if d.name == driver), None)
         if spec is None:
             raise UnknownNameError(f"model {self.name!r} has no driver {driver!r} (drivers: "

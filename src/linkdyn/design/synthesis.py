@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..compile.model import checked_array
 from ..describe import geometric
 from ..errors import ArgumentError, ArgumentTypeError, LinkdynError, SynthesisError, name_list
 from .metrics import grashof as grashof_of, transmission_angle
@@ -279,21 +280,10 @@ def _reordered(s, inverse):
     return replace(s, _marker_p=own, **rows)
 
 
-def _finite_array(name, value) -> np.ndarray:
-    """``value`` as an array of finite floats, or ArgumentError naming ``name``."""
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ArgumentError(f"{name} must be an array of numbers, got {value!r}") from None
-    if not np.all(np.isfinite(arr)):
-        raise ArgumentError(f"{name} must be finite, got {arr.tolist()}")
-    return arr
-
-
 def _check_times(times, count, cycle):
     if times is None:
         return None
-    times = _finite_array("times", times)
+    times = checked_array("times", times)
     if times.shape != (count,):
         raise ArgumentError(f"times: expected {count} times, one per target")
     if times.min() < cycle[0] or times.max() > cycle[1]:
@@ -359,7 +349,7 @@ def path_generation(linkage, marker, targets, *, times=None, parameters=None, bo
         Bad targets, times or bounds, an unknown marker, or parameters none of which moves
         the targets (a mass, a density); the message names them.
     """
-    targets = _finite_array("targets", targets)
+    targets = checked_array("targets", targets)
     if targets.ndim != 2 or targets.shape[1] != 2 or len(targets) == 0:
         raise ArgumentError(f"targets: expected (k, 2) points, got shape {targets.shape}")
     family = _family(linkage, parameters)
@@ -380,7 +370,7 @@ def function_generation(linkage, output, angles, times, *, relative=True, parame
     turns by ``angles[k] - angles[0]`` while the input goes from ``times[0]`` to
     ``times[k]``), ``relative=False`` absolute. Other parameters as for
     :func:`path_generation`; the residual is the largest angle error (rad)."""
-    angles = _finite_array("angles", angles).ravel()
+    angles = checked_array("angles", angles).ravel()
     family = _family(linkage, parameters)
     _check_name(family, output, "body")
     times = _check_times(times, len(angles), cycle)
@@ -400,7 +390,7 @@ def motion_generation(linkage, marker, body, poses, *, times=None, parameters=No
     position (m) and ``body``'s angle (rad), at the input's ``times`` or with free timing.
     Angles are weighed by the size of the poses' spread (m per rad), and the residual is
     the largest error in those units. Other parameters as for :func:`path_generation`."""
-    poses = _finite_array("poses", poses)
+    poses = checked_array("poses", poses)
     if poses.ndim != 2 or poses.shape[1] != 3 or len(poses) == 0:
         raise ArgumentError(f"poses: expected (k, 3) rows (x, y, angle), got {poses.shape}")
     family = _family(linkage, parameters)
