@@ -194,16 +194,16 @@ class TrajectoryAccessors:
         ``.omega`` for the named bodies (default none; all of them for a model without
         markers, such as a linkage without coupler points, so that the table is never
         empty)."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError("to_dataframe needs pandas (pip install 'linkdyn[sweep]')") \
-                from None
         for what, names in (("markers", markers), ("bodies", bodies)):
             if names is not None and (isinstance(names, str) or not all(
                     isinstance(n, str) for n in np.atleast_1d(np.asarray(names, dtype=object)))):
                 raise ArgumentTypeError(f"to_dataframe: {what} must be a list of names, "
                                         f"got {names!r}")
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("to_dataframe needs pandas (pip install 'linkdyn[sweep]')") \
+                from None
         columns = {}
         for m in self.model.marker_names if markers is None else markers:
             for label, series in (("", self.marker(m)), ("v", self.marker_velocity(m)),
