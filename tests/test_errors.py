@@ -70,6 +70,17 @@ def test_model_methods_refuse_bad_arguments_with_linkdyn_errors(name, call):
         call(linkdyn.load_model(name))
 
 
+@pytest.mark.parametrize("options, match", [
+    ({"q0": "abc"}, "q must be an array of 44 numbers"),      # leaked NumPy's ValueError
+    ({"t0": "x"}, "t0 must be a finite number"),               # likewise
+    ({"swinging": 3}, "swinging must be a contact's name"),    # leaked a TypeError
+    ({"v0": [float("nan")] * 44}, r"coordinate 'L1.x' is not finite \(nan\)"),
+])
+def test_simulate_names_bad_start_options(jansen, options, match):
+    with pytest.raises(ArgumentError, match=match):
+        linkdyn.simulate(jansen, 0.01, **options)
+
+
 def test_unknown_names_read_as_sentences(jansen):
     r = linkdyn.simulate(jansen, 0.05)
     with pytest.raises(UnknownNameError) as caught:

@@ -172,13 +172,17 @@ def hold_mask(model: Model, hold) -> np.ndarray:
 def _vector(model: Model, x, default, what: str) -> np.ndarray:
     if x is None:
         return np.array(default, dtype=float)
-    arr = np.array(x, dtype=float)
+    try:
+        arr = np.array(x, dtype=float)
+    except (TypeError, ValueError):
+        raise ArgumentError(f"{what} must be an array of {model.nq} numbers, got {x!r}") \
+            from None
     if arr.shape != (model.nq,):
         raise ArgumentError(f"{what} must have shape ({model.nq},), got {arr.shape}")
     bad = np.flatnonzero(~np.isfinite(arr))
     if bad.size:
         raise ArgumentError(f"{what}: coordinate '{model.coordinate_names[bad[0]]}' is not finite "
-                            f"({arr[bad[0]]!r})")
+                            f"({float(arr[bad[0]])!r})")
     return arr
 
 

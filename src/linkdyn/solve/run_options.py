@@ -159,6 +159,8 @@ def _check_model(model) -> None:
 
 
 def _check_span(t0, t_end) -> tuple[float, float]:
+    if isinstance(t0, bool) or not isinstance(t0, (int, float)):
+        raise ArgumentError(f"t0 must be a finite number of seconds, got {t0!r}")
     t0 = float(t0)
     if not math.isfinite(t0):
         raise ArgumentError(f"t0 must be finite, got {t0!r}")
@@ -224,6 +226,9 @@ def _check_controller(model, controller, control_period) -> float | None:
 def _check_swinging(model, swinging) -> tuple:
     if isinstance(swinging, str):
         swinging = (swinging,)
+    if not isinstance(swinging, (list, tuple, set, frozenset)):
+        raise ArgumentError(f"swinging must be a contact's name or a sequence of them, got "
+                            f"{swinging!r}")
     known = [w[0] for w in model.force_info["swings"]]
     for name in swinging:
         if name not in known:
