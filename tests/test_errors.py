@@ -81,6 +81,21 @@ def test_simulate_names_bad_start_options(jansen, options, match):
         linkdyn.simulate(jansen, 0.01, **options)
 
 
+@pytest.mark.parametrize("call", [
+    # each leaked NumPy's ValueError or UFuncTypeError, or a TypeError, before
+    lambda: linkdyn.kinematics("jansen_driven", [0.0, 0.1], q0="abc"),
+    lambda: linkdyn.kinematics("jansen_driven", [0.0, 0.1], max_iterations="x"),
+    lambda: linkdyn.equilibrium("jansen", t="x"),
+    lambda: linkdyn.modes("jansen", t="x"),
+    lambda: linkdyn.assembly_modes("jansen_driven", t="x"),
+    lambda: linkdyn.consistent_state("jansen", hold=3),
+    lambda: linkdyn.consistent_state("jansen", tol="x"),
+])
+def test_solvers_name_bad_options(call):
+    with pytest.raises(linkdyn.LinkdynError):
+        call()
+
+
 def test_unknown_names_read_as_sentences(jansen):
     r = linkdyn.simulate(jansen, 0.05)
     with pytest.raises(UnknownNameError) as caught:

@@ -5,12 +5,11 @@ compiled sweep this uses) can start on the one the user wants."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..compile.model import Model, _readonly
+from ..compile.model import Model, _readonly, checked_time
 from ..errors import ArgumentError, ArgumentTypeError, ModelError
 from ..models import as_model
 from .assembly import consistent_state
@@ -63,9 +62,7 @@ def assembly_modes(model: Model, t: float = 0.0, *, q0=None, starts: int = 16,
     for name, value in (("starts", starts), ("max_modes", max_modes)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ArgumentError(f"{name} must be a non-negative integer, got {value!r}")
-    t = float(t)
-    if not math.isfinite(t):
-        raise ArgumentError(f"t must be finite, got {t!r}")
+    t = checked_time(t)
     run = model.kernels.run_state()
     state = _state_at(model, run, t)
     guess = _guess(model, q0)

@@ -305,7 +305,10 @@ def _reverse_at_limits(model, t, out, done, status, tol, max_iterations, run, st
 def _guess(model, q0):
     """The guess (q0, or the model's) as an array, or None when consistent_state must first
     say what is wrong with it."""
-    q = model.q0 if q0 is None else np.asarray(q0, dtype=float)
+    try:
+        q = model.q0 if q0 is None else np.asarray(q0, dtype=float)
+    except (TypeError, ValueError):
+        return None
     if q.shape != (model.nq,) or not np.all(np.isfinite(q)):
         return None
     return q.copy()
@@ -540,7 +543,7 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
     """
     model = as_model(model)
     t = _checked_times(model, times, redundant, on_singular, at_limit, progress, tol,
-                       singular_rcond)
+                       singular_rcond, max_iterations)
 
     # Per-run state: the values of laws given as Python functions live in the run, never in
     # the model, so that runs of one model in several threads do not interfere.
@@ -605,7 +608,7 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
 
 
 def _checked_times(model, times, redundant, on_singular, at_limit, progress, tol,
-                   singular_rcond) -> np.ndarray:
+                   singular_rcond, max_iterations=20) -> np.ndarray:
     """The sweep's times, after checking that the model is fully driven and the options."""
     if not isinstance(model, Model):
         raise ArgumentTypeError(f"model must be a linkdyn.Model, got {type(model).__name__}")
@@ -628,6 +631,9 @@ def _checked_times(model, times, redundant, on_singular, at_limit, progress, tol
     for name, value in (("tol", tol), ("singular_rcond", singular_rcond)):
         if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
             raise ArgumentError(f"{name} must be a positive finite number, got {value!r}")
+    if isinstance(max_iterations, bool) or not isinstance(max_iterations, int) or \
+            max_iterations < 1:
+        raise ArgumentError(f"max_iterations must be a positive integer, got {max_iterations!r}")
     try:
         t = np.array(times, dtype=float)
     except (TypeError, ValueError):

@@ -37,7 +37,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from ..models import as_model
-from ..compile.model import Model, require_dynamic
+from ..compile.model import Model, checked_time, require_dynamic
 from ..elements.joints import PrismaticSpec
 from ..errors import (ArgumentError, ArgumentTypeError, EquilibriumError,
                       RedundantConstraintsError, UnknownNameError, name_list)
@@ -185,9 +185,7 @@ def equilibrium(model: Model, q=None, t: float = 0.0, tol: float = 1e-10,
     if not isinstance(model, Model):
         raise ArgumentTypeError(f"model must be a linkdyn.Model, got {type(model).__name__}")
     require_dynamic(model, "equilibrium")
-    t = float(t)
-    if not math.isfinite(t):
-        raise ArgumentError(f"t must be finite, got {t!r}")
+    t = checked_time(t)
     if not (isinstance(tol, (int, float)) and math.isfinite(tol) and tol > 0):
         raise ArgumentError(f"tol must be a positive number, got {tol!r}")
     if isinstance(max_iterations, bool) or not isinstance(max_iterations, int) or \
