@@ -428,7 +428,7 @@ cdef class SensitivitySweep(KinematicSweep):
                 dQ.shape[2] != p or size.shape[0] != p:
             free(sys)
             raise ValueError("derivatives: array sizes do not match the model")
-        work = np.zeros(8 * n + 2 * maxnnz + 7 * n * max(p, 1) + max(p, 1))
+        work = np.zeros(8 * n + 2 * maxnnz + 5 * n * max(p, 1) + max(p, 1))
         cdef double[::1] w = work
         # [Phi, Phi_q v + Phi_t, Phi_q a - gamma] of every member at the row
         member_res = np.zeros(3 * n * nm + 1)
@@ -449,7 +449,7 @@ cdef class SensitivitySweep(KinematicSweep):
         cdef double *Y = X + n * p                     # -(Phi_q a - gamma)_{q,v,p}, then da
         cdef double *B = Y + n * p                     # the right-hand sides being refined
         cdef double *R = B + n * p                     # their residuals (scratch)
-        cdef double *active = R + 2 * n * p            # per column: still refining
+        cdef double *active = R + n * p                # per column: still refining
         cdef double t, eps, scale, wk
         cdef double *dq
         cdef double *dv

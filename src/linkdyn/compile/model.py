@@ -20,8 +20,8 @@ from ..elements.joints import AngleDriverSpec, PrismaticSpec
 from ..errors import ArgumentError, ArgumentTypeError, ModelError, UnknownNameError, name_list
 
 __all__ = ["Model", "COORDINATES", "require_dynamic", "check_output_size",
-           "check_model_size", "checked_array", "checked_coordinates", "checked_path",
-           "checked_time"]
+           "check_model_size", "checked_array", "checked_coordinates", "checked_count",
+           "checked_path", "checked_positive", "checked_time"]
 
 #: Names of a body's four coordinates, in storage order.
 COORDINATES = ("x", "y", "ux", "uy")
@@ -311,16 +311,31 @@ def checked_path(what: str, path):
     return path
 
 
-def checked_time(t) -> float:
-    """``t`` as a float, or ArgumentError: a finite number of seconds (not a string, a
-    boolean or an array of several)."""
+def checked_time(t, name: str = "t") -> float:
+    """``t`` as a float, or ArgumentError naming ``name``: a finite number of seconds (not
+    a string, a boolean or an array of several)."""
     if isinstance(t, np.ndarray) and t.ndim == 0:
         t = t.item()
     if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, float, np.integer,
                                                               np.floating)) \
             or not math.isfinite(t):
-        raise ArgumentError(f"t must be a finite number of seconds, got {t!r}")
+        raise ArgumentError(f"{name} must be a finite number of seconds, got {t!r}")
     return float(t)
+
+
+def checked_positive(name: str, value) -> float:
+    """A positive finite number (a tolerance, a period), or ArgumentError naming it."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+            math.isfinite(value) and value > 0):
+        raise ArgumentError(f"{name} must be a positive finite number, got {value!r}")
+    return float(value)
+
+
+def checked_count(name: str, value) -> int:
+    """A positive integer (an iteration limit), or ArgumentError naming it."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ArgumentError(f"{name} must be a positive integer, got {value!r}")
+    return value
 
 
 def checked_coordinates(model, z, what: str = "q") -> np.ndarray:

@@ -4,14 +4,13 @@ the accessors of forces, energies and reactions computed from them."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ArgumentError, UnknownNameError, name_list
+from ..errors import UnknownNameError, name_list
 from .. import _html
-from ..compile.model import Model
+from ..compile.model import Model, checked_time
 from ..elements.bodies import GROUND
 from ..elements.friction import gradient
 from ..elements.joints import PrismaticSpec
@@ -152,8 +151,7 @@ class SimulationResult(TrajectoryAccessors):
     def swinging_at(self, t) -> tuple:
         """The contacts that were swinging (:mod:`linkdyn.contacts`) at time ``t`` of this
         run: what ``simulate(..., swinging=...)`` needs to continue from a state at t."""
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t):
-            raise ArgumentError(f"swinging_at: t must be a finite number of seconds, got {t!r}")
+        t = checked_time(t, "swinging_at: t")
         out = set()
         for when, name, mode in self.friction_modes:
             if when > t:

@@ -17,7 +17,6 @@ scikit-sparse (or with LINKDYN_NO_CHOLMOD=1 in the environment) SciPy's SuperLU 
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import dataclass
 
@@ -31,7 +30,7 @@ except ImportError:  # pragma: no cover - exercised where scikit-sparse is absen
     analyze_AAt = None
 
 from ..models import as_model
-from ..compile.model import COORDINATES, Model, checked_time
+from ..compile.model import COORDINATES, Model, checked_count, checked_positive, checked_time
 from ..elements.bodies import GROUND
 from ..errors import ArgumentError, AssemblyError, ModelError, RedundantConstraintsError, name_list
 
@@ -401,12 +400,8 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
     model = as_model(model)
     allow = check_redundant(redundant)
     t = checked_time(t)
-    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not (
-            math.isfinite(tol) and tol > 0):
-        raise ArgumentError(f"tol must be a positive number, got {tol!r}")
-    if isinstance(max_iterations, bool) or not isinstance(max_iterations, int) or \
-            max_iterations < 1:
-        raise ArgumentError(f"max_iterations must be a positive integer, got {max_iterations!r}")
+    checked_positive("tol", tol)
+    checked_count("max_iterations", max_iterations)
     q = _vector(model, q, model.q0, "q")
     v = _vector(model, v, model.v0, "v")
     held = hold_mask(model, hold)

@@ -20,8 +20,9 @@ step no tangent; the sweep steps over it from the sample before, so that it goes
 branch it came on. Times too far apart for the predictor (another assembly mode can have
 the same sign) are cut into sub-steps: a step in which some coordinate would move more than
 STEP_MOTION (0.5) of max(1, |q_i|), a unit vector more than half a radian, at the velocities
-of its start (``stats["sub_steps"]``); the result holds the times asked for. The assembly mode of the start is the one nearest to the guess ``q0``;
-:func:`linkdyn.assembly_modes` lists the others.
+of its start (``stats["sub_steps"]``); the result holds the times asked for. The assembly
+mode of the start is the one nearest to the guess ``q0``; :func:`linkdyn.assembly_modes`
+lists the others.
 
 The default threshold, 1e-6, is set by how well a singular configuration can be solved:
 near one Newton converges only to about the square root of its tolerance, so even a sample
@@ -36,7 +37,6 @@ level.
 
 from __future__ import annotations
 
-import math
 import time as _time
 import warnings
 from dataclasses import dataclass, field
@@ -47,7 +47,7 @@ from ..models import as_model
 from .. import _html
 from .._kinematics import STATUS, KinematicSweep
 from .._progress import Reporter, check_callback
-from ..compile.model import Model, check_output_size
+from ..compile.model import Model, check_output_size, checked_count, checked_positive
 from ..errors import (ArgumentError, ArgumentTypeError, KinematicsError, ModelError,
                       SingularConfigurationError)
 from ..results.accessors import TrajectoryAccessors
@@ -91,11 +91,12 @@ class KinematicsResult(TrajectoryAccessors):
     :class:`Singularity`). ``stats``: factorizations, newton_iterations, branch_retries
     (steps solved again in sub-steps because their positions had jumped to another branch),
     sub_steps (times added between the given ones where those were too far apart to
-    follow), sweep_seconds. ``limits``: with ``at_limit="reverse"``, (input time of the limit, index of
-    the first row after it) for each limit position passed by reversing the input (``t`` then
-    goes back and forth: it is the input's schedule, not a clock). ``branch_changes``: the
-    input times where the branch followed passes a singular configuration and continues on
-    the other side (the sign of det Phi_q changes along it), to within 2**-8 of a step.
+    follow), sweep_seconds. ``limits``: with ``at_limit="reverse"``, (input time of the
+    limit, index of the first row after it) for each limit position passed by reversing the
+    input (``t`` then goes back and forth: it is the input's schedule, not a clock).
+    ``branch_changes``: the input times where the branch followed passes a singular
+    configuration and continues on the other side (the sign of det Phi_q changes along it),
+    to within 2**-8 of a step.
     """
 
     model: Model
@@ -608,7 +609,7 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
 
 
 def _checked_times(model, times, redundant, on_singular, at_limit, progress, tol,
-                   singular_rcond, max_iterations=20) -> np.ndarray:
+                   singular_rcond, max_iterations) -> np.ndarray:
     """The sweep's times, after checking that the model is fully driven and the options."""
     if not isinstance(model, Model):
         raise ArgumentTypeError(f"model must be a linkdyn.Model, got {type(model).__name__}")
@@ -628,12 +629,9 @@ def _checked_times(model, times, redundant, on_singular, at_limit, progress, tol
     if at_limit not in ("raise", "reverse"):
         raise ArgumentError(f"at_limit must be 'raise' or 'reverse', got {at_limit!r}")
     check_callback(progress)
-    for name, value in (("tol", tol), ("singular_rcond", singular_rcond)):
-        if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-            raise ArgumentError(f"{name} must be a positive finite number, got {value!r}")
-    if isinstance(max_iterations, bool) or not isinstance(max_iterations, int) or \
-            max_iterations < 1:
-        raise ArgumentError(f"max_iterations must be a positive integer, got {max_iterations!r}")
+    checked_positive("tol", tol)
+    checked_positive("singular_rcond", singular_rcond)
+    checked_count("max_iterations", max_iterations)
     try:
         t = np.array(times, dtype=float)
     except (TypeError, ValueError):

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._progress import check_callback
-from ..compile.model import Model, require_dynamic
+from ..compile.model import Model, checked_positive, checked_time, require_dynamic
 from ..errors import ArgumentError, ArgumentTypeError, ModelError
 from ..results.output import Record, check_size
 from .assembly import check_redundant
@@ -60,13 +60,6 @@ class RunOptions:
     method: str
 
 
-def positive(name, value):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
-            math.isfinite(value) and value > 0):
-        raise ArgumentError(f"{name} must be a positive finite number, got {value!r}")
-    return float(value)
-
-
 def output_times(t0: float, t_end: float, dt: float) -> np.ndarray:
     """t0, t0 + dt, ..., ending exactly at t_end (the last interval may be shorter)."""
     count = (t_end - t0) / dt
@@ -92,7 +85,7 @@ def check_options(model, t_end, *, rtol, atol, t_out, dt_out, t0, q0, v0, hold, 
     naming what is wrong)."""
     _check_model(model)
     t0, t_end = _check_span(t0, t_end)
-    rtol, atol = positive("rtol", rtol), positive("atol", atol)
+    rtol, atol = checked_positive("rtol", rtol), checked_positive("atol", atol)
     if rtol > MAX_RTOL:
         raise ArgumentError(f"rtol = {rtol:g} lets every coordinate be off by "
                             f"{100 * min(rtol, 1.0):.3g}% at each step: the constraints cannot "
@@ -159,11 +152,7 @@ def _check_model(model) -> None:
 
 
 def _check_span(t0, t_end) -> tuple[float, float]:
-    if isinstance(t0, bool) or not isinstance(t0, (int, float)):
-        raise ArgumentError(f"t0 must be a finite number of seconds, got {t0!r}")
-    t0 = float(t0)
-    if not math.isfinite(t0):
-        raise ArgumentError(f"t0 must be finite, got {t0!r}")
+    t0 = checked_time(t0, "t0")
     if isinstance(t_end, bool) or not isinstance(t_end, (int, float)) or not (
             math.isfinite(t_end) and t_end > t0):
         raise ArgumentError(f"t_end must be a finite time after t0 = {t0}, got {t_end!r}")
@@ -186,7 +175,7 @@ def _plan_outputs(model, t0, t_end, t_out, dt_out, series) -> np.ndarray:
             raise ArgumentError("give t_out or dt_out, not both")
         return np.array([t_end] if t_out == "final" else [t0, t_end])
     if t_out is None:
-        dt = (t_end - t0) / 1000 if dt_out is None else positive("dt_out", dt_out)
+        dt = (t_end - t0) / 1000 if dt_out is None else checked_positive("dt_out", dt_out)
         # Before the times exist: their number alone may not fit.
         check_size(int(min((t_end - t0) / dt, 1e18)) + 2, series, width,
                    f"model {model.name!r}")
@@ -214,7 +203,7 @@ def _check_controller(model, controller, control_period) -> float | None:
                                     f"{controller!r}")
         if control_period is None:
             raise ArgumentError("a controller needs control_period (the sample period, s)")
-        control_period = positive("control_period", control_period)
+        control_period = checked_positive("control_period", control_period)
         if not model.force_info["inputs"]:
             raise ArgumentError(f"model {model.name!r} has no motor or servo for a controller "
                                 "to drive")

@@ -37,7 +37,8 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from ..models import as_model
-from ..compile.model import Model, checked_time, require_dynamic
+from ..compile.model import (Model, checked_count, checked_positive, checked_time,
+                             require_dynamic)
 from ..elements.joints import PrismaticSpec
 from ..errors import (ArgumentError, ArgumentTypeError, EquilibriumError,
                       RedundantConstraintsError, UnknownNameError, name_list)
@@ -186,11 +187,8 @@ def equilibrium(model: Model, q=None, t: float = 0.0, tol: float = 1e-10,
         raise ArgumentTypeError(f"model must be a linkdyn.Model, got {type(model).__name__}")
     require_dynamic(model, "equilibrium")
     t = checked_time(t)
-    if not (isinstance(tol, (int, float)) and math.isfinite(tol) and tol > 0):
-        raise ArgumentError(f"tol must be a positive number, got {tol!r}")
-    if isinstance(max_iterations, bool) or not isinstance(max_iterations, int) or \
-            max_iterations < 1:
-        raise ArgumentError(f"max_iterations must be a positive integer, got {max_iterations!r}")
+    checked_positive("tol", tol)
+    checked_count("max_iterations", max_iterations)
     nq = model.nq
     zero = np.zeros(nq)
     q = consistent_state(model, q=q, v=zero, t=t, redundant=redundant).q.copy()
