@@ -277,6 +277,8 @@ def test_a_family_whose_affinity_is_known_compiles_one_member_per_parameter(monk
     times = np.linspace(0.0, 2.0, 41)
     compiled = []
     shifted = S.ParameterFamily.shifted
+    # the full path with each parameter tested on its own (three would be tested jointly)
+    monkeypatch.setattr(S, "JOINT_TEST_PARAMETERS", 99)
     monkeypatch.setattr(S.ParameterFamily, "shifted",
                         lambda self, j, step: compiled.append(j) or shifted(self, j, step))
     full = kinematic_sensitivities(fourbar(), names, times)
@@ -293,3 +295,102 @@ def test_a_family_whose_affinity_is_known_compiles_one_member_per_parameter(monk
         np.testing.assert_allclose(x, y, rtol=0, atol=1e-9 * np.abs(y).max())
     tau_full, tau_known = full.input_torque("motor"), known.input_torque("motor")
     np.testing.assert_allclose(tau_known, tau_full, rtol=0, atol=1e-9 * np.abs(tau_full).max())
+
+
+def _compile_counter(monkeypatch):
+    """Count the members compiled: (list of shifted parameters, list of joint moves)."""
+    from linkdyn.design import sensitivity as S
+
+    shifted, joint = [], []
+    one, moved = S.ParameterFamily.shifted, S.ParameterFamily.moved
+    monkeypatch.setattr(S.ParameterFamily, "shifted",
+                        lambda self, j, step: shifted.append(j) or one(self, j, step))
+    monkeypatch.setattr(S.ParameterFamily, "moved",
+                        lambda self, d, name: (joint.append(name) if name.startswith("(")
+                                               else None) or moved(self, d, name))
+    return shifted, joint
+
+
+@pytest.mark.parametrize("source, names", [
+    (fourbar, ["bodies.coupler.length", "ground.D.x", "bodies.rocker.density",
+               "bodies.crank.length"]),
+    ("jansen_driven", [f"bodies.L{i}.length" for i in range(2, 8)]),
+])
+def test_parameters_tested_jointly_compile_one_member_each_and_agree(monkeypatch, source,
+                                                                       names):
+    """From three parameters on, their affinity is tested jointly by two members at
+    p +- h w (random weights w): where it holds, each parameter needs only its member at
+    p + h, and the results agree with those of each parameter tested on its own (its
+    members at p +- h) to round-off, the exactness and the kinetostatic derivatives
+    included (a density enters only those: accepted, as on its own)."""
+    from linkdyn.design import sensitivity as S
+
+    model = source() if callable(source) else source
+    times = np.linspace(0.0, 1.0, 41)
+    shifted, joint = _compile_counter(monkeypatch)
+    together = kinematic_sensitivities(model, names, times)
+    assert len(joint) == 2 and sorted(shifted) == list(range(len(names)))
+    monkeypatch.setattr(S, "JOINT_TEST_PARAMETERS", 99)
+    shifted.clear(), joint.clear()
+    alone = kinematic_sensitivities(model, names, times)
+    assert not joint and sorted(shifted) == sorted(2 * list(range(len(names))))
+    assert together.exact == alone.exact == (True,) * len(names)
+    marker = "P" if callable(source) else "foot"
+    for x, y in ((together.dq, alone.dq), (together.dv, alone.dv), (together.da, alone.da),
+                 (together.marker(marker), alone.marker(marker))):
+        np.testing.assert_allclose(x, y, rtol=0, atol=1e-9 * np.abs(y).max())
+    if callable(source):
+        tau = alone.input_torque("motor")
+        np.testing.assert_allclose(together.input_torque("motor"), tau, rtol=0,
+                                   atol=1e-9 * np.abs(tau).max())
+
+
+def test_a_parameter_that_is_not_affine_fails_the_joint_test_and_is_found_alone(monkeypatch):
+    """A law's rate enters the Jansen linkage's constraints non-affinely: the joint test
+    fails, every parameter is then tested on its own, and the rate alone is marked not
+    exact (its derivatives by Richardson's extrapolation), as without the joint test."""
+    from linkdyn.design import sensitivity as S
+
+    names = ["bodies.L3.length", "drivers.crank.law.rate", "ground.P2.x"]
+    times = np.linspace(0.0, 1.0, 21)
+    shifted, joint = _compile_counter(monkeypatch)
+    s = kinematic_sensitivities("jansen_driven", names, times)
+    assert len(joint) == 2 and s.exact == (True, False, True)
+    assert {j: shifted.count(j) for j in range(3)} == {0: 2, 1: 4, 2: 2}
+    monkeypatch.setattr(S, "JOINT_TEST_PARAMETERS", 99)
+    alone = kinematic_sensitivities("jansen_driven", names, times)
+    np.testing.assert_array_equal(s.dq, alone.dq)
+
+
+def test_an_unused_parameter_is_named_after_a_joint_test():
+    """The joint path still refuses a parameter that enters nothing, by name."""
+    names = ["bodies.L3.length", "ground.P2.x", "bodies.L5.velocity.x"]
+    with pytest.raises(ArgumentError, match="'bodies.L5.velocity.x' do not enter"):
+        kinematic_sensitivities("jansen_driven", names, [0.0, 0.1])
+
+
+@pytest.mark.parametrize("source, names", [
+    ("jansen_driven", ["bodies.L3.length", "ground.P2.x", "bodies.L7.length"]),
+    ("five_ss", ["joints.J1.coordinates.x", "joints.J6.coordinates.z",
+                 "joints.J1.coordinates.y"]),
+    ("spatial_slider_crank", ["bodies.crank.points.pin.x", "ground.line.z",
+                              "bodies.crank.points.o.y"]),
+])
+def test_directional_terms_formed_once_a_row_agree_with_each_parameters_own(source, names):
+    """From three parameters on, the sweep forms rv_q = (Phi_q v + Phi_t)_q and ra_q once a
+    row (the symmetry of second derivatives, gamma_v = -2 rv_q, the time columns apart);
+    one parameter at a time it differences along each dq and dv. The two agree to
+    round-off on an angle driver (a time factor on coordinates) and on natural
+    coordinates."""
+    from linkdyn.models import spatial
+
+    model = getattr(spatial, source)() if source == "spatial_slider_crank" else source
+    times = np.linspace(0.0, 1.0, 21)
+    together = kinematic_sensitivities(model, names, times)
+    for j, name in enumerate(names):
+        alone = kinematic_sensitivities(model, [name], times)
+        for x, y in ((together.dq, alone.dq), (together.dv, alone.dv),
+                     (together.da, alone.da)):
+            assert np.abs(y).max() > 1e-3
+            np.testing.assert_allclose(x[:, :, j], y[:, :, 0], rtol=0,
+                                       atol=1e-10 * np.abs(y).max())

@@ -13,8 +13,9 @@ was measured at 3e-8 on the Jansen linkage where the true singular-value ratio i
 """
 
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_Import
-from libc.math cimport fabs, isfinite
-from libc.stdlib cimport free, malloc
+from libc.float cimport DBL_EPSILON
+from libc.math cimport INFINITY, fabs, isfinite
+from libc.stdlib cimport free, malloc, realloc
 
 import numpy as np
 
@@ -73,6 +74,9 @@ cdef class KinematicSweep:
     cdef klu_numeric *num         # Newton's factors (also used for v and a)
     cdef klu_numeric *num_sol     # factors at each solution: the branch's sign, rcond
     cdef double *buf
+    cdef double *den              # iterative refinement's backward-error scales (n)
+    cdef double berr_floor        # the backward error a residual can resolve
+    cdef int den_size
     cdef int *mark
     cdef readonly int n, nnz
     cdef readonly long factorizations, iterations
@@ -94,9 +98,24 @@ cdef class KinematicSweep:
             raise MemoryError("KLU could not analyse the Jacobian pattern")
         self.buf = <double *> malloc((6 * self.n + self.nnz) * sizeof(double))
         self.mark = <int *> malloc((self.n + 1) * sizeof(int))
-        if self.buf == NULL or self.mark == NULL:
+        self.den = <double *> malloc((self.n + 1) * sizeof(double))
+        self.den_size = self.n + 1
+        if self.buf == NULL or self.mark == NULL or self.den == NULL:
             raise MemoryError()
+        per_row = np.bincount(np.asarray(<int[:self.nnz]> self.sys.phiq_rowind)
+                              if self.nnz else np.zeros(0, dtype=np.intc), minlength=1)
+        self.berr_floor = (int(per_row.max()) + 1) * DBL_EPSILON
         self.fail_index = -1
+
+    cdef int _reserve(self, int columns) except -1:
+        """Room in den for the residual scales of ``columns`` right-hand sides."""
+        cdef double *grown
+        if columns * self.n + 1 > self.den_size:
+            grown = <double *> realloc(self.den, (columns * self.n + 1) * sizeof(double))
+            if grown == NULL:
+                raise MemoryError()
+            self.den, self.den_size = grown, columns * self.n + 1
+        return 0
 
     def __dealloc__(self):
         if self.num != NULL:
@@ -106,6 +125,7 @@ cdef class KinematicSweep:
         if self.sym != NULL:
             klu_free_symbolic(&self.sym, &self.common)
         free(self.buf)
+        free(self.den)
         free(self.mark)
 
     cdef int _factor(self, double *vals, klu_numeric **num) noexcept nogil:
@@ -172,6 +192,36 @@ cdef class KinematicSweep:
                 return 0
         return sign
 
+    cdef int _block_residuals(self, const double *X, const double *B, double *R,
+                              double *active, int nrhs, const double *vals) noexcept nogil:
+        """The first residuals of _refined_solve_block, every column at once (its chains
+        interleaved): R's leading columns <- the residuals of the columns whose backward
+        error is above the floor, active[c] set accordingly; returns their number."""
+        cdef int n = self.n, i, j, c, p, na = 0
+        cdef double ax, a
+        cdef double *den = self.den
+        cdef const int *cp = self.sys.phiq_colptr
+        cdef const int *ri = self.sys.phiq_rowind
+        for i in range(n * nrhs):
+            R[i] = B[i]
+            den[i] = fabs(B[i])
+        for j in range(n):
+            for p in range(cp[j], cp[j + 1]):
+                a, i = vals[p], ri[p]
+                for c in range(nrhs):
+                    ax = a * X[c * n + j]
+                    R[c * n + i] -= ax
+                    den[c * n + i] += fabs(ax)
+        for c in range(nrhs):
+            active[c] = 0.0
+            if _backward_error(&R[c * n], &den[c * n], n) > self.berr_floor:
+                active[c] = 1.0
+                if na != c:
+                    for i in range(n):
+                        R[na * n + i] = R[c * n + i]
+                na += 1
+        return na
+
     cdef void _refined_solve_block(self, double *X, double *B, double *R, double *active,
                                    int nrhs, const double *vals) noexcept nogil:
         """X (n x nrhs, a column each) <- Phi_q^{-1} X, Phi_q given by vals, with the current
@@ -180,28 +230,40 @@ cdef class KinematicSweep:
         the columns still refining gathered into R. B, R: scratch of n x nrhs each (B may
         hold X's values already); active: nrhs."""
         cdef int i, j, c, p, sweep, n = self.n, na = nrhs
-        cdef double dx, xm
+        cdef double dx, xm, berr, xj, ax
         cdef double *x
         cdef double *r
+        cdef double *den = self.den
+        cdef const int *cp = self.sys.phiq_colptr
+        cdef const int *ri = self.sys.phiq_rowind
         if nrhs <= 0:
             return
         for i in range(n * nrhs):
             B[i] = X[i]
         klu_solve(self.sym, self.num, n, nrhs, X, &self.common)
-        for c in range(nrhs):
-            active[c] = 1.0
         for sweep in range(10):
-            # residuals of the active columns, packed in R
-            na = 0
+            # residuals of the active columns, packed in R. A column whose componentwise
+            # backward error max_i |r_i| / (|Phi_q| |x| + |b|)_i is within the rounding of
+            # its own evaluation (a row's sum of m + 1 terms: m + 1 units of round-off, m
+            # the most entries of a row) is done: its residual is noise, and so would be
+            # a correction
+            na = self._block_residuals(X, B, R, active, nrhs, vals) if sweep == 0 else 0
             for c in range(nrhs):
-                if active[c] == 0.0:
+                if sweep == 0 or active[c] == 0.0:
                     continue
                 r, x = &R[na * n], &X[c * n]
                 for i in range(n):
                     r[i] = B[c * n + i]
+                    den[i] = fabs(B[c * n + i])
                 for j in range(n):
-                    for p in range(self.sys.phiq_colptr[j], self.sys.phiq_colptr[j + 1]):
-                        r[self.sys.phiq_rowind[p]] -= vals[p] * x[j]
+                    xj = x[j]
+                    for p in range(cp[j], cp[j + 1]):
+                        ax = vals[p] * xj
+                        r[ri[p]] -= ax
+                        den[ri[p]] += fabs(ax)
+                if _backward_error(r, den, n) <= self.berr_floor:
+                    active[c] = 0.0
+                    continue
                 na += 1
             if na == 0:
                 break
@@ -368,22 +430,35 @@ cdef inline void _residual_pair(const ld_system *s, double t, const double *q,
     """rv = Phi_q(q, t) v + Phi_t(q, t) and ra = Phi_q(q, t) a - gamma(q, v, t), with one
     evaluation of the Jacobian's values (vals: a buffer of s's nnz)."""
     cdef int i, j, p
-    cdef double x
+    cdef double x, vj, aj
+    cdef const int *cp = s.phiq_colptr
+    cdef const int *ri = s.phiq_rowind
     s.phi_q(s.user, t, q, vals)
     for i in range(s.nc):
         rv[i] = 0.0
         ra[i] = 0.0
     for j in range(s.nq):
-        for p in range(s.phiq_colptr[j], s.phiq_colptr[j + 1]):
+        vj, aj = v[j], a[j]
+        for p in range(cp[j], cp[j + 1]):
             x = vals[p]
-            rv[s.phiq_rowind[p]] += x * v[j]
-            ra[s.phiq_rowind[p]] += x * a[j]
+            rv[ri[p]] += x * vj
+            ra[ri[p]] += x * aj
     s.phi_t(s.user, t, q, tmp)
     for i in range(s.nc):
         rv[i] += tmp[i]
     s.gamma(s.user, t, q, v, tmp)
     for i in range(s.nc):
         ra[i] -= tmp[i]
+
+
+cdef inline double _backward_error(const double *r, const double *den, int n) noexcept nogil:
+    """max_i |r_i| / den_i (0 / 0 counted as 0, r_i / 0 as infinite)."""
+    cdef int i
+    cdef double berr = 0.0
+    for i in range(n):
+        if fabs(r[i]) > berr * den[i]:
+            berr = fabs(r[i]) / den[i] if den[i] > 0.0 else INFINITY
+    return berr
 
 
 cdef inline double _inf_norm(const double *x, int n) noexcept nogil:
@@ -394,23 +469,158 @@ cdef inline double _inf_norm(const double *x, int n) noexcept nogil:
     return m
 
 
+# From this many parameters on, the sensitivity sweep of a model affine in q forms rv_q and
+# ra_q once a row (a fixed two Jacobians and a residual pair per time column) instead of
+# differencing along each parameter's dq (a residual pair and two gammas each).
+cdef enum:
+    MATRIX_PARAMETERS = 3
+
+
+cdef inline void _jacobian_times(const ld_system *s, const double *vals, const double *cols,
+                                 const int *time_cols, int nt_cols, const double *x,
+                                 double alpha, double *out) noexcept nogil:
+    """out[nc] += alpha J x, J given by vals on s's pattern (zero in the time columns) and
+    by the dense columns ``cols`` (nc x nt_cols, a column each) in the time columns."""
+    cdef int i, j, p, nc = s.nc
+    cdef double xj
+    cdef const int *cp = s.phiq_colptr
+    cdef const int *ri = s.phiq_rowind
+    for j in range(s.nq):
+        xj = alpha * x[j]
+        if xj != 0.0:
+            for p in range(cp[j], cp[j + 1]):
+                out[ri[p]] += vals[p] * xj
+    for j in range(nt_cols):
+        xj = alpha * x[time_cols[j]]
+        if xj != 0.0:
+            for i in range(nc):
+                out[i] += cols[j * nc + i] * xj
+
+
 cdef class SensitivitySweep(KinematicSweep):
     """The kinematic sweep's workspace with the parameter derivatives of its solution."""
+
+    cdef void _directional_jacobians(self, double t, const double *q, const double *v,
+                                     const double *a, const double *vals, double *mvals,
+                                     double *tmp, double *rv0, double *ra0, double *g,
+                                     double *z, double *qp, double *Rv, double *Ra,
+                                     double *Cv, double *Ca, const int *time_cols,
+                                     int nt_cols, double scale) noexcept nogil:
+        """rv_q and ra_q at the row (``derivatives``, affine_q): Rv, Ra on the pattern with
+        their time columns zero, Cv, Ca those columns (dense); rv0, ra0 the row's own rv
+        and ra. vals: Phi_q at the row."""
+        cdef int n = self.n, nnz = self.sys.phiq_nnz, i, c, k, p
+        cdef double s
+        cdef const double *x
+        cdef double *out
+        _residual_pair(self.sys, t, q, v, a, mvals, tmp, rv0, ra0)
+        for c in range(2):
+            x, out = (v, Rv) if c == 0 else (a, Ra)
+            s = _inf_norm(x, n)
+            if s == 0.0:
+                for p in range(nnz):
+                    out[p] = 0.0
+                continue
+            # a move of the coordinates' own scale: the difference of an affine Phi_q is
+            # exact, and its rounding relative to Phi_q is least for a large move
+            s = scale / s
+            for i in range(n):
+                qp[i] = q[i] + s * x[i]
+            self.sys.phi_q(self.sys.user, t, qp, out)
+            for p in range(nnz):
+                out[p] = (out[p] - vals[p]) / s
+        for c in range(nt_cols):
+            k = time_cols[c]
+            for p in range(self.sys.phiq_colptr[k], self.sys.phiq_colptr[k + 1]):
+                Rv[p] = 0.0
+                Ra[p] = 0.0
+            for i in range(n):
+                qp[i] = q[i]
+            s = scale
+            qp[k] += s
+            _residual_pair(self.sys, t, qp, v, a, mvals, tmp, g, z)
+            for i in range(n):
+                Cv[c * n + i] = (g[i] - rv0[i]) / s
+                Ca[c * n + i] = (z[i] - ra0[i]) / s
+
+    cdef void _directional_each(self, double t, const double *q, const double *v,
+                                const double *a, double *F, double *X, double *Y, int p,
+                                double scale, double *mvals, double *tmp, double *g,
+                                double *z, double *qp, double *qm, double *B, double *R,
+                                double *active, const double *vals, const double *rv0,
+                                const double *ra0) noexcept nogil:
+        """X <- dv (solved) and Y <- the right-hand side of da for every parameter, given
+        dq in F, parameter by parameter (``derivatives``): the q-derivatives of rv and ra
+        along each dq and gamma's v-derivative along each dv are central differences,
+        exact for these quadratic residuals; with rv0 and ra0 (the row's own, when they are
+        affine in q) the q-derivatives are forward differences from them, as exact."""
+        cdef int n = self.n, i, j
+        cdef double eps
+        cdef double *dq
+        cdef double *dv
+        for j in range(p):
+            dq = &F[j * n]
+            eps = _inf_norm(dq, n)
+            eps = 1e-3 * scale / eps if eps > 0.0 else 0.0
+            if eps > 0.0 and rv0 != NULL:
+                for i in range(n):
+                    qp[i] = q[i] + eps * dq[i]
+                _residual_pair(self.sys, t, qp, v, a, mvals, tmp, g, z)
+                for i in range(n):
+                    X[j * n + i] += (g[i] - rv0[i]) / eps
+                    Y[j * n + i] += (z[i] - ra0[i]) / eps
+            elif eps > 0.0:
+                for i in range(n):
+                    qp[i] = q[i] + eps * dq[i]
+                    qm[i] = q[i] - eps * dq[i]
+                _residual_pair(self.sys, t, qp, v, a, mvals, tmp, g, z)
+                for i in range(n):
+                    X[j * n + i] += g[i] / (2.0 * eps)
+                    Y[j * n + i] += z[i] / (2.0 * eps)
+                _residual_pair(self.sys, t, qm, v, a, mvals, tmp, g, z)
+                for i in range(n):
+                    X[j * n + i] -= g[i] / (2.0 * eps)
+                    Y[j * n + i] -= z[i] / (2.0 * eps)
+            for i in range(n):
+                X[j * n + i] = -X[j * n + i]
+        self._refined_solve_block(X, B, R, active, p, vals)
+        for j in range(p):
+            dv = &X[j * n]
+            eps = _inf_norm(dv, n)
+            if eps > 0.0:
+                eps = 1e-3 * (1.0 + _inf_norm(v, n)) / eps
+                for i in range(n):
+                    qp[i] = v[i] + eps * dv[i]
+                    qm[i] = v[i] - eps * dv[i]
+                self.sys.gamma(self.sys.user, t, q, qp, g)
+                self.sys.gamma(self.sys.user, t, q, qm, z)
+                for i in range(n):
+                    Y[j * n + i] -= (g[i] - z[i]) / (2.0 * eps)
+            for i in range(n):
+                Y[j * n + i] = -Y[j * n + i]
 
     def derivatives(self, const double[::1] times, const double[:, ::1] Q,
                     const double[:, ::1] V, const double[:, ::1] A, members,
                     const int[::1] start, const int[::1] member_index,
                     const double[::1] weight, double[:, :, ::1] dQ, double[:, :, ::1] dV,
-                    double[:, :, ::1] dA, double[::1] size, int affine_q=0):
+                    double[:, :, ::1] dA, double[::1] size, int affine_q=0,
+                    const int[::1] time_cols=None):
         """dQ, dV, dA (n, nq, p) at the sweep's rows (times, Q, V, A), for parameters whose
         residual derivatives are sum_k weight[k] F(members[member_index[k]]) over k in
         start[j] .. start[j + 1]; size[j] <- the largest |Phi_p| met. Each member's
         residuals are evaluated once per row, however many parameters use it (the model
-        itself, in every forward difference). ``affine_q``: Phi_q v + Phi_t and
-        Phi_q a - gamma are affine in q (no time factor on a product of two coordinates),
-        so their q-derivatives along dq are forward differences from the row's own values,
-        exact as the central ones are for quadratic residuals. Returns (status, row): OK,
-        or SINGULAR at the row whose Phi_q would not factor, or INTERRUPTED."""
+        itself, in every forward difference). ``affine_q``: rv = Phi_q v + Phi_t and
+        ra = Phi_q a - gamma are affine in q (no time factor on a product of two
+        coordinates), and ``time_cols`` lists the coordinates that a time factor multiplies
+        (the only columns where Phi_t depends on q). Their Jacobians rv_q and ra_q are then
+        formed once a row for every parameter: off those columns rv_q = (Phi_q v)_q, which
+        is (Phi_q x)_q v by the symmetry of second derivatives, the difference
+        Phi_q(q + s v) - Phi_q(q) over s (exact, Phi_q is affine in q), and ra_q likewise
+        with a; their time columns are forward differences of rv and ra themselves (exact,
+        both are affine in q). gamma_v = -2 rv_q (gamma = -(Phi_q v)_q v - 2 Phi_qt v -
+        Phi_tt), so the parameters' directional terms are products with these two matrices.
+        Without, each parameter's are differences along its own dq and dv. Returns (status,
+        row): OK, or SINGULAR at the row whose Phi_q would not factor, or INTERRUPTED."""
         cdef int n = self.n, nt = times.shape[0], p = start.shape[0] - 1
         cdef int nm = len(members), k, i, j, m, status = OK, row = nt
         cdef const ld_system **sys = <const ld_system **> malloc(nm * sizeof(void *))
@@ -428,7 +638,17 @@ cdef class SensitivitySweep(KinematicSweep):
                 dQ.shape[2] != p or size.shape[0] != p:
             free(sys)
             raise ValueError("derivatives: array sizes do not match the model")
-        work = np.zeros(8 * n + 2 * maxnnz + 5 * n * max(p, 1) + max(p, 1))
+        cdef int nt_cols = time_cols.shape[0] if (affine_q and time_cols is not None) else 0
+        if affine_q and time_cols is None:
+            free(sys)
+            raise ValueError("derivatives: affine_q needs time_cols")
+        for i in range(nt_cols):
+            if time_cols[i] < 0 or time_cols[i] >= n:
+                free(sys)
+                raise ValueError("derivatives: a time column is out of range")
+        self._reserve(max(p, 1))
+        work = np.zeros(8 * n + 4 * maxnnz + 5 * n * max(p, 1) + max(p, 1)
+                        + 2 * n * nt_cols)
         cdef double[::1] w = work
         # [Phi, Phi_q v + Phi_t, Phi_q a - gamma] of every member at the row
         member_res = np.zeros(3 * n * nm + 1)
@@ -450,6 +670,10 @@ cdef class SensitivitySweep(KinematicSweep):
         cdef double *B = Y + n * p                     # the right-hand sides being refined
         cdef double *R = B + n * p                     # their residuals (scratch)
         cdef double *active = R + n * p                # per column: still refining
+        cdef double *Rv = active + max(p, 1)           # rv_q, ra_q on the base's pattern
+        cdef double *Ra = Rv + maxnnz                  # (zero in the time columns)
+        cdef double *Cv = Ra + maxnnz                  # rv_q, ra_q in the time columns
+        cdef double *Ca = Cv + n * nt_cols
         cdef double t, eps, scale, wk
         cdef double *dq
         cdef double *dv
@@ -496,51 +720,31 @@ cdef class SensitivitySweep(KinematicSweep):
                         F[j * n + i] = -F[j * n + i]
                 # dq = -Phi_q^-1 Phi_p, every parameter at once
                 self._refined_solve_block(F, B, R, active, p, vals)
-                if affine_q:
+                if affine_q and p < MATRIX_PARAMETERS:
                     _residual_pair(self.sys, t, q, v, a, mvals, tmp, rv0, ra0)
-                # The q-derivatives of rv and ra along dq: central differences, exact for
-                # these quadratic residuals; then dv = -Phi_q^-1 [rv_q dq + rv_p]
-                for j in range(p):
-                    dq = &F[j * n]
-                    eps = _inf_norm(dq, n)
-                    eps = 1e-3 * scale / eps if eps > 0.0 else 0.0
-                    if eps > 0.0 and affine_q:
+                    self._directional_each(t, q, v, a, F, X, Y, p, scale, mvals, tmp, g, z,
+                                           qp, qm, B, R, active, vals, rv0, ra0)
+                elif affine_q:
+                    self._directional_jacobians(t, q, v, a, vals, mvals, tmp, rv0, ra0, g,
+                                                z, qp, Rv, Ra, Cv, Ca, &time_cols[0]
+                                                if nt_cols else NULL, nt_cols, scale)
+                    for j in range(p):
+                        _jacobian_times(self.sys, Rv, Cv, &time_cols[0] if nt_cols else NULL,
+                                        nt_cols, &F[j * n], 1.0, &X[j * n])
+                        _jacobian_times(self.sys, Ra, Ca, &time_cols[0] if nt_cols else NULL,
+                                        nt_cols, &F[j * n], 1.0, &Y[j * n])
                         for i in range(n):
-                            qp[i] = q[i] + eps * dq[i]
-                        _residual_pair(self.sys, t, qp, v, a, mvals, tmp, g, z)
+                            X[j * n + i] = -X[j * n + i]
+                    self._refined_solve_block(X, B, R, active, p, vals)
+                    # ra_v dv = -gamma_v dv = 2 rv_q dv
+                    for j in range(p):
+                        _jacobian_times(self.sys, Rv, Cv, &time_cols[0] if nt_cols else NULL,
+                                        nt_cols, &X[j * n], 2.0, &Y[j * n])
                         for i in range(n):
-                            X[j * n + i] += (g[i] - rv0[i]) / eps
-                            Y[j * n + i] += (z[i] - ra0[i]) / eps
-                    elif eps > 0.0:
-                        for i in range(n):
-                            qp[i] = q[i] + eps * dq[i]
-                            qm[i] = q[i] - eps * dq[i]
-                        _residual_pair(self.sys, t, qp, v, a, mvals, tmp, g, z)
-                        for i in range(n):
-                            X[j * n + i] += g[i] / (2.0 * eps)
-                            Y[j * n + i] += z[i] / (2.0 * eps)
-                        _residual_pair(self.sys, t, qm, v, a, mvals, tmp, g, z)
-                        for i in range(n):
-                            X[j * n + i] -= g[i] / (2.0 * eps)
-                            Y[j * n + i] -= z[i] / (2.0 * eps)
-                    for i in range(n):
-                        X[j * n + i] = -X[j * n + i]
-                self._refined_solve_block(X, B, R, active, p, vals)
-                # da = -Phi_q^-1 [ra_q dq + ra_v dv + ra_p], ra_v dv = -gamma_v dv
-                for j in range(p):
-                    dv = &X[j * n]
-                    eps = _inf_norm(dv, n)
-                    if eps > 0.0:
-                        eps = 1e-3 * (1.0 + _inf_norm(v, n)) / eps
-                        for i in range(n):
-                            qp[i] = v[i] + eps * dv[i]
-                            qm[i] = v[i] - eps * dv[i]
-                        self.sys.gamma(self.sys.user, t, q, qp, g)
-                        self.sys.gamma(self.sys.user, t, q, qm, z)
-                        for i in range(n):
-                            Y[j * n + i] -= (g[i] - z[i]) / (2.0 * eps)
-                    for i in range(n):
-                        Y[j * n + i] = -Y[j * n + i]
+                            Y[j * n + i] = -Y[j * n + i]
+                else:
+                    self._directional_each(t, q, v, a, F, X, Y, p, scale, mvals, tmp, g, z,
+                                           qp, qm, B, R, active, vals, NULL, NULL)
                 self._refined_solve_block(Y, B, R, active, p, vals)
                 for j in range(p):
                     for i in range(n):

@@ -20,14 +20,16 @@ at most quadratic in the coordinates (fully Cartesian and natural coordinates), 
 gamma are at most quadratic in q and v and a central difference of a quadratic is exact;
 where no time factor multiplies a product of two coordinates (every driver but an angle
 between two moving bodies), Phi_q v + Phi_t and Phi_q a - gamma are even affine in q and
-their q-derivatives are forward differences from the row's own values. The derivatives in p
-are forward differences from the model itself to the model compiled at p + h where the
-parameter enters the constraints affinely (lengths, body points, ground points, a law's
-offset and amplitude: exact, and the result says so per parameter, ``exact``), checked by a
-zero second difference of the residuals of the models at p +- h at states moved off the
-solution; for the others (an axis angle, a law's rate) Richardson's extrapolation over
-p +- h and p +- h/2, with an error of order h^4 (h = 1e-3 of the value's scale: some 1e-12
-relative).
+their q-derivatives are forward differences from the row's own values (from three
+parameters on, their Jacobians formed once a row: see SensitivitySweep.derivatives). The
+derivatives in p are forward differences from the model itself to the model compiled at
+p + h where the parameter enters the constraints affinely (lengths, body points, ground
+points, a law's offset and amplitude: exact, and the result says so per parameter,
+``exact``), checked by a zero second difference of the residuals of the models at p +- h at
+states moved off the solution (from three parameters on, first jointly: see
+:func:`_jointly_affine`); for the others (an axis angle, a law's rate) Richardson's
+extrapolation over p +- h and p +- h/2, with an error of order h^4 (h = 1e-3 of the value's
+scale: some 1e-12 relative).
 
 Markers are linear in q with body-fixed points that may depend on p: their derivatives add
 the marker's own p-derivative at fixed q. The kinetostatic input torque's derivatives
@@ -115,9 +117,15 @@ class ParameterFamily:
         return member
 
     def shifted(self, j: int, step: float) -> Model:
-        values = self.values.copy()
-        values[j] += step
-        member = self.model(values)
+        """The member with parameter j moved by ``step``."""
+        delta = np.zeros(len(self.values))
+        delta[j] = step
+        return self.moved(delta, self.names[j])
+
+    def moved(self, delta, name: str) -> Model:
+        """The member with the parameters moved by ``delta``; ``name`` is what an error
+        about it names."""
+        member = self.model(self.values + delta)
         # A spatial body's coordinates are its principal axes: where its inertia has equal
         # moments and is not given in principal axes (a diagonal tensor), the axes a small
         # change picks need not be the model's, and the members' coordinates would not mean
@@ -128,7 +136,7 @@ class ParameterFamily:
             if np.any(jump > 0.1):
                 body = self.base.body_names[int(np.argmax(jump))]
                 raise ModelError(
-                    f"parameter {self.names[j]!r}: the principal axes of body {body!r} turn "
+                    f"parameter {name!r}: the principal axes of body {body!r} turn "
                     "by a finite angle under a small change of it (equal principal moments "
                     "of an inertia not given in principal axes): give that body's inertia "
                     "as a diagonal tensor in its principal axes")
@@ -331,6 +339,7 @@ def _kinematic_sensitivities(model, parameters, times, at, known, options):
     family = ParameterFamily(model, parameters)
     base = family.base
     result = kinematics(base, times, **options)
+    joint = False
     rows = np.arange(len(result.t))
     if at is not None:
         at = np.atleast_1d(np.asarray(at, dtype=float))
@@ -342,15 +351,24 @@ def _kinematic_sensitivities(model, parameters, times, at, known, options):
     t, q, v, a = result.t[rows], result.q[rows], result.v[rows], result.a[rows]
     p = len(family.names)
     steps, member = family.members()
+    if known is None and p >= JOINT_TEST_PARAMETERS and \
+            _jointly_affine(family, steps, result, [0, len(result.t) // 2, len(result.t) - 1]):
+        known, joint = [True] * p, True
 
     dq, dv, da, exact, used = _derivatives_compiled(base, member, steps, t, q, v, a, p, known)
     marker_p = marker_parameter_terms(base, member, steps, dict(q=q, v=v, a=a), used, exact,
                                       known)
-    if known is not None:
+    if known is not None and not joint:
         return KinematicSensitivities(base, family.names, family.values, t, q, v, a, dq, dv,
                                       da, tuple(bool(e) for e in exact), marker_p,
                                       (member, steps, None))
-    dynamic_exact = _kinetostatic_terms(base, member, steps, t, q, v, a, used)
+    if joint:       # the kinetostatic terms are judged when input_torque asks for them
+        dynamic_exact = None
+        if base.dynamic and not getattr(base.description, "kinematic", False):
+            for j, e in enumerate(_kinetostatic_entries(base, member, steps, result)):
+                used[j] = used[j] or e
+    else:
+        dynamic_exact = _kinetostatic_terms(base, member, steps, t, q, v, a, used)
     unused = [name for name, u in zip(family.names, used) if not u]
     if unused:
         raise ArgumentError(f"parameter(s) {', '.join(map(repr, unused))} do not enter the "
@@ -359,6 +377,60 @@ def _kinematic_sensitivities(model, parameters, times, at, known, options):
     return KinematicSensitivities(base, family.names, family.values, t, q, v, a, dq, dv, da,
                                   tuple(bool(e) for e in exact), marker_p,
                                   (member, steps, dynamic_exact))
+
+
+#: From this many parameters on, their affinity is first tested jointly (two members, at
+#: p +- h w, instead of one at p - h per parameter).
+JOINT_TEST_PARAMETERS = 3
+
+
+def _generic_states(model, result, rows, seed) -> list:
+    """States (t, q, v, a, lam) moved off the analysis' ``rows`` (coordinates by 1e-2 of
+    their scale, velocities and accelerations by unit noise, generic multipliers), fixed by
+    ``seed`` so that runs repeat: at a solution an odd dependence (an angle driver's
+    sin(theta - f(t)) in a law's rate) would pass for affine."""
+    rng = np.random.default_rng(seed)
+    scale = max(1.0, float(np.abs(result.q).max()))
+    return [(result.t[i], result.q[i] + 1e-2 * scale * rng.standard_normal(model.nq),
+             result.v[i] + rng.standard_normal(model.nq),
+             result.a[i] + rng.standard_normal(model.nq), rng.standard_normal(model.nc))
+            for i in rows]
+
+
+def _jointly_affine(family, steps, result, rows) -> bool:
+    """Whether every residual the kinematic sensitivities difference (the constraints' Phi,
+    Phi_q v + Phi_t and Phi_q a - gamma, and the markers' maps) is affine in the
+    parameters jointly, from the members at
+    p +- h w and the base (w: fixed random weights in +-[0.5, 1.5]), at generic states near
+    ``rows``: their second difference is h^2 w^T H w, which vanishes for every w only where
+    each Hessian H does, and for a random w almost surely only then. Two members then
+    serve what one member at p - h per parameter would (each parameter's forward
+    difference is exact); where the test fails (or a joint member cannot be made), each
+    parameter is tested on its own."""
+    base = family.base
+    w = np.random.default_rng(20261127).uniform(0.5, 1.5, len(steps))
+    w *= np.where(np.arange(len(steps)) % 2 == 0, 1.0, -1.0)
+    try:
+        plus, minus = (family.moved(sign * w * steps, "(all, jointly)") for sign in (1, -1))
+    except ModelError:
+        return False
+    cols = _pattern_columns(base)
+    for t, q, v, a, _ in _generic_states(base, result, rows, 20261127):
+        if not _affine_test(*(_residuals(m_, t, q, v, a, cols) for m_ in (plus, minus, base))):
+            return False
+    maps = [np.concatenate([m_.ravel() for m_ in _marker_map(x)]) for x in (plus, minus, base)]
+    return _affine_test(*maps)
+
+
+def _kinetostatic_entries(base, member, steps, result) -> list:
+    """Per parameter, whether M a + Phi_q^T lam - Q changes with it (its member at p + h
+    against the base, at generic states near three rows)."""
+    cols = _pattern_columns(base)
+    n = len(result.t)
+    states = _generic_states(base, result, sorted({0, n // 2, n - 1}), 20261126)
+    at_base = [dynamic_residual(base, *x, cols)[:base.nq] for x in states]
+    return [any(np.any(dynamic_residual(member(j, h), *x, cols)[:base.nq] != b_)
+                for x, b_ in zip(states, at_base)) for j, h in enumerate(steps)]
 
 
 def dynamic_residual(model, t, q, v, a, lam, cols) -> np.ndarray:
@@ -516,7 +588,7 @@ def _derivatives_compiled(base, member, steps, t, q, v, a, p, known=None):
         np.ascontiguousarray(t, dtype=float), np.ascontiguousarray(q), np.ascontiguousarray(v),
         np.ascontiguousarray(a), models, np.array(start, dtype=np.intc),
         np.array(index, dtype=np.intc), np.array(weight), dq, dv, da, size,
-        _affine_in_q(base))
+        _affine_in_q(base), _time_columns(base))
     if STATUS[status] == "interrupted":
         raise KeyboardInterrupt
     if status != 0:
@@ -534,6 +606,15 @@ def _affine_in_q(model) -> int:
     a = model.kernels.arrays
     product = (a["term_a"] >= 0) & (a["term_b"] >= 0)
     return int(not np.any(a["term_tf"][product] != 0))
+
+
+def _time_columns(model) -> np.ndarray:
+    """The coordinates that a time factor multiplies in some constraint term: the columns
+    where Phi_t depends on q."""
+    a = model.kernels.arrays
+    timed = a["term_tf"] != 0
+    cols = np.concatenate([a["term_a"][timed], a["term_b"][timed]])
+    return np.unique(cols[cols >= 0]).astype(np.intc)
 
 
 def _pattern_columns(model) -> np.ndarray:
