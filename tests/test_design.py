@@ -189,3 +189,48 @@ def test_cycle_report_and_the_command(tmp_path, capsys):
     assert abs(low - np.degrees(mu.min())) < 0.006 and abs(high - np.degrees(mu.max())) < 0.006
     assert "rocker reverses" in out and "path of P" in out
     assert (tmp_path / "metrics.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize("call", [
+    lambda d, r: d.transmission_angle(r, "C"),
+    lambda d, r: d.dead_centres(r, "C"),
+    lambda d, r: d.limit_positions(r, "rocker"),
+    lambda d, r: d.mechanical_advantage(r, "crank", "rocker"),
+    lambda d, r: d.coupler_curve(r, "P"),
+    lambda d, r: d.input_torque(r, "motor"),
+    lambda d, r: d.cycle_metrics(r),
+])
+@pytest.mark.parametrize("bad", [None, "crank_rocker", np.zeros(3)])
+def test_metrics_name_themselves_when_not_given_a_result(call, bad):
+    """Each metric refuses what is not a kinematics or simulation result with an error that
+    names the metric (it leaked an AttributeError)."""
+    from linkdyn import design
+
+    with pytest.raises(linkdyn.ArgumentTypeError, match="expected the result of"):
+        call(design, bad)
+
+
+def test_metrics_on_a_spatial_result_name_the_metric_asked_for():
+    """dead_centres on a spatial linkage named transmission_angle (which it calls)."""
+    from linkdyn.design import dead_centres
+    from linkdyn.models.spatial import spatial_slider_crank
+
+    k = linkdyn.kinematics(spatial_slider_crank(), np.linspace(0.0, 1.0, 5))
+    with pytest.raises(linkdyn.ModelError, match="^dead_centres: planar models only"):
+        dead_centres(k, "J1")
+
+
+@pytest.mark.parametrize("cusp_speed", ["fast", -1e-3, float("nan"), [1e-3]])
+def test_coupler_curve_refuses_a_bad_cusp_speed(cusp_speed):
+    from linkdyn.design import coupler_curve
+
+    k = linkdyn.kinematics("crank_rocker", np.linspace(0.0, 2 * np.pi, 37))
+    with pytest.raises(linkdyn.ArgumentError, match="cusp_speed"):
+        coupler_curve(k, "P", cusp_speed)
+    assert coupler_curve(k, "P", 0).cusps == ()       # 0: no cusps asked for
+
+
+def test_sensitivities_refuse_times_at_that_are_not_numbers():
+    with pytest.raises(linkdyn.ArgumentError, match="at must be an array of numbers"):
+        linkdyn.kinematic_sensitivities("jansen_driven", ["bodies.L3.length"], [0.0, 0.1],
+                                        at="x")

@@ -17,8 +17,9 @@ import numpy as np
 
 from ..elements.bodies import GROUND
 from ..elements.joints import RevoluteSpec
-from ..errors import ArgumentError, ModelError, name_list
+from ..errors import ArgumentError, ArgumentTypeError, ModelError, name_list
 from ..compile.geometry import PointGeometry
+from ..compile.model import checked_positive
 
 __all__ = ["Grashof", "grashof", "transmission_angle", "mechanical_advantage",
            "limit_positions", "dead_centres", "Position", "coupler_curve", "CouplerCurve",
@@ -70,15 +71,29 @@ def grashof(ground: float, input: float, coupler: float, output: float) -> Grash
     return Grashof(kind, True, margin, order[0])
 
 
+def checked_result(result, what: str, planar: bool = True, coordinates: bool = True):
+    """The model of ``result``, a kinematics or simulation result (anything with a
+    ``model``, times ``t`` and, with ``coordinates``, the rows ``q``; a planar model's with
+    ``planar``), or an error that names ``what`` asked for it."""
+    model = getattr(result, "model", None)
+    if model is None or not hasattr(result, "t"):
+        raise ArgumentTypeError(f"{what}: expected the result of linkdyn.kinematics or "
+                                f"linkdyn.simulate, got {type(result).__name__}")
+    if coordinates and getattr(result, "q", None) is None:
+        raise ArgumentError(f"{what}: the result has no coordinates (a run that kept only "
+                            "recorded series)")
+    if planar and model.space != "planar":
+        raise ModelError(f"{what}: planar models only (spherical and spatial linkages have "
+                         "no single plane of motion)")
+    return model
+
+
 def transmission_angle(result, joint: str) -> np.ndarray:
     """The angle (rad, in [0, pi]) between the two links that revolute ``joint`` connects, at
     every row of a kinematics or simulation result: each link's line runs from the joint to
     the link's other joint (or, for a link with no other joint, to its centre of mass). For
     a four-bar and the coupler-output joint it is the transmission angle."""
-    model = result.model
-    if model.space != "planar":
-        raise ModelError("transmission_angle: planar models only (spherical and spatial "
-                         "linkages have no single plane of transmission)")
+    model = checked_result(result, "transmission_angle")
     spec = model.joint_spec(joint)
     if not isinstance(spec, RevoluteSpec) or GROUND in (spec.first[0], spec.second[0]):
         raise ArgumentError(f"transmission_angle: joint {joint!r} must be a revolute joint "
@@ -118,8 +133,7 @@ def mechanical_advantage(result, input_body: str, output_body: str) -> np.ndarra
 
 
 def _angular_velocity(result, body, what):
-    if result.model.space != "planar":
-        raise ModelError(f"{what}: planar models only")
+    checked_result(result, what)
     if body not in result.model.body_names:
         raise ArgumentError(f"{what}: model {result.model.name!r} has no body {body!r} "
                             f"(bodies: {name_list(result.model.body_names)})")
@@ -170,8 +184,8 @@ def dead_centres(result, joint: str) -> list:
     reaches 0 or pi): the times the cross product of the links' lines changes sign, with the
     angle there. At such a position of a four-bar's coupler-output joint the input cannot
     drive the output."""
+    model = checked_result(result, "dead_centres")
     mu = transmission_angle(result, joint)
-    model = result.model
     spec = model.joint_spec(joint)
     geo = PointGeometry(model, np.asarray(result.q))
     rows = np.arange(len(result.t))
@@ -207,8 +221,11 @@ def coupler_curve(result, marker: str, cusp_speed: float = 1e-3) -> CouplerCurve
     """The features of the path ``marker`` traces along ``result`` (a planar kinematics or
     simulation result): extent, length, double points (self-crossings, located on the
     polyline of the output rows) and cusps."""
-    if result.model.marker_dimension != 2:
+    if checked_result(result, "coupler_curve", False, False).marker_dimension != 2:
         raise ModelError("coupler_curve: planar markers only")
+    if cusp_speed != 0:
+        cusp_speed = checked_positive("coupler_curve: cusp_speed (a fraction of the largest "
+                                      "speed)", cusp_speed)
     P = np.asarray(result.marker(marker), dtype=float)
     t = np.asarray(result.t, dtype=float)
     if len(P) < 3:
@@ -258,7 +275,7 @@ def input_torque(result, driver: str) -> np.ndarray:
     (gravity and force elements included), in the sign convention of
     :meth:`linkdyn.SimulationResult.driver_effort` (N m for an angle driver, N for a slide
     or coordinate driver)."""
-    model = result.model
+    model = checked_result(result, "input_torque", planar=False)
     if not model.dynamic or getattr(model.description, "kinematic", False):
         raise ModelError(f"input_torque: model {model.name!r} is kinematic only (its masses "
                          "are placeholders)")

@@ -19,8 +19,7 @@ import numpy as np
 
 from ..elements.bodies import GROUND
 from ..elements.joints import RevoluteSpec
-from ..errors import ModelError
-from .metrics import (coupler_curve, dead_centres, input_torque,
+from .metrics import (checked_result, coupler_curve, dead_centres, input_torque,
                       limit_positions, transmission_angle)
 
 __all__ = ["CycleMetrics", "cycle_metrics", "plot_cycle_metrics", "format_cycle_metrics"]
@@ -47,9 +46,7 @@ class CycleMetrics:
 
 def cycle_metrics(result) -> CycleMetrics:
     """Every metric that applies to ``result`` (a planar kinematics or simulation result)."""
-    model = result.model
-    if model.space != "planar":
-        raise ModelError("cycle_metrics: planar models only")
+    model = checked_result(result, "cycle_metrics")
     joints = [j for j in model.description.joints if isinstance(j, RevoluteSpec)
               and GROUND not in (j.first[0], j.second[0]) and j.first[0] != j.second[0]]
     report = CycleMetrics(model.name, np.asarray(result.t, dtype=float))

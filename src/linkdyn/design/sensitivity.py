@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..compile.compiler import compile_model
-from ..compile.model import Model
+from ..compile.model import Model, checked_array
 from ..describe import geometric, modelfile
 from ..describe.parameters import get_parameter, with_parameters
 from ..errors import ArgumentError, ArgumentTypeError, ModelError, SingularConfigurationError
@@ -342,7 +342,7 @@ def _kinematic_sensitivities(model, parameters, times, at, known, options):
     joint = False
     rows = np.arange(len(result.t))
     if at is not None:
-        at = np.atleast_1d(np.asarray(at, dtype=float))
+        at = np.atleast_1d(checked_array("at", at))
         rows = np.searchsorted(result.t, at)
         rows = np.minimum(rows, len(result.t) - 1)
         slack = 1e-12 * max(1.0, float(np.abs(at).max()))

@@ -281,18 +281,29 @@ def _reordered(s, inverse):
 
 
 def _check_times(times, count, cycle):
+    """(cycle, times) checked: the cycle an increasing pair of finite times, the times
+    (None: free timing) one per target within it."""
+    c = checked_array("cycle", cycle)
+    if c.shape != (2,) or not c[1] > c[0]:
+        raise ArgumentError(f"cycle must be (start, end) with end > start, got {cycle!r}")
+    cycle = (float(c[0]), float(c[1]))
     if times is None:
-        return None
+        return cycle, None
     times = checked_array("times", times)
     if times.shape != (count,):
         raise ArgumentError(f"times: expected {count} times, one per target")
     if times.min() < cycle[0] or times.max() > cycle[1]:
         raise ArgumentError("times must lie within the cycle")
-    return times
+    return cycle, times
 
 
 def _family(linkage, parameters):
     if parameters is None:
+        if not isinstance(linkage, geometric.Linkage):
+            raise ArgumentTypeError(
+                "parameters: only a linkdyn.geometric.Linkage has default design parameters "
+                f"(its joints' coordinates); for {type(linkage).__name__} {linkage!r:.60} name "
+                "them, e.g. parameters=['bodies.L5.length', 'ground.P2.x']")
         parameters = linkage_parameters(linkage)
     return ParameterFamily(linkage, parameters)
 
@@ -301,7 +312,8 @@ def _check_name(family, name, kind):
     names = family.base.marker_names if kind == "marker" else family.base.body_names
     if name not in names:
         raise ArgumentError(f"{kind} {name!r} is not a {kind} of {family.base.name!r} "
-                            f"({kind}s: {name_list(names)})")
+                            f"({'bodies' if kind == 'body' else kind + 's'}: "
+                            f"{name_list(names)})")
 
 
 def path_generation(linkage, marker, targets, *, times=None, parameters=None, bounds=None,
@@ -346,15 +358,19 @@ def path_generation(linkage, marker, targets, *, times=None, parameters=None, bo
     SynthesisError
         No start met the targets and constraints; ``failures`` gives each start's reason.
     ArgumentError
-        Bad targets, times or bounds, an unknown marker, or parameters none of which moves
-        the targets (a mass, a density); the message names them.
+        Bad targets, times, bounds, cycle or options (starts, spread, seed, grashof,
+        transmission, tol, max_evaluations), an unknown marker, or parameters none of
+        which moves the targets (a mass, a density); the message names them.
+    ArgumentTypeError
+        bounds that are not a dict, or no parameters named for a model that is not a
+        Linkage (only a Linkage has default ones).
     """
     targets = checked_array("targets", targets)
     if targets.ndim != 2 or targets.shape[1] != 2 or len(targets) == 0:
         raise ArgumentError(f"targets: expected (k, 2) points, got shape {targets.shape}")
     family = _family(linkage, parameters)
     _check_name(family, marker, "marker")
-    times = _check_times(times, len(targets), cycle)
+    cycle, times = _check_times(times, len(targets), cycle)
     guess = None if times is not None else _ordered_times(family.base, marker, targets, cycle)
     return _synthesise("path_generation", family, _PathMeasure(marker), targets, times, guess,
                        bounds, cycle, starts, spread, seed, grashof, transmission, tol,
@@ -373,7 +389,7 @@ def function_generation(linkage, output, angles, times, *, relative=True, parame
     angles = checked_array("angles", angles).ravel()
     family = _family(linkage, parameters)
     _check_name(family, output, "body")
-    times = _check_times(times, len(angles), cycle)
+    cycle, times = _check_times(times, len(angles), cycle)
     if times is None or len(angles) < 2:
         raise ArgumentError("function_generation: give at least two angles and their times")
     targets = (angles - angles[0] if relative else angles)[:, None]
@@ -396,7 +412,7 @@ def motion_generation(linkage, marker, body, poses, *, times=None, parameters=No
     family = _family(linkage, parameters)
     _check_name(family, marker, "marker")
     _check_name(family, body, "body")
-    times = _check_times(times, len(poses), cycle)
+    cycle, times = _check_times(times, len(poses), cycle)
     length = max(float(np.ptp(poses[:, :2], axis=0).max()), 1e-3)
     targets = np.hstack([poses[:, :2], length * np.unwrap(poses[:, 2:3], axis=0)])
     guess = None if times is not None else _ordered_times(family.base, marker, poses[:, :2],
@@ -409,9 +425,19 @@ def motion_generation(linkage, marker, body, poses, *, times=None, parameters=No
 def _bounds(family, bounds, free, count, cycle):
     lo = np.full(len(family.names), -np.inf)
     hi = np.full(len(family.names), np.inf)
-    for name, (low, high) in (bounds or {}).items():
+    if bounds is not None and not isinstance(bounds, dict):
+        raise ArgumentTypeError("bounds must be a dict {parameter path: (low, high)}, got "
+                                f"{type(bounds).__name__}")
+    for name, pair in (bounds or {}).items():
         if name not in family.names:
             raise ArgumentError(f"bounds: {name!r} is not one of the parameters")
+        try:
+            low, high = (float(x) for x in pair)
+        except (TypeError, ValueError):
+            raise ArgumentError(f"bounds[{name!r}] must be (low, high), got {pair!r}") from None
+        if not low < high or math.isnan(low) or math.isnan(high):
+            raise ArgumentError(f"bounds[{name!r}] must be (low, high) with low < high, got "
+                                f"{pair!r}")
         lo[family.names.index(name)], hi[family.names.index(name)] = low, high
     if free:
         # A common shift of every time is a change of the input's starting position: the
@@ -427,6 +453,8 @@ def _synthesise(what, family, measure, targets, times, guess, bounds, cycle, sta
     from scipy.optimize import least_squares
 
     started = time.perf_counter()
+    starts, spread, tol, max_evaluations = _checked_options(
+        family, starts, spread, seed, grashof, transmission, tol, max_evaluations)
     free = times is None
     lo, hi = _bounds(family, bounds, free, len(targets), cycle)
     problem = _Problem(family, measure, targets, times, cycle,
@@ -490,6 +518,40 @@ def _synthesise(what, family, measure, targets, times, guess, bounds, cycle, sta
                            np.asarray(found_times, dtype=float), measure.values(s), residual,
                            starts, tuple(failures), problem.evaluations,
                            time.perf_counter() - started, s.model)
+
+
+#: The kinds of four-bar that ``grashof=`` may ask for (linkdyn.design.grashof's kinds).
+GRASHOF_KINDS = ("crank-rocker", "double-crank", "double-rocker", "change-point",
+                 "triple-rocker")
+
+
+def _checked_options(family, starts, spread, seed, grashof, transmission, tol,
+                     max_evaluations) -> tuple:
+    """(starts, spread, tol, max_evaluations) checked, with seed, grashof and transmission
+    (its joint a joint of the model): an ArgumentError naming the option otherwise."""
+    from ..compile.model import checked_count, checked_positive
+
+    starts = checked_count("starts", starts)
+    max_evaluations = checked_count("max_evaluations", max_evaluations)
+    tol = checked_positive("tol", tol)
+    if spread != 0:
+        spread = checked_positive("spread (a fraction of the design's size)", spread)
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise ArgumentError(f"seed must be a non-negative integer or None, got {seed!r}")
+    if grashof is not None and grashof not in GRASHOF_KINDS:
+        raise ArgumentError(f"grashof must be one of {', '.join(GRASHOF_KINDS)}, got "
+                            f"{grashof!r}")
+    if transmission is not None:
+        ok = isinstance(transmission, (tuple, list)) and len(transmission) == 3
+        if ok:
+            joint, low, high = transmission
+            bound = checked_array("transmission's bounds", [low, high])
+            ok = isinstance(joint, str) and 0.0 <= bound[0] < bound[1] <= math.pi
+        if not ok:
+            raise ArgumentError("transmission must be (joint, low, high) with 0 <= low < "
+                                f"high <= pi (rad), got {transmission!r}")
+        family.base.joint_spec(joint)      # an unknown joint is named
+    return starts, float(spread), tol, max_evaluations
 
 
 def _ordered_times(model, marker, targets, cycle):
