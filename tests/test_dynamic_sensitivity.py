@@ -217,6 +217,9 @@ def test_refusals():
                                          control_period=0.01)
     with pytest.raises(ArgumentTypeError, match="'tolerance'"):
         linkdyn.simulation_sensitivities(m, PARAMS[:1], 0.1, tolerance=1e-8)
+    # a string was taken for True
+    with pytest.raises(ArgumentTypeError, match="error_control must be True or False"):
+        linkdyn.simulation_sensitivities(m, PARAMS[:1], 0.1, error_control="no")
     with pytest.raises(ArgumentError, match="friction"):
         linkdyn.simulation_sensitivities("walker_gait1", ["gravity.1"], 0.1)
     with pytest.raises(ArgumentError, match="Lankarani-Nikravesh"):

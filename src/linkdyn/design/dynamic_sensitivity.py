@@ -176,6 +176,9 @@ def simulation_sensitivities(model, parameters, t_end: float, *, error_control: 
             raise ArgumentError(f"simulation_sensitivities: option {name!r} is not "
                                 "supported: the sensitivities would jump at controller "
                                 "samples and contact mode switches (module notes)")
+    if not isinstance(error_control, (bool, np.bool_)):
+        raise ArgumentTypeError("simulation_sensitivities: error_control must be True or "
+                                f"False, got {error_control!r}")
     method = options.pop("method", "bdf")
     if method not in ("bdf", "auto"):
         raise ArgumentError(f"simulation_sensitivities: method must be 'bdf' (the "
