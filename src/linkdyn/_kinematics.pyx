@@ -507,13 +507,12 @@ cdef class SensitivitySweep(KinematicSweep):
                                      double *Cv, double *Ca, const int *time_cols,
                                      int nt_cols, double scale) noexcept nogil:
         """rv_q and ra_q at the row (``derivatives``, affine_q): Rv, Ra on the pattern with
-        their time columns zero, Cv, Ca those columns (dense); rv0, ra0 the row's own rv
-        and ra. vals: Phi_q at the row."""
+        their time columns zero, Cv, Ca those columns (dense), given the row's own rv and
+        ra in rv0, ra0. vals: Phi_q at the row."""
         cdef int n = self.n, nnz = self.sys.phiq_nnz, i, c, k, p
         cdef double s
         cdef const double *x
         cdef double *out
-        _residual_pair(self.sys, t, q, v, a, mvals, tmp, rv0, ra0)
         for c in range(2):
             x, out = (v, Rv) if c == 0 else (a, Ra)
             s = _inf_norm(x, n)
@@ -625,6 +624,7 @@ cdef class SensitivitySweep(KinematicSweep):
         cdef int nm = len(members), k, i, j, m, status = OK, row = nt
         cdef const ld_system **sys = <const ld_system **> malloc(nm * sizeof(void *))
         cdef int maxnnz = self.nnz
+        cdef bint own = affine_q != 0      # the model's own rv and ra are needed a row
         if sys == NULL:
             raise MemoryError()
         for m in range(nm):
@@ -634,6 +634,7 @@ cdef class SensitivitySweep(KinematicSweep):
                 free(sys)
                 raise ValueError("a member model has other coordinates or rows")
             maxnnz = sys[m].phiq_nnz if sys[m].phiq_nnz > maxnnz else maxnnz
+            own = own or sys[m] == self.sys
         if Q.shape[0] < nt or Q.shape[1] != n or dQ.shape[0] < nt or dQ.shape[1] != n or \
                 dQ.shape[2] != p or size.shape[0] != p:
             free(sys)
@@ -697,10 +698,19 @@ cdef class SensitivitySweep(KinematicSweep):
                 scale = 1.0
                 for i in range(n):
                     scale = fabs(q[i]) if fabs(q[i]) > scale else scale
+                # the model's own rv and ra (the affine paths' base, and a member's where the
+                # model itself is one: every forward difference)
+                if own:
+                    _residual_pair(self.sys, t, q, v, a, mvals, tmp, rv0, ra0)
                 for m in range(nm):
                     r3 = &mres[3 * n * m]
                     sys[m].phi(sys[m].user, t, q, r3)
-                    _residual_pair(sys[m], t, q, v, a, mvals, tmp, r3 + n, r3 + 2 * n)
+                    if sys[m] == self.sys:
+                        for i in range(n):
+                            r3[n + i] = rv0[i]
+                            r3[2 * n + i] = ra0[i]
+                    else:
+                        _residual_pair(sys[m], t, q, v, a, mvals, tmp, r3 + n, r3 + 2 * n)
                 # Phi_p, (Phi_q v + Phi_t)_p, (Phi_q a - gamma)_p: weighted member sums
                 for j in range(p):
                     for i in range(n):
@@ -721,7 +731,6 @@ cdef class SensitivitySweep(KinematicSweep):
                 # dq = -Phi_q^-1 Phi_p, every parameter at once
                 self._refined_solve_block(F, B, R, active, p, vals)
                 if affine_q and p < MATRIX_PARAMETERS:
-                    _residual_pair(self.sys, t, q, v, a, mvals, tmp, rv0, ra0)
                     self._directional_each(t, q, v, a, F, X, Y, p, scale, mvals, tmp, g, z,
                                            qp, qm, B, R, active, vals, rv0, ra0)
                 elif affine_q:
