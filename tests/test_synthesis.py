@@ -175,3 +175,43 @@ def test_a_model_without_named_parameters_is_told_to_name_them():
     linkage_parameters' complaint about its type."""
     with pytest.raises(linkdyn.ArgumentTypeError, match="name them, e.g. parameters="):
         path_generation("jansen_driven", "foot", [[0.0, -0.8], [0.1, -0.8]])
+
+
+def _interrupt_after(monkeypatch, analyses):
+    """Ctrl-C in the synthesis' analysis number ``analyses + 1`` (deterministic)."""
+    from linkdyn.design import synthesis
+
+    real, calls = synthesis._kinematic_sensitivities, []
+
+    def analysis(*args):
+        calls.append(1)
+        if len(calls) > analyses:
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(synthesis, "_kinematic_sensitivities", analysis)
+
+
+def test_ctrl_c_keeps_the_best_linkage_found_so_far(monkeypatch):
+    """Interrupted in its fourth analysis, the first start's least squares has made three:
+    the result is the best of them (status "interrupted", a RuntimeWarning), better than
+    the start, its residual what its linkage achieves."""
+    start = perturbed(0.01)
+    full = path_generation(start, "P", targets(), times=TIMES, starts=1)
+    assert full.evaluations > 4
+    _interrupt_after(monkeypatch, 3)
+    with pytest.warns(RuntimeWarning, match="interrupted in start 0"):
+        r = path_generation(start, "P", targets(), times=TIMES, starts=3)
+    assert r.status == "interrupted" and r.starts == 1 and r.evaluations == 3
+    assert full.status == "ok"
+    first = np.linalg.norm(linkdyn.kinematics(start.build(), TIMES).marker("P") - targets(),
+                           axis=1).max()
+    assert r.residual < 0.5 * first
+    np.testing.assert_allclose(np.linalg.norm(r.achieved - targets(), axis=1).max(),
+                               r.residual, rtol=1e-12)
+
+
+def test_ctrl_c_before_anything_was_analysed_goes_on(monkeypatch):
+    _interrupt_after(monkeypatch, 0)
+    with pytest.raises(KeyboardInterrupt):
+        path_generation(perturbed(0.01), "P", targets(), times=TIMES, starts=2)

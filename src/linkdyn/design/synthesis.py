@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -55,7 +56,8 @@ class SynthesisResult:
     generation, angles there times the poses' size); ``residual``: the largest error (m, or
     rad for function generation); ``starts``: how many starts ran; ``failures``: the reasons
     of the starts that failed; ``evaluations``: analyses made (each with its branch followed
-    over the cycle); ``seconds``: wall time."""
+    over the cycle); ``seconds``: wall time; ``status``: "ok", or "interrupted" (Ctrl-C:
+    the best linkage found until then, ``starts`` counting the start that was running)."""
 
     linkage: object
     parameters: dict
@@ -67,6 +69,7 @@ class SynthesisResult:
     evaluations: int = 0
     seconds: float = 0.0
     model: object = field(default=None, repr=False)
+    status: str = "ok"
 
 
 def linkage_parameters(linkage) -> list:
@@ -161,6 +164,7 @@ class _Problem:
         self.evaluations = 0
         self._cache = {}
         self._affine = None     # per parameter, affine (from the first analysis: see below)
+        self.best = None        # (error, x, sensitivities) of the best design analysed
 
     def split(self, x):
         values = x[:self.p]
@@ -173,7 +177,6 @@ class _Problem:
         key = x.tobytes()
         if key not in self._cache:
             values, times = self.split(x)
-            self.evaluations += 1
             try:
                 order = np.argsort(times)
                 # after the first analysis, the parameters' affinity is known: one member
@@ -187,18 +190,26 @@ class _Problem:
                 self._cache = {key: (_reordered(s, inverse), None)}
             except LinkdynError as exc:     # no assembly, a limit, a singular position
                 self._cache = {key: (None, exc)}
+            self.evaluations += 1           # (not one that Ctrl-C interrupted)
         return self._cache[key]
 
     def design(self, values):
         """The description at ``values``: a Linkage, or a compiled model."""
         return self.family.source(values)
 
+    def size(self, r) -> float:
+        """The largest target's error in residuals ``r``."""
+        return float(np.max(np.linalg.norm(np.reshape(r, (self.k, -1)), axis=1)))
+
     def residuals(self, x):
         s, error = self.analyse(x)
         if error is not None:
             # Refuse the step: a large, constant residual makes the trust region shrink.
             return np.full(self.targets.size, 1e3 * (1.0 + np.abs(self.targets).max()))
-        return (self.measure.values(s) - self.targets).ravel()
+        r = (self.measure.values(s) - self.targets).ravel()
+        if self.best is None or self.size(r) < self.best[0]:
+            self.best = (self.size(r), np.array(x, dtype=float), s)   # kept for Ctrl-C
+        return r
 
     def jacobian(self, x):
         s, error = self.analyse(x)
@@ -449,9 +460,10 @@ def _bounds(family, bounds, free, count, cycle):
 
 def _synthesise(what, family, measure, targets, times, guess, bounds, cycle, starts, spread,
                 seed, grashof, transmission, tol, max_evaluations) -> SynthesisResult:
-    """The multistart least-squares loop shared by the three kinds of synthesis."""
-    from scipy.optimize import least_squares
-
+    """The multistart least-squares loop shared by the three kinds of synthesis. Ctrl-C
+    ends it with the best linkage found so far (the current start's best analysed design
+    included, if it meets the constraints), status "interrupted" and a RuntimeWarning;
+    with nothing found yet, the KeyboardInterrupt goes on."""
     started = time.perf_counter()
     starts, spread, tol, max_evaluations = _checked_options(
         family, starts, spread, seed, grashof, transmission, tol, max_evaluations)
@@ -460,52 +472,35 @@ def _synthesise(what, family, measure, targets, times, guess, bounds, cycle, sta
     problem = _Problem(family, measure, targets, times, cycle,
                        first_time=guess[0] if free else None)
     size = float(np.max(np.abs(family.values))) or 1.0
-    p = len(family.names)
     rng = np.random.default_rng(seed)
-    best, failures = None, []
-    for start in range(starts):
-        x0 = family.values.copy()
-        if start:
-            x0 = x0 + spread * size * rng.standard_normal(len(x0))
-        if free:
-            x0 = np.concatenate([x0, guess[1:]])
-        x0 = np.clip(x0, np.where(np.isfinite(lo), lo + 1e-12, -np.inf),
-                     np.where(np.isfinite(hi), hi - 1e-12, np.inf))
-        if problem.analyse(x0)[1] is not None:
-            failures.append((start, "the start does not assemble over the cycle: "
-                                    f"{problem.analyse(x0)[1]}"))
-            continue
-        if not np.any(problem.jacobian(x0)[:, :p]):
-            raise ArgumentError(f"{what}: none of the parameters moves the targets "
-                                f"({name_list(family.names)}): a mass or a density does "
-                                "not move a linkage's positions")
-        if np.isfinite(lo[:p]).any() or np.isfinite(hi[:p]).any():
-            fun, jac, z0, z_lo, z_hi, to_x = (problem.residuals, problem.jacobian, x0, lo, hi,
-                                              lambda z: z)
-        else:
-            reduced = _Reduced(problem, x0)
-            fun, jac, to_x = reduced.residuals, reduced.jacobian, reduced.x
-            z0 = np.zeros(reduced.T.shape[1])
-            z_lo, z_hi = reduced.bounds(lo, hi)
-        # "lm" where nothing is bounded (see _Reduced) and it can run (no fewer residuals
-        # than unknowns); "trf" with bounds
-        bounded = np.isfinite(z_lo).any() or np.isfinite(z_hi).any()
-        method = "trf" if bounded or targets.size < len(z0) else "lm"
-        fit = least_squares(fun, z0, jac=jac, bounds=(z_lo, z_hi), method=method, ftol=tol,
-                            xtol=tol, gtol=tol, max_nfev=max_evaluations)
-        x = to_x(fit.x)
-        s, error = problem.analyse(x)
-        if error is not None:
-            failures.append((start, f"ended where the linkage does not assemble: {error}"))
-            continue
-        reason = _broken_constraint(problem.design(x[:p]), s.model, grashof, transmission,
-                                    cycle)
-        if reason:
-            failures.append((start, reason))
-            continue
-        residual = float(np.max(np.linalg.norm(fit.fun.reshape(len(targets), -1), axis=1)))
-        if best is None or residual < best[0]:
-            best = (residual, x, s)
+    best, failures, status, ran = None, [], "ok", 0
+    constraints = (grashof, transmission, cycle)
+    try:
+        for start in range(starts):
+            x0 = family.values.copy()
+            if start:
+                x0 = x0 + spread * size * rng.standard_normal(len(x0))
+            if free:
+                x0 = np.concatenate([x0, guess[1:]])
+            x0 = np.clip(x0, np.where(np.isfinite(lo), lo + 1e-12, -np.inf),
+                         np.where(np.isfinite(hi), hi - 1e-12, np.inf))
+            ran = start + 1
+            found = _one_start(what, problem, x0, lo, hi, tol, max_evaluations, constraints)
+            if isinstance(found, str):
+                failures.append((start, found))
+            elif best is None or found[0] < best[0]:
+                best = found
+    except KeyboardInterrupt:
+        found = problem.best
+        if found is not None and (best is None or found[0] < best[0]) and \
+                not _broken_constraint(problem.design(found[1][:problem.p]), found[2].model,
+                                       *constraints):
+            best = found
+        if best is None:
+            raise
+        status = "interrupted"
+        warnings.warn(f"{what}: interrupted in start {ran - 1}; the result is the best "
+                      "linkage found so far", RuntimeWarning, stacklevel=3)
     if best is None:
         raise SynthesisError(f"{what}: none of {starts} starts gave a linkage that meets the "
                              "targets and constraints; "
@@ -516,8 +511,45 @@ def _synthesise(what, family, measure, targets, times, guess, bounds, cycle, sta
     return SynthesisResult(data if isinstance(data, geometric.Linkage) else data.description,
                            dict(zip(family.names, map(float, values))),
                            np.asarray(found_times, dtype=float), measure.values(s), residual,
-                           starts, tuple(failures), problem.evaluations,
-                           time.perf_counter() - started, s.model)
+                           ran, tuple(failures), problem.evaluations,
+                           time.perf_counter() - started, s.model, status)
+
+
+def _one_start(what, problem, x0, lo, hi, tol, max_evaluations, constraints):
+    """One start of the synthesis from x0: (residual, x, sensitivities) of the linkage it
+    ends at, or the reason it failed (no assembly at its start or end, a broken
+    constraint)."""
+    from scipy.optimize import least_squares
+
+    p, targets = problem.p, problem.targets
+    if problem.analyse(x0)[1] is not None:
+        return f"the start does not assemble over the cycle: {problem.analyse(x0)[1]}"
+    if not np.any(problem.jacobian(x0)[:, :p]):
+        raise ArgumentError(f"{what}: none of the parameters moves the targets "
+                            f"({name_list(problem.family.names)}): a mass or a density "
+                            "does not move a linkage's positions")
+    if np.isfinite(lo[:p]).any() or np.isfinite(hi[:p]).any():
+        fun, jac, z0, z_lo, z_hi, to_x = (problem.residuals, problem.jacobian, x0, lo, hi,
+                                          lambda z: z)
+    else:
+        reduced = _Reduced(problem, x0)
+        fun, jac, to_x = reduced.residuals, reduced.jacobian, reduced.x
+        z0 = np.zeros(reduced.T.shape[1])
+        z_lo, z_hi = reduced.bounds(lo, hi)
+    # "lm" where nothing is bounded (see _Reduced) and it can run (no fewer residuals than
+    # unknowns); "trf" with bounds
+    bounded = np.isfinite(z_lo).any() or np.isfinite(z_hi).any()
+    method = "trf" if bounded or targets.size < len(z0) else "lm"
+    fit = least_squares(fun, z0, jac=jac, bounds=(z_lo, z_hi), method=method, ftol=tol,
+                        xtol=tol, gtol=tol, max_nfev=max_evaluations)
+    x = to_x(fit.x)
+    s, error = problem.analyse(x)
+    if error is not None:
+        return f"ended where the linkage does not assemble: {error}"
+    reason = _broken_constraint(problem.design(x[:p]), s.model, *constraints)
+    if reason:
+        return reason
+    return problem.size(fit.fun), x, s
 
 
 #: The kinds of four-bar that ``grashof=`` may ask for (linkdyn.design.grashof's kinds).
