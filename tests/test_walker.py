@@ -327,3 +327,38 @@ def test_a_failed_orbit_search_says_why_and_what_helps():
     assert "stalled at" in text and "local minimum" in text
     assert "start from a state on or near the orbit" in text and "crossings=" in text
     assert caught.value.residual > 1e-3 and caught.value.x.shape == (2 * model.nq,)
+
+
+@pytest.mark.parametrize("where", ["first map", "difference", "trial step"])
+def test_ctrl_c_stops_the_orbit_search_with_its_latest_state(monkeypatch, where):
+    """Ctrl-C in any of the search's maps ends it with KeyboardInterrupt carrying the
+    latest state on the section. An interrupted run was taken for a missed section: a
+    PeriodicOrbitError, which the search's safeguard swallows when it tries a Newton step
+    (the search went on)."""
+    import dataclasses
+
+    from linkdyn.solve import periodic
+
+    model = linkdyn.chain(1)            # a pendulum: one map per swing through x = 0
+    real, calls = periodic.simulate, []
+    # the first map, then per iteration P(x), 2 nq differences, P(y) and the trial's map
+    stop = {"first map": 1, "difference": 3, "trial step": 2 + 2 * model.nq + 2}[where]
+
+    def simulate(*args, **kwargs):
+        calls.append(1)
+        r = real(*args, **kwargs)
+        return dataclasses.replace(r, status="interrupted") if len(calls) == stop else r
+
+    monkeypatch.setattr(periodic, "simulate", simulate)
+    section = linkdyn.events.marker_crosses("tip", "x", 0.0, direction=1)
+    with pytest.raises(KeyboardInterrupt) as info:
+        linkdyn.periodic_orbit(model, section, tol=1e-14, max_iter=5)
+    assert len(calls) == stop
+    assert info.value.x.shape == (2 * model.nq,)
+    tip = np.ravel(model.marker_positions(info.value.x[:model.nq]))
+    if where == "first map":        # the consistent guess, before any residual
+        np.testing.assert_allclose(info.value.x[:model.nq], model.q0, atol=1e-12)
+        assert np.isnan(info.value.residual) and abs(tip[0]) > 0.05
+    else:
+        # on the section (the tip at x = 0) with the residual of its own map
+        assert abs(tip[0]) < 1e-9 and np.isfinite(info.value.residual)

@@ -94,6 +94,10 @@ def poincare_map(model, section, q, v, *, crossings=1, t_max=10.0, swinging=(), 
     while count < crossings:
         r = simulate(model, t + t_max, t0=t, q0=q, v0=v, events=[section],
                      t_out=[t, t + t_max], swinging=swinging, **options)
+        if r.status == "interrupted":
+            # Ctrl-C: not a missed section (a caller that tries another state on
+            # PeriodicOrbitError would go on)
+            raise KeyboardInterrupt
         if r.status != "event":
             raise PeriodicOrbitError(
                 f"periodic_orbit: no crossing of {section.name!r} within {t_max} s of "
@@ -114,7 +118,9 @@ def periodic_orbit(model, section, q0=None, v0=None, *, swinging=(), crossings=1
     """Find a periodic orbit through the section (module notes) from the guess (q0, v0)
     (default: the model's initial state; a state on or near the section) with the contacts
     ``swinging`` swinging there (see :func:`linkdyn.simulate`). Returns a
-    :class:`PeriodicOrbit`; raises :class:`PeriodicOrbitError` when it fails. The swinging
+    :class:`PeriodicOrbit`; raises :class:`PeriodicOrbitError` when it fails, and on Ctrl-C
+    the KeyboardInterrupt with the search's latest state in its ``x`` (and that state's
+    residual in ``residual``), to start again from. The swinging
     contacts on the section are those the first map reaches it with; they are kept for
     every later map (a periodic orbit crosses its section in one discrete state)."""
     model = as_model(model)
@@ -143,16 +149,31 @@ def periodic_orbit(model, section, q0=None, v0=None, *, swinging=(), crossings=1
         return y, t, shift
 
     s = consistent_state(model, q=q0, v=v0)
-    # Start on the section: one map from the guess.
-    q1, v1, _, state["swinging"] = poincare_map(model, section, s.q, s.v,
-                                                swinging=tuple(swinging), **opts)
-    x = np.concatenate([q1, v1])
     history = []
+    state["x"] = np.concatenate([s.q, s.v])
+    try:
+        # Start on the section: one map from the guess.
+        q1, v1, _, state["swinging"] = poincare_map(model, section, s.q, s.v,
+                                                    swinging=tuple(swinging), **opts)
+        x = np.concatenate([q1, v1])
+        return _newton(model, P, x, history, state, swinging, axis, max_iter, tol, fd_step)
+    except KeyboardInterrupt as stop:
+        # Ctrl-C: the search's latest state goes with it (``x``: on the section once the
+        # first map is done, the consistent guess before; ``residual``: its residual, NaN
+        # before the first), to start again from
+        stop.x, stop.residual = state["x"], history[-1] if history else math.nan
+        raise
+
+
+def _newton(model, P, x, history, state, swinging, axis, max_iter, tol, fd_step):
+    """periodic_orbit's Newton iterations from x on the section (module notes)."""
+    nq = model.nq
     for it in range(1, max_iter + 1):
         y, period, shift = P(x)
         res = y - x
         norm = float(np.max(np.abs(res)))
         history.append(norm)
+        state["x"] = x              # the state whose residual history ends with
         J = np.empty((2 * nq, 2 * nq))
         for j in range(2 * nq):
             h = fd_step * max(1.0, abs(x[j]))
