@@ -310,13 +310,15 @@ class _Rows:
         o = 12 * k
         self.mass[o:o + 3] = b.mass
         R = np.array(b.orientation) @ E                 # principal axes, global
-        w = np.array(b.angular_velocity)
+        w0, w1, w2 = (float(x) for x in b.angular_velocity)
+        # w x R[:, a] for the three axes at once (np.cross's arithmetic, not its overhead)
+        axes_rate = np.array([w1 * R[2] - w2 * R[1], w2 * R[0] - w0 * R[2],
+                              w0 * R[1] - w1 * R[0]])
         self.q0[o:o + 3] = b.position
         self.v0[o:o + 3] = b.velocity
-        for a in range(3):
-            self.mass[o + 3 + 3 * a:o + 6 + 3 * a] = P[a]
-            self.q0[o + 3 + 3 * a:o + 6 + 3 * a] = R[:, a]
-            self.v0[o + 3 + 3 * a:o + 6 + 3 * a] = np.cross(w, R[:, a])
+        self.mass[o + 3:o + 12] = np.repeat(P, 3)
+        self.q0[o + 3:o + 12] = R.T.ravel()
+        self.v0[o + 3:o + 12] = axes_rate.T.ravel()
         self.applied[o:o + 3] = b.mass * self.gravity
         self.local[b.name] = {name: E.T @ np.array(p) for name, p in b.local_points().items()}
 
