@@ -226,11 +226,12 @@ cdef class KinematicSweep:
                                    int nrhs, const double *vals) noexcept nogil:
         """X (n x nrhs, a column each) <- Phi_q^{-1} X, Phi_q given by vals, with the current
         factors (made at a nearby configuration) and iterative refinement, the solves of all
-        columns in one call: each column is refined until its correction reaches round-off,
-        the columns still refining gathered into R. B, R: scratch of n x nrhs each (B may
+        columns in one call: each column is refined until its backward error is within the
+        rounding of its residual or its correction reaches round-off, the columns still
+        refining gathered into R. B, R: scratch of n x nrhs each (B may
         hold X's values already); active: nrhs."""
         cdef int i, j, c, p, sweep, n = self.n, na = nrhs
-        cdef double dx, xm, berr, xj, ax
+        cdef double dx, xm, xj, ax
         cdef double *x
         cdef double *r
         cdef double *den = self.den
