@@ -677,8 +677,6 @@ cdef class SensitivitySweep(KinematicSweep):
         cdef double *Cv = Ra + maxnnz                  # rv_q, ra_q in the time columns
         cdef double *Ca = Cv + n * nt_cols
         cdef double t, eps, scale, wk
-        cdef double *dq
-        cdef double *dv
         cdef const double *q
         cdef const double *v
         cdef const double *a
