@@ -93,6 +93,12 @@ def test_bad_arguments_are_refused_before_drawing(tmp_path):
         r.animate(tmp_path / "a.gif", fps=0)
     with pytest.raises(AnimationError, match="no marker 'tip'.*B0"):
         r.animate(tmp_path / "a.gif", markers=["tip"])
+    # these leaked matplotlib's ValueError, or took a string for True
+    for size in [(4.0,), (-1.0, 3.0), ("4", 3), (1e3, 3.0)]:
+        with pytest.raises(AnimationError, match="size must be \\(width, height\\)"):
+            r.animate(tmp_path / "a.gif", size=size)
+    with pytest.raises(AnimationError, match="trace must be True or False"):
+        r.animate(tmp_path / "a.gif", trace="no")
     assert not any(tmp_path.iterdir())
 
 
@@ -139,6 +145,8 @@ def test_snapshot_draws_one_row_with_the_traces_up_to_it():
         r.snapshot(float("nan"))
     with pytest.raises(AnimationError, match="no marker"):
         r.snapshot(0.1, markers=["nope"])
+    with pytest.raises(AnimationError, match="size must be"):
+        r.snapshot(0.1, size=(1.0,))
     kin = linkdyn.kinematics("five_ss", np.linspace(0.0, 1.0, 11))
     fig3 = kin.snapshot()
     assert fig3.axes[0].name == "3d"

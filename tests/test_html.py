@@ -84,6 +84,14 @@ def test_bad_options_are_named(tmp_path, options, match):
         r.to_html(tmp_path / "x.html", **options)
 
 
+def test_an_unknown_option_is_named(tmp_path):
+    """It was refused by figure() in a TypeError naming figure."""
+    r = linkdyn.simulate("jansen", 0.1, dt_out=0.01)
+    with pytest.raises(linkdyn.ArgumentTypeError, match="to_html: unknown option.*'frames'"):
+        r.to_html(tmp_path / "x.html", frames=10)
+    assert not any(tmp_path.iterdir())
+
+
 def test_missing_directory_is_named(tmp_path):
     r = linkdyn.simulate("jansen", 0.1, dt_out=0.01)
     with pytest.raises(ArgumentError, match="does not exist"):

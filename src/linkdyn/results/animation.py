@@ -95,14 +95,14 @@ def animate(result, path, *, fps: float = 30.0, speed: float = 1.0, markers=None
     Raises
     ------
     AnimationError
-        Bad fps, speed, markers or format (an unknown suffix, .mp4 without ffmpeg), or more
-        than MAX_FRAMES frames. Errors writing the file (a missing directory) are raised
+        Bad fps, speed, markers, dpi, size, trace or format (an unknown suffix, .mp4
+        without ffmpeg), or more than MAX_FRAMES frames. Errors writing the file (a missing directory) are raised
         before any frame is drawn.
     """
 
     path = Path(path)
     _check_timing(fps, speed)
-    _check_dpi(dpi)
+    _check_figure(size, dpi, trace)
     model = result.model
     markers = _checked_markers(model, markers)
     if not path.parent.is_dir():
@@ -139,12 +139,12 @@ def snapshot(result, t=None, *, markers=None, trace: bool = True, dpi: int = 100
     Raises
     ------
     AnimationError
-        Bad markers or dpi, a result without output rows, or a ``t`` that is not a finite
-        number.
+        Bad markers, dpi, size or trace, a result without output rows, or a ``t`` that is
+        not a finite number.
     """
     if len(result.t) == 0:
         raise AnimationError("the result has no output rows")
-    _check_dpi(dpi)
+    _check_figure(size, dpi, trace)
     times = np.asarray(result.t, dtype=float)
     if t is None:
         row = len(times) - 1
@@ -171,6 +171,24 @@ def _check_timing(fps, speed) -> None:
 def _check_dpi(dpi) -> None:
     if isinstance(dpi, bool) or not isinstance(dpi, int) or not 10 <= dpi <= 1000:
         raise AnimationError(f"dpi must be an integer from 10 to 1000, got {dpi!r}")
+
+
+#: The most pixels a drawing may have along a side (matplotlib's raster limit is 2^16).
+MAX_PIXELS = 10_000
+
+
+def _check_figure(size, dpi, trace) -> None:
+    """The figure's size (two positive inches, at most MAX_PIXELS pixels a side at ``dpi``)
+    and ``trace`` (a bool); dpi as :func:`_check_dpi`."""
+    _check_dpi(dpi)
+    ok = isinstance(size, (tuple, list)) and len(size) == 2 and all(
+        not isinstance(x, bool) and isinstance(x, (int, float)) and math.isfinite(x) and
+        0 < x * dpi <= MAX_PIXELS for x in size)
+    if not ok:
+        raise AnimationError(f"size must be (width, height) in inches, each positive and at "
+                             f"most {MAX_PIXELS / dpi:g} at dpi {dpi}, got {size!r}")
+    if not isinstance(trace, (bool, np.bool_)):
+        raise AnimationError(f"trace must be True or False, got {trace!r}")
 
 
 def _checked_markers(model, markers) -> list:

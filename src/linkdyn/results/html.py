@@ -12,6 +12,7 @@ time: ask for outputs often enough (``dt_out``).
 
 from __future__ import annotations
 
+import inspect
 import math
 from pathlib import Path
 
@@ -19,7 +20,7 @@ import numpy as np
 
 from ..elements.bodies import GROUND
 from ..elements.joints import RevoluteSpec
-from ..errors import ArgumentError
+from ..errors import ArgumentError, ArgumentTypeError
 from ..compile.geometry import PointGeometry, pivots, shapes_3d
 from .animation import AnimationError, _check_timing, _checked_markers, frame_times
 
@@ -153,7 +154,13 @@ def to_html(result, path, **options) -> Path:
     ------
     ArgumentError
         As :func:`figure`, and for a directory that does not exist.
+    ArgumentTypeError
+        An option :func:`figure` does not take.
     """
+    unknown = sorted(set(options) - FIGURE_OPTIONS)
+    if unknown:
+        raise ArgumentTypeError(f"to_html: unknown option(s) {', '.join(map(repr, unknown))} "
+                                f"(options: {', '.join(sorted(FIGURE_OPTIONS))})")
     path = Path(path)
     if not path.parent.is_dir():
         raise ArgumentError(f"{path}: the directory {path.parent} does not exist")
@@ -282,3 +289,7 @@ def figure(result, *, markers=None, series=None, fps: float = 20.0, speed: float
         fig.update_yaxes(title_text="y (m)", range=[lo_xyz[1], hi_xyz[1]], row=1, col=1)
     fig.update_xaxes(title_text="t (s)", row=1, col=2)
     return fig
+
+
+#: The options of :func:`figure` (and so of :func:`to_html`), from its signature.
+FIGURE_OPTIONS = frozenset(inspect.signature(figure).parameters) - {"result"}
