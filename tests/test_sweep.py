@@ -170,6 +170,13 @@ def test_misspelt_paths_and_options_are_refused_before_any_case_runs(tmp_path, c
     with pytest.raises(linkdyn.ArgumentError, match="'rtoll' is not an option of run"):
         linkdyn.sweep("jansen", {"bodies.L5.length": [0.61]},
                       run_options={"t_end": 0.1, "rtoll": 1e-6}, executor="serial")
+    # run_options that are not a mapping leaked a TypeError; a progress of "yes" was True
+    with pytest.raises(linkdyn.ArgumentTypeError, match="run_options must be a mapping"):
+        linkdyn.sweep("jansen", {"bodies.L5.length": [0.61]}, run_options=3,
+                      executor="serial")
+    with pytest.raises(linkdyn.ArgumentTypeError, match="progress must be True, False"):
+        linkdyn.sweep("jansen", {"bodies.L5.length": [0.61]},
+                      run_options={"t_end": 0.1}, executor="serial", progress="yes")
     # A bad value (not a bad path) fails its own case only.
     table = linkdyn.sweep("jansen", {"bodies.L5.length": [0.61, -1.0]},
                           run_options={"t_end": 0.05}, executor="serial")

@@ -276,7 +276,13 @@ def sweep(model, parameters, *, run="simulate", run_options=None, outputs=None,
     if not (run in RUNS or callable(run)):
         raise ArgumentError(f"sweep: run must be one of {', '.join(RUNS)} or a callable, got "
                             f"{run!r}")
+    if run_options is not None and not isinstance(run_options, Mapping):
+        raise ArgumentTypeError("sweep: run_options must be a mapping option -> value, got "
+                                f"{type(run_options).__name__}")
     run_options = dict(run_options or {})
+    if progress is not None and not isinstance(progress, bool):
+        raise ArgumentTypeError(f"sweep: progress must be True, False or None, got "
+                                f"{progress!r}")
     if outputs is not None and not callable(outputs):
         raise ArgumentTypeError("sweep: outputs must be a callable outputs(result) -> mapping")
     cases = expand_cases(parameters)
