@@ -141,6 +141,10 @@ def test_bad_descriptions_name_the_entry():
         g.revolute("S", (0.94, 0.24, 0.24))
     with pytest.raises(ModelError, match="joint 'A': the name is already used"):
         g.revolute("A", (1.0, 1.0))
+    # a point that is not a sequence leaked a TypeError
+    for point in (None, 3.0):
+        with pytest.raises(ModelError, match="coupler joint 'Q': a point is \\(x, y\\)"):
+            g.coupler("Q", point)
     g.link("crank", ["A", "B"])
     g.link("coupler", ["B", "C"])
     with pytest.raises(ModelError, match="no ground link"):
@@ -273,3 +277,16 @@ def test_a_linkage_without_coupler_points_tabulates_its_links_and_refuses_dynami
     np.testing.assert_allclose(np.diff(table["crank.angle"]), 0.1, atol=1e-10)
     with pytest.raises(linkdyn.ModelError, match="placeholder masses"):
         linkdyn.simulate(model, 1.0)
+
+
+@pytest.mark.parametrize("save", [
+    lambda path: fourbar_description().save(path),
+    lambda path: load_model("jansen").save(path),
+    lambda path: linkdyn.modelfile.save(load_model("jansen").description, path),
+    lambda path: load_model("heavy_top").save(path),
+])
+def test_saving_to_a_path_that_is_not_a_file_name_is_refused(save):
+    """An int was taken by open() for a file descriptor (a linkage file written into
+    whatever descriptor 3 was, then closed), or leaked pathlib's TypeError."""
+    with pytest.raises(linkdyn.ArgumentTypeError, match="save: path must be a file name"):
+        save(3)

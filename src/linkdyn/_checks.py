@@ -4,10 +4,11 @@ families: one place that says what a real number of a model is."""
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 
-from .errors import ModelError, ModelFileError
+from .errors import ArgumentTypeError, ModelError, ModelFileError
 
 
 def real(entry: str, what: str, value, *, positive: bool = False,
@@ -92,3 +93,12 @@ def unit_vec3(entry: str, what: str, value) -> tuple:
     if not n > 0:
         raise ModelError(f"{entry}: {what} must be a non-zero vector, got {value!r}")
     return tuple(float(x) for x in v / n)
+
+
+def checked_path(what: str, path):
+    """A file path argument (str or os.PathLike), or ArgumentTypeError: an int would be
+    taken by open() for a file descriptor, and written to."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise ArgumentTypeError(f"{what}: path must be a file name (str or os.PathLike), got "
+                                f"{path!r}")
+    return path

@@ -13,11 +13,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import _html
+from .._checks import checked_path
 from .._kernels import Kernels
 from ..elements.description import Description
 from ..elements.description import save as save_description
 from ..elements.joints import AngleDriverSpec, PrismaticSpec
-from ..errors import ArgumentError, ArgumentTypeError, ModelError, UnknownNameError, name_list
+from ..errors import ArgumentError, ModelError, UnknownNameError, name_list
 
 __all__ = ["Model", "COORDINATES", "require_dynamic", "check_output_size",
            "check_model_size", "checked_array", "checked_coordinates", "checked_count",
@@ -301,14 +302,6 @@ def require_dynamic(model: Model, what: str) -> None:
                          "has no dynamics (linkdyn.kinematics is its solver). To simulate it, "
                          "describe its bodies with their masses (ModelBuilder or a model "
                          "file)", model.name)
-
-
-def checked_path(what: str, path):
-    """A file path argument (str or os.PathLike), or ArgumentTypeError."""
-    if not isinstance(path, (str, os.PathLike)):
-        raise ArgumentTypeError(f"{what}: path must be a file name (str or os.PathLike), got "
-                                f"{path!r}")
-    return path
 
 
 def checked_time(t, name: str = "t") -> float:

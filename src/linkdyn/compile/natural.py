@@ -50,7 +50,8 @@ import numpy as np
 from ..elements.description import Description
 from ..elements.laws import linear
 from ..errors import ModelError
-from .model import Model, checked_coordinates, checked_path, checked_time
+from .._checks import checked_path
+from .model import Model, checked_coordinates, checked_time
 from .patterns import Numbering
 from .patterns import mul as _mul
 

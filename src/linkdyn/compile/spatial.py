@@ -48,7 +48,8 @@ from ..elements.spatial_forces import perpendiculars
 from ..elements.spatial import (AxisJointSpec, SpatialBodySpec, SpatialDescription,
                                 principal_frame)
 from ..errors import UnknownNameError, name_list
-from .model import Model, checked_array, checked_coordinates, checked_path, checked_time
+from .._checks import checked_path
+from .model import Model, checked_array, checked_coordinates, checked_time
 from .patterns import Numbering, assign_slots, mul
 
 __all__ = ["SpatialModel", "number_spatial", "COORDINATES_3D"]

@@ -48,11 +48,12 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, replace
+from pathlib import Path
 from types import MappingProxyType
 
 import numpy as np
 
-from .._checks import as_file_error, check_fields, real
+from .._checks import as_file_error, check_fields, checked_path, real
 from ..compile.compiler import compile_model
 from ..compile.model import Model
 from ..elements.laws import linear
@@ -94,7 +95,14 @@ def _name(kind, name):
 
 
 def _values(coordinates):
-    return tuple(coordinates) if not isinstance(coordinates, (str, bytes, dict)) else ()
+    """The coordinates as a tuple; () for what is not a sequence of them (the caller names
+    it)."""
+    if isinstance(coordinates, (str, bytes, dict)):
+        return ()
+    try:
+        return tuple(coordinates)
+    except TypeError:       # a number, None
+        return ()
 
 
 class Linkage:
@@ -522,5 +530,6 @@ def to_dict(linkage: Linkage) -> dict:
 
 def save(linkage: Linkage, path) -> None:
     """Write ``linkage`` as a linkage file (JSON)."""
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(json.dumps(to_dict(linkage), indent=2) + "\n")
+    # (an int would be taken by open() for a file descriptor, and written to)
+    Path(checked_path("save", path)).write_text(json.dumps(to_dict(linkage), indent=2) + "\n",
+                                                encoding="utf-8")

@@ -52,7 +52,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .._checks import as_file_error, check_fields
+from .._checks import as_file_error, check_fields, checked_path
 from ..elements.description import _no_negative_zero
 from ..elements.spatial import SpatialDescription, to_dict
 from ..elements.spatial_contacts import FILE_FIELDS as _CONTACT
@@ -145,4 +145,4 @@ def dumps(desc: SpatialDescription) -> str:
 
 def save(desc: SpatialDescription, path) -> None:
     """Write a spatial description as a model file (canonical form)."""
-    Path(path).write_text(dumps(desc), encoding="utf-8")
+    Path(checked_path("save", path)).write_text(dumps(desc), encoding="utf-8")

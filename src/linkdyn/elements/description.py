@@ -9,6 +9,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._checks import checked_path
 from . import contacts, forces
 from .bodies import BarSpec, BodySpec, MarkerSpec, Vec2
 from .joints import (AngleDriverSpec, CoordinateDriverSpec, PrismaticSpec, RevoluteSpec,
@@ -110,4 +111,4 @@ def dumps(desc: Description) -> str:
 
 def save(desc: Description, path) -> None:
     """Write a description as a model file (canonical form)."""
-    Path(path).write_text(dumps(desc), encoding="utf-8")
+    Path(checked_path("save", path)).write_text(dumps(desc), encoding="utf-8")

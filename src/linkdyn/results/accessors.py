@@ -8,7 +8,7 @@ import functools
 
 import numpy as np
 
-from ..compile.model import checked_path
+from .._checks import checked_path
 from ..errors import ArgumentError, ArgumentTypeError, UnknownNameError, name_list
 from .animation import animate, snapshot
 from .plotting import _pyplot
