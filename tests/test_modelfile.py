@@ -174,3 +174,16 @@ def test_a_file_without_bodies_names_the_file(tmp_path):
     path.write_text('{"linkdyn_model": 1, "name": "x", "bodies": []}')
     with pytest.raises(ModelFileError, match=r"empty\.json: bodies the model has no bodies"):
         modelfile.load(path)
+
+
+@pytest.mark.parametrize("load", ["load_model", "modelfile.load", "load_sweep_file"])
+def test_loading_from_a_path_that_is_not_a_file_name_is_refused(load):
+    """An int would be opened as a file descriptor (the sweep file's reader read and closed
+    descriptor 3); the others leaked os.fspath's TypeError."""
+    from linkdyn.batch.sweep import load_sweep_file
+    from linkdyn.describe import modelfile
+
+    call = {"load_model": linkdyn.load_model, "modelfile.load": modelfile.load,
+            "load_sweep_file": load_sweep_file}[load]
+    with pytest.raises(linkdyn.ArgumentTypeError, match="path must be a file name"):
+        call(3)

@@ -47,6 +47,7 @@ import sys
 import time
 from collections.abc import Mapping
 
+from .._checks import checked_path
 from ..describe.parameters import apply_parameters
 from ..describe.parameters import is_model_parameter as _is_model_parameter
 from ..errors import ArgumentError, ArgumentTypeError, ModelError
@@ -471,7 +472,7 @@ def load_sweep_file(path) -> dict:
     import json
 
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(checked_path("load_sweep_file", path), encoding="utf-8") as f:
             data = json.load(f)
     except OSError as exc:
         raise ArgumentError(f"cannot read the sweep file {path}: {exc.strerror}") from None

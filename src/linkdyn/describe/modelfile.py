@@ -62,7 +62,7 @@ from dataclasses import replace
 import os
 from pathlib import Path
 
-from .._checks import as_file_error, check_fields
+from .._checks import as_file_error, check_fields, checked_path
 from ..elements import contacts, forces
 from ..elements import spatial as _spatial
 from ..elements.description import FORMAT_VERSION, Description, dumps, save
@@ -257,7 +257,7 @@ def _depth(data) -> int:
 
 def load(path):
     """Read and validate a model file (what :func:`loads` returns)."""
-    path = os.fspath(path)
+    path = os.fspath(checked_path("load", path))
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:

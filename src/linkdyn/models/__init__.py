@@ -28,6 +28,7 @@ import math
 import os
 from importlib import resources
 
+from .._checks import checked_path
 from ..compile.compiler import compile_model
 from ..compile.model import Model, check_model_size
 from ..describe import modelfile
@@ -85,8 +86,9 @@ def load_model(name_or_path) -> Model:
     """Load and compile a built-in model (by name, e.g. ``"jansen"``) or a model file (path).
 
     Raises :class:`ModelFileError` for a name that is neither a built-in nor an existing
-    file, and for a file that cannot be read or is invalid."""
-    text = os.fspath(name_or_path)
+    file, and for a file that cannot be read or is invalid; ArgumentTypeError for what is
+    neither a str nor an os.PathLike."""
+    text = os.fspath(checked_path("load_model", name_or_path))
     if text in _DERIVED:
         return _DERIVED[text]()
     if text in _file_names():
