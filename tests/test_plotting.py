@@ -85,3 +85,12 @@ def test_a_series_flat_to_round_off_is_drawn_flat():
         assert b.get_ylim() == auto            # a real motion keeps its own range
     finally:
         plt.close(fig)
+
+
+def test_a_directory_that_is_not_a_path_is_refused():
+    """It leaked pathlib's TypeError."""
+    from linkdyn import plotting
+
+    r = linkdyn.simulate("jansen", 0.05, dt_out=0.01)
+    with pytest.raises(linkdyn.ArgumentTypeError, match="plot_simulation: path must be"):
+        plotting.plot_simulation(r, 3)

@@ -96,11 +96,10 @@ def format_cycle_metrics(report: CycleMetrics) -> list:
 def plot_cycle_metrics(report: CycleMetrics, directory) -> Path:
     """Write ``metrics.png`` into ``directory``: transmission angles, and input torques when
     the report has them, against time, dead centres marked."""
-    from ..results.plotting import _pyplot
+    from ..results.plotting import _pyplot, output_directory
 
     plt = _pyplot()
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_directory("plot_cycle_metrics", directory)
     panels = 1 + bool(report.torque)
     fig, axes = plt.subplots(panels, 1, figsize=(8, 3.2 * panels), squeeze=False,
                              layout="constrained")

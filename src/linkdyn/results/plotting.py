@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+
+from .._checks import checked_path
 from ..errors import UnknownNameError, name_list
 
 
@@ -58,14 +60,20 @@ def _readable_axis(ax):
         ax.set_ylim(mid - pad, mid + pad)
 
 
+def output_directory(what: str, directory) -> Path:
+    """``directory`` (str or os.PathLike) as a Path, made with its parents if missing."""
+    out = Path(checked_path(what, directory))
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
 def plot_simulation(result, directory, markers=None) -> list[Path]:
     """Write ``markers.png`` (x and y of the markers against time, like the Jansen benchmark's
     Figure 2; ``markers``: the names, default all) and ``invariants.png`` (energy variation and
     the position and velocity constraint norms on a log scale, like its Figure 3; exact
     zeros are left out of the log panels). Returns the paths."""
     plt = _pyplot()
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_directory("plot_simulation", directory)
     paths = []
     model = result.model
     names = list(model.marker_names) if markers is None else list(markers)
@@ -162,8 +170,7 @@ def plot_kinematics(result, directory) -> list[Path]:
     the signed components of its velocity and acceleration (centre of mass) and, for a body
     that turns, its angular velocity and acceleration, against time."""
     plt = _pyplot()
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_directory("plot_kinematics", directory)
     model = result.model
     paths = []
     if model.marker_names and model.marker_dimension == 3:
@@ -213,8 +220,7 @@ def plot_contacts(result, directory) -> list[Path]:
     force against time, and the lowest point of its circle relative to the line (the
     g_N of Zheng and Wang's walker: negative while the circle penetrates). Returns the paths."""
     plt = _pyplot()
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_directory("plot_contacts", directory)
     model = result.model
     contacts = [name for _, name, _ in model.force_info["contacts"]]
     if not contacts:
@@ -251,8 +257,7 @@ def plot_gait(result, directory, legs=("leg1", "leg2"), hip="hip") -> list[Path]
     (counterclockwise from -y, the floor's normal pointing down) against time, their phase
     portraits, the hip's trajectory, and ``contacts.png`` (:func:`plot_contacts`)."""
     plt = _pyplot()
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_directory("plot_gait", directory)
     model = result.model
     fig, axes = plt.subplots(2, 2, figsize=(12, 8), layout="constrained")
     for leg in legs:
