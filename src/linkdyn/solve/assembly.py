@@ -213,18 +213,38 @@ class _Projector:
         self.active = np.flatnonzero(touched)
         self.fixed_rows = np.flatnonzero(~touched)
         self.spd = _CholmodAAt() if spd_backend() == "cholmod" else _SuperluAAt()
+        # The pattern's entries in the free columns (every one in an active row), renumbered
+        # to the active rows and free columns: the scaled Jacobian is gathered from the
+        # kernels' values in that order (column by column, rows ascending), without SciPy's
+        # indexing and products, which were most of a small model's assembly.
+        self._entries = np.flatnonzero(free[col_of_entry])
+        row_index = np.cumsum(touched) - 1
+        col_index = np.cumsum(free) - 1
+        self._rows = row_index[model.phiq_rowind[self._entries]].astype(np.int32)
+        self._cols = col_index[col_of_entry[self._entries]]
+        self._entry_scale = self.scale[self._cols]
 
     def scaled_jacobian(self, q) -> sp.csc_matrix:
-        J = self.model.phi_q(q, self.t, self.state)[self.active][:, self.free]
-        return (J @ sp.diags(self.scale)).tocsc()
+        """Phi_q of the active rows and free columns times M^-1/2, its exact zeros left out
+        (their pattern is the one the factorisation analyses)."""
+        model = self.model
+        vals = model.kernels.phi_q_values(q, checked_time(self.t), state=self.state)
+        data = vals[self._entries] * self._entry_scale
+        keep = data != 0.0
+        indptr = np.zeros(self.free.size + 1, dtype=np.int32)
+        np.cumsum(np.bincount(self._cols[keep], minlength=self.free.size), out=indptr[1:])
+        return sp.csc_matrix((data[keep], self._rows[keep], indptr),
+                             shape=(self.active.size, self.free.size))
 
     def factorize(self, A: sp.csc_matrix) -> None:
         # Rows scaled to unit norm: the rank test must not depend on the units of the
         # constraints or on the sizes of masses and inertias (a pendulum of 1e11 kg was
         # reported redundant without it); the scaling does not change the projection.
-        norms = np.sqrt(np.asarray(A.multiply(A).sum(axis=1)).ravel())
+        norms = np.sqrt(np.bincount(A.indices, weights=A.data * A.data,
+                                    minlength=A.shape[0]))
         self.row_scale = 1.0 / np.where(norms > 0, norms, 1.0)
-        B = (sp.diags(self.row_scale) @ A).tocsc()
+        B = sp.csc_matrix((A.data * self.row_scale[A.indices], A.indices, A.indptr),
+                          shape=A.shape)
         if self.regularised:
             self.spd.factorize(B, _TIKHONOV)
             return
