@@ -476,6 +476,31 @@ def test_coarse_times_give_the_positions_of_fine_ones(n):
     assert fine.stats["sub_steps"] == 0
 
 
+def test_times_far_too_coarse_for_the_motion_are_named_and_bounded():
+    """A crank turning at 1e12 rad/s sampled a second apart: the sub-steps it would take
+    (motion / STEP_MOTION, 10^12 and more a step) were allocated as given, and a fuzzed
+    linkage whose velocities overflowed asked for 10^18 of them, until the process was
+    killed for its memory. The sub-steps are now bounded (MAX_CUTS a step, MAX_SUB_STEPS in
+    all) and the sweep says that its times are too far apart, not that the Jacobian is
+    singular. A crank at 1 rad/s on the same times is followed."""
+    import resource
+
+    from linkdyn.models.linkages import four_bar
+
+    points = {"A": (0.0, 0.0), "B": (0.1, 0.02), "C": (0.32, 0.3), "D": (0.4, 0.0),
+              "P": (0.25, 0.37)}
+    fast = four_bar(points)
+    fast.input("A", rate=1e12)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(linkdyn.KinematicsError, match="times are too far apart to follow") \
+            as info:
+        kinematics(fast.build(), [0.0, 1.0, 2.0])
+    assert not isinstance(info.value, SingularConfigurationError)
+    # the peak memory grew by less than 200 MB (kB on Linux)
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000
+    assert kinematics(four_bar(points).build(), [0.0, 1.0, 2.0]).t.size == 3
+
+
 def test_times_that_are_not_numbers_are_refused_by_name():
     with pytest.raises(linkdyn.ArgumentError, match="times must be an array of times"):
         linkdyn.kinematics("jansen_driven", "abc")

@@ -68,6 +68,13 @@ SAMPLE_SINGULAR = 1e-8
 #: vector's: its rotation in rad), that the sweep takes in one step; coarser steps are cut
 #: into sub-steps (see _stepped_sweep).
 STEP_MOTION = 0.5
+#: The most sub-steps a step is cut into in one refinement, and the most points the refined
+#: schedule may have beyond the times asked for: near a singular configuration the
+#: velocities, and so the motion estimated from them, grow without bound (a fuzzed linkage
+#: asked for 10^18 sub-steps, and the process was killed for its memory); past these the
+#: sweep goes on with the schedule it has.
+MAX_CUTS = 1000
+MAX_SUB_STEPS = 100_000
 
 
 @dataclass(frozen=True)
@@ -360,9 +367,14 @@ def _stepped_sweep(model, times, q_start, tol, max_iterations, run, progress=Non
             break
         Q, V = out[0][:steps], out[1][:steps]
         motion = (np.abs(V) / np.maximum(1.0, np.abs(Q))).max(axis=1) * np.diff(grid)[:steps]
-        cuts = np.ceil(motion / STEP_MOTION).astype(np.int64)
+        with np.errstate(invalid="ignore"):
+            ratio = np.where(np.isfinite(motion), motion / STEP_MOTION, MAX_CUTS)
+        cuts = np.ceil(np.minimum(ratio, MAX_CUTS)).astype(np.int64)
         coarse = np.flatnonzero(cuts > 1)
         if coarse.size == 0:
+            break
+        if int(cuts[coarse].sum()) - coarse.size + len(grid) > len(times) + MAX_SUB_STEPS:
+            stats["sub_steps_capped"] = True
             break
         k0 = int(coarse[0])
         pieces = [grid[:k0]]
@@ -380,6 +392,8 @@ def _stepped_sweep(model, times, q_start, tol, max_iterations, run, progress=Non
         out = tuple(np.concatenate([a[:k0], b]) for a, b in zip(out, part))
         changes = tuple(c for c in changes if c < grid[k0]) + tuple(ch)
         grid, done = refined, k0 + d
+    else:       # eight refinements and the schedule still too coarse
+        stats["sub_steps_capped"] = True
     last = ((float(grid[done - 1]), out[0][done - 1].copy(), int(out[4][done - 1]),
              float(grid[done])) if 0 < done < len(grid) else None)
     if len(grid) != len(times):
@@ -601,6 +615,13 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
                               a=A[:done], rcond=rc[:done], singularities=tuple(singular),
                               stats=stats, status="interrupted" if interrupted else "success",
                               limits=limits, branch_changes=changes)
+    if stop is not None and stats.get("sub_steps_capped") and STATUS[status] != "non-finite":
+        raise KinematicsError(
+            f"model {model.name!r}: the times are too far apart to follow the motion near t = "
+            f"{t[done]:.9g} s: the drivers move the linkage so far between two times that "
+            f"sub-steps (at most {MAX_CUTS} a step, {MAX_SUB_STEPS} in all) could not follow "
+            "it; give times closer together",
+            float(t[done]), (), result)
     if stop is not None:
         raise _stop_error(model, t, done, status, stop, run, result)
     if singular and on_singular == "raise":
