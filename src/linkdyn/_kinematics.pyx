@@ -194,32 +194,40 @@ cdef class KinematicSweep:
 
     cdef int _block_residuals(self, const double *X, const double *B, double *R,
                               double *active, int nrhs, const double *vals) noexcept nogil:
-        """The first residuals of _refined_solve_block, every column at once (its chains
-        interleaved): R's leading columns <- the residuals of the columns whose backward
-        error is above the floor, active[c] set accordingly; returns their number."""
+        """The residuals of _refined_solve_block's active columns, every one at once (their
+        chains interleaved), packed into R's leading columns. A column whose componentwise
+        backward error max_i |r_i| / (|Phi_q| |x| + |b|)_i is within the rounding of its own
+        evaluation (a row's sum of m + 1 terms: m + 1 units of round-off, m the most entries
+        of a row) is done, active[c] cleared: its residual is noise, and so would be a
+        correction. Returns the number of columns still active."""
         cdef int n = self.n, i, j, c, p, na = 0
         cdef double ax, a
         cdef double *den = self.den
         cdef const int *cp = self.sys.phiq_colptr
         cdef const int *ri = self.sys.phiq_rowind
-        for i in range(n * nrhs):
-            R[i] = B[i]
-            den[i] = fabs(B[i])
+        for c in range(nrhs):
+            if active[c] != 0.0:
+                for i in range(c * n, (c + 1) * n):
+                    R[i] = B[i]
+                    den[i] = fabs(B[i])
         for j in range(n):
             for p in range(cp[j], cp[j + 1]):
                 a, i = vals[p], ri[p]
                 for c in range(nrhs):
-                    ax = a * X[c * n + j]
-                    R[c * n + i] -= ax
-                    den[c * n + i] += fabs(ax)
+                    if active[c] != 0.0:
+                        ax = a * X[c * n + j]
+                        R[c * n + i] -= ax
+                        den[c * n + i] += fabs(ax)
         for c in range(nrhs):
-            active[c] = 0.0
-            if _backward_error(&R[c * n], &den[c * n], n) > self.berr_floor:
-                active[c] = 1.0
-                if na != c:
-                    for i in range(n):
-                        R[na * n + i] = R[c * n + i]
-                na += 1
+            if active[c] == 0.0:
+                continue
+            if _backward_error(&R[c * n], &den[c * n], n) <= self.berr_floor:
+                active[c] = 0.0
+                continue
+            if na != c:
+                for i in range(n):
+                    R[na * n + i] = R[c * n + i]
+            na += 1
         return na
 
     cdef void _refined_solve_block(self, double *X, double *B, double *R, double *active,
@@ -230,42 +238,19 @@ cdef class KinematicSweep:
         rounding of its residual or its correction reaches round-off, the columns still
         refining gathered into R. B, R: scratch of n x nrhs each (B may
         hold X's values already); active: nrhs."""
-        cdef int i, j, c, p, sweep, n = self.n, na = nrhs
-        cdef double dx, xm, xj, ax
+        cdef int i, c, sweep, n = self.n, na = nrhs
+        cdef double dx, xm
         cdef double *x
         cdef double *r
-        cdef double *den = self.den
-        cdef const int *cp = self.sys.phiq_colptr
-        cdef const int *ri = self.sys.phiq_rowind
         if nrhs <= 0:
             return
         for i in range(n * nrhs):
             B[i] = X[i]
         klu_solve(self.sym, self.num, n, nrhs, X, &self.common)
+        for c in range(nrhs):
+            active[c] = 1.0
         for sweep in range(10):
-            # residuals of the active columns, packed in R. A column whose componentwise
-            # backward error max_i |r_i| / (|Phi_q| |x| + |b|)_i is within the rounding of
-            # its own evaluation (a row's sum of m + 1 terms: m + 1 units of round-off, m
-            # the most entries of a row) is done: its residual is noise, and so would be
-            # a correction
-            na = self._block_residuals(X, B, R, active, nrhs, vals) if sweep == 0 else 0
-            for c in range(nrhs):
-                if sweep == 0 or active[c] == 0.0:
-                    continue
-                r, x = &R[na * n], &X[c * n]
-                for i in range(n):
-                    r[i] = B[c * n + i]
-                    den[i] = fabs(B[c * n + i])
-                for j in range(n):
-                    xj = x[j]
-                    for p in range(cp[j], cp[j + 1]):
-                        ax = vals[p] * xj
-                        r[ri[p]] -= ax
-                        den[ri[p]] += fabs(ax)
-                if _backward_error(r, den, n) <= self.berr_floor:
-                    active[c] = 0.0
-                    continue
-                na += 1
+            na = self._block_residuals(X, B, R, active, nrhs, vals)
             if na == 0:
                 break
             klu_solve(self.sym, self.num, n, na, R, &self.common)

@@ -22,7 +22,7 @@ from ..errors import ArgumentError, ModelError, UnknownNameError, name_list
 
 __all__ = ["Model", "COORDINATES", "require_dynamic", "check_output_size",
            "check_model_size", "checked_array", "checked_coordinates", "checked_count",
-           "checked_path", "checked_positive", "checked_time"]
+           "checked_positive", "checked_time"]
 
 #: Names of a body's four coordinates, in storage order.
 COORDINATES = ("x", "y", "ux", "uy")

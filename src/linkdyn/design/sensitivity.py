@@ -352,7 +352,7 @@ def _kinematic_sensitivities(model, parameters, times, at, known, options):
     p = len(family.names)
     steps, member = family.members()
     if known is None and p >= JOINT_TEST_PARAMETERS and \
-            _jointly_affine(family, steps, result, [0, len(result.t) // 2, len(result.t) - 1]):
+            _jointly_affine(family, steps, result):
         known, joint = [True] * p, True
 
     dq, dv, da, exact, used = _derivatives_compiled(base, member, steps, t, q, v, a, p, known)
@@ -384,25 +384,31 @@ def _kinematic_sensitivities(model, parameters, times, at, known, options):
 JOINT_TEST_PARAMETERS = 3
 
 
-def _generic_states(model, result, rows, seed) -> list:
-    """States (t, q, v, a, lam) moved off the analysis' ``rows`` (coordinates by 1e-2 of
+def _sample_rows(result) -> list:
+    """The rows an affinity test samples: the analysis' first, middle and last."""
+    n = len(result.t)
+    return [(result.t[i], result.q[i], result.v[i], result.a[i])
+            for i in sorted({0, n // 2, n - 1})]
+
+
+def _generic_states(model, points, seed) -> list:
+    """States (t, q, v, a, lam) moved off ``points`` [(t, q, v, a)] (coordinates by 1e-2 of
     their scale, velocities and accelerations by unit noise, generic multipliers), fixed by
     ``seed`` so that runs repeat: at a solution an odd dependence (an angle driver's
     sin(theta - f(t)) in a law's rate) would pass for affine."""
     rng = np.random.default_rng(seed)
-    scale = max(1.0, float(np.abs(result.q).max()))
-    return [(result.t[i], result.q[i] + 1e-2 * scale * rng.standard_normal(model.nq),
-             result.v[i] + rng.standard_normal(model.nq),
-             result.a[i] + rng.standard_normal(model.nq), rng.standard_normal(model.nc))
-            for i in rows]
+    scale = max(1.0, max(float(np.abs(q).max()) for _, q, _, _ in points))
+    return [(t, q + 1e-2 * scale * rng.standard_normal(model.nq),
+             v + rng.standard_normal(model.nq), a + rng.standard_normal(model.nq),
+             rng.standard_normal(model.nc)) for t, q, v, a in points]
 
 
-def _jointly_affine(family, steps, result, rows) -> bool:
+def _jointly_affine(family, steps, result) -> bool:
     """Whether every residual the kinematic sensitivities difference (the constraints' Phi,
     Phi_q v + Phi_t and Phi_q a - gamma, and the markers' maps) is affine in the
     parameters jointly, from the members at
     p +- h w and the base (w: fixed random weights in +-[0.5, 1.5]), at generic states near
-    ``rows``: their second difference is h^2 w^T H w, which vanishes for every w only where
+    three rows: their second difference is h^2 w^T H w, which vanishes for every w only where
     each Hessian H does, and for a random w almost surely only then. Two members then
     serve what one member at p - h per parameter would (each parameter's forward
     difference is exact); where the test fails (or a joint member cannot be made), each
@@ -415,7 +421,7 @@ def _jointly_affine(family, steps, result, rows) -> bool:
     except ModelError:
         return False
     cols = _pattern_columns(base)
-    for t, q, v, a, _ in _generic_states(base, result, rows, 20261127):
+    for t, q, v, a, _ in _generic_states(base, _sample_rows(result), 20261127):
         if not _affine_test(*(_residuals(m_, t, q, v, a, cols) for m_ in (plus, minus, base))):
             return False
     maps = [np.concatenate([m_.ravel() for m_ in _marker_map(x)]) for x in (plus, minus, base)]
@@ -426,8 +432,7 @@ def _kinetostatic_entries(base, member, steps, result) -> list:
     """Per parameter, whether M a + Phi_q^T lam - Q changes with it (its member at p + h
     against the base, at generic states near three rows)."""
     cols = _pattern_columns(base)
-    n = len(result.t)
-    states = _generic_states(base, result, sorted({0, n // 2, n - 1}), 20261126)
+    states = _generic_states(base, _sample_rows(result), 20261126)
     at_base = [dynamic_residual(base, *x, cols)[:base.nq] for x in states]
     return [any(np.any(dynamic_residual(member(j, h), *x, cols)[:base.nq] != b_)
                 for x, b_ in zip(states, at_base)) for j, h in enumerate(steps)]
@@ -458,11 +463,7 @@ def dynamic_affinity(base, member, steps, points, seed) -> tuple:
     their second difference vanishes to round-off, whether they change at all, and whether
     the constraint part does."""
     cols = _pattern_columns(base)
-    rng = np.random.default_rng(seed)
-    scale = max(1.0, max(float(np.abs(q).max()) for _, q, _, _ in points))
-    samples = [(t, q + 1e-2 * scale * rng.standard_normal(base.nq),
-                v + rng.standard_normal(base.nq), a + rng.standard_normal(base.nq),
-                rng.standard_normal(base.nc)) for t, q, v, a in points]
+    samples = _generic_states(base, points, seed)
     at_base = [dynamic_residual(base, *x, cols) for x in samples]
     affine, enters, constraints = [], [], []
     for j, h in enumerate(steps):

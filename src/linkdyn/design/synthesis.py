@@ -207,8 +207,9 @@ class _Problem:
             # Refuse the step: a large, constant residual makes the trust region shrink.
             return np.full(self.targets.size, 1e3 * (1.0 + np.abs(self.targets).max()))
         r = (self.measure.values(s) - self.targets).ravel()
-        if self.best is None or self.size(r) < self.best[0]:
-            self.best = (self.size(r), np.array(x, dtype=float), s)   # kept for Ctrl-C
+        size = self.size(r)
+        if self.best is None or size < self.best[0]:
+            self.best = (size, np.array(x, dtype=float), s)   # kept for Ctrl-C
         return r
 
     def jacobian(self, x):

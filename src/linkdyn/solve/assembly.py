@@ -196,7 +196,7 @@ class _Projector:
         self.model = model
         self.allow_redundant = allow_redundant
         self.regularised = False
-        self.t = t
+        self.t = checked_time(t)
         self.state = state
         self.free = np.flatnonzero(free)
         # The metric: the masses and inertias, their spread limited to WEIGHT_SPREAD (a
@@ -228,7 +228,7 @@ class _Projector:
         """Phi_q of the active rows and free columns times M^-1/2, its exact zeros left out
         (their pattern is the one the factorisation analyses)."""
         model = self.model
-        vals = model.kernels.phi_q_values(q, checked_time(self.t), state=self.state)
+        vals = model.kernels.phi_q_values(q, self.t, state=self.state)
         data = vals[self._entries] * self._entry_scale
         keep = data != 0.0
         indptr = np.zeros(self.free.size + 1, dtype=np.int32)
