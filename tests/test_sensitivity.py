@@ -394,3 +394,49 @@ def test_directional_terms_formed_once_a_row_agree_with_each_parameters_own(sour
             assert np.abs(y).max() > 1e-3
             np.testing.assert_allclose(x[:, :, j], y[:, :, 0], rtol=0,
                                        atol=1e-10 * np.abs(y).max())
+
+
+def _interrupting(run):
+    """``run`` with a Ctrl-C (SIGINT) sent 20 ms after it starts (it must be a compiled
+    loop that takes longer: the signal then lands inside it)."""
+    import os
+    import signal
+    import threading
+
+    def wrapped(*args, **kwargs):
+        timer = threading.Timer(0.02, os.kill, (os.getpid(), signal.SIGINT))
+        timer.start()
+        try:
+            return run(*args, **kwargs)
+        finally:
+            timer.cancel()
+    return wrapped
+
+
+@pytest.mark.parametrize("stage", ["analysis", "derivatives"])
+def test_ctrl_c_keeps_the_sensitivities_computed(monkeypatch, stage):
+    # Ctrl-C during the analysis or during its derivatives (200,001 times of the four-bar:
+    # each loop takes some 0.5 s here) returns the rows whose derivatives are complete,
+    # status "interrupted" with a warning, and those rows are right (the closed form).
+    import warnings
+
+    import linkdyn._kinematics as compiled
+    from linkdyn.design import sensitivity
+
+    if stage == "analysis":
+        monkeypatch.setattr(sensitivity, "kinematics", _interrupting(sensitivity.kinematics))
+    else:
+        class Interrupted(compiled.SensitivitySweep):
+            derivatives = _interrupting(compiled.SensitivitySweep.derivatives)
+        monkeypatch.setattr(compiled, "SensitivitySweep", Interrupted)
+    t = np.linspace(0.0, 50.0, 200_001)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        s = kinematic_sensitivities(fourbar(), PARAMS, t)
+    assert s.status == "interrupted" and 0 < len(s.t) < len(t)
+    assert any("interrupted" in str(w.message) for w in caught)
+    assert s.dq.shape == (len(s.t), s.model.nq, len(PARAMS)) and s.q.shape[0] == len(s.t)
+    dP = s.marker("P")
+    for i in range(len(s.t) - 3, len(s.t)):
+        _, exact = coupler_point_and_derivatives(1.0 + W * s.t[i])
+        np.testing.assert_allclose(dP[i], exact, atol=1e-11)

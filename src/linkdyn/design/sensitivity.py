@@ -41,6 +41,7 @@ density) is accepted for them.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -196,7 +197,9 @@ class KinematicSensitivities(_ParameterDerivatives):
     ``t`` (n,); ``q``, ``v``, ``a`` (n, nq), the analysis itself; ``dq``, ``dv``, ``da``
     (n, nq, p), their derivatives with respect to ``parameters`` (p names, at ``values``);
     ``exact`` (p,) whether each parameter enters the constraints affinely (its derivatives
-    are then exact to round-off; otherwise of order h^4, see the module notes)."""
+    are then exact to round-off; otherwise of order h^4, see the module notes); ``status``
+    "success", or "interrupted" where Ctrl-C stopped the analysis or its derivatives: the
+    rows then end at the last time whose derivatives were complete."""
 
     model: Model
     parameters: tuple
@@ -211,6 +214,7 @@ class KinematicSensitivities(_ParameterDerivatives):
     exact: tuple
     _marker_p: dict = field(default_factory=dict, repr=False, compare=False)
     _members: tuple = field(default=None, repr=False, compare=False)
+    status: str = "success"
 
     def input_torque(self, driver: str) -> np.ndarray:
         """d(input torque)/dp, (n, p): the derivatives of
@@ -324,6 +328,12 @@ def kinematic_sensitivities(model, parameters, times, *, at=None,
         at all (its derivatives would be identically zero).
     SingularConfigurationError
         A time where Phi_q is singular: the sensitivities do not exist there.
+
+    Notes
+    -----
+    Ctrl-C stops the analysis or its derivatives and keeps what was computed: the result's
+    ``status`` is then "interrupted" and its rows end at the last time whose derivatives
+    are complete (a RuntimeWarning says so).
     """
     return _kinematic_sensitivities(model, parameters, times, at, None, options)
 
@@ -339,10 +349,14 @@ def _kinematic_sensitivities(model, parameters, times, at, known, options):
     family = ParameterFamily(model, parameters)
     base = family.base
     result = kinematics(base, times, **options)
+    if len(result.t) == 0:          # Ctrl-C before the first time: nothing to keep
+        raise KeyboardInterrupt
     joint = False
     rows = np.arange(len(result.t))
     if at is not None:
         at = np.atleast_1d(checked_array("at", at))
+        if result.status == "interrupted":      # the times the analysis reached
+            at = at[at <= result.t[-1]]
         rows = np.searchsorted(result.t, at)
         rows = np.minimum(rows, len(result.t) - 1)
         slack = 1e-12 * max(1.0, float(np.abs(at).max()))
@@ -356,27 +370,33 @@ def _kinematic_sensitivities(model, parameters, times, at, known, options):
         known, joint = [True] * p, True
 
     dq, dv, da, exact, used = _derivatives_compiled(base, member, steps, t, q, v, a, p, known)
+    status = result.status
+    if len(dq) < len(t):      # Ctrl-C: the rows whose derivatives are complete
+        warnings.warn(f"linkdyn: sensitivities interrupted after {len(dq)} of {len(t)} times; "
+                      "the result holds the times done", RuntimeWarning, stacklevel=3)
+        status, (t, q, v, a) = "interrupted", (x[:len(dq)] for x in (t, q, v, a))
     marker_p = marker_parameter_terms(base, member, steps, dict(q=q, v=v, a=a), used, exact,
                                       known)
     if known is not None and not joint:
         return KinematicSensitivities(base, family.names, family.values, t, q, v, a, dq, dv,
                                       da, tuple(bool(e) for e in exact), marker_p,
-                                      (member, steps, None))
+                                      (member, steps, None), status)
     if joint:       # the kinetostatic terms are judged when input_torque asks for them
         dynamic_exact = None
         if base.dynamic and not getattr(base.description, "kinematic", False):
             for j, e in enumerate(_kinetostatic_entries(base, member, steps, result)):
                 used[j] = used[j] or e
-    else:
-        dynamic_exact = _kinetostatic_terms(base, member, steps, t, q, v, a, used)
+    else:   # judged near rows of the whole analysis (an interrupted one may have none)
+        dynamic_exact = _kinetostatic_terms(base, member, steps, result.t, result.q, result.v,
+                                            result.a, used)
     unused = [name for name, u in zip(family.names, used) if not u]
-    if unused:
+    if unused and status != "interrupted":      # an interrupted sweep cannot tell
         raise ArgumentError(f"parameter(s) {', '.join(map(repr, unused))} do not enter the "
                             f"kinematics or the kinetostatics of model {base.name!r} (their "
                             "derivatives are zero)")
     return KinematicSensitivities(base, family.names, family.values, t, q, v, a, dq, dv, da,
                                   tuple(bool(e) for e in exact), marker_p,
-                                  (member, steps, dynamic_exact))
+                                  (member, steps, dynamic_exact), status)
 
 
 #: From this many parameters on, their affinity is first tested jointly (two members, at
@@ -590,8 +610,8 @@ def _derivatives_compiled(base, member, steps, t, q, v, a, p, known=None):
         np.ascontiguousarray(a), models, np.array(start, dtype=np.intc),
         np.array(index, dtype=np.intc), np.array(weight), dq, dv, da, size,
         _affine_in_q(base), _time_columns(base))
-    if STATUS[status] == "interrupted":
-        raise KeyboardInterrupt
+    if STATUS[status] == "interrupted":     # the rows before ``row`` are complete
+        return dq[:row], dv[:row], da[:row], exact, [bool(x > 0.0) for x in size]
     if status != 0:
         raise SingularConfigurationError(
             f"model {base.name!r}: Phi_q is singular at t = {t[row]:.9g} s; the sensitivities "
