@@ -119,6 +119,8 @@ typedef struct ld_bdf_stats {
                                    ill-conditioned matrix (singular configurations), and
                                    error estimates found to be the corrector's noise */
     long rk_steps;              /* accepted steps of the explicit method (of steps) */
+    long rk_projected_steps;    /* of them, those whose stages took their velocities
+                                   projected (near a singular configuration: ld_rk.c) */
     long rhs_evaluations;       /* right-hand sides of the index-1 form (explicit method) */
     long schur_factorizations;  /* LDL^T factorisations of Phi_q M^-1 Phi_q^T */
     long switches_to_bdf;       /* (auto) stretches handed to BDF: stiffness, S too

@@ -68,6 +68,7 @@ cdef extern from "ld_bdf.h":
         long output_rows
         double output_seconds
         long rk_steps
+        long rk_projected_steps
         long rhs_evaluations
         long schur_factorizations
         long switches_to_bdf
@@ -324,6 +325,7 @@ cdef class BDFIntegrator:
                     output_rows=s.output_rows, output_seconds=s.output_seconds,
                     local_rtol=s.local_rtol, local_atol=s.local_atol,
                     transformed_rtol=s.transformed_rtol, rk_steps=s.rk_steps,
+                    rk_projected_steps=s.rk_projected_steps,
                     bdf_steps=s.steps - s.rk_steps, rhs_evaluations=s.rhs_evaluations,
                     schur_factorizations=s.schur_factorizations,
                     switches_to_bdf=s.switches_to_bdf, switches_to_rk=s.switches_to_rk,
