@@ -211,6 +211,34 @@ def test_ctrl_c_keeps_the_best_linkage_found_so_far(monkeypatch):
                                r.residual, rtol=1e-12)
 
 
+def test_ctrl_c_inside_an_analysis_stops_the_synthesis(monkeypatch):
+    """Ctrl-C that lands in a compiled sweep comes back as an interrupted analysis (status
+    "interrupted", the times before it), not as a KeyboardInterrupt: the synthesis stops
+    there all the same, with the best linkage found so far. Before, the analysis' missing
+    times made it a failed design and the synthesis went on."""
+    import dataclasses
+
+    from linkdyn.design import sensitivity
+
+    real, calls = sensitivity.kinematics, []
+
+    def analysis(model, times, **options):
+        calls.append(1)
+        if len(calls) <= 3:
+            return real(model, times, **options)
+        half = real(model, np.asarray(times)[:len(times) // 2], **options)
+        return dataclasses.replace(half, status="interrupted")
+
+    monkeypatch.setattr(sensitivity, "kinematics", analysis)
+    start = perturbed(0.01)
+    with pytest.warns(RuntimeWarning, match="interrupted in start 0"):
+        r = path_generation(start, "P", targets(), times=TIMES, starts=3)
+    assert r.status == "interrupted" and r.starts == 1 and r.evaluations == 3
+    first = np.linalg.norm(linkdyn.kinematics(start.build(), TIMES).marker("P") - targets(),
+                           axis=1).max()
+    assert r.residual < 0.5 * first
+
+
 def test_ctrl_c_before_anything_was_analysed_goes_on(monkeypatch):
     _interrupt_after(monkeypatch, 0)
     with pytest.raises(KeyboardInterrupt):

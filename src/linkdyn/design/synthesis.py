@@ -181,9 +181,14 @@ class _Problem:
                 order = np.argsort(times)
                 # after the first analysis, the parameters' affinity is known: one member
                 # each where it holds (sensitivity._kinematic_sensitivities)
-                s = _kinematic_sensitivities(self.family.source(values), self.family.names,
-                                             _cycle_times(self.cycle, times), times[order],
-                                             self._affine, {})
+                with warnings.catch_warnings():     # the synthesis says it was interrupted
+                    warnings.filterwarnings("ignore", message="linkdyn: .* interrupted")
+                    s = _kinematic_sensitivities(self.family.source(values),
+                                                 self.family.names,
+                                                 _cycle_times(self.cycle, times), times[order],
+                                                 self._affine, {})
+                if s.status == "interrupted":   # Ctrl-C in the compiled sweeps: as anywhere
+                    raise KeyboardInterrupt
                 self._affine = s.exact
                 inverse = np.empty_like(order)
                 inverse[order] = np.arange(len(order))
