@@ -72,7 +72,8 @@
  * conditioned away from singular configurations; a long chain (the ratio falls like the
  * inverse of its length: 2.5e-4 for a planar chain of a thousand bars) or a model of very
  * unequal masses (IFToMM A05's governor, 6.5e-7) is regular below them. The limits are
- * therefore taken relative to the largest pivot ratio the run's starts have met, p_ref, as
+ * therefore taken relative to the largest pivot ratio met so far at the run's starts and
+ * accepted states, p_ref, as
  * 1e-3 and 1e-2 times min(1, p_ref / 1e-2): unchanged for p_ref >= 1e-2 (A02 starts at
  * 0.096), a fall by ten from p_ref below it. Projecting on the regular chain bought
  * nothing: the same steps and errors, at a third more time (1.8 against 1.3 us per bar and
@@ -163,7 +164,8 @@ struct ld_rk {
     int project_stages;         /* this step's stages take their velocities projected
                                    (see the top, "Conditioning"); set at its start */
     int near_hit;               /* a stage met S nearer singular than near_limit */
-    double pivot_ref;           /* the largest pivot ratio of S at a start of the run */
+    double pivot_ref;           /* the largest pivot ratio of S at the run's starts and
+                                   accepted states */
     double near_limit, clear_limit; /* NEAR_SINGULAR, CLEAR_SINGULAR scaled to pivot_ref */
     double start_pivot;         /* pivot ratio of S at the step's start (the last state) */
     double pivot_ratio;         /* min_k D_k / S_kk of the last factorisation of S (active
@@ -663,6 +665,17 @@ static double rms(const ld_bdf *w, const double *x, const double *y)
     return sqrt(acc / n2);
 }
 
+/* The limits of a singular configuration, relative to the largest pivot ratio of S met so
+ * far at the run's starts and accepted states (see the top, "Conditioning"). */
+static void reference_pivot(struct ld_rk *r, double ratio)
+{
+    double scale;
+    r->pivot_ref = fmax(r->pivot_ref, ratio);
+    scale = fmin(1.0, r->pivot_ref / CLEAR_SINGULAR);
+    r->near_limit = NEAR_SINGULAR * scale;
+    r->clear_limit = CLEAR_SINGULAR * scale;
+}
+
 /* Start (or restart) from the driver's state D[0] at w->t: the first stage (accelerations
  * and multipliers, the latter into D[0]), and a first step as in DOP853's initial step
  * choice (one explicit Euler step measures the second derivative), at a restart no longer
@@ -679,12 +692,8 @@ int ld__rk_start(ld_bdf *w)
     r->project_stages = r->near_hit = 0;
     if ((st = rhs(w, w->t, r->y0, f0)) != LD_BDF_SUCCESS) return st;
     r->start_pivot = r->pivot_ratio;
-    if (w->nc > 0) {        /* the limits, relative to the starts' conditioning (see the top) */
-        double scale;
-        r->pivot_ref = fmax(r->pivot_ref, r->pivot_ratio);
-        scale = fmin(1.0, r->pivot_ref / CLEAR_SINGULAR);
-        r->near_limit = NEAR_SINGULAR * scale;
-        r->clear_limit = CLEAR_SINGULAR * scale;
+    if (w->nc > 0) {
+        reference_pivot(r, r->pivot_ratio);
         r->near_hit = r->pivot_ratio < r->near_limit;
     }
     if (r->near_hit) {
@@ -925,6 +934,7 @@ int ld__rk_step(ld_bdf *w, double t_end, int *accepted)
     if (w->opt.h_max > 0 && w->h > w->opt.h_max) w->h = w->opt.h_max;
     w->stats.rk_steps++;
     if (r->project_stages) w->stats.rk_projected_steps++;
+    if (w->nc > 0) reference_pivot(r, r->start_pivot);
     r->advance_pending = 1;
     *accepted = 1;
     if (stiffness(w, h) && w->opt.method == LD_METHOD_AUTO) w->switch_pending = 1;
