@@ -99,14 +99,15 @@ def _load_and_assemble(text):
 
 
 def _load_and_run(text, times=None):
-    """Load any model or linkage file and run it briefly: a kinematic sweep of a driven
-    model, a short simulation of one with dynamics (contacts and friction included). Only
-    documented errors may come out, and what a run returns is finite."""
+    """Load any model or linkage file and run it briefly: a kinematic sweep of a linkage or
+    a kinematic description, a short simulation of a model with dynamics, planar or spatial
+    (contacts and friction included). Only documented errors may come out, and what a run
+    returns is finite."""
     import numpy as np
 
     try:
         model = compile_model(modelfile.loads(text, path="<fuzz>"))
-        if model.space != "planar" or model.description.kinematic:
+        if not model.dynamic or getattr(model.description, "kinematic", True):
             k = linkdyn.kinematics(model, np.linspace(0.0, 0.05, 6), at_limit="reverse",
                                    on_singular="continue")
             assert np.all(np.isfinite(k.q))
@@ -152,6 +153,16 @@ RUN_EXAMPLES = max(50, EXAMPLES // 4)     # each case integrates: fewer of them
 def test_mutated_contact_models_run_or_raise_documented_errors(seed, data):
     # Contacts, friction and the walker's swinging feet, mutated and then simulated: the
     # stick-slip decisions (an LCP) meet whatever the mutation made of the model.
+    _load_and_run(_mutated(SEEDS[seed], data))
+
+
+@settings(max_examples=RUN_EXAMPLES, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(seed=st.sampled_from(["heavy_top", "flexible_arm"]), data=st.data())
+def test_mutated_spatial_models_run_or_raise_documented_errors(seed, data):
+    # Spatial bodies (inertia tensors, orientations), joints with axes, a servo and flexible
+    # joints with rotors, mutated and then simulated (the other model files are only
+    # loaded and assembled).
     _load_and_run(_mutated(SEEDS[seed], data))
 
 
