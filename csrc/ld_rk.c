@@ -75,10 +75,11 @@
  * therefore taken relative to the largest pivot ratio met so far at the run's starts and
  * accepted states, p_ref, as 1e-3 and 1e-2 times min(1, p_ref / 5e-2): unchanged for
  * p_ref >= 5e-2 (A02 starts at 0.096), below it a fall by 50 from p_ref to project and a
- * return to within 5 of it to stop (with the limits at p_ref / 10 and p_ref, a chain whose
- * ratio only grows kept projecting until it passed its best). Projecting on the regular chain bought
- * nothing: the same steps and errors, at a third more time (1.8 against 1.3 us per bar and
- * step for a thousand bars). Both right-hand sides agree on consistent states, but
+ * return to within 5 of it to stop (with the limits at p_ref / 10 and p_ref, a chain
+ * whose ratio only grows kept projecting until it passed its best). Projecting on the
+ * regular chain bought nothing: the same steps and errors, at a third more time (1.8
+ * against 1.3 us per bar and step for a thousand bars). Both right-hand sides agree on
+ * consistent states, but
  * not off them, where the stages are: a step whose stages switched between them integrated
  * a right-hand side with a jump, which the error estimate does not see. That cost A02's
  * crossings a relative energy error of up to 4 rtol each, and A02 magnifies it by some

@@ -357,6 +357,8 @@ def _kinematic_sensitivities(model, parameters, times, at, known, options):
         at = np.atleast_1d(checked_array("at", at))
         if result.status == "interrupted":      # the times the analysis reached
             at = at[at <= result.t[-1]]
+            if len(at) == 0:
+                raise KeyboardInterrupt
         rows = np.searchsorted(result.t, at)
         rows = np.minimum(rows, len(result.t) - 1)
         slack = 1e-12 * max(1.0, float(np.abs(at).max()))
