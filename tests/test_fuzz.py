@@ -303,6 +303,40 @@ def test_spatial_builder_calls_raise_only_documented_errors(calls):
     _replay(linkdyn.SpatialModelBuilder("fuzz", gravity=(0.0, 0.0, -9.81)), calls, apply)
 
 
+SWEEP_SEED = {"model": "jansen", "run": "simulate",
+              "run_options": {"t_end": 0.02, "rtol": 1e-6, "atol": 1e-6},
+              "parameters": {"bodies.L5.length": [0.61, 0.62]},
+              "outputs": [{"name": "foot", "marker": "P3", "axis": "y", "reduce": "min"},
+                          {"name": "drift", "quantity": "energy", "reduce": "ptp"},
+                          {"name": "steps", "stat": "steps"}]}
+
+
+@settings(max_examples=RUN_EXAMPLES, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_mutated_sweep_files_are_run_or_refused_by_the_command(tmp_path_factory, data):
+    # A sweep file mutated and given to `linkdyn sweep` (serial): the command runs it (exit
+    # 0, or 1 where cases failed, each with a documented error in the table) or refuses it
+    # (exit 2) with a message; no traceback.
+    import contextlib
+    import io
+
+    import pandas as pd
+
+    from linkdyn.cli import main
+
+    folder = tmp_path_factory.mktemp("sweep")
+    path, table = folder / "s.json", folder / "t.csv"
+    path.write_text(_mutated(SWEEP_SEED, data))
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(["sweep", str(path), "--executor", "serial", "--output", str(table)])
+    assert code in (0, 1, 2) and "Traceback" not in err.getvalue(), err.getvalue()
+    if code == 1:
+        errors = pd.read_csv(table)["error_type"].dropna()
+        assert all(getattr(linkdyn.errors, name, None) is not None for name in errors), errors
+
+
 def test_the_fuzzers_reach_valid_models():
     """The mutations are not all rejected at the first field: an unmutated seed and a
     harmless mutation (a longer crank) load and assemble."""

@@ -193,3 +193,42 @@ def test_misspelt_paths_and_options_are_refused_before_any_case_runs(tmp_path, c
         assert "Parquet needs pyarrow" in capsys.readouterr().err
     assert main(["sweep", str(path), "--output", str(tmp_path / "no" / "t.csv")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_sweep_files_of_the_wrong_shape_are_refused_by_name(tmp_path, capsys):
+    """Found by fuzzing sweep files: parameters that were a number and a reduction that was
+    a list leaked TypeErrors from the command, and an unknown stat failed every case with a
+    bare KeyError. Each is now an ArgumentError that names the entry."""
+    import json
+
+    from linkdyn.cli import main
+
+    base = {"model": "jansen", "run_options": {"t_end": 0.02},
+            "parameters": {"bodies.L5.length": [0.61]},
+            "outputs": [{"name": "s", "stat": "steps"}]}
+    path = tmp_path / "s.json"
+
+    def run(**change):
+        spec = json.loads(json.dumps(base))
+        spec.update(change)
+        path.write_text(json.dumps(spec))
+        code = main(["sweep", str(path), "--executor", "serial",
+                     "--output", str(tmp_path / "t.csv")])
+        return code, capsys.readouterr().err
+
+    for parameters in (2.5, 3, "bodies.L5.length"):
+        code, err = run(parameters=parameters)
+        assert code == 2 and "parameters must be a grid" in err, err
+    bad = [({"name": "d", "quantity": "energy", "reduce": ["min"]}, "outputs[0].reduce"),
+           ({"name": "d", "quantity": "mass"}, "outputs[0].quantity must be one of"),
+           ({"name": "m", "marker": 3, "axis": "y"}, "outputs[0].marker must be a name")]
+    for spec, message in bad:
+        code, err = run(outputs=[spec])
+        assert code == 2 and message in err, err
+    code, _ = run(outputs=[{"name": "s", "stat": "stepps"}])
+    assert code == 1
+    table = pd.read_csv(tmp_path / "t.csv")
+    assert table["error_type"][0] == "ArgumentError"
+    assert "no stat 'stepps'" in table["error_message"][0]
+    with pytest.raises(linkdyn.ArgumentError, match="parameters must be a grid"):
+        expand_cases(2.5)

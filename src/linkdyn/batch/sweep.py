@@ -73,6 +73,9 @@ def expand_cases(parameters) -> list[dict]:
             if not values[-1]:
                 raise ArgumentError(f"sweep: the grid of {name!r} is empty")
         return [dict(zip(names, combo)) for combo in itertools.product(*values)]
+    if isinstance(parameters, (str, bytes)) or not hasattr(parameters, "__iter__"):
+        raise ArgumentError("sweep: parameters must be a grid (a mapping name -> sequence of "
+                            f"values) or a list of cases (mappings), got {parameters!r}")
     cases = []
     for i, case in enumerate(parameters):
         if not isinstance(case, Mapping):
@@ -394,6 +397,8 @@ def _dask(args, cases, rows, bar, workers, client):
 
 SWEEP_FILE_FIELDS = ({"model", "parameters"},
                      {"run", "run_options", "outputs", "executor", "workers"})
+#: The result series an output may name as its "quantity".
+QUANTITIES = ("energy", "work", "phi_norm", "phid_norm", "t")
 REDUCTIONS = {"min": "min", "max": "max", "mean": "mean", "final": None, "initial": None,
               "ptp": "ptp"}
 
@@ -426,7 +431,15 @@ class Outputs:
             extra = sorted(set(spec) - allowed)
             if extra:
                 raise ArgumentError(f"sweep file: {where} has unknown field(s) {', '.join(extra)}")
-            if spec.get("reduce", "final") not in REDUCTIONS:
+            what = spec[kinds[0]]
+            if kinds[0] == "quantity" and what not in QUANTITIES:
+                raise ArgumentError(f"sweep file: {where}.quantity must be one of "
+                                    f"{', '.join(QUANTITIES)}, got {what!r}")
+            if not isinstance(what, str) or not what:
+                raise ArgumentError(f"sweep file: {where}.{kinds[0]} must be a name (a string), "
+                                    f"got {what!r}")
+            reduce = spec.get("reduce", "final")
+            if not isinstance(reduce, str) or reduce not in REDUCTIONS:
                 raise ArgumentError(f"sweep file: {where}.reduce must be one of "
                                     f"{', '.join(REDUCTIONS)}")
             if kinds[0] == "marker" and spec.get("axis") not in ("x", "y", "z"):
@@ -442,6 +455,10 @@ class Outputs:
         out = {}
         for name, kind, spec in self.specs:
             if kind == "stat":
+                if spec["stat"] not in result.stats:
+                    raise ArgumentError(f"sweep: output {name!r}: the run has no stat "
+                                        f"{spec['stat']!r} (its stats: "
+                                        f"{', '.join(sorted(result.stats))})")
                 out[name] = result.stats[spec["stat"]]
                 continue
             if kind == "marker":
