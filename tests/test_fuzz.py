@@ -303,12 +303,14 @@ def test_spatial_builder_calls_raise_only_documented_errors(calls):
     _replay(linkdyn.SpatialModelBuilder("fuzz", gravity=(0.0, 0.0, -9.81)), calls, apply)
 
 
-SWEEP_SEED = {"model": "jansen", "run": "simulate",
-              "run_options": {"t_end": 0.02, "rtol": 1e-6, "atol": 1e-6},
-              "parameters": {"bodies.L5.length": [0.61, 0.62]},
-              "outputs": [{"name": "foot", "marker": "P3", "axis": "y", "reduce": "min"},
-                          {"name": "drift", "quantity": "energy", "reduce": "ptp"},
-                          {"name": "steps", "stat": "steps"}]}
+# A sweep file: a list of cases (the grid form is tests/test_sweep.py's), one output of
+# each kind but elements.
+SWEEP_SEED = {"model": "jansen", "run": "simulate", "workers": 1,
+              "run_options": {"t_end": 0.02, "rtol": 1e-6},
+              "parameters": [{"bodies.L5.length": 0.61}, {"gravity": [0.0, -5.0]}],
+              "outputs": [{"name": "x", "marker": "foot", "axis": "x"},
+                          {"name": "phi", "quantity": "phi_norm", "reduce": "max"},
+                          {"name": "rk", "stat": "rk_steps"}]}
 
 
 @settings(max_examples=RUN_EXAMPLES, deadline=None, derandomize=True,
