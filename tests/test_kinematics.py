@@ -288,6 +288,41 @@ def test_ctrl_c_interrupts_a_long_sweep():
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
+def test_a_ctrl_c_no_loop_reported_is_handed_to_python():
+    """The compiled loops' Ctrl-C handler (src/linkdyn/_interrupt.h), driven through its
+    capsule: a Ctrl-C that arrives after a loop's last look at the flag (here: the flag set
+    by hand between enter() and leave()) becomes a KeyboardInterrupt in Python when the
+    last loop leaves; the next enter() cleared it before, and a CI run of the walker's
+    storm of events lost one that way. A Ctrl-C the loop reported (its flag cleared) is
+    not raised again."""
+    import ctypes
+    import signal
+
+    from linkdyn import _kernels
+
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+
+    class Api(ctypes.Structure):     # linkdyn_interrupt; PYFUNCTYPE: called with the GIL
+        _fields_ = [("flag", ctypes.POINTER(ctypes.c_int)), ("enter", ctypes.PYFUNCTYPE(None)),
+                    ("leave", ctypes.PYFUNCTYPE(None))]
+
+    api = Api.from_address(get(_kernels.interrupt_api, b"linkdyn._kernels.interrupt_api"))
+    api.enter()
+    api.flag[0] = 1
+    with pytest.raises(KeyboardInterrupt):
+        api.leave()
+        for _ in range(10_000):     # Python's next check
+            pass
+    api.enter()
+    api.flag[0] = 1
+    api.flag[0] = 0                 # reported by the loop
+    api.leave()
+    for _ in range(10_000):
+        pass
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
 def test_function_laws_in_threads_do_not_interfere():
     # Two sweeps of one model with a Python-function law, run at once in two threads with
     # different time grids: each equals the same sweep run alone (the law values belong to

@@ -8,6 +8,12 @@
  * after it restores the previous handler when the last running loop ends. Both are called
  * with the GIL held, which serialises them; overlapping runs in several threads therefore
  * share one handler and leave Python's in place at the end. Ctrl-C stops every running loop.
+ * A binding that reports the interruption (a loop that stopped for it, a call that saw the
+ * flag when it returned) clears the flag before leave(); leave() hands a Ctrl-C that no one
+ * reported, one that came after the loop's last look at the flag, to Python
+ * (PyErr_SetInterrupt: a KeyboardInterrupt at Python's next check), where the next enter()
+ * would have cleared it: in the walker's storm of events, some ten thousand compiled calls a
+ * second, the window before leave() had lost one Ctrl-C in a CI run.
  */
 #ifndef LINKDYN_INTERRUPT_H
 #define LINKDYN_INTERRUPT_H
@@ -39,9 +45,13 @@ static void linkdyn_sigint_enter(void)
 
 static void linkdyn_sigint_leave(void)
 {
-    if (linkdyn_sigint_depth > 0 && --linkdyn_sigint_depth == 0 &&
-        linkdyn_sigint_previous != SIG_ERR)
-        signal(SIGINT, linkdyn_sigint_previous);
+    if (linkdyn_sigint_depth > 0 && --linkdyn_sigint_depth == 0) {
+        if (linkdyn_sigint_previous != SIG_ERR) signal(SIGINT, linkdyn_sigint_previous);
+        if (linkdyn_sigint_flag) {      /* a Ctrl-C no binding reported: Python's */
+            linkdyn_sigint_flag = 0;
+            PyErr_SetInterrupt();
+        }
+    }
 }
 
 static linkdyn_interrupt linkdyn_interrupt_api = {&linkdyn_sigint_flag, linkdyn_sigint_enter,
