@@ -276,10 +276,10 @@ cdef class BDFIntegrator:
             with nogil:
                 status = ld_bdf_integrate(self.w, t_end, n_out, tp, yp, &nw)
             # Ctrl-C during a call that ended for another reason (an event, a full buffer)
-            # is kept here, and reported: leave() hands a flag still set to Python.
+            # is kept here, and reported (see _interrupt.h).
             if ctrl_c.flag[0]:
                 self.interrupted = True
-                ctrl_c.flag[0] = 0
+                ctrl_c.reported[0] = 1
         finally:
             ctrl_c.leave()
         return status, nw

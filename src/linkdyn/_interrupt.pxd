@@ -6,3 +6,4 @@ cdef extern from "_interrupt.h":
         volatile int *flag
         void (*enter)()
         void (*leave)()
+        volatile int *reported

@@ -311,7 +311,7 @@ cdef class KinematicSweep:
             for k in range(nt):
                 if ctrl_c.flag[0]:
                     status = INTERRUPTED
-                    ctrl_c.flag[0] = 0      # reported (see _interrupt.h)
+                    ctrl_c.reported[0] = 1  # (see _interrupt.h)
                     break
                 t = times[k]
                 if use_table:
@@ -673,7 +673,7 @@ cdef class SensitivitySweep(KinematicSweep):
             for k in range(nt):
                 if ctrl_c.flag[0]:
                     status, row = INTERRUPTED, k
-                    ctrl_c.flag[0] = 0      # reported (see _interrupt.h)
+                    ctrl_c.reported[0] = 1  # (see _interrupt.h)
                     break
                 t, q, v, a = times[k], &Q[k, 0], &V[k, 0], &A[k, 0]
                 self.sys.phi_q(self.sys.user, t, q, vals)
