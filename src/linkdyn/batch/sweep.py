@@ -436,8 +436,8 @@ class Outputs:
                 raise ArgumentError(f"sweep file: {where}.quantity must be one of "
                                     f"{', '.join(QUANTITIES)}, got {what!r}")
             if not isinstance(what, str) or not what:
-                raise ArgumentError(f"sweep file: {where}.{kinds[0]} must be a name (a string), "
-                                    f"got {what!r}")
+                raise ArgumentError(f"sweep file: {where}.{kinds[0]} must be a name (a "
+                                    f"string), got {what!r}")
             reduce = spec.get("reduce", "final")
             if not isinstance(reduce, str) or reduce not in REDUCTIONS:
                 raise ArgumentError(f"sweep file: {where}.reduce must be one of "

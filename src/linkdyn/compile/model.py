@@ -295,8 +295,9 @@ def require_dynamic(model: Model, what: str) -> None:
         raise ModelError(f"{what}: model {model.name!r} is a {model.space} linkage in natural "
                          "coordinates, a kinematic description without masses or forces: "
                          "linkdyn.kinematics is its solver. To simulate it, describe its links "
-                         "as bodies with their masses and inertias (linkdyn.SpatialModelBuilder;"
-                         " the built-in five_ss_dynamic is the 5-SS linkage so described)",
+                         "as bodies with their masses and inertias "
+                         "(linkdyn.SpatialModelBuilder; the built-in five_ss_dynamic is the "
+                         "5-SS linkage so described)",
                          model.name)
     if getattr(model.description, "kinematic", False):
         raise ModelError(f"{what}: model {model.name!r} is a linkage of points and lines, a "

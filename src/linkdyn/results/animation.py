@@ -96,8 +96,8 @@ def animate(result, path, *, fps: float = 30.0, speed: float = 1.0, markers=None
     ------
     AnimationError
         Bad fps, speed, markers, dpi, size, trace or format (an unknown suffix, .mp4
-        without ffmpeg), or more than MAX_FRAMES frames. Errors writing the file (a missing directory) are raised
-        before any frame is drawn.
+        without ffmpeg), or more than MAX_FRAMES frames. Errors writing the file (a
+        missing directory) are raised before any frame is drawn.
     """
 
     path = Path(path)
