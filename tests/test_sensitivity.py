@@ -440,3 +440,84 @@ def test_ctrl_c_keeps_the_sensitivities_computed(monkeypatch, stage):
     for i in range(len(s.t) - 3, len(s.t)):
         _, exact = coupler_point_and_derivatives(1.0 + W * s.t[i])
         np.testing.assert_allclose(dP[i], exact, atol=1e-11)
+
+
+@pytest.mark.parametrize("source, names, restricted", [
+    ("jansen_driven", ["bodies.L2.length"], True),
+    ("jansen_driven", ["bodies.L5.length", "ground.P2.x", "drivers.crank.law.rate"], True),
+    ("five_ss", ["joints.J1.coordinates.x", "joints.J6.coordinates.z"], True),
+    ("spatial_slider_crank", ["bodies.crank.points.pin.x", "ground.line.z"], True),
+    # a point's coordinate that is zero: its terms appear when it moves (a new structure)
+    ("spatial_slider_crank", ["bodies.crank.points.pin.x", "bodies.crank.points.o.y"],
+     False),
+])
+def test_members_restricted_to_the_rows_they_change_give_the_same_derivatives(
+        monkeypatch, source, names, restricted):
+    """The compiled sweep evaluates the member models only on the constraint rows where
+    they differ from the model (linkdyn.compile.rows): every other row's weighted sum is
+    zero. The derivatives are the same, bit for bit, as with the whole members. Members
+    that differ in structure are evaluated whole."""
+    import linkdyn.design.sensitivity as sensitivity
+    from linkdyn.models import spatial
+
+    model = getattr(spatial, source)() if source == "spatial_slider_crank" else source
+    times = np.linspace(0.0, 1.0, 31)
+    restrict = sensitivity._restricted
+    flags = []
+
+    def spy(base, models, positions):
+        out = restrict(base, models, positions)
+        flags.append(out[1])
+        return out
+    monkeypatch.setattr(sensitivity, "_restricted", spy)
+    monkeypatch.setattr(sensitivity, "RESTRICT_WORK", 0)    # however short the sweep
+    part = kinematic_sensitivities(model, names, times)
+    assert flags and (flags[-1] is not None) == restricted
+    assert flags[-1] is None or flags[-1].all()
+    monkeypatch.setattr(sensitivity, "_restricted", lambda base, models, n: (models, None))
+    whole = kinematic_sensitivities(model, names, times)
+    for x, y in ((part.dq, whole.dq), (part.dv, whole.dv), (part.da, whole.da)):
+        assert np.abs(y).max() > 1e-3
+        assert np.array_equal(x, y)
+
+
+def test_changed_rows_and_restricted_kernels_of_a_length():
+    """A bar's length moves the local points of the joints on that bar: those joints' rows
+    change and no other; the kernels restricted to them evaluate exactly those rows, equal
+    to the whole kernels' there, and write nothing else."""
+    from linkdyn._kernels import Kernels
+    from linkdyn.compile.rows import changed_rows, restricted_kernels
+
+    family = ParameterFamily("jansen_driven", ["bodies.L2.length"])
+    base, member = family.base, family.shifted(0, 1e-3)
+    rows = changed_rows(base.kernels, member.kernels)
+    a = base.kernels.arrays
+    joints = np.flatnonzero((a["rev_local"] != member.kernels.arrays["rev_local"])
+                            .reshape(-1, 4).any(axis=1))
+    assert len(joints) >= 1
+    expected = np.zeros(base.nc, dtype=bool)
+    expected[np.concatenate([a["rev_row"][joints], a["rev_row"][joints] + 1])] = True
+    assert np.array_equal(rows, expected)
+    assert changed_rows(base.kernels, base.kernels).sum() == 0
+
+    sub = restricted_kernels(member.kernels, rows)
+    rng = np.random.default_rng(7)
+    q, v = base.q0 + 0.1 * rng.standard_normal(base.nq), rng.standard_normal(base.nq)
+    t = 0.3
+    for name, args, size in (("phi", (q, t), base.nc), ("phi_t", (q, t), base.nc),
+                             ("gamma", (q, v, t), base.nc),
+                             ("phi_q_values", (q, t), len(base.phiq_rowind))):
+        whole = getattr(member.kernels, name)(*args)
+        for fill in (0.0, np.nan):      # what the restricted kernels leave alone stays
+            out = np.full(size, fill)
+            getattr(sub, name)(*args, out=out)
+            mine = (rows if size == base.nc else rows[base.phiq_rowind])
+            assert np.array_equal(out[mine], whole[mine]), name
+            if name != "phi_t":             # (phi_t writes every row, the others zero)
+                assert np.array_equal(np.isnan(out[~mine]), np.isnan(np.full(
+                    (~mine).sum(), fill))), name
+
+    # kernels that differ in structure (a term on another coordinate) are not compared
+    other = dict(a, nc=base.nc, body_stride=4)
+    other["rev_slot"] = a["rev_slot"][::-1].copy()
+    assert changed_rows(base.kernels, Kernels(other)) is None

@@ -132,20 +132,27 @@ cdef class KinematicSweep:
         """Factors of vals into *num (a refactorisation with its pivots while their ratio
         stays above 1e-6, else a fresh factorisation); common.rcond <- the condition
         estimate."""
+        if self._factor_only(vals, num) != OK:
+            return SINGULAR
+        return self._condition(vals, num[0])
+
+    cdef int _factor_only(self, double *vals, klu_numeric **num) noexcept nogil:
+        """_factor without the condition estimate (common.rcond is then the pivot ratio, or
+        stale after a fresh factorisation): for solves that need no estimate."""
         self.factorizations += 1
         if num[0] != NULL:
             if klu_refactor(<int *> self.sys.phiq_colptr, <int *> self.sys.phiq_rowind, vals,
                             self.sym, num[0], &self.common) and self.common.status == KLU_OK:
                 klu_rcond(self.sym, num[0], &self.common)
                 if self.common.rcond > 1e-6:
-                    return self._condition(vals, num[0])
+                    return OK
             klu_free_numeric(num, &self.common)
         num[0] = klu_factor(<int *> self.sys.phiq_colptr, <int *> self.sys.phiq_rowind, vals,
                             self.sym, &self.common)
         if num[0] == NULL:
             self.fail_index = self.common.singular_col
             return SINGULAR
-        return self._condition(vals, num[0])
+        return OK
 
     cdef int _condition(self, double *vals, klu_numeric *num) noexcept nogil:
         """common.rcond <- an estimate of the reciprocal condition number. Near-singular
@@ -201,23 +208,26 @@ cdef class KinematicSweep:
         of a row) is done, active[c] cleared: its residual is noise, and so would be a
         correction. Returns the number of columns still active."""
         cdef int n = self.n, i, j, c, p, na = 0
-        cdef double ax, a
+        cdef double ax, xj
         cdef double *den = self.den
+        cdef double *r
+        cdef double *d
+        cdef const double *x
         cdef const int *cp = self.sys.phiq_colptr
         cdef const int *ri = self.sys.phiq_rowind
-        for c in range(nrhs):
-            if active[c] != 0.0:
-                for i in range(c * n, (c + 1) * n):
-                    R[i] = B[i]
-                    den[i] = fabs(B[i])
-        for j in range(n):
-            for p in range(cp[j], cp[j + 1]):
-                a, i = vals[p], ri[p]
-                for c in range(nrhs):
-                    if active[c] != 0.0:
-                        ax = a * X[c * n + j]
-                        R[c * n + i] -= ax
-                        den[c * n + i] += fabs(ax)
+        for c in range(nrhs):     # a column at a time: one sparse product each
+            if active[c] == 0.0:
+                continue
+            r, d, x = &R[c * n], &den[c * n], &X[c * n]
+            for i in range(n):
+                r[i] = B[c * n + i]
+                d[i] = fabs(r[i])
+            for j in range(n):
+                xj = x[j]
+                for p in range(cp[j], cp[j + 1]):
+                    ax = vals[p] * xj
+                    r[ri[p]] -= ax
+                    d[ri[p]] += fabs(ax)
         for c in range(nrhs):
             if active[c] == 0.0:
                 continue
@@ -411,16 +421,15 @@ cdef inline void _phiq_times(const ld_system *s, double t, const double *q, cons
             out[s.phiq_rowind[p]] += vals[p] * x[j]
 
 
-cdef inline void _residual_pair(const ld_system *s, double t, const double *q,
-                                const double *v, const double *a, double *vals,
-                                double *tmp, double *rv, double *ra) noexcept nogil:
-    """rv = Phi_q(q, t) v + Phi_t(q, t) and ra = Phi_q(q, t) a - gamma(q, v, t), with one
-    evaluation of the Jacobian's values (vals: a buffer of s's nnz)."""
+cdef inline void _pair_from_values(const ld_system *s, double t, const double *q,
+                                   const double *v, const double *a, const double *vals,
+                                   double *tmp, double *rv, double *ra) noexcept nogil:
+    """rv = Phi_q(q, t) v + Phi_t(q, t) and ra = Phi_q(q, t) a - gamma(q, v, t), given the
+    Jacobian's values at (q, t) in vals (on s's pattern)."""
     cdef int i, j, p
     cdef double x, vj, aj
     cdef const int *cp = s.phiq_colptr
     cdef const int *ri = s.phiq_rowind
-    s.phi_q(s.user, t, q, vals)
     for i in range(s.nc):
         rv[i] = 0.0
         ra[i] = 0.0
@@ -433,9 +442,36 @@ cdef inline void _residual_pair(const ld_system *s, double t, const double *q,
     s.phi_t(s.user, t, q, tmp)
     for i in range(s.nc):
         rv[i] += tmp[i]
+        tmp[i] = 0.0        # gamma writes the rows of its kernels' families only
     s.gamma(s.user, t, q, v, tmp)
     for i in range(s.nc):
         ra[i] -= tmp[i]
+
+
+cdef inline void _residual_pair(const ld_system *s, double t, const double *q,
+                                const double *v, const double *a, double *vals,
+                                double *tmp, double *rv, double *ra) noexcept nogil:
+    """rv = Phi_q(q, t) v + Phi_t(q, t) and ra = Phi_q(q, t) a - gamma(q, v, t), with one
+    evaluation of the Jacobian's values (vals: a buffer of s's nnz)."""
+    s.phi_q(s.user, t, q, vals)
+    _pair_from_values(s, t, q, v, a, vals, tmp, rv, ra)
+
+
+cdef inline void _member_residuals(const ld_system *s, double t, const double *q,
+                                   const double *v, const double *a, double *vals,
+                                   double *tmp, double *r3, bint partial) noexcept nogil:
+    """r3[3 nc] <- [Phi, Phi_q v + Phi_t, Phi_q a - gamma] of member s at the row. A partial
+    member (kernels restricted to some rows, linkdyn.compile.rows) writes only its own rows
+    and Jacobian slots: the others are zeroed first and come out exactly zero, its own rows
+    exactly as the whole member's."""
+    cdef int i
+    if partial:
+        for i in range(s.nc):
+            r3[i] = 0.0
+        for i in range(s.phiq_nnz):
+            vals[i] = 0.0
+    s.phi(s.user, t, q, r3)
+    _residual_pair(s, t, q, v, a, vals, tmp, r3 + s.nc, r3 + 2 * s.nc)
 
 
 cdef inline double _backward_error(const double *r, const double *den, int n) noexcept nogil:
@@ -590,7 +626,7 @@ cdef class SensitivitySweep(KinematicSweep):
                     const int[::1] start, const int[::1] member_index,
                     const double[::1] weight, double[:, :, ::1] dQ, double[:, :, ::1] dV,
                     double[:, :, ::1] dA, double[::1] size, int affine_q=0,
-                    const int[::1] time_cols=None):
+                    const int[::1] time_cols=None, const signed char[::1] partial=None):
         """dQ, dV, dA (n, nq, p) at the sweep's rows (times, Q, V, A), for parameters whose
         residual derivatives are sum_k weight[k] F(members[member_index[k]]) over k in
         start[j] .. start[j + 1]; size[j] <- the largest |Phi_p| met. Each member's
@@ -605,13 +641,18 @@ cdef class SensitivitySweep(KinematicSweep):
         with a; their time columns are forward differences of rv and ra themselves (exact,
         both are affine in q). gamma_v = -2 rv_q (gamma = -(Phi_q v)_q v - 2 Phi_qt v -
         Phi_tt), so the parameters' directional terms are products with these two matrices.
-        Without, each parameter's are differences along its own dq and dv. Returns (status,
-        row): OK, or SINGULAR at the row whose Phi_q would not factor, or INTERRUPTED."""
+        Without, each parameter's are differences along its own dq and dv. ``partial``
+        (per member, or None: none): the member's kernels are restricted to the rows where
+        the members differ (linkdyn.compile.rows); its other rows count as zero, which is
+        what every other row's weighted sum is (the weights of a difference add up to zero,
+        and those rows are the same in every member). Returns (status, row): OK, or
+        SINGULAR at the row whose Phi_q would not factor, or INTERRUPTED."""
         cdef int n = self.n, nt = times.shape[0], p = start.shape[0] - 1
         cdef int nm = len(members), k, i, j, m, status = OK, row = nt
         cdef const ld_system **sys = <const ld_system **> malloc(nm * sizeof(void *))
         cdef int maxnnz = self.nnz
         cdef bint own = affine_q != 0      # the model's own rv and ra are needed a row
+        cdef bint has_partial = partial is not None
         if sys == NULL:
             raise MemoryError()
         for m in range(nm):
@@ -623,7 +664,8 @@ cdef class SensitivitySweep(KinematicSweep):
             maxnnz = sys[m].phiq_nnz if sys[m].phiq_nnz > maxnnz else maxnnz
             own = own or sys[m] == self.sys
         if Q.shape[0] < nt or Q.shape[1] != n or dQ.shape[0] < nt or dQ.shape[1] != n or \
-                dQ.shape[2] != p or size.shape[0] != p:
+                dQ.shape[2] != p or size.shape[0] != p or \
+                (partial is not None and partial.shape[0] != nm):
             free(sys)
             raise ValueError("derivatives: array sizes do not match the model")
         cdef int nt_cols = time_cols.shape[0] if (affine_q and time_cols is not None) else 0
@@ -677,7 +719,7 @@ cdef class SensitivitySweep(KinematicSweep):
                     break
                 t, q, v, a = times[k], &Q[k, 0], &V[k, 0], &A[k, 0]
                 self.sys.phi_q(self.sys.user, t, q, vals)
-                status = self._factor(vals, &self.num)
+                status = self._factor_only(vals, &self.num)
                 if status != OK:
                     row = k
                     break
@@ -686,17 +728,18 @@ cdef class SensitivitySweep(KinematicSweep):
                     scale = fabs(q[i]) if fabs(q[i]) > scale else scale
                 # the model's own rv and ra (the affine paths' base, and a member's where the
                 # model itself is one: every forward difference)
-                if own:
-                    _residual_pair(self.sys, t, q, v, a, mvals, tmp, rv0, ra0)
+                if own:     # (Phi_q at the row is in vals)
+                    _pair_from_values(self.sys, t, q, v, a, vals, tmp, rv0, ra0)
                 for m in range(nm):
                     r3 = &mres[3 * n * m]
-                    sys[m].phi(sys[m].user, t, q, r3)
                     if sys[m] == self.sys:
+                        sys[m].phi(sys[m].user, t, q, r3)
                         for i in range(n):
                             r3[n + i] = rv0[i]
                             r3[2 * n + i] = ra0[i]
                     else:
-                        _residual_pair(sys[m], t, q, v, a, mvals, tmp, r3 + n, r3 + 2 * n)
+                        _member_residuals(sys[m], t, q, v, a, mvals, tmp, r3,
+                                          has_partial and partial[m] != 0)
                 # Phi_p, (Phi_q v + Phi_t)_p, (Phi_q a - gamma)_p: weighted member sums
                 for j in range(p):
                     for i in range(n):
