@@ -201,27 +201,32 @@ def _revolute_rows(desc, body_index, ground, nc, rows, cols, row_names, owners):
     """Revolute rows (x, then y) after the ``nc`` rows made: (bodies, local points, first
     row, index into rows/cols of each entry) per joint."""
     revolutes = [j for j in desc.joints if isinstance(j, RevoluteSpec)]
-    nrev = len(revolutes)
-    rev_body = np.full((nrev, 2), -1, dtype=np.intc)
-    rev_local = np.zeros((nrev, 4))
-    rev_row = np.empty(nrev, dtype=np.intc)
-    rev_entry = np.full((nrev, 12), -1, dtype=np.int64)  # index into rows/cols lists
-    for k, j in enumerate(revolutes):
-        rev_row[k] = nc
+    # (plain lists, made arrays once: element-wise writes into arrays cost more than the
+    # numbering itself, a fixed cost of every compile and of every sensitivity member)
+    rev_body, rev_local, rev_row, rev_entry = [], [], [], []
+    points = {}         # each body's local points, computed once
+    for j in revolutes:
+        rev_row.append(nc)
         row_names += [f"{j.name}.x", f"{j.name}.y"]
         owners += [j.name, j.name]
-        for s, (bname, pname) in enumerate((j.first, j.second)):
+        for bname, pname in (j.first, j.second):
             if bname == GROUND:
-                rev_local[k, 2 * s:2 * s + 2] = ground[pname]
+                rev_body.append(-1)
+                rev_local += list(ground[pname])
+                rev_entry += [-1] * 6
                 continue
             bi = body_index[bname]
-            rev_body[k, s] = bi
-            rev_local[k, 2 * s:2 * s + 2] = desc.bodies[bi].local_points()[pname]
-            c = 4 * bi
-            for e, (r, col) in enumerate(((nc, c), (nc, c + 2), (nc, c + 3),
-                                          (nc + 1, c + 1), (nc + 1, c + 2), (nc + 1, c + 3))):
-                rev_entry[k, 6 * s + e] = len(rows)
-                rows.append(r)
-                cols.append(col)
+            if bi not in points:
+                points[bi] = desc.bodies[bi].local_points()
+            rev_body.append(bi)
+            rev_local += list(points[bi][pname])
+            c, start = 4 * bi, len(rows)
+            rows += [nc, nc, nc, nc + 1, nc + 1, nc + 1]
+            cols += [c, c + 2, c + 3, c + 1, c + 2, c + 3]
+            rev_entry += range(start, start + 6)
         nc += 2
+    rev_body = np.array(rev_body, dtype=np.intc).reshape(-1, 2)
+    rev_local = np.array(rev_local, dtype=float).reshape(-1, 4)
+    rev_row = np.array(rev_row, dtype=np.intc)
+    rev_entry = np.array(rev_entry, dtype=np.int64).reshape(-1, 12)
     return rev_body, rev_local, rev_row, rev_entry
