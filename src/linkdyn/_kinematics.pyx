@@ -459,13 +459,13 @@ cdef inline void _residual_pair(const ld_system *s, double t, const double *q,
 
 cdef inline void _member_residuals(const ld_system *s, double t, const double *q,
                                    const double *v, const double *a, double *vals,
-                                   double *tmp, double *r3, bint partial) noexcept nogil:
-    """r3[3 nc] <- [Phi, Phi_q v + Phi_t, Phi_q a - gamma] of member s at the row. A partial
-    member (kernels restricted to some rows, linkdyn.compile.rows) writes only its own rows
-    and Jacobian slots: the others are zeroed first and come out exactly zero, its own rows
-    exactly as the whole member's."""
+                                   double *tmp, double *r3, bint restricted) noexcept nogil:
+    """r3[3 nc] <- [Phi, Phi_q v + Phi_t, Phi_q a - gamma] of member s at the row. A
+    restricted member (kernels restricted to some rows, linkdyn.compile.rows) writes only
+    its own rows and Jacobian slots: the others are zeroed first and come out exactly zero,
+    its own rows exactly as the whole member's."""
     cdef int i
-    if partial:
+    if restricted:
         for i in range(s.nc):
             r3[i] = 0.0
         for i in range(s.phiq_nnz):
@@ -626,7 +626,7 @@ cdef class SensitivitySweep(KinematicSweep):
                     const int[::1] start, const int[::1] member_index,
                     const double[::1] weight, double[:, :, ::1] dQ, double[:, :, ::1] dV,
                     double[:, :, ::1] dA, double[::1] size, int affine_q=0,
-                    const int[::1] time_cols=None, const signed char[::1] partial=None):
+                    const int[::1] time_cols=None, int restricted=0):
         """dQ, dV, dA (n, nq, p) at the sweep's rows (times, Q, V, A), for parameters whose
         residual derivatives are sum_k weight[k] F(members[member_index[k]]) over k in
         start[j] .. start[j + 1]; size[j] <- the largest |Phi_p| met. Each member's
@@ -641,18 +641,17 @@ cdef class SensitivitySweep(KinematicSweep):
         with a; their time columns are forward differences of rv and ra themselves (exact,
         both are affine in q). gamma_v = -2 rv_q (gamma = -(Phi_q v)_q v - 2 Phi_qt v -
         Phi_tt), so the parameters' directional terms are products with these two matrices.
-        Without, each parameter's are differences along its own dq and dv. ``partial``
-        (per member, or None: none): the member's kernels are restricted to the rows where
-        the members differ (linkdyn.compile.rows); its other rows count as zero, which is
-        what every other row's weighted sum is (the weights of a difference add up to zero,
-        and those rows are the same in every member). Returns (status, row): OK, or
+        Without, each parameter's are differences along its own dq and dv. ``restricted``:
+        the members' kernels are restricted to the rows where they differ
+        (linkdyn.compile.rows); their other rows count as zero, which is what every other
+        row's weighted sum is (the weights of a difference add up to zero, and those rows
+        are the same in every member). Returns (status, row): OK, or
         SINGULAR at the row whose Phi_q would not factor, or INTERRUPTED."""
         cdef int n = self.n, nt = times.shape[0], p = start.shape[0] - 1
         cdef int nm = len(members), k, i, j, m, status = OK, row = nt
         cdef const ld_system **sys = <const ld_system **> malloc(nm * sizeof(void *))
         cdef int maxnnz = self.nnz
         cdef bint own = affine_q != 0      # the model's own rv and ra are needed a row
-        cdef bint has_partial = partial is not None
         if sys == NULL:
             raise MemoryError()
         for m in range(nm):
@@ -664,8 +663,7 @@ cdef class SensitivitySweep(KinematicSweep):
             maxnnz = sys[m].phiq_nnz if sys[m].phiq_nnz > maxnnz else maxnnz
             own = own or sys[m] == self.sys
         if Q.shape[0] < nt or Q.shape[1] != n or dQ.shape[0] < nt or dQ.shape[1] != n or \
-                dQ.shape[2] != p or size.shape[0] != p or \
-                (partial is not None and partial.shape[0] != nm):
+                dQ.shape[2] != p or size.shape[0] != p:
             free(sys)
             raise ValueError("derivatives: array sizes do not match the model")
         cdef int nt_cols = time_cols.shape[0] if (affine_q and time_cols is not None) else 0
@@ -739,7 +737,7 @@ cdef class SensitivitySweep(KinematicSweep):
                             r3[2 * n + i] = ra0[i]
                     else:
                         _member_residuals(sys[m], t, q, v, a, mvals, tmp, r3,
-                                          has_partial and partial[m] != 0)
+                                          restricted != 0)
                 # Phi_p, (Phi_q v + Phi_t)_p, (Phi_q a - gamma)_p: weighted member sums
                 for j in range(p):
                     for i in range(n):

@@ -605,7 +605,7 @@ def _derivatives_compiled(base, member, steps, t, q, v, a, p, known=None):
             index.append(use(member(j, shift).kernels))
             weight.append(w)
         start.append(len(index))
-    models, partial = _restricted(base, models, n)
+    models, restricted = _restricted(base, models, n)
     dq, dv, da = (np.zeros((n, nq, p)) for _ in range(3))
     size = np.zeros(p)
     sweep = SensitivitySweep(base.kernels)
@@ -613,7 +613,7 @@ def _derivatives_compiled(base, member, steps, t, q, v, a, p, known=None):
         np.ascontiguousarray(t, dtype=float), np.ascontiguousarray(q), np.ascontiguousarray(v),
         np.ascontiguousarray(a), models, np.array(start, dtype=np.intc),
         np.array(index, dtype=np.intc), np.array(weight), dq, dv, da, size,
-        _affine_in_q(base), _time_columns(base), partial)
+        _affine_in_q(base), _time_columns(base), restricted)
     if STATUS[status] == "interrupted":     # the rows before ``row`` are complete
         return dq[:row], dv[:row], da[:row], exact, [bool(x > 0.0) for x in size]
     if status != 0:
@@ -631,22 +631,21 @@ RESTRICT_WORK = 20_000
 
 
 def _restricted(base, models, positions) -> tuple:
-    """The members' kernels restricted to the rows where any of them differs from the
-    model's (linkdyn.compile.rows), with their flags for the compiled sweep; ``models`` as
-    they are (flags None) where a member differs in structure, or where too few rows times
-    ``positions`` would be spared to pay for the restriction (RESTRICT_WORK)."""
+    """(kernels, restricted): the members' kernels restricted to the rows where any of them
+    differs from the model's (linkdyn.compile.rows), and True; ``models`` as they are and
+    False where a member differs in structure, or where too few rows times ``positions``
+    would be spared to pay for the restriction (RESTRICT_WORK)."""
     if positions * base.nc < RESTRICT_WORK:
-        return models, None
+        return models, False
     union = np.zeros(base.nc, dtype=bool)
     for kernels in models:
         rows = changed_rows(base.kernels, kernels)
         if rows is None:
-            return models, None
+            return models, False
         union |= rows
     if positions * int(np.count_nonzero(~union)) < RESTRICT_WORK:
-        return models, None
-    return ([restricted_kernels(k, union) for k in models],
-            np.ones(len(models), dtype=np.int8))
+        return models, False
+    return [restricted_kernels(k, union) for k in models], True
 
 
 def _affine_in_q(model) -> int:
