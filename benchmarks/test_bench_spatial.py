@@ -6,6 +6,7 @@ step of each, and their ratio (the target: the spatial chain within 3 times the 
 cost per body-step). The cost of a step is the difference of two runs, to T and to 3 T
 (best of three each), over the difference of their steps: a run's set-up (the consistent
 start, the factorisations' plans) is left out; over a short run it is most of the time.
+Also the time to describe and compile both chains (10^3 and 10^4 bars), per bar, and its ratio.
 
 Run:  python -m pytest benchmarks/test_bench_spatial.py -s
 """
@@ -50,6 +51,29 @@ def test_chain_cost_per_body_step(benchmark, family, n, span):
         benchmark.extra_info["spatial_over_planar"] = ratio
         print(f"\n{n} bars: planar {_cost[('planar', n)] * 1e6:.3f} us, spatial "
               f"{_cost[('spatial', n)] * 1e6:.3f} us per body-step: ratio {ratio:.2f}")
+
+
+_build = {}
+
+
+@pytest.mark.parametrize("n", (1_000, 10_000))
+@pytest.mark.parametrize("family", ["planar", "spatial"])
+def test_chain_build_per_body(benchmark, family, n):
+    """Describing and compiling the chains above: seconds per bar, and the spatial chain's
+    over the planar one's (a spatial bar has three times the coordinates and rows, its
+    inertia and orientation are checked, and its rows are generic ones)."""
+    length = 1.0 / math.sqrt(n)
+    build = linkdyn.chain if family == "planar" else spatial_chain
+    benchmark.group = f"chain of {n} bars, built"
+    benchmark.extra_info["role"] = "baseline" if family == "planar" else "linkdyn"
+    benchmark.pedantic(build, args=(n,), kwargs=dict(length=length), rounds=3, iterations=1)
+    _build[(family, n)] = per = benchmark.stats.stats.min / n
+    benchmark.extra_info["seconds_per_bar"] = per
+    if ("planar", n) in _build and ("spatial", n) in _build:
+        ratio = _build[("spatial", n)] / _build[("planar", n)]
+        benchmark.extra_info["spatial_over_planar"] = ratio
+        print(f"\n{n} bars built: planar {_build[('planar', n)] * 1e6:.1f} us, spatial "
+              f"{_build[('spatial', n)] * 1e6:.1f} us per bar: ratio {ratio:.1f}")
 
 
 @pytest.fixture(scope="module")

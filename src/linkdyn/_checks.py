@@ -69,6 +69,11 @@ def _items(value, n: int):
 def vec3(entry: str, what: str, value, expected: str = "three numbers (x, y, z)") -> tuple:
     """Three finite numbers, or ModelError naming the entry and saying what was
     ``expected`` (a string such as "1" or a boolean is not a number here either)."""
+    if type(value) in (tuple, list) and len(value) == 3:     # the common case, first
+        x, y, z = value
+        if type(x) is float and type(y) is float and type(z) is float and \
+                math.isfinite(x) and math.isfinite(y) and math.isfinite(z):
+            return (x, y, z)
     items = _items(value, 3)
     if items is None or any(isinstance(x, bool) or not isinstance(x, (int, float))
                             for x in items):

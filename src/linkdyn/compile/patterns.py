@@ -63,10 +63,11 @@ class Numbering:
 def _csc_pattern(rows: np.ndarray, cols: np.ndarray, nrows: int, ncols: int):
     """CSC pattern of the given (row, col) entries and, for each entry, its position (slot)
     in the CSC value array. Entries must be distinct."""
-    order = np.lexsort((rows, cols))
-    r, c = rows[order], cols[order]
-    if len(r) > 1 and np.any((np.diff(r) == 0) & (np.diff(c) == 0)):
+    keys = np.asarray(cols, dtype=np.int64) * max(nrows, 1) + rows   # by column, then row
+    order = np.argsort(keys, kind="stable")
+    if len(order) > 1 and not np.all(np.diff(keys[order])):
         raise AssertionError("duplicate Jacobian entry in the compiled pattern")
+    r, c = rows[order], cols[order]
     colptr = np.zeros(ncols + 1, dtype=np.intc)
     np.cumsum(np.bincount(c, minlength=ncols), out=colptr[1:])
     slot = np.empty(len(order), dtype=np.intc)
@@ -107,68 +108,61 @@ def compile_rows(generic, nq: int, nc: int, rows: list, cols: list, row_names: l
     names, owners, nc, slot of each entry of ``rows``/``cols`` in the CSC values, Hessian
     slot of each ``hdiag`` entry). A row's terms are consecutive (the kernels sum each run
     of them as one compensated sum)."""
-    gen_row, term = [], dict(row=[], a=[], b=[], tf=[], law=[], coef=[])
-    entry_of = {}  # (row, col) -> index into rows/cols
+    nc0, t_row, t_a, t_b, t_tf, t_law, t_coef = nc, [], [], [], [], [], []
     for rname, owner, parts in generic:
-        r = nc
-        nc += 1
-        gen_row.append(r)
         row_names.append(rname)
         owners.append(owner)
         for terms, tf, law in parts:
+            law = max(law, 0)
             for (a, b), coef in terms.items():
-                if coef == 0.0:
-                    continue
-                for col in (a, b):
-                    if col >= 0 and (r, col) not in entry_of:
-                        entry_of[(r, col)] = len(rows)
-                        rows.append(r)
-                        cols.append(col)
-                term["row"].append(r)
-                term["a"].append(a)
-                term["b"].append(b)
-                term["tf"].append(tf)
-                term["law"].append(max(law, 0))
-                term["coef"].append(coef)
+                if coef != 0.0:
+                    t_row.append(nc)
+                    t_a.append(a)
+                    t_b.append(b)
+                    t_tf.append(tf)
+                    t_law.append(law)
+                    t_coef.append(coef)
+        nc += 1
+    ab = np.array([t_a, t_b], dtype=np.int64).T.reshape(-1, 2)     # (terms, 2)
+    base = max(nq, 1)   # entries and pairs as the keys row * base + column
+    term_rows = np.array(t_row, dtype=np.int64)
+    # The rows' Jacobian entries (row, column), in the order the terms first name them.
+    used = ab.ravel() >= 0
+    keys = (np.repeat(term_rows, 2) * base + ab.ravel())[used].tolist()
+    index = {key: k for k, key in enumerate(dict.fromkeys(keys))}   # first occurrences
+    entries = np.fromiter(index, dtype=np.int64, count=len(index))
+    before = len(rows)
+    rows.extend((entries // base).tolist())
+    cols.extend((entries % base).tolist())
+    entry_index = np.fromiter((index[key] for key in keys), dtype=np.int64, count=len(keys))
     colptr, rowind, slot = _csc_pattern(np.asarray(rows, dtype=np.int64),
                                         np.asarray(cols, dtype=np.int64), nc, nq)
-    nterm = len(term["row"])
-    term_slot = np.full((nterm, 2), -1, dtype=np.intc)
-    for m in range(nterm):
-        for s_, col in enumerate((term["a"][m], term["b"][m])):
-            if col >= 0:
-                term_slot[m, s_] = slot[entry_of[(term["row"][m], col)]]
-    gen_slot = np.array(sorted({slot[e] for e in entry_of.values()}), dtype=np.intc)
+    term_slot = np.full(2 * len(term_rows), -1, dtype=np.intc)
+    term_slot[used] = slot[before + entry_index]
+    gen_slot = np.sort(slot[before:]).astype(np.intc)
     # Pattern of d/dq (Phi_q^T lam): the (i, i) of hdiag (or its pairs), and each quadratic
     # term's (a, b) and (b, a).
     hdiag = np.asarray(hdiag, dtype=np.int64)
-    wanted = ([(int(i), int(j)) for i, j in hdiag] if hdiag.ndim == 2
-              else [(int(i), int(i)) for i in hdiag])
-    hpairs = set(wanted)
-    for a, b in zip(term["a"], term["b"]):
-        if a >= 0 and b >= 0:
-            hpairs |= {(a, b), (b, a)}
-    hlist = sorted(hpairs)
-    hr = np.array([p[0] for p in hlist], dtype=np.int64)
-    hc = np.array([p[1] for p in hlist], dtype=np.int64)
-    hess_colptr, hess_rowind, hslot_all = _csc_pattern(hr, hc, nq, nq)
-    hslot_of = {pair: hslot_all[k] for k, pair in enumerate(hlist)}
-    hess_slot = np.array([hslot_of[pair] for pair in wanted], dtype=np.intc)
-    term_hslot = np.full((nterm, 2), -1, dtype=np.intc)
-    for m, (a, b) in enumerate(zip(term["a"], term["b"])):
-        if a >= 0 and b >= 0:
-            term_hslot[m] = (hslot_of[(a, b)], hslot_of[(b, a)])
+    wanted = hdiag.reshape(-1, 2) if hdiag.ndim == 2 else np.repeat(hdiag, 2).reshape(-1, 2)
+    quadratic = (ab[:, 0] >= 0) & (ab[:, 1] >= 0)
+    pairs = np.concatenate([wanted, ab[quadratic], ab[quadratic, ::-1]])
+    pair_keys = pairs[:, 0] * base + pairs[:, 1]
+    hkeys = np.unique(pair_keys)        # sorted as the pairs (row, column) are
+    hess_colptr, hess_rowind, hslot_all = _csc_pattern(hkeys // base, hkeys % base, nq, nq)
+    pair_slot = hslot_all[np.searchsorted(hkeys, pair_keys)]
+    hess_slot = pair_slot[:len(wanted)].astype(np.intc)
+    term_hslot = np.full((len(term_rows), 2), -1, dtype=np.intc)
+    term_hslot[quadratic] = pair_slot[len(wanted):].reshape(2, -1).T
     arrays = dict(
         phiq_colptr=colptr, phiq_rowind=rowind,
         hess_colptr=hess_colptr, hess_rowind=hess_rowind,
-        gen_row=np.array(gen_row, dtype=np.intc), gen_slot=gen_slot,
-        term_row=np.array(term["row"], dtype=np.intc), term_a=np.array(term["a"], dtype=np.intc),
-        term_b=np.array(term["b"], dtype=np.intc), term_tf=np.array(term["tf"], dtype=np.intc),
-        term_law=np.array(term["law"], dtype=np.intc),
-        term_coef=np.array(term["coef"], dtype=float),
-        term_slot=term_slot.ravel(), term_hslot=term_hslot.ravel())
+        gen_row=np.arange(nc0, nc, dtype=np.intc), gen_slot=gen_slot,
+        term_row=term_rows.astype(np.intc), term_a=ab[:, 0].astype(np.intc),
+        term_b=ab[:, 1].astype(np.intc), term_tf=np.array(t_tf, dtype=np.intc),
+        term_law=np.array(t_law, dtype=np.intc),
+        term_coef=np.array(t_coef, dtype=float),
+        term_slot=term_slot, term_hslot=term_hslot.ravel())
     return arrays, row_names, owners, nc, slot, hess_slot
-
 
 
 def force_arrays(desc, body_index, local_of, ground, add_law, nq: int, q0):

@@ -159,25 +159,42 @@ def inertia_tensor(entry: str, value) -> Mat3:
     flat = value.ndim == 1 if isinstance(value, np.ndarray) else (
         isinstance(value, (list, tuple)) and len(value) == 3 and
         not any(isinstance(x, (list, tuple, np.ndarray)) for x in value))
-    J = (np.diag(vec3(entry, "inertia", value, "three principal moments or a 3 x 3 tensor"))
-         if flat else mat3(entry, "inertia", value))
-    if not np.abs(J).max() < 1e150:     # its eigenvalues would overflow (and any motion)
-        raise ModelError(f"{entry}: inertia {J.tolist()} is out of range (entries below "
-                         "1e150 kg m^2)")
+    if flat:    # a diagonal tensor: its moments, checked without numpy's overhead
+        m = vec3(entry, "inertia", value, "three principal moments or a 3 x 3 tensor")
+        J = ((m[0], 0.0, 0.0), (0.0, m[1], 0.0), (0.0, 0.0, m[2]))
+        _check_range(entry, J)
+        _check_moments(entry, sorted(m))
+        return J
+    J = mat3(entry, "inertia", value)
+    _check_range(entry, J)
     if np.abs(J - J.T).max() > 1e-12 * max(np.abs(J).max(), 1e-300):
         raise ModelError(f"{entry}: inertia must be symmetric, got {J.tolist()}")
-    moments = np.linalg.eigvalsh(0.5 * (J + J.T))
+    sym = 0.5 * (J + J.T)
+    _check_moments(entry, np.linalg.eigvalsh(sym).tolist())
+    return tuple(tuple(float(x) for x in row) for row in sym)
+
+
+def _check_range(entry: str, J) -> None:
+    """ModelError unless every entry of the tensor J is below 1e150 (its eigenvalues would
+    overflow, and any motion)."""
+    if not max(abs(float(x)) for row in J for x in row) < 1e150:
+        raise ModelError(f"{entry}: inertia {[[float(x) for x in row] for row in J]} is out "
+                         "of range (entries below 1e150 kg m^2)")
+
+
+def _check_moments(entry: str, moments: list) -> None:
+    """ModelError unless the principal ``moments`` (ascending) are positive and each below
+    the sum of the other two."""
     if not moments[0] > 0:
         raise ModelError(f"{entry}: inertia must be positive definite (principal moments "
-                         f"{moments.tolist()} kg m^2)")
-    second = 0.5 * moments.sum() - moments
-    if not second.min() > 1e-9 * moments.max():
-        raise ModelError(f"{entry}: principal moments {moments.tolist()} kg m^2 break the "
+                         f"{moments} kg m^2)")
+    half = 0.5 * (moments[0] + moments[1] + moments[2])
+    if not min(half - x for x in moments) > 1e-9 * moments[2]:
+        raise ModelError(f"{entry}: principal moments {moments} kg m^2 break the "
                          "triangle inequality (each must be less than the sum of the other "
                          "two): the body's mass lies on a plane or a line, which leaves its "
                          "natural coordinates without mass along it; give the body a "
                          "thickness")
-    return tuple(tuple(float(x) for x in row) for row in 0.5 * (J + J.T))
 
 
 def principal_frame(inertia) -> tuple[np.ndarray, np.ndarray]:
