@@ -387,15 +387,17 @@ static int schur_factor(ld_bdf *w)
     }
     w->stats.schur_factorizations++;
     for (k = 0; k < nc; k++) {
+        double dk = D[k];       /* in a register: the stores to Lx below may not alias it */
         for (g = r->row_groups[k]; g < r->row_groups[k + 1]; g++) {
             double y = Lx[r->g_src[g]], l;
             const double *col = Lx + r->Lp[r->g_col[g]] - r->g_pairs[g];
             for (q = r->g_pairs[g]; q < r->g_pairs[g + 1]; q++)
                 Lx[r->gp_dst[q]] -= col[q] * y;
             l = y / D[r->g_col[g]];
-            D[k] -= l * y;
+            dk -= l * y;
             Lx[r->g_src[g]] = l;
         }
+        D[k] = dk;
         if (!(D[k] > PIVOT_MIN * r->Sd[k])) {
             w->fail_index = w->nq + r->P[k];
             return isfinite(D[k]) ? LD_BDF_SINGULAR : LD_BDF_NONFINITE;
