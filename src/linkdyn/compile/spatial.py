@@ -305,23 +305,32 @@ class _Rows:
         self.joints = {j.name: j for j in desc.joints}
         self.gravity = np.array(desc.gravity)
 
-    def body(self, k, b):
-        E, P = principal_frame(b.inertia)
-        self.frames[k] = E
-        o = 12 * k
-        self.mass[o:o + 3] = b.mass
-        R = np.array(b.orientation) @ E                 # principal axes, global
-        w0, w1, w2 = (float(x) for x in b.angular_velocity)
+    def bodies(self, bodies):
+        """Every body's coordinates, masses, initial guesses, gravity and principal-frame
+        points, the bodies stacked (each body's arithmetic as it would be on its own)."""
+        nb = len(bodies)
+        if nb == 0:
+            return
+        frames = [principal_frame(b.inertia) for b in bodies]
+        E = np.array([f[0] for f in frames])
+        self.frames[:] = E
+        R = np.array([b.orientation for b in bodies], dtype=float) @ E   # principal, global
+        w0, w1, w2 = np.array([b.angular_velocity for b in bodies], dtype=float).T[:, :, None]
         # w x R[:, a] for the three axes at once (np.cross's arithmetic, not its overhead)
-        axes_rate = np.array([w1 * R[2] - w2 * R[1], w2 * R[0] - w0 * R[2],
-                              w0 * R[1] - w1 * R[0]])
-        self.q0[o:o + 3] = b.position
-        self.v0[o:o + 3] = b.velocity
-        self.mass[o + 3:o + 12] = np.repeat(P, 3)
-        self.q0[o + 3:o + 12] = R.T.ravel()
-        self.v0[o + 3:o + 12] = axes_rate.T.ravel()
-        self.applied[o:o + 3] = b.mass * self.gravity
-        self.local[b.name] = {name: E.T @ np.array(p) for name, p in b.local_points().items()}
+        axes_rate = np.stack([w1 * R[:, 2] - w2 * R[:, 1], w2 * R[:, 0] - w0 * R[:, 2],
+                              w0 * R[:, 1] - w1 * R[:, 0]], axis=1)
+        mass = np.array([b.mass for b in bodies], dtype=float)
+        M, q0, v0 = (x.reshape(nb, 12) for x in (self.mass, self.q0, self.v0))
+        M[:, :3] = mass[:, None]
+        M[:, 3:] = np.repeat(np.array([f[1] for f in frames]), 3, axis=1)
+        q0[:, :3] = [b.position for b in bodies]
+        v0[:, :3] = [b.velocity for b in bodies]
+        q0[:, 3:] = R.transpose(0, 2, 1).reshape(nb, 9)
+        v0[:, 3:] = axes_rate.transpose(0, 2, 1).reshape(nb, 9)
+        self.applied.reshape(nb, 12)[:, :3] = mass[:, None] * self.gravity
+        for b, (E_b, _) in zip(bodies, frames):
+            self.local[b.name] = {name: E_b.T @ np.array(p) for name, p in
+                                  b.local_points().items()}
 
     def principal(self, body, axis):
         """(body index or -1, the direction's principal-frame components or global)."""
@@ -441,8 +450,7 @@ def number_spatial(desc: SpatialDescription) -> Numbering:
     # Rotors of flexible joints become bodies, pins and records of their own.
     desc = spatial_forces.expand(desc, SpatialBodySpec, AxisJointSpec)
     rows = _Rows(desc)
-    for k, b in enumerate(desc.bodies):
-        rows.body(k, b)
+    rows.bodies(desc.bodies)
     for j in desc.joints:
         rows.joint(j)
     for k, d in enumerate(desc.drivers):
