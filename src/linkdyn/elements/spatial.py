@@ -46,6 +46,7 @@ Mat3 = tuple[Vec3, Vec3, Vec3]
 
 #: Largest departure of a rotation matrix from orthonormality accepted (then re-orthonormalised).
 ORTHONORMAL_TOL = 1e-9
+_EYE = np.eye(3)
 
 
 @dataclass(frozen=True)
@@ -144,12 +145,13 @@ class SpatialDescription:
 def rotation_matrix(entry: str, value) -> Mat3:
     """A proper rotation matrix (orthonormal to 1e-9, determinant +1), re-orthonormalised."""
     R = mat3(entry, "orientation", value)
-    if np.abs(R.T @ R - np.eye(3)).max() > ORTHONORMAL_TOL or np.linalg.det(R) <= 0:
+    (a, b, c), (d, e, f), (g, h, i) = R.tolist()
+    det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
+    if not det > 0 or np.abs(R.T @ R - _EYE).max() > ORTHONORMAL_TOL:
         raise ModelError(f"{entry}: orientation must be a rotation matrix (orthonormal "
                          f"columns, determinant +1), got {R.tolist()}")
     u, _, vt = np.linalg.svd(R)
-    R = u @ vt
-    return tuple(tuple(float(x) for x in row) for row in R)
+    return tuple(map(tuple, (u @ vt).tolist()))
 
 
 def inertia_tensor(entry: str, value) -> Mat3:
