@@ -248,3 +248,85 @@ def test_kernels_refuse_frame_rows_out_of_range():
         Kernels(dict(arrays, frame_hslot=arrays["frame_hslot"][:-1]))
     with pytest.raises(ValueError, match="out of range"):
         Kernels(dict(arrays, frame_base=arrays["frame_base"] + model.nq))
+
+
+# -- the compiled patterns (linkdyn.compile.patterns) ------------------------------------------
+
+def _csc_entry(colptr, rowind, slot):
+    """(row, column) of CSC value slot ``slot``."""
+    col = int(np.searchsorted(colptr, slot, side="right")) - 1
+    return int(rowind[slot]), col
+
+
+def _generic_rows(rng, nq, nrows):
+    """Random generic rows: constants, linear and quadratic terms (a == b among them),
+    columns repeated within a row, and zero coefficients (which add nothing)."""
+    generic = []
+    for r in range(nrows):
+        parts = []
+        for _ in range(int(rng.integers(1, 3))):
+            terms = {}
+            for _ in range(int(rng.integers(1, 6))):
+                a = int(rng.integers(-1, nq))
+                b = -1 if a < 0 or rng.random() < 0.4 else int(rng.integers(0, nq))
+                key = (min(a, b), max(a, b)) if b >= 0 else (a, -1)
+                terms[key] = 0.0 if rng.random() < 0.1 else float(rng.normal())
+            parts.append((terms, int(rng.integers(0, 5)), int(rng.integers(-1, 3))))
+        generic.append((f"g{r}", f"owner{r}", parts))
+    return generic
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_generic_rows_slots_name_their_entries(seed):
+    """compile_rows: every term's Jacobian slots hold its (row, column), every Hessian slot
+    its pair and its transpose, the earlier rows' entries keep theirs, and the pattern holds
+    exactly the entries named (no more)."""
+    from linkdyn.compile.patterns import compile_rows
+
+    rng = np.random.default_rng(seed)
+    nq, nc = 9, 3
+    rows = [0, 0, 1, 2, 2]                  # rows made before the generic ones
+    cols = [0, 4, 4, 1, 8]
+    before = list(zip(rows, cols))
+    hdiag = np.array([[1, 2], [4, 4]]) if seed % 2 else np.array([3, 5])
+    generic = _generic_rows(rng, nq, 5)
+    arrays, names, owners, n, slot, hess_slot = compile_rows(
+        generic, nq, nc, rows, cols, [], [], hdiag)
+    cp, ri = arrays["phiq_colptr"], arrays["phiq_rowind"]
+    hcp, hri = arrays["hess_colptr"], arrays["hess_rowind"]
+    assert n == nc + len(generic) and names == [g[0] for g in generic]
+    assert list(arrays["gen_row"]) == list(range(nc, n))
+    for k, (r, c) in enumerate(before):
+        assert _csc_entry(cp, ri, slot[k]) == (r, c)
+    named = set(before)
+    expected_terms = [(nc + r, a, b, coef) for r, (_, _, parts) in enumerate(generic)
+                      for terms, _, _ in parts for (a, b), coef in terms.items() if coef != 0.0]
+    assert len(arrays["term_row"]) == len(expected_terms)
+    ts, th = arrays["term_slot"].reshape(-1, 2), arrays["term_hslot"].reshape(-1, 2)
+    for m, (r, a, b, coef) in enumerate(expected_terms):
+        assert (arrays["term_row"][m], arrays["term_a"][m], arrays["term_b"][m],
+                arrays["term_coef"][m]) == (r, a, b, coef)
+        for s, col in enumerate((a, b)):
+            if col < 0:
+                assert ts[m, s] == -1
+            else:
+                assert _csc_entry(cp, ri, ts[m, s]) == (r, col)
+                named.add((r, col))
+        if a >= 0 and b >= 0:
+            assert _csc_entry(hcp, hri, th[m, 0]) == (a, b)
+            assert _csc_entry(hcp, hri, th[m, 1]) == (b, a)
+        else:
+            assert list(th[m]) == [-1, -1]
+    assert len(ri) == len(named) == cp[-1]
+    generic_slots = sorted(slot[len(before):])
+    assert list(arrays["gen_slot"]) == generic_slots
+    wanted = [tuple(p) for p in hdiag] if hdiag.ndim == 2 else [(i, i) for i in hdiag]
+    for k, pair in enumerate(wanted):
+        assert _csc_entry(hcp, hri, hess_slot[k]) == pair
+
+
+def test_duplicate_jacobian_entries_are_refused():
+    from linkdyn.compile.patterns import compile_rows
+
+    with pytest.raises(AssertionError, match="duplicate"):
+        compile_rows([], 4, 2, [0, 1, 0], [2, 3, 2], [], [], ())
