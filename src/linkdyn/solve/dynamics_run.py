@@ -27,6 +27,7 @@ from ..results.output import RecordedSeries, WholeRows
 from ..results.simulation import SimulationResult
 from .assembly import consistent_state, describe_rows, nearly_singular_rows
 from .control import apply_controller
+from .interrupt import StopRequest
 from .run_options import RunOptions
 
 __all__ = ["DynamicsRun", "BDF_REGULARIZATION", "OUTPUT_REGULARIZATION",
@@ -101,6 +102,7 @@ class DynamicsRun:
         self.sink = (WholeRows(opt.times, self.integ.n) if opt.series is None else
                      RecordedSeries(opt.times, self.integ.n, opt.series, self._reduce))
         self.start = None
+        self.stop = StopRequest()       # Ctrl-C between compiled calls (integrate())
         # Mode switches since the run last got further (chattering detection).
         self.switches, self.t_high, self.chatter = 0, opt.t0, None
 
@@ -131,33 +133,39 @@ class DynamicsRun:
         self.start = time.perf_counter()
         reporter = (Reporter(lambda: (float(integ.t), int(integ.stats()["steps"])),
                              opt.progress) if opt.progress is not None else None)
-        try:
-            status = self._initialise()
-            k = 0
-            while status == GOING:
-                target = self._next_stop(k)
-                status = self._advance(target)
-                if status != GOING or target == opt.t_end:
-                    break
-                k += 1
-                if self._sample(target, integ.state()):
-                    self.restarts += 1
-                    status = integ.restart()
-            if status == AT_EVENT:
-                status = self._stop_at_event()
-        except KeyboardInterrupt:
-            # Ctrl-C while Python ran between compiled calls (events, mode decisions,
-            # controller samples): the run stops there with what it computed.
-            status = INTERRUPTED
-        except SimulationError as exc:
-            # A controller's failure, or a failure found between compiled calls (a contact
-            # decision on a non-finite state): with the rows computed so far.
-            if exc.result is None:
-                exc.result = self._finish_result(GOING, self.opt.controller is not None)
-            raise
-        finally:
-            if reporter is not None:
-                reporter.stop()
+        # Ctrl-C while Python runs between compiled calls (events, mode decisions,
+        # controller samples) is a request that _advance polls (see .interrupt): the run
+        # stops there with what it computed.
+        with StopRequest() as self.stop:
+            try:
+                status = self._initialise()
+                k = 0
+                while status == GOING:
+                    target = self._next_stop(k)
+                    status = self._advance(target)
+                    if status != GOING or target == opt.t_end:
+                        break
+                    k += 1
+                    if self._sample(target, integ.state()):
+                        self.restarts += 1
+                        status = integ.restart()
+                    if self.stop.requested:     # pressed during the controller's sample
+                        status = INTERRUPTED
+                if status == AT_EVENT:
+                    status = self._stop_at_event()
+            except KeyboardInterrupt:     # a second Ctrl-C, or one outside the main thread
+                status = INTERRUPTED
+            except SimulationError as exc:
+                # A controller's failure, or a failure found between compiled calls (a
+                # contact decision on a non-finite state): with the rows computed so far.
+                if exc.result is None:
+                    exc.result = self._finish_result(GOING, self.opt.controller is not None)
+                raise
+            finally:
+                if reporter is not None:
+                    reporter.stop()
+            if status == INTERRUPTED:
+                self.stop.consume()
         return status
 
     def _initialise(self) -> int:
@@ -198,7 +206,8 @@ class DynamicsRun:
         one."""
         while True:
             status = self.sink.integrate(self.integ, target)
-            if self.integ.interrupted and status in (GOING, AT_EVENT) and not (
+            if (self.integ.interrupted or self.stop.requested) and \
+                    status in (GOING, AT_EVENT) and not (
                     status == GOING and target == self.opt.t_end):
                 return INTERRUPTED
             if status != AT_EVENT:
