@@ -27,6 +27,22 @@ def ctrl_c_after(seconds=0.3):
         timer.cancel()
 
 
+def ctrl_c_in_a_finaliser():
+    """Press Ctrl-C (SIGINT) from inside a weakref callback, a finaliser: Python raises
+    its KeyboardInterrupt there, where it is printed as "Exception ignored" and lost."""
+    import gc
+    import weakref
+
+    class Token:
+        pass
+
+    token = Token()
+    ref = weakref.ref(token, lambda _: signal.raise_signal(signal.SIGINT))
+    del token                       # the callback runs here, and the Ctrl-C in it
+    gc.collect()
+    assert ref() is None
+
+
 def central_difference(f, x, h=1e-6):
     """Jacobian of f at x by central differences, shape (len(f(x)), len(x))."""
     x = np.asarray(x, dtype=float)

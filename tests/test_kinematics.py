@@ -301,6 +301,32 @@ def test_ctrl_c_interrupts_a_long_sweep(monkeypatch):
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
+def test_ctrl_c_pressed_in_python_during_a_sweep_is_not_lost():
+    """A Ctrl-C pressed while Python runs inside kinematics (here a law given as a Python
+    function, from a finaliser, where Python's KeyboardInterrupt would be dropped) stops the
+    analysis with the rows it has: status "interrupted", not a run to the end."""
+    from conftest import ctrl_c_in_a_finaliser
+
+    pressed = []
+
+    def law(t):
+        if not pressed:
+            pressed.append(t)
+            ctrl_c_in_a_finaliser()
+        return 3.0 * t, 3.0, 0.0
+
+    model = driven_slider_crank(laws.function(law))
+    t = np.linspace(0.0, 2.0, 201)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = kinematics(model, t)
+    assert pressed and r.status == "interrupted" and 0 < len(r.t) <= len(t)
+    assert np.all(np.isfinite(r.q)) and any("interrupted" in str(w.message) for w in caught)
+    assert caught[0].filename == __file__       # the warning points at the caller
+    import signal
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
 def test_a_ctrl_c_no_loop_reported_is_handed_to_python():
     """The compiled loops' Ctrl-C handler (src/linkdyn/_interrupt.h), driven through its
     capsule: a Ctrl-C that arrives after a loop's last look at the flag (here: the flag set

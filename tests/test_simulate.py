@@ -609,22 +609,11 @@ def test_ctrl_c_during_a_finaliser_still_stops_the_run():
     # spends its time in Python between compiled calls (the walker's storm of contact
     # events) lost a Ctrl-C that way in CI. The controller below presses Ctrl-C from inside
     # a weakref callback at t = 0.5 s: the run must stop there with what it computed.
-    import gc
-    import weakref
-
-    class Token:
-        pass
-
-    def press(_):
-        signal.raise_signal(signal.SIGINT)
+    from conftest import ctrl_c_in_a_finaliser
 
     def controller(t, state):
         if abs(t - 0.5) < 1e-9:
-            token = Token()
-            ref = weakref.ref(token, press)
-            del token                   # the callback runs here, and the Ctrl-C in it
-            gc.collect()
-            assert ref() is None
+            ctrl_c_in_a_finaliser()
         return None
 
     b = linkdyn.ModelBuilder("pendulum", gravity=(0.0, -9.81))

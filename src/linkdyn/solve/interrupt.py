@@ -8,8 +8,10 @@ the walker's storm of contact events (some ten thousand mode switches a second) 
 Ctrl-C in a CI run this way, in a WeakSet's callback.
 
 :class:`StopRequest` replaces the SIGINT handler for the length of a run with one that only
-records the request; the run polls :attr:`StopRequest.requested` where it can stop with
-what it has (between compiled calls) and says it did with :meth:`StopRequest.consume`. A
+records the request; the run polls :attr:`StopRequest.requested` (or, deeper down,
+:func:`requested`: the innermost guard's) where it can stop with what it has (between
+compiled calls) and says it did with :meth:`StopRequest.consume`. Simulations
+(``DynamicsRun.integrate``) and kinematic analyses (``kinematics``) run inside one. A
 second Ctrl-C before the run has looked raises KeyboardInterrupt as usual, so code that
 never polls (a controller stuck in a loop) can still be broken into. On leaving, a
 request that the run did not consume is passed on to the handler it replaced. The compiled
@@ -23,7 +25,17 @@ from __future__ import annotations
 import signal
 import threading
 
-__all__ = ["StopRequest"]
+__all__ = ["StopRequest", "requested"]
+
+#: The guards the main thread is in, innermost last (only the main thread installs one).
+_active: list = []
+
+
+def requested() -> bool:
+    """Whether Ctrl-C was pressed inside the innermost guard of the calling thread (always
+    False outside the main thread, where no guard is installed)."""
+    return (bool(_active) and _active[-1].requested and
+            threading.current_thread() is threading.main_thread())
 
 
 class StopRequest:
@@ -51,12 +63,14 @@ class StopRequest:
                 signal.getsignal(signal.SIGINT) is not None:
             self._previous = signal.signal(signal.SIGINT, self._handler)
             self._installed = True
+            _active.append(self)
         return self
 
     def __exit__(self, kind, exc, traceback):
         if self._installed:
             signal.signal(signal.SIGINT, self._previous)
             self._installed = False
+            _active.remove(self)
             if self.requested and not self._consumed and kind is None:
                 # pressed after the run's last look: the caller's handler gets it now
                 signal.raise_signal(signal.SIGINT)

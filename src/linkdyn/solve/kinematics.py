@@ -53,6 +53,7 @@ from ..errors import (ArgumentError, ArgumentTypeError, KinematicsError, ModelEr
 from ..results.accessors import TrajectoryAccessors
 from .assembly import (DIAGNOSIS_MAX_COORDINATES, check_redundant, consistent_state,
                        describe_rows, nearly_singular_rows)
+from .interrupt import StopRequest, requested
 
 __all__ = ["kinematics", "KinematicsResult", "Singularity", "BRANCH_HALVINGS", "STEP_MOTION"]
 
@@ -310,6 +311,10 @@ def _reverse_at_limits(model, t, out, done, status, tol, max_iterations, run, st
     return t_all, arrays, total, status, tuple(limits), tuple(changes)
 
 
+#: The compiled sweep's status for Ctrl-C.
+INTERRUPTED = next(k for k, v in STATUS.items() if v == "interrupted")
+
+
 def _guess(model, q0):
     """The guess (q0, or the model's) as an array, or None when consistent_state must first
     say what is wrong with it."""
@@ -341,6 +346,8 @@ def _sweep(model, times, q_start, tol, max_iterations, run, progress=None, sign0
     finally:
         if reporter is not None:
             reporter.stop()
+    if requested():     # Ctrl-C pressed in Python since (kinematics): stop with the rows
+        status = INTERRUPTED
     return status, done, out, sweep
 
 
@@ -556,6 +563,19 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
     SingularConfigurationError, KinematicsError
         As above; both carry ``t``, ``constraints`` and the partial ``result``.
     """
+    # Ctrl-C between the compiled sweeps (sub-steps, branch retries) is a request that
+    # _sweep polls (linkdyn.solve.interrupt), not a KeyboardInterrupt that could be lost.
+    with StopRequest() as stop:
+        result = _kinematics(model, times, q0, tol, singular_rcond, on_singular,
+                             max_iterations, progress, redundant, at_limit)
+        if result.status == "interrupted":
+            stop.consume()
+    return result
+
+
+def _kinematics(model, times, q0, tol, singular_rcond, on_singular, max_iterations, progress,
+                redundant, at_limit) -> KinematicsResult:
+    """kinematics, inside its Ctrl-C guard."""
     model = as_model(model)
     t = _checked_times(model, times, redundant, on_singular, at_limit, progress, tol,
                        singular_rcond, max_iterations)
@@ -599,7 +619,7 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
     interrupted = STATUS[status] == "interrupted"
     if interrupted:
         warnings.warn(f"linkdyn: kinematic sweep interrupted after {done} of {t.size} times; "
-                      "the result holds what was computed", RuntimeWarning, stacklevel=2)
+                      "the result holds what was computed", RuntimeWarning, stacklevel=3)
     elif status != 0:
         # Localise where the positions stop existing between the last solved time and the
         # next (of the sub-steps where the given times were too coarse to follow).
