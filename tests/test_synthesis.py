@@ -239,6 +239,29 @@ def test_ctrl_c_inside_an_analysis_stops_the_synthesis(monkeypatch):
     assert r.residual < 0.5 * first
 
 
+def test_ctrl_c_pressed_between_analyses_is_not_lost(monkeypatch):
+    """Ctrl-C pressed while Python runs between the analyses (here from a finaliser, where
+    Python's KeyboardInterrupt would be printed and dropped) stops the synthesis all the
+    same, with the best linkage found so far."""
+    from conftest import ctrl_c_in_a_finaliser
+    from linkdyn.design import synthesis
+
+    real, calls = synthesis._kinematic_sensitivities, []
+
+    def analysis(*args):
+        calls.append(1)
+        if len(calls) == 4:
+            ctrl_c_in_a_finaliser()
+        return real(*args)
+
+    monkeypatch.setattr(synthesis, "_kinematic_sensitivities", analysis)
+    with pytest.warns(RuntimeWarning, match="interrupted in start 0"):
+        r = path_generation(perturbed(0.01), "P", targets(), times=TIMES, starts=3)
+    assert r.status == "interrupted" and r.starts == 1 and r.evaluations == 3
+    import signal
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
 def test_ctrl_c_before_anything_was_analysed_goes_on(monkeypatch):
     _interrupt_after(monkeypatch, 0)
     with pytest.raises(KeyboardInterrupt):

@@ -362,3 +362,28 @@ def test_ctrl_c_stops_the_orbit_search_with_its_latest_state(monkeypatch, where)
     else:
         # on the section (the tip at x = 0) with the residual of its own map
         assert abs(tip[0]) < 1e-9 and np.isfinite(info.value.residual)
+
+
+def test_ctrl_c_pressed_between_the_searchs_runs_is_not_lost(monkeypatch):
+    """Ctrl-C pressed while the orbit search runs Python between its maps (here from a
+    finaliser, where Python's KeyboardInterrupt would be dropped) ends the search at its
+    next map with KeyboardInterrupt and the latest state, as one inside a run does."""
+    from conftest import ctrl_c_in_a_finaliser
+    from linkdyn.solve import periodic
+
+    model = linkdyn.chain(1)
+    real, calls = periodic.simulate, []
+
+    def simulate(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:             # after the first map and P(x): a difference's map
+            ctrl_c_in_a_finaliser()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(periodic, "simulate", simulate)
+    section = linkdyn.events.marker_crosses("tip", "x", 0.0, direction=1)
+    with pytest.raises(KeyboardInterrupt) as info:
+        linkdyn.periodic_orbit(model, section, tol=1e-14, max_iter=5)
+    assert len(calls) == 3 and np.isfinite(info.value.residual)
+    import signal
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

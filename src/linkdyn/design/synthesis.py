@@ -31,6 +31,7 @@ import numpy as np
 from ..compile.model import checked_array
 from ..describe import geometric
 from ..errors import ArgumentError, ArgumentTypeError, LinkdynError, SynthesisError, name_list
+from ..solve.interrupt import StopRequest, requested
 from .metrics import grashof as grashof_of, transmission_angle
 from .sensitivity import ParameterFamily, _kinematic_sensitivities
 
@@ -187,8 +188,8 @@ class _Problem:
                                                  self.family.names,
                                                  _cycle_times(self.cycle, times), times[order],
                                                  self._affine, {})
-                if s.status == "interrupted":   # Ctrl-C in the compiled sweeps: as anywhere
-                    raise KeyboardInterrupt
+                if s.status == "interrupted" or requested():
+                    raise KeyboardInterrupt     # Ctrl-C in the sweeps or since: as anywhere
                 self._affine = s.exact
                 inverse = np.empty_like(order)
                 inverse[order] = np.arange(len(order))
@@ -481,32 +482,36 @@ def _synthesise(what, family, measure, targets, times, guess, bounds, cycle, sta
     rng = np.random.default_rng(seed)
     best, failures, status, ran = None, [], "ok", 0
     constraints = (grashof, transmission, cycle)
-    try:
-        for start in range(starts):
-            x0 = family.values.copy()
-            if start:
-                x0 = x0 + spread * size * rng.standard_normal(len(x0))
-            if free:
-                x0 = np.concatenate([x0, guess[1:]])
-            x0 = np.clip(x0, np.where(np.isfinite(lo), lo + 1e-12, -np.inf),
-                         np.where(np.isfinite(hi), hi - 1e-12, np.inf))
-            ran = start + 1
-            found = _one_start(what, problem, x0, lo, hi, tol, max_evaluations, constraints)
-            if isinstance(found, str):
-                failures.append((start, found))
-            elif best is None or found[0] < best[0]:
+    # Ctrl-C in Python between the analyses (least squares' algebra) is a request the
+    # analyses poll (linkdyn.solve.interrupt): a KeyboardInterrupt there could be lost
+    with StopRequest() as request:
+        try:
+            for start in range(starts):
+                x0 = family.values.copy()
+                if start:
+                    x0 = x0 + spread * size * rng.standard_normal(len(x0))
+                if free:
+                    x0 = np.concatenate([x0, guess[1:]])
+                x0 = np.clip(x0, np.where(np.isfinite(lo), lo + 1e-12, -np.inf),
+                             np.where(np.isfinite(hi), hi - 1e-12, np.inf))
+                ran = start + 1
+                found = _one_start(what, problem, x0, lo, hi, tol, max_evaluations, constraints)
+                if isinstance(found, str):
+                    failures.append((start, found))
+                elif best is None or found[0] < best[0]:
+                    best = found
+        except KeyboardInterrupt:
+            found = problem.best
+            if found is not None and (best is None or found[0] < best[0]) and \
+                    not _broken_constraint(problem.design(found[1][:problem.p]), found[2].model,
+                                           *constraints):
                 best = found
-    except KeyboardInterrupt:
-        found = problem.best
-        if found is not None and (best is None or found[0] < best[0]) and \
-                not _broken_constraint(problem.design(found[1][:problem.p]), found[2].model,
-                                       *constraints):
-            best = found
-        if best is None:
-            raise
-        status = "interrupted"
-        warnings.warn(f"{what}: interrupted in start {ran - 1}; the result is the best "
-                      "linkage found so far", RuntimeWarning, stacklevel=3)
+            request.consume()
+            if best is None:
+                raise
+            status = "interrupted"
+            warnings.warn(f"{what}: interrupted in start {ran - 1}; the result is the best "
+                          "linkage found so far", RuntimeWarning, stacklevel=3)
     if best is None:
         raise SynthesisError(f"{what}: none of {starts} starts gave a linkage that meets the "
                              "targets and constraints; "

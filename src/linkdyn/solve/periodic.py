@@ -41,6 +41,7 @@ import numpy as np
 from ..models import as_model
 from ..errors import ArgumentError, LinkdynError
 from .assembly import consistent_state
+from .interrupt import StopRequest, requested
 from .simulate import simulate
 
 __all__ = ["periodic_orbit", "PeriodicOrbit", "PeriodicOrbitError", "poincare_map"]
@@ -94,9 +95,9 @@ def poincare_map(model, section, q, v, *, crossings=1, t_max=10.0, swinging=(), 
     while count < crossings:
         r = simulate(model, t + t_max, t0=t, q0=q, v0=v, events=[section],
                      t_out=[t, t + t_max], swinging=swinging, **options)
-        if r.status == "interrupted":
-            # Ctrl-C: not a missed section (a caller that tries another state on
-            # PeriodicOrbitError would go on)
+        if r.status == "interrupted" or requested():
+            # Ctrl-C (in the run, or in Python since the search began): not a missed
+            # section (a caller that tries another state on PeriodicOrbitError would go on)
             raise KeyboardInterrupt
         if r.status != "event":
             raise PeriodicOrbitError(
@@ -151,18 +152,22 @@ def periodic_orbit(model, section, q0=None, v0=None, *, swinging=(), crossings=1
     s = consistent_state(model, q=q0, v=v0)
     history = []
     state["x"] = np.concatenate([s.q, s.v])
-    try:
-        # Start on the section: one map from the guess.
-        q1, v1, _, state["swinging"] = poincare_map(model, section, s.q, s.v,
-                                                    swinging=tuple(swinging), **opts)
-        x = np.concatenate([q1, v1])
-        return _newton(model, P, x, history, state, swinging, axis, max_iter, tol, fd_step)
-    except KeyboardInterrupt as stop:
-        # Ctrl-C: the search's latest state goes with it (``x``: on the section once the
-        # first map is done, the consistent guess before; ``residual``: its residual, NaN
-        # before the first), to start again from
-        stop.x, stop.residual = state["x"], history[-1] if history else math.nan
-        raise
+    # Ctrl-C between the runs (Newton's algebra) is a request the maps poll (.interrupt)
+    with StopRequest() as request:
+        try:
+            # Start on the section: one map from the guess.
+            q1, v1, _, state["swinging"] = poincare_map(model, section, s.q, s.v,
+                                                        swinging=tuple(swinging), **opts)
+            x = np.concatenate([q1, v1])
+            return _newton(model, P, x, history, state, swinging, axis, max_iter, tol,
+                           fd_step)
+        except KeyboardInterrupt as stop:
+            # Ctrl-C: the search's latest state goes with it (``x``: on the section once
+            # the first map is done, the consistent guess before; ``residual``: its
+            # residual, NaN before the first), to start again from
+            request.consume()
+            stop.x, stop.residual = state["x"], history[-1] if history else math.nan
+            raise
 
 
 def _newton(model, P, x, history, state, swinging, axis, max_iter, tol, fd_step):
