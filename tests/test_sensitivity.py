@@ -442,6 +442,33 @@ def test_ctrl_c_keeps_the_sensitivities_computed(monkeypatch, stage):
         np.testing.assert_allclose(dP[i], exact, atol=1e-11)
 
 
+def test_ctrl_c_pressed_while_the_members_compile_is_not_lost(monkeypatch):
+    """Ctrl-C pressed in Python between the analysis and the derivatives' sweep (here from a
+    finaliser while a member model compiles, where Python's KeyboardInterrupt would be
+    dropped) stops the sensitivities before the sweep: status "interrupted", no rows."""
+    import warnings
+
+    from conftest import ctrl_c_in_a_finaliser
+    from linkdyn.design import sensitivity
+
+    real, calls = sensitivity.ParameterFamily.shifted, []
+
+    def shifted(self, j, step):
+        calls.append(1)
+        if len(calls) == 1:
+            ctrl_c_in_a_finaliser()
+        return real(self, j, step)
+
+    monkeypatch.setattr(sensitivity.ParameterFamily, "shifted", shifted)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        s = kinematic_sensitivities(fourbar(), PARAMS, np.linspace(0.0, 1.0, 11))
+    assert calls and s.status == "interrupted" and len(s.t) == 0
+    assert any("interrupted after 0 of 11" in str(w.message) for w in caught)
+    import signal
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
 @pytest.mark.parametrize("source, names, restricted", [
     ("jansen_driven", ["bodies.L2.length"], True),
     ("jansen_driven", ["bodies.L5.length", "ground.P2.x", "drivers.crank.law.rate"], True),

@@ -53,6 +53,7 @@ from ..describe import geometric, modelfile
 from ..describe.parameters import get_parameter, with_parameters
 from ..errors import ArgumentError, ArgumentTypeError, ModelError, SingularConfigurationError
 from ..models import as_model
+from ..solve.interrupt import StopRequest, requested
 from ..solve.kinematics import kinematics
 from .metrics import input_torque
 
@@ -336,7 +337,13 @@ def kinematic_sensitivities(model, parameters, times, *, at=None,
     ``status`` is then "interrupted" and its rows end at the last time whose derivatives
     are complete (a RuntimeWarning says so).
     """
-    return _kinematic_sensitivities(model, parameters, times, at, None, options)
+    # Ctrl-C in Python between the analysis and the derivatives' sweep (the members'
+    # compiles) is a request polled before the sweep (linkdyn.solve.interrupt)
+    with StopRequest() as stop:
+        result = _kinematic_sensitivities(model, parameters, times, at, None, options)
+        if result.status == "interrupted":
+            stop.consume()
+    return result
 
 
 def _kinematic_sensitivities(model, parameters, times, at, known, options):
@@ -608,6 +615,8 @@ def _derivatives_compiled(base, member, steps, t, q, v, a, p, known=None):
     models, restricted = _restricted(base, models, n)
     dq, dv, da = (np.zeros((n, nq, p)) for _ in range(3))
     size = np.zeros(p)
+    if requested():     # Ctrl-C pressed in Python (compiling the members): no rows done
+        return dq[:0], dv[:0], da[:0], exact, [False] * p
     sweep = SensitivitySweep(base.kernels)
     status, row = sweep.derivatives(
         np.ascontiguousarray(t, dtype=float), np.ascontiguousarray(q), np.ascontiguousarray(v),
