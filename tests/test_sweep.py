@@ -1,6 +1,7 @@
 """Parameter sweeps (linkdyn.sweep): the same numbers in every executor, failures kept,
 models and results that pickle."""
 
+import os
 import pickle
 
 import numpy as np
@@ -232,3 +233,24 @@ def test_sweep_files_of_the_wrong_shape_are_refused_by_name(tmp_path, capsys):
     assert "no stat 'stepps'" in table["error_message"][0]
     with pytest.raises(linkdyn.ArgumentError, match="parameters must be a grid"):
         expand_cases(2.5)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
+def test_ctrl_c_stops_a_serial_sweep_and_keeps_the_cases_done():
+    """Ctrl-C interrupts the running case and ends the sweep: that case and the rest are
+    "cancelled" (a case's interrupted run is not a result). Before, the interrupted run was
+    recorded "ok" and the sweep went on with the next case (four cases of some 2 s each,
+    here: one Ctrl-C per case to stop it)."""
+    from conftest import ctrl_c_after
+
+    model = linkdyn.chain(20)
+    with ctrl_c_after(0.3):
+        table = linkdyn.sweep(model, {"rtol": [1e-10] * 4},
+                              run_options=dict(t_end=200.0, atol=1e-10, t_out="final"),
+                              executor="serial", progress=False)
+    status = table["status"].tolist()
+    # Ctrl-C lands in the first case's run (or, on a slow machine, while its model is made:
+    # then that case completes and the sweep stops after it)
+    assert status in (["cancelled"] * 4, ["ok"] + ["cancelled"] * 3)
+    import signal
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

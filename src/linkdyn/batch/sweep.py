@@ -51,6 +51,7 @@ from .._checks import checked_path
 from ..describe.parameters import apply_parameters
 from ..describe.parameters import is_model_parameter as _is_model_parameter
 from ..errors import ArgumentError, ArgumentTypeError, ModelError
+from ..solve.interrupt import StopRequest
 
 __all__ = ["sweep", "expand_cases", "apply_parameters"]
 
@@ -223,6 +224,8 @@ def run_case(base, factory, run, run_options, outputs, case) -> dict:
         options = {**run_options, **{k: v for k, v in case.items()
                                      if not _is_model_parameter(k)}}
         result = _call_run(run, model, options)
+        if getattr(result, "status", None) == "interrupted":
+            raise KeyboardInterrupt     # Ctrl-C in the run: the sweep stops, the case cancelled
         row.update(_stats(result))
         row.update(_outputs(outputs, result))
         row["status"] = "ok"
@@ -323,13 +326,19 @@ def sweep(model, parameters, *, run="simulate", run_options=None, outputs=None,
 
 
 def _serial(args, cases, rows, bar):
-    try:
-        for i, case in enumerate(cases):
-            rows[i] = run_case(*args, case)
-            if bar is not None:
-                bar.update()
-    except KeyboardInterrupt:
-        pass   # the rows done are kept; the rest are "cancelled"
+    # Ctrl-C in a run interrupts it (run_case raises); between the runs (a case's model
+    # compiles) it is a request checked after each case (linkdyn.solve.interrupt)
+    with StopRequest() as stop:
+        try:
+            for i, case in enumerate(cases):
+                rows[i] = run_case(*args, case)
+                if bar is not None:
+                    bar.update()
+                if stop.requested:
+                    break
+        except KeyboardInterrupt:
+            pass   # the rows done are kept; the rest are "cancelled"
+        stop.consume()
 
 
 def _process(args, cases, rows, bar, workers):
