@@ -262,6 +262,30 @@ def test_ctrl_c_pressed_between_analyses_is_not_lost(monkeypatch):
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
+def test_an_interrupted_constraint_check_stops_the_synthesis(monkeypatch):
+    """The transmission-angle check analyses a cycle of the solution; a Ctrl-C in that
+    analysis (an "interrupted" result) stops the synthesis rather than judging the angle
+    on part of the cycle. Before, the partial cycle was judged and the synthesis went on
+    (here: to a SynthesisError for its failed transmission angle, two starts later)."""
+    import dataclasses
+
+    import linkdyn.solve.kinematics as solve
+    from linkdyn.design import synthesis
+
+    real = solve.kinematics
+
+    def analysis(model, times, **options):
+        r = real(model, times, **options)
+        if len(times) == synthesis.CYCLE_POSITIONS + 1:      # the constraint's cycle
+            return dataclasses.replace(r, status="interrupted")
+        return r
+
+    monkeypatch.setattr(solve, "kinematics", analysis)
+    with pytest.raises(KeyboardInterrupt):
+        path_generation(perturbed(0.01), "P", targets(), times=TIMES, starts=2,
+                        transmission=("C", 1.4, 1.7))
+
+
 def test_ctrl_c_before_anything_was_analysed_goes_on(monkeypatch):
     _interrupt_after(monkeypatch, 0)
     with pytest.raises(KeyboardInterrupt):

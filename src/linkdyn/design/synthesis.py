@@ -605,7 +605,10 @@ def _ordered_times(model, marker, targets, cycle):
     from ..solve.kinematics import kinematics
 
     grid = np.linspace(cycle[0], cycle[1], CYCLE_POSITIONS + 1)[:-1]
-    path = kinematics(model, np.append(grid, cycle[1])).marker(marker)[:-1]
+    kin = kinematics(model, np.append(grid, cycle[1]))
+    if kin.status == "interrupted":     # Ctrl-C: a partial cycle is no path
+        raise KeyboardInterrupt
+    path = kin.marker(marker)[:-1]
     n, k = len(grid), len(targets)
     if k > n:
         raise ArgumentError(f"free timing: more targets ({k}) than positions per cycle ({n})")
@@ -648,6 +651,8 @@ def _broken_constraint(design, member, grashof, transmission, cycle):
         from ..solve.kinematics import kinematics
 
         kin = kinematics(member, np.linspace(cycle[0], cycle[1], CYCLE_POSITIONS + 1))
+        if kin.status == "interrupted":     # Ctrl-C: a partial cycle proves nothing
+            raise KeyboardInterrupt
         mu = transmission_angle(kin, joint)
         if mu.min() < low or mu.max() > high:
             return (f"transmission angle at {joint} spans {mu.min():.3f} to {mu.max():.3f} "
