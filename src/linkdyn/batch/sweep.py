@@ -225,7 +225,9 @@ def run_case(base, factory, run, run_options, outputs, case) -> dict:
                                      if not _is_model_parameter(k)}}
         result = _call_run(run, model, options)
         if getattr(result, "status", None) == "interrupted":
-            raise KeyboardInterrupt     # Ctrl-C in the run: the sweep stops, the case cancelled
+            # Ctrl-C in the run: not a result. A row, not a KeyboardInterrupt, which a Dask
+            # worker would take for its own shutdown; the serial loop stops at it.
+            return {"status": "cancelled"}
         row.update(_stats(result))
         row.update(_outputs(outputs, result))
         row["status"] = "ok"
@@ -326,18 +328,19 @@ def sweep(model, parameters, *, run="simulate", run_options=None, outputs=None,
 
 
 def _serial(args, cases, rows, bar):
-    # Ctrl-C in a run interrupts it (run_case raises); between the runs (a case's model
-    # compiles) it is a request checked after each case (linkdyn.solve.interrupt)
+    # Ctrl-C in a run interrupts it (run_case's row says "cancelled"); between the runs (a
+    # case's model compiles) it is a request checked after each case
+    # (linkdyn.solve.interrupt). The rows done are kept; the rest are "cancelled".
     with StopRequest() as stop:
         try:
             for i, case in enumerate(cases):
                 rows[i] = run_case(*args, case)
                 if bar is not None:
                     bar.update()
-                if stop.requested:
+                if stop.requested or rows[i]["status"] == "cancelled":
                     break
         except KeyboardInterrupt:
-            pass   # the rows done are kept; the rest are "cancelled"
+            pass
         stop.consume()
 
 
