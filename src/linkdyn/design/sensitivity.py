@@ -360,7 +360,7 @@ def _kinematic_sensitivities(model, parameters, times, at, known, options):
     if len(result.t) == 0:          # Ctrl-C before the first time: nothing to keep
         raise KeyboardInterrupt
     joint = False
-    rows = np.arange(len(result.t))
+    rows = slice(None)      # every time: the analysis' own arrays, not copies
     if at is not None:
         at = np.atleast_1d(checked_array("at", at))
         if result.status == "interrupted":      # the times the analysis reached
