@@ -408,25 +408,27 @@ static int schur_factor(ld_bdf *w)
     return LD_BDF_SUCCESS;
 }
 
-/* x <- S^-1 x (nc). */
+/* x <- S^-1 x (nc). The scaling by D^-1 is folded into the forward sweep (row i is final
+ * once its column has been scattered: L is unit lower triangular) and the permutation back
+ * into the backward one; the same operations in the same order as three separate passes. */
 static void schur_solve(struct ld_rk *r, double *x)
 {
     int nc = r->nc, i, p;
     double *y = r->xs;
-    const int *Lp = r->Lp, *Li = r->Li;
-    const double *Lx = r->Lx;
-    for (i = 0; i < nc; i++) y[i] = x[r->P[i]];
+    const int *Lp = r->Lp, *Li = r->Li, *P = r->P;
+    const double *Lx = r->Lx, *D = r->Dd;
+    for (i = 0; i < nc; i++) y[i] = x[P[i]];
     for (i = 0; i < nc; i++) {
         double yi = y[i];
         for (p = Lp[i]; p < Lp[i + 1]; p++) y[Li[p]] -= Lx[p] * yi;
+        y[i] = yi / D[i];
     }
-    for (i = 0; i < nc; i++) y[i] /= r->Dd[i];
     for (i = nc - 1; i >= 0; i--) {
         double yi = y[i];
         for (p = Lp[i]; p < Lp[i + 1]; p++) yi -= Lx[p] * y[Li[p]];
         y[i] = yi;
+        x[P[i]] = yi;
     }
-    for (i = 0; i < nc; i++) x[r->P[i]] = y[i];
 }
 
 /* out[j] -= M^-1 (Phi_q^T x)[j] for j < nq. */
