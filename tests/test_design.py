@@ -110,6 +110,67 @@ def test_limit_positions_and_dead_centres_of_a_crank_rocker():
                                atol=1e-6)
 
 
+def _local(model, body, point):
+    spec = next(b for b in model.description.bodies if b.name == body)
+    return np.asarray(spec.local_points()[point], dtype=float)
+
+
+def test_transmission_angle_at_a_slider_link_runs_to_its_other_joint():
+    # Stephenson II: link L3 slides on L2 (prismatic J3) and is pinned to L5 at J6, its
+    # centre of mass. Its line runs from J6 to its point at the slider J3 (it has no other
+    # pin); L5's from J6 to its pin J5. By hand: each line is the body's rotation of the
+    # local difference of those points; mu is the angle between the two (it was NaN when
+    # L3's line ran to its centre of mass, at the joint itself).
+    from linkdyn.design import dead_centres
+
+    k = linkdyn.kinematics("stephenson2", np.linspace(0.0, 2 * np.pi, 361))
+    mu = transmission_angle(k, "J6")
+    arms = []
+    for body, far in (("L3", "J3"), ("L5", "J5")):
+        d = _local(k.model, body, far) - _local(k.model, body, "J6")
+        th = np.asarray(k.body_angle(body))
+        arms.append(np.column_stack([np.cos(th) * d[0] - np.sin(th) * d[1],
+                                     np.sin(th) * d[0] + np.cos(th) * d[1]]))
+    cos = np.sum(arms[0] * arms[1], axis=1) / (np.linalg.norm(arms[0], axis=1)
+                                               * np.linalg.norm(arms[1], axis=1))
+    np.testing.assert_allclose(mu, np.arccos(cos), atol=1e-9)
+    assert np.all(np.isfinite(mu)) and np.ptp(mu) > 0.1     # it moves: 19 to 39 degrees
+    assert dead_centres(k, "J6") == []      # mu stays inside (0, pi)
+
+
+def test_a_link_without_a_line_is_named_and_left_out_of_the_report():
+    # A disc pinned at its centre of mass to the crank's end, with no other point: the
+    # angle between crank and disc at that pin has no second line to measure.
+    from linkdyn.design.report import cycle_metrics
+
+    b = linkdyn.ModelBuilder("crank_and_disc")
+    b.add_ground_point("O", (0.0, 0.0))
+    b.add_bar("crank", length=0.2, mass=1.0, position=(0.1, 0.0), angle=0.0)
+    b.add_body("disc", mass=0.5, inertia=0.01, points={"pin": (0.0, 0.0)},
+               position=(0.2, 0.0), angle=0.0)
+    b.add_revolute("O_crank", "crank.a", "ground.O")
+    b.add_revolute("pin", "crank.b", "disc.pin")
+    b.add_angle_driver("drive", "O_crank", linkdyn.laws.linear(0.0, 2 * math.pi))
+    b.add_angle_driver("spin", "pin", linkdyn.laws.linear(0.0, 3.0))
+    k = linkdyn.kinematics(b.build(), np.linspace(0.0, 1.0, 11))
+    with pytest.raises(linkdyn.ArgumentError, match="link 'disc' of joint 'pin'"):
+        transmission_angle(k, "pin")
+    assert "pin" not in cycle_metrics(k).transmission
+
+
+def test_a_body_that_does_not_turn_has_no_limit_positions():
+    # Stephenson II's L5 slides on a fixed guide (prismatic J7 to the ground): its angle is
+    # constant, so it never reverses; L2, a rocker, reverses twice a turn.
+    from linkdyn.design import limit_positions
+    from linkdyn.design.report import cycle_metrics
+
+    k = linkdyn.kinematics("stephenson2", np.linspace(0.0, 2 * np.pi, 361))
+    assert np.ptp(k.body_angle("L5")) == 0.0
+    assert limit_positions(k, "L5") == []
+    report = cycle_metrics(k)
+    assert "L5" not in report.limits and len(report.limits["L2"]) == 2
+
+
 class _Curve:
     """A result-like record of a parametric curve, for the coupler-curve geometry."""
 

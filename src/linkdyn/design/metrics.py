@@ -28,6 +28,10 @@ __all__ = ["Grashof", "grashof", "transmission_angle", "mechanical_advantage",
 #: Relative tolerance of the Grashof sum comparison (change-point linkages are equal to it).
 GRASHOF_TOL = 1e-12
 
+#: A body whose angle moves less than this (rad) over a motion does not turn: it has no
+#: limit positions (its angle is computed to round-off, some 1e-15 rad).
+TURN_TOL = 1e-9
+
 
 @dataclass(frozen=True)
 class Grashof:
@@ -91,34 +95,67 @@ def checked_result(result, what: str, planar: bool = True, coordinates: bool = T
 def transmission_angle(result, joint: str) -> np.ndarray:
     """The angle (rad, in [0, pi]) between the two links that revolute ``joint`` connects, at
     every row of a kinematics or simulation result: each link's line runs from the joint to
-    the link's other joint (or, for a link with no other joint, to its centre of mass). For
-    a four-bar and the coupler-output joint it is the transmission angle."""
+    the link's other joint (a revolute one first, else any other joint of the link, such as
+    a slider's), else to its centre of mass, else to another of its named points: the first
+    of these that is not at the joint itself. For a four-bar and the coupler-output joint it
+    is the transmission angle.
+
+    Raises
+    ------
+    ArgumentError
+        ``joint`` is not a revolute joint between two moving links, or one of its links has
+        no point other than the joint's own (its line has no direction).
+    """
     model = checked_result(result, "transmission_angle")
-    spec = model.joint_spec(joint)
-    if not isinstance(spec, RevoluteSpec) or GROUND in (spec.first[0], spec.second[0]):
-        raise ArgumentError(f"transmission_angle: joint {joint!r} must be a revolute joint "
-                            "between two moving links")
-    geo = PointGeometry(model, np.asarray(result.q))
-    rows = np.arange(len(result.t))
-    at = geo.ref(spec.first, rows)
-    arms = [geo.ref(_far_point(model, spec, body), rows) - at
-            for body in (spec.first[0], spec.second[0])]
+    at, arms = _link_arms(model, joint, np.asarray(result.q), "transmission_angle")
     cos = np.einsum("ij,ij->i", arms[0], arms[1]) / (
         np.linalg.norm(arms[0], axis=1) * np.linalg.norm(arms[1], axis=1))
     return np.arccos(np.clip(cos, -1.0, 1.0))
 
 
+def _link_arms(model, joint, q, what) -> tuple:
+    """(the joint's point, [each link's line from it]) at every row of ``q`` (n, 2 arrays),
+    or an error naming ``joint`` (see :func:`transmission_angle`)."""
+    spec = model.joint_spec(joint)
+    if not isinstance(spec, RevoluteSpec) or GROUND in (spec.first[0], spec.second[0]):
+        raise ArgumentError(f"{what}: joint {joint!r} must be a revolute joint between two "
+                            "moving links")
+    ends = [_far_point(model, spec, body) for body in (spec.first[0], spec.second[0])]
+    for body, end in zip((spec.first[0], spec.second[0]), ends):
+        if end is None:
+            raise ArgumentError(f"{what}: link {body!r} of joint {joint!r} has no point other "
+                                "than the joint's own (no other joint, its centre of mass at "
+                                "the joint): its line has no direction")
+    geo = PointGeometry(model, q)
+    rows = np.arange(len(q))
+    at = geo.ref(spec.first, rows)
+    return at, [geo.ref(end, rows) - at for end in ends]
+
+
+def has_link_lines(model, joint: str) -> bool:
+    """Whether both links of revolute ``joint`` have a line (see :func:`transmission_angle`)."""
+    spec = model.joint_spec(joint)
+    return all(_far_point(model, spec, body) is not None
+               for body in (spec.first[0], spec.second[0]))
+
+
 def _far_point(model, spec, body):
-    """The point of ``body`` its link line runs to from ``spec``'s point: the body's point at
-    its other revolute joint, or its centre of mass."""
+    """The point (body, name) of ``body`` its link line runs to from ``spec``'s point, or
+    None where every candidate is at that point (see :func:`transmission_angle`)."""
     own = spec.first if spec.first[0] == body else spec.second
-    for j in model.description.joints:
-        if j.name == spec.name or not isinstance(j, RevoluteSpec):
-            continue
-        for end in (j.first, j.second):
-            if end[0] == body and end[1] != own[1]:
-                return end
-    return (body, "cm")
+    local = next(b for b in model.description.bodies if b.name == body).local_points()
+    origin = np.asarray(local[own[1]], dtype=float)
+    size = max(1.0, max(float(np.abs(np.asarray(x, dtype=float)).max()) for x in local.values()))
+    others = [j for j in model.description.joints if j.name != spec.name]
+    revolute = [end for j in others if isinstance(j, RevoluteSpec) for end in (j.first, j.second)]
+    other = [end for j in others if not isinstance(j, RevoluteSpec)
+             for end in (getattr(j, "first", None), getattr(j, "second", None))
+             if isinstance(end, tuple)]
+    for end in revolute + other + [(body, "cm")] + [(body, name) for name in local]:
+        if end[0] == body and end[1] in local and \
+                np.abs(np.asarray(local[end[1]], dtype=float) - origin).max() > 1e-12 * size:
+            return end
+    return None
 
 
 def mechanical_advantage(result, input_body: str, output_body: str) -> np.ndarray:
@@ -145,6 +182,8 @@ def _crossings(t, values):
     at a row, and the row before each."""
     t, values = np.asarray(t, dtype=float), np.asarray(values, dtype=float)
     out = []
+    if not np.any(values != 0.0):       # identically zero: nothing changes sign
+        return out
     for i in range(len(t) - 1):
         a, b = values[i], values[i + 1]
         if a == 0.0 and (i == 0 or values[i - 1] != 0.0):
@@ -168,9 +207,12 @@ class Position:
 
 def limit_positions(result, body: str) -> list:
     """Where ``body`` (a rocker) reverses: the times its angular velocity changes sign, with
-    its angle there (rad; the rocker's extreme positions over the motion)."""
+    its angle there (rad; the rocker's extreme positions over the motion). A body that does
+    not turn (its angle keeps within TURN_TOL, a slider on a fixed guide) has none."""
     w = _angular_velocity(result, body, "limit_positions")
     angle = np.asarray(result.body_angle(body), dtype=float)
+    if len(angle) == 0 or np.ptp(angle) <= TURN_TOL:
+        return []
     out = []
     for tc, i in _crossings(result.t, w):
         j = min(i + 1, len(angle) - 1)
@@ -186,12 +228,7 @@ def dead_centres(result, joint: str) -> list:
     drive the output."""
     model = checked_result(result, "dead_centres")
     mu = transmission_angle(result, joint)
-    spec = model.joint_spec(joint)
-    geo = PointGeometry(model, np.asarray(result.q))
-    rows = np.arange(len(result.t))
-    at = geo.ref(spec.first, rows)
-    arms = [geo.ref(_far_point(model, spec, body), rows) - at
-            for body in (spec.first[0], spec.second[0])]
+    _, arms = _link_arms(model, joint, np.asarray(result.q), "dead_centres")
     cross = arms[0][:, 0] * arms[1][:, 1] - arms[0][:, 1] * arms[1][:, 0]
     return [Position(tc, "dead centre", 0.0 if mu[i] < math.pi / 2 else math.pi)
             for tc, i in _crossings(result.t, cross)]

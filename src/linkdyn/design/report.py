@@ -19,8 +19,8 @@ import numpy as np
 
 from ..elements.bodies import GROUND
 from ..elements.joints import RevoluteSpec
-from .metrics import (checked_result, coupler_curve, dead_centres, input_torque,
-                      limit_positions, transmission_angle)
+from .metrics import (checked_result, coupler_curve, dead_centres, has_link_lines,
+                      input_torque, limit_positions, transmission_angle)
 
 __all__ = ["CycleMetrics", "cycle_metrics", "plot_cycle_metrics", "format_cycle_metrics"]
 
@@ -47,8 +47,11 @@ class CycleMetrics:
 def cycle_metrics(result) -> CycleMetrics:
     """Every metric that applies to ``result`` (a planar kinematics or simulation result)."""
     model = checked_result(result, "cycle_metrics")
+    # a joint whose link has no line (a slider's body with its centre of mass at the joint
+    # and no other revolute joint: no transmission angle there) is left out
     joints = [j for j in model.description.joints if isinstance(j, RevoluteSpec)
-              and GROUND not in (j.first[0], j.second[0]) and j.first[0] != j.second[0]]
+              and GROUND not in (j.first[0], j.second[0]) and j.first[0] != j.second[0]
+              and has_link_lines(model, j.name)]
     report = CycleMetrics(model.name, np.asarray(result.t, dtype=float))
     for j in joints:
         report.transmission[j.name] = transmission_angle(result, j.name)
