@@ -153,6 +153,35 @@ def test_kinematics_command_rejects_undriven_model(capsys):
     assert "under-driven: 1 degree of freedom and 0 drivers" in capsys.readouterr().err
 
 
+def test_kinematics_command_runs_a_rocking_input_back_at_its_limits(tmp_path, capsys):
+    # The spherical Watt-I's input rocks between two limit positions: by default the sweep
+    # stops at the first and says how to go on; --at-limit reverse passes both, at the input
+    # times the API finds (tests/test_natural.py), and writes every position.
+    import numpy as np
+
+    import linkdyn
+
+    assert main(["kinematics", "spherical_watt1"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot go on past t = 1.69408313 s" in err and "--at-limit reverse" in err
+    out = tmp_path / "watt.txt"
+    assert main(["kinematics", "spherical_watt1", "--at-limit", "reverse", "--output",
+                 str(out)]) == 0
+    printed = capsys.readouterr().out
+    api = linkdyn.kinematics("spherical_watt1", np.linspace(0.0, 2 * np.pi, 361),
+                             at_limit="reverse")
+    assert [round(t, 9) for t, _ in api.limits] == [1.694083134, -0.756935779]
+    assert "2 limit positions passed, the input run back there (input t = 1.69408, " \
+           "-0.756936 s)" in printed
+    data = np.loadtxt(out)
+    assert data.shape[0] == len(api.t) == 361
+    np.testing.assert_allclose(data[:, 0], api.t, rtol=0.0, atol=1e-12)   # the schedule
+    # a limit the input cannot pass is not suggested to be reversed again
+    with pytest.raises(linkdyn.SingularConfigurationError) as info:
+        linkdyn.kinematics("spherical_watt1", np.linspace(0.0, 2.0, 11))
+    assert "at_limit='reverse'" in str(info.value)
+
+
 def test_closed_pipe_is_not_a_crash():
     # `linkdyn simulate | head -1`: the reader leaves early; no traceback.
     proc = subprocess.Popen([sys.executable, "-m", "linkdyn", "simulate", "--t-end", "0.2"],

@@ -351,7 +351,8 @@ def _cmd_kinematics(args) -> int:
     shown = _TerminalProgress(args.t_end, unit="positions") if sys.stderr.isatty() else None
     try:
         result = kinematics(model, times, on_singular="continue" if args.continue_singular
-                            else "raise", progress=shown, redundant=args.redundant)
+                            else "raise", progress=shown, redundant=args.redundant,
+                            at_limit=args.at_limit)
     except KinematicsError as exc:
         if exc.result is None or not args.continue_singular:
             raise
@@ -375,6 +376,9 @@ def _cmd_kinematics(args) -> int:
     print(f"  sweep {st['sweep_seconds'] * 1e3:.2f} ms: {st['newton_iterations']} Newton "
           f"iterations, {st['factorizations']} factorisations; smallest reciprocal condition "
           f"estimate {result.rcond.min() if len(result.rcond) else float('nan'):.2e}")
+    if result.limits:
+        print(f"  {_count(len(result.limits), 'limit position')} passed, the input run back "
+              f"there (input t = {', '.join(f'{t_lim:.6g}' for t_lim, _ in result.limits)} s)")
     for s in result.singularities:
         print(f"  singular configuration at t = {s.t:.6g} s: "
               f"{describe_rows(model, s.constraints) or 'rows not diagnosed'}")
@@ -606,6 +610,11 @@ def _add_kinematics(sub) -> None:
     p.add_argument("--continue-singular", action="store_true",
                    help="record singular configurations and go on instead of stopping; where "
                    "the sweep cannot go on, write what was solved (exit status 1)")
+    p.add_argument("--at-limit", choices=("raise", "reverse"), default="raise",
+                   help="where the input reaches a limit position and cannot go on: stop "
+                   "there (raise, the default) or pass onto the other branch and run the "
+                   "input back (reverse, as often as limits come; t is then the input's "
+                   "schedule, e.g. spherical_watt1, whose input rocks)")
     p.add_argument("--output", metavar="FILE",
                    help="write marker positions, velocities, accelerations as text")
     p.add_argument("--plot", metavar="DIR", help="write PNG plots into DIR")

@@ -643,7 +643,7 @@ def _kinematics(model, times, q0, tol, singular_rcond, on_singular, max_iteratio
             "it; give times closer together",
             float(t[done]), (), result)
     if stop is not None:
-        raise _stop_error(model, t, done, status, stop, run, result)
+        raise _stop_error(model, t, done, status, stop, run, result, at_limit)
     if singular and on_singular == "raise":
         raise _singular_error(model, singular[0], result)
     return result
@@ -690,8 +690,9 @@ def _checked_times(model, times, redundant, on_singular, at_limit, progress, tol
     return t
 
 
-def _stop_error(model, t, done, status, stop, run, result):
-    """Why the sweep stopped at t[done]: non-finite constraints, or a singular Jacobian."""
+def _stop_error(model, t, done, status, stop, run, result, at_limit="raise"):
+    """Why the sweep stopped at t[done]: non-finite constraints, or a singular Jacobian (with
+    ``at_limit="raise"``, how to run the input back there)."""
     t_stop, q_stop = stop
     if STATUS[status] == "non-finite":
         return KinematicsError(f"model {model.name!r}: the constraints evaluate to NaN or "
@@ -702,7 +703,10 @@ def _stop_error(model, t, done, status, stop, run, result):
         f"model {model.name!r}: the sweep cannot go on past t = {t_stop:.9g} s "
         f"({STATUS[status]} at t = {t[done]:.9g} s): the Jacobian becomes singular there, "
         "a limit position the driven input cannot pass or a change point where branches "
-        f"meet (involved: {describe_rows(model, rows)})", t_stop, rows, result)
+        f"meet (involved: {describe_rows(model, rows)})"
+        + ("; if the input rocks between limit positions, at_limit='reverse' runs it back "
+           "there (the command: linkdyn kinematics --at-limit reverse)"
+           if at_limit == "raise" else ""), t_stop, rows, result)
 
 
 def _singular_error(model, s0, result):
