@@ -6,7 +6,8 @@ import pytest
 
 import linkdyn
 from linkdyn import SynthesisError
-from linkdyn.design.synthesis import fourbar_lengths, linkage_parameters, path_generation
+from linkdyn.design.synthesis import (fourbar_lengths, function_generation, linkage_parameters,
+                                      path_generation)
 from linkdyn.errors import ArgumentError
 from linkdyn.models.linkages import four_bar
 
@@ -175,6 +176,17 @@ def test_a_model_without_named_parameters_is_told_to_name_them():
     linkage_parameters' complaint about its type."""
     with pytest.raises(linkdyn.ArgumentTypeError, match="name them, e.g. parameters="):
         path_generation("jansen_driven", "foot", [[0.0, -0.8], [0.1, -0.8]])
+
+
+@pytest.mark.parametrize("call", [path_generation, lambda lk, *a: function_generation(
+    lk, "rocker", [0.1, 0.2], [0.3, 0.4])])
+@pytest.mark.parametrize("bad", [None, 3.0, {"joints": {}}])
+def test_a_linkage_that_is_not_one_is_named(call, bad):
+    """Neither a Linkage, a Model nor a name: the error names the linkage argument and what
+    it got (it used to speak of 'parameters', naming the value as if it were a model)."""
+    with pytest.raises(linkdyn.ArgumentTypeError, match=f"linkage must be .* got "
+                                                        f"{type(bad).__name__}"):
+        call(bad, "P", [[0.0, 0.0], [0.1, 0.0]])
 
 
 def _interrupt_after(monkeypatch, analyses):

@@ -22,13 +22,14 @@ the optimiser's (``bounds``).
 from __future__ import annotations
 
 import math
+import os
 import time
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..compile.model import checked_array
+from ..compile.model import Model, checked_array
 from ..describe import geometric
 from ..errors import ArgumentError, ArgumentTypeError, LinkdynError, SynthesisError, name_list
 from ..solve.interrupt import StopRequest, requested
@@ -316,6 +317,9 @@ def _check_times(times, count, cycle):
 
 
 def _family(linkage, parameters):
+    if not isinstance(linkage, (geometric.Linkage, Model, str, os.PathLike)):
+        raise ArgumentTypeError(f"linkage must be a linkdyn.geometric.Linkage, a Model or a "
+                                f"built-in name or model file, got {type(linkage).__name__}")
     if parameters is None:
         if not isinstance(linkage, geometric.Linkage):
             raise ArgumentTypeError(
