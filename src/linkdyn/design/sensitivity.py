@@ -396,6 +396,8 @@ def _kinematic_sensitivities(model, parameters, times, at, known, options):
         if base.dynamic and not getattr(base.description, "kinematic", False):
             for j, e in enumerate(_kinetostatic_entries(base, member, steps, result)):
                 used[j] = used[j] or e
+    elif all(used):     # each moves the coordinates or a marker: none is unused whatever
+        dynamic_exact = None        # the kinetostatics do, so they are judged when asked for
     else:   # judged near rows of the whole analysis (an interrupted one may have none)
         dynamic_exact = _kinetostatic_terms(base, member, steps, result.t, result.q, result.v,
                                             result.a, used)
