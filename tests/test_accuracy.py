@@ -174,6 +174,25 @@ def test_estimated_error_matches_the_true_error(problem):
         assert np.all(e.q >= 0.0)
 
 
+def test_estimated_error_of_a_spatial_marker_is_its_distance_in_space():
+    """The heavy top's tip, against a run at rtol 1e-13: at rtol 1e-6, 1e-8 and 1e-10 the
+    largest estimated error is within 20% of the largest true one (measured 0.996 to
+    0.999 times), row by row within 50% where it matters. The estimate is the distance in
+    space: it used to leave out z (the tip's error along z is as large as across)."""
+    t = np.linspace(0.0, 1.0, 201)
+    reference = linkdyn.simulate("heavy_top", 1.0, rtol=1e-13, atol=1e-13,
+                                 t_out=t).marker("tip")
+    for tol in (1e-6, 1e-8, 1e-10):
+        e = linkdyn.estimate_error("heavy_top", 1.0, rtol=tol, atol=tol, t_out=t)
+        diff = e.result.marker("tip")[e.rows] - e.reference.marker("tip")[e.reference_rows]
+        assert np.abs(diff[:, 2]).max() > 0.1 * np.abs(diff[:, :2]).max()
+        np.testing.assert_array_equal(e.marker("tip"), np.linalg.norm(diff, axis=1))
+        true = np.linalg.norm(e.result.marker("tip") - reference, axis=1)
+        assert e.max_marker("tip") == pytest.approx(true.max(), rel=0.2)
+        big = true > 0.1 * true.max()
+        assert np.all(np.abs(e.marker("tip")[big] / true[big] - 1.0) < 0.5)
+
+
 def test_estimate_with_a_terminal_event_covers_the_common_rows():
     """The pendulum stopped where its mass passes x = 0 (the event time differs between the
     two runs by about the first run's error): the rows both runs have are compared, the event

@@ -95,14 +95,15 @@ class ErrorEstimate:
 
     def marker(self, name) -> np.ndarray:
         """Estimated position error (len(t),) of the named marker: the distance (m) between
-        its positions in the two runs (ValueError without a reference run)."""
+        its positions in the two runs, in the plane or in space (ArgumentError without a
+        reference run)."""
         a = self.result.marker(name)[self.rows]
         b = self._reference().marker(name)[self.reference_rows]
-        return np.hypot(*(a - b).T)
+        return np.linalg.norm(a - b, axis=1)
 
     def max_marker(self, name) -> float:
         """Largest estimated position error (m) of the named marker over the rows covered
-        (0.0 when no row is covered; ValueError without a reference run)."""
+        (0.0 when no row is covered; ArgumentError without a reference run)."""
         e = self.marker(name)
         return float(e.max()) if e.size else 0.0
 
