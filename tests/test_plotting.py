@@ -64,6 +64,23 @@ def test_kinematics_body_panels(tmp_path, saved):
     assert not fig.axes[0].yaxis.get_major_formatter().get_useOffset()
 
 
+def test_spatial_body_panels_show_every_component(tmp_path, saved):
+    """A spatial body's panels: vx, vy, vz and ax, ay, az (z was left out), and its angular
+    velocity and acceleration as the three components of their vectors, each named."""
+    k = linkdyn.kinematics("spatial_slider_crank", np.linspace(0.0, 1.0, 21))
+    plotting.plot_kinematics(k, tmp_path)
+    fig = saved["body_rod.png"]
+    labels = [[line.get_label() for line in ax.get_lines()] for ax in fig.axes]
+    assert labels == [["vx", "vy", "vz"], ["ax", "ay", "az"],
+                      ["omega_x", "omega_y", "omega_z"], ["alpha_x", "alpha_y", "alpha_z"]]
+    for panel, series in enumerate((k.body_velocity("rod"), k.body_acceleration("rod"),
+                                    k.body_angular_velocity("rod"),
+                                    k.body_angular_acceleration("rod"))):
+        for c, line in enumerate(fig.axes[panel].get_lines()):
+            np.testing.assert_array_equal(line.get_ydata(), series[:, c])
+    assert np.ptp(k.body_angular_velocity("rod")[:, 2]) > 1.0     # it turns
+
+
 def test_a_series_flat_to_round_off_is_drawn_flat():
     # A resting block's coordinate varies by 1e-15 m: drawn on its own range it would be a
     # trend of round-off with ten-digit tick labels; it is drawn as a flat line.

@@ -444,6 +444,28 @@ def test_simulation_results_report_bodies_accelerations_and_tables():
     np.testing.assert_array_equal(table["rod.angle"], r.body_angle("rod"))
 
 
+def test_a_spatial_bodys_table_columns_are_its_position_orientation_and_spin():
+    """to_dataframe(bodies=...) of a spatial model refused with body_angle's error; it
+    now gives the centre's x, y, z, the quaternion (its rotation is the body's, the matrix
+    from its axes) and the angular velocity vector."""
+    pytest.importorskip("pandas")
+    from scipy.spatial.transform import Rotation
+
+    r = linkdyn.simulate("spatial_double_pendulum", 0.3, dt_out=0.01)
+    table = r.to_dataframe(bodies=["bar2"])
+    columns = [c for c in table.columns if c.startswith("bar2.")]
+    assert columns == ["bar2." + c for c in ("x", "y", "z", "qw", "qx", "qy", "qz",
+                                             "omega_x", "omega_y", "omega_z")]
+    np.testing.assert_array_equal(table[["bar2.x", "bar2.y", "bar2.z"]].to_numpy(),
+                                  r.body_position("bar2"))
+    quat = table[["bar2.qx", "bar2.qy", "bar2.qz", "bar2.qw"]].to_numpy()
+    np.testing.assert_allclose(Rotation.from_quat(quat).as_matrix(), r.body_rotation("bar2"),
+                               atol=1e-12)
+    omega = table[["bar2.omega_x", "bar2.omega_y", "bar2.omega_z"]].to_numpy()
+    np.testing.assert_array_equal(omega, r.body_angular_velocity("bar2"))
+    assert np.abs(omega).max() > 0.1
+
+
 def test_progress_callback_reports_and_changes_nothing(monkeypatch):
     """progress(t, steps) is called from a helper thread while the integrator runs: times
     and steps only grow, the result is bit for bit the one without it, and a callback that

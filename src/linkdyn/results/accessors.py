@@ -191,8 +191,10 @@ class TrajectoryAccessors:
         """A pandas DataFrame indexed by time: ``<marker>.x``, ``.y``, ``.vx``, ``.vy``,
         ``.ax``, ``.ay`` (and the z components in the 3D models of spherical and spatial
         linkages) for the named markers (default all) and ``<body>.x``, ``.y``, ``.angle``,
-        ``.omega`` for the named bodies (default none; all of them for a model without
-        markers, such as a linkage without coupler points, so that the table is never
+        ``.omega`` for the named bodies (a spatial body's ``.x``, ``.y``, ``.z``, its
+        orientation's quaternion ``.qw``, ``.qx``, ``.qy``, ``.qz`` and its angular velocity
+        ``.omega_x``, ``.omega_y``, ``.omega_z``; default none; all of them for a model
+        without markers, such as a linkage without coupler points, so that the table is never
         empty)."""
         for what, names in (("markers", markers), ("bodies", bodies)):
             if names is not None and (isinstance(names, str) or not all(
@@ -212,9 +214,17 @@ class TrajectoryAccessors:
                     columns[f"{m}.{label}{axis}"] = series[:, i]
         if bodies is None:
             bodies = () if self.model.marker_names else self.model.body_names
+        spatial = self.model.space == "spatial"
         for b in bodies:
             position = self.body_position(b)
-            columns[f"{b}.x"], columns[f"{b}.y"] = position[:, 0], position[:, 1]
-            columns[f"{b}.angle"] = self.body_angle(b)
-            columns[f"{b}.omega"] = self.body_angular_velocity(b)
+            for i, axis in enumerate("xyz"[:position.shape[1]]):
+                columns[f"{b}.{axis}"] = position[:, i]
+            if spatial:
+                for i, part in enumerate(("qw", "qx", "qy", "qz")):
+                    columns[f"{b}.{part}"] = self.body_quaternion(b)[:, i]
+                for i, axis in enumerate("xyz"):
+                    columns[f"{b}.omega_{axis}"] = self.body_angular_velocity(b)[:, i]
+            else:
+                columns[f"{b}.angle"] = self.body_angle(b)
+                columns[f"{b}.omega"] = self.body_angular_velocity(b)
         return pd.DataFrame(columns, index=pd.Index(self.t, name="t"))

@@ -192,11 +192,18 @@ def plot_kinematics(result, directory) -> list[Path]:
     for body in model.body_names:
         v, a = result.body_velocity(body), result.body_acceleration(body)
         omega, alpha = result.body_angular_velocity(body), result.body_angular_acceleration(body)
-        panels = [((v[:, 0], v[:, 1]), ("vx", "vy"), "v [m/s]"),
-                  ((a[:, 0], a[:, 1]), ("ax", "ay"), "a [m/s^2]")]
+        axes_ = "xyz"[:v.shape[1]]
+        panels = [(tuple(v.T), tuple(f"v{c}" for c in axes_), "v [m/s]"),
+                  (tuple(a.T), tuple(f"a{c}" for c in axes_), "a [m/s^2]")]
         if np.any(omega != 0) or np.any(alpha != 0):   # a slider has no rotation to show
-            panels += [((omega,), ("omega",), "omega [rad/s]"),
-                       ((alpha,), ("alpha",), "alpha [rad/s^2]")]
+            if omega.ndim == 2:     # a spatial body's: vectors in global axes
+                panels += [(tuple(omega.T), ("omega_x", "omega_y", "omega_z"),
+                            "omega [rad/s]"),
+                           (tuple(alpha.T), ("alpha_x", "alpha_y", "alpha_z"),
+                            "alpha [rad/s^2]")]
+            else:
+                panels += [((omega,), ("omega",), "omega [rad/s]"),
+                           ((alpha,), ("alpha",), "alpha [rad/s^2]")]
         fig, axes = plt.subplots(len(panels), 1, sharex=True,
                                  figsize=(8, 2.2 * len(panels) + 0.6), layout="constrained")
         for ax, (series, labels, unit) in zip(axes, panels):
