@@ -81,6 +81,18 @@ def test_spatial_body_panels_show_every_component(tmp_path, saved):
     assert np.ptp(k.body_angular_velocity("rod")[:, 2]) > 1.0     # it turns
 
 
+def test_spatial_markers_are_plotted_in_x_y_and_z(tmp_path, saved):
+    """The heavy top's tip against time: a panel per axis, z (its nutation) included."""
+    r = linkdyn.simulate("heavy_top", 0.5, dt_out=0.01)
+    plotting.plot_simulation(r, tmp_path)
+    fig = saved["markers.png"]
+    assert [ax.get_ylabel() for ax in fig.axes] == ["x [m]", "y [m]", "z [m]"]
+    for k, ax in enumerate(fig.axes):
+        line = next(x for x in ax.get_lines() if x.get_label() == "tip")
+        np.testing.assert_array_equal(line.get_ydata(), r.marker("tip")[:, k])
+    assert np.ptp(r.marker("tip")[:, 2]) > 0.01
+
+
 def test_a_series_flat_to_round_off_is_drawn_flat():
     # A resting block's coordinate varies by 1e-15 m: drawn on its own range it would be a
     # trend of round-off with ten-digit tick labels; it is drawn as a flat line.

@@ -68,8 +68,8 @@ def output_directory(what: str, directory) -> Path:
 
 
 def plot_simulation(result, directory, markers=None) -> list[Path]:
-    """Write ``markers.png`` (x and y of the markers against time, like the Jansen benchmark's
-    Figure 2; ``markers``: the names, default all) and ``invariants.png`` (energy variation and
+    """Write ``markers.png`` (x and y, and z in space, of the markers against time, like the
+    Jansen benchmark's Figure 2; ``markers``: the names, default all) and ``invariants.png`` (energy variation and
     the position and velocity constraint norms on a log scale, like its Figure 3; exact
     zeros are left out of the log panels). Returns the paths."""
     plt = _pyplot()
@@ -82,12 +82,14 @@ def plot_simulation(result, directory, markers=None) -> list[Path]:
             raise UnknownNameError(f"model {model.name!r} has no marker {name!r} (markers: "
                                    f"{name_list(model.marker_names)})")
     if names:
-        fig, axes = plt.subplots(2, 1, sharex=True, figsize=(8, 6), layout="constrained")
+        dim = model.marker_dimension
+        fig, axes = plt.subplots(dim, 1, sharex=True, figsize=(8, 3 * dim),
+                                 layout="constrained")
         for name in names:
             p = result.marker(name)
-            for ax, k in zip(axes, (0, 1)):
+            for k, ax in enumerate(axes):
                 ax.plot(result.t, p[:, k], label=name)
-        for ax, label in zip(axes, ("x", "y")):
+        for ax, label in zip(axes, "xyz"):
             ax.set_ylabel(f"{label} [m]")
             ax.grid(True)
             _readable_axis(ax)
