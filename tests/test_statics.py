@@ -176,3 +176,18 @@ def test_redundant_rows_are_refused_by_name_or_allowed():
     # together the pins hold the bar's weight (1 kg/m x 1 m x 9.81 m/s^2)
     np.testing.assert_allclose(sum(eq.joint_force(j)[1] for j in ("J1", "J2")), 9.81,
                                rtol=1e-10)
+
+
+def test_joint_reactions_of_a_hanging_spatial_pendulum_carry_the_weight_below():
+    """The spatial double pendulum at rest, hanging: each spherical joint holds up the
+    weight of the bars below it, (0, 0, m g) for the lower and (0, 0, 2 m g) for the upper
+    (1 kg bars), with no moment (a spherical joint transmits none). Equilibrium's
+    joint_force returned the first two rows' multipliers, (0, 0): the z row was left out."""
+    model = linkdyn.load_model("spatial_double_pendulum")
+    e = linkdyn.equilibrium(model)
+    g = 9.81
+    np.testing.assert_allclose(e.joint_force("S2"), [0.0, 0.0, g], atol=1e-9)
+    np.testing.assert_allclose(e.joint_force("S1"), [0.0, 0.0, 2 * g], atol=1e-9)
+    for joint in ("S1", "S2"):
+        assert e.joint_moment(joint).shape == (3,)
+        np.testing.assert_allclose(e.joint_moment(joint), 0.0, atol=1e-9)

@@ -86,17 +86,23 @@ class Equilibrium:
         """Force (2,) in N that ``joint`` exerts on its first body (the second receives the
         opposite): a revolute joint's at the joint point; a prismatic joint's constraint
         force, normal to its axis, with the moment :meth:`joint_moment` (conventions of
-        :meth:`linkdyn.SimulationResult.joint_force`)."""
+        :meth:`linkdyn.SimulationResult.joint_force`). Spatial models: (3,), the force of
+        the joint's rows on its first body (``SpatialModel.joint_reaction``)."""
         spec = self.model.joint_spec(joint)
+        if self.model.space == "spatial":
+            return self.model.joint_reaction(self.q, self.lam, self.t, joint)[0][0]
         if isinstance(spec, PrismaticSpec):
             return self._prismatic(spec)[0]
         row = self.model.constraint_names.index(f"{joint}.x")
         return -self.lam[row:row + 2]
 
-    def joint_moment(self, joint: str) -> float:
+    def joint_moment(self, joint: str):
         """Moment in N m that ``joint`` exerts on its first body about the joint's first
-        point (counter-clockwise positive); zero for a revolute joint."""
+        point (counter-clockwise positive); zero for a revolute joint. Spatial models: the
+        moment vector (3,) about that point."""
         spec = self.model.joint_spec(joint)
+        if self.model.space == "spatial":
+            return self.model.joint_reaction(self.q, self.lam, self.t, joint)[1][0]
         if isinstance(spec, PrismaticSpec):
             return self._prismatic(spec)[1]
         return 0.0
