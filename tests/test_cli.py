@@ -18,6 +18,26 @@ def test_assemble_jansen(capsys):
     assert "total -0.5806293458 J" in out
 
 
+def test_assemble_a_spatial_body_model_reports_bodies_and_energy(capsys):
+    # The heavy top is a body with a mass, not a linkage of points and lines: its energy at
+    # the start is the spin's I3 w^2 / 2 = 0.002 * 50^2 / 2 = 2.5 J and the weight's
+    # m g l cos(0.5) (l = 0.1 m, 1 kg); a spatial linkage keeps its own wording.
+    import math
+
+    assert main(["assemble", "heavy_top"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("model heavy_top: 1 body, 1 joint, 2 markers")
+    import re
+
+    kinetic, potential = map(float, re.search(r"energy: kinetic ([-\d.]+) J, potential "
+                                              r"([-\d.]+) J", out).groups())
+    assert kinetic == pytest.approx(2.5, abs=1e-9)
+    assert potential == pytest.approx(9.81 * 0.1 * math.cos(0.5), abs=1e-9)
+    assert main(["assemble", "five_ss"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("model five_ss: a spatial linkage") and "energy" not in out
+
+
 def test_assemble_model_file(tmp_path, capsys, fourbar):
     path = tmp_path / "fourbar.json"
     fourbar.save(path)

@@ -116,8 +116,10 @@ def _cmd_assemble(args) -> int:
     t2 = time.perf_counter()
     kinetic, potential = model.energy(state.q, state.v)
     rank = np.linalg.matrix_rank(model.phi_q(state.q).toarray()) if model.nq <= 2000 else None
-    what = (_count(model.nbody, 'body', 'bodies') if model.space == "planar" else
-            f"a {model.space} linkage")
+    # bodies with masses (planar ones, spatial ones in natural coordinates), or a spherical
+    # or spatial linkage of points and lines, which has none
+    bodies = model.space == "planar" or bool(getattr(model, "dynamic", False))
+    what = _count(model.nbody, 'body', 'bodies') if bodies else f"a {model.space} linkage"
     print(f"model {model.name}: {what}, {_count(len(model.joint_names), 'joint')}, "
           f"{_count(len(model.marker_names), 'marker')}")
     print(f"  coordinates {model.nq}, constraints {model.nc}, nonzeros in Phi_q "
@@ -125,7 +127,7 @@ def _cmd_assemble(args) -> int:
                                           if rank is not None else ""))
     print(f"  consistent initial state: {state.iterations} Newton iterations, "
           f"|Phi| = {state.phi_norm:.3e}, |Phi_q v + Phi_t| = {state.velocity_norm:.3e}")
-    if model.space == "planar":     # a linkage of points has no masses
+    if bodies:
         print(f"  energy: kinetic {kinetic:.10f} J, potential {potential:.10f} J, "
               f"total {kinetic + potential:.10f} J")
     positions = model.marker_positions(state.q)
