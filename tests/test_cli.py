@@ -202,6 +202,14 @@ def test_kinematics_command_runs_a_rocking_input_back_at_its_limits(tmp_path, ca
     assert "at_limit='reverse'" in str(info.value)
 
 
+def test_kinematics_metrics_of_a_spatial_linkage_are_refused_before_the_sweep(capsys):
+    # The metrics are planar; the refusal used to come after the sweep had run and printed.
+    assert main(["kinematics", "five_ss", "--metrics"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "--metrics: model 'five_ss' is spatial" in captured.err
+
+
 def test_closed_pipe_is_not_a_crash():
     # `linkdyn simulate | head -1`: the reader leaves early; no traceback.
     proc = subprocess.Popen([sys.executable, "-m", "linkdyn", "simulate", "--t-end", "0.2"],

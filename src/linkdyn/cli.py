@@ -26,7 +26,7 @@ import numpy as np
 
 from . import __version__
 from .compile.model import check_output_size
-from .errors import ArgumentError, KinematicsError, LinkdynError
+from .errors import ArgumentError, KinematicsError, LinkdynError, ModelError
 from .models import andrews, builtin_names, chain, nfourbar, simple_pendulum, truss
 from .models import load_model as _load_model
 from .solve.accuracy import estimate_error
@@ -339,6 +339,10 @@ def _cmd_kinematics(args) -> int:
     _writable(args.output, "--output")
     _plot_dir(args.plot)
     model = load_model(args.model)
+    if args.metrics and model.space != "planar":     # before the sweep, not after it
+        raise ModelError(f"--metrics: model {model.name!r} is {model.space}; the design "
+                         "metrics are for planar models (a spherical or spatial linkage has "
+                         "no single plane of motion)")
     turn = _turn_time(model)
     if args.t_end is None:
         args.t_end = turn if turn is not None else 1.0
