@@ -191,3 +191,53 @@ def test_joint_reactions_of_a_hanging_spatial_pendulum_carry_the_weight_below():
     for joint in ("S1", "S2"):
         assert e.joint_moment(joint).shape == (3,)
         np.testing.assert_allclose(e.joint_moment(joint), 0.0, atol=1e-9)
+
+
+def test_an_equilibrium_far_from_the_guess_is_found_by_releasing_the_mechanism():
+    """The flyball governor (IFToMM A05) starts with its rods 30 degrees below the horizontal
+    and the springs at their rest length: its equilibrium is a metre away, rods hanging, and
+    Newton's method from the start does not reach it (release=False). Released, with kinetic
+    damping, it comes to rest there, and the closed form holds: the balls straight below the
+    hinges at (+-0.05, 0, 0), the slider hanging on the two vertical springs, m g / (2 K)
+    below the rods' middles' level less their rest length, z = -1.84e-5 m."""
+    from linkdyn.models.spatial import FLYBALL
+
+    model = linkdyn.load_model("flyball_governor")
+    with pytest.raises(EquilibriumError, match="no static equilibrium found near the guess"):
+        linkdyn.equilibrium(model, release=False)
+    e = linkdyn.equilibrium(model)
+    assert e.method == "release" and e.restarts >= 1 and e.residual < 1e-8
+    p = dict(zip(model.marker_names, model.marker_positions(e.q).reshape(-1, 3)))
+    np.testing.assert_allclose(p["ball1"], [0.05, 0.0, 0.0], atol=1e-9)
+    np.testing.assert_allclose(p["ball2"], [-0.05, 0.0, 0.0], atol=1e-9)
+    slider = FLYBALL["density"] * FLYBALL["cube"] ** 3
+    sag = slider * FLYBALL["g"] / (2.0 * FLYBALL["stiffness"])
+    np.testing.assert_allclose(p["S"], [0.0, 0.0, -sag], atol=1e-12)
+    assert e.stable is None     # the shaft's free turn about z: neutral
+
+
+def test_bricard_comes_to_rest_at_the_bottom_of_its_swing():
+    """Bricard's linkage (IFToMM A04, one degree of freedom, conservative): released from
+    the top of its swing, it rests at the bottom, P3 at (0, -sqrt(3)/2, -1/2) m, where its
+    potential energy is least over the swing it makes from the start. An
+    undamped run from rest passes that point: its lowest sampled potential energy lies within
+    the sampling's second-order error above the equilibrium's, and never below it."""
+    model = linkdyn.load_model("bricard")
+    e = linkdyn.equilibrium(model, redundant="allow")
+    assert e.method == "release" and e.stable is True
+    # where Newton's method from the swing's middle finds it (tests/test_spatial.py)
+    np.testing.assert_allclose(model.marker_positions(e.q)[0],
+                               [0.0, -math.sqrt(3.0) / 2.0, -0.5], atol=1e-9)
+    zero = np.zeros(model.nq)
+    rest = model.energy(e.q, zero)[1]
+    run = linkdyn.simulate(model, 3.0, redundant="allow", dt_out=1e-3, v0=zero)
+    low = run.potential_energy.min()
+    assert 0.0 <= low - rest < 1e-5 * np.ptp(run.potential_energy)
+
+
+def test_a_released_body_held_only_by_friction_is_refused_at_once():
+    """A block at rest on an incline is held by friction, which the statics leave out: no
+    equilibrium. Released, it does not move, so the search stops after one run and says
+    why."""
+    with pytest.raises(EquilibriumError, match=r"in 1 run \(.*friction"):
+        linkdyn.equilibrium("block_on_incline")

@@ -11,7 +11,10 @@ by Newton's method on these equations with their exact Jacobian
 
 (H = d/dq (Phi_q^T lam); each step is Newton on the reduced equations Z^T (Phi_q^T lam - Q) = 0
 expressed in the full coordinates), with a backtracking line search on the residual. Gravity,
-springs, constant loads and motor torques at time ``t`` count; dampers do not (v = 0).
+springs, constant loads and motor torques at time ``t`` count; dampers do not (v = 0). Where
+Newton's method does not converge from the guess, the mechanism is released from it and
+brought to rest by kinetic damping (:func:`equilibrium`), and Newton's method starts again
+from there.
 
 ``modes(model, ...)`` linearises the equations of motion about a state in independent
 coordinates: with Z an orthonormal basis of the null space of Phi_q (q = q0 + Z eta),
@@ -40,7 +43,7 @@ from ..models import as_model
 from ..compile.model import (Model, checked_count, checked_positive, checked_time,
                              require_dynamic)
 from ..elements.joints import PrismaticSpec
-from ..errors import (ArgumentError, ArgumentTypeError, EquilibriumError,
+from ..errors import (ArgumentError, ArgumentTypeError, EquilibriumError, LinkdynError,
                       RedundantConstraintsError, UnknownNameError, name_list)
 from ..compile.geometry import PointGeometry
 from ..results.simulation import prismatic_reaction
@@ -69,8 +72,14 @@ class Equilibrium:
     stiffness_eigenvalues : ndarray
         Eigenvalues of the (symmetric part of the) reduced stiffness, ascending.
     iterations : int
+        Newton iterations (the last Newton solve's, after a release).
     residual : float
         Final max-norm of (Phi_q^T lam - Q, Phi).
+    method : str
+        "newton" (from the guess) or "release" (from where the released mechanism came to
+        rest; see :func:`equilibrium`).
+    restarts : int
+        The stops of the kinetic damping (0 without a release).
     """
 
     model: Model
@@ -81,6 +90,8 @@ class Equilibrium:
     stiffness_eigenvalues: np.ndarray
     iterations: int
     residual: float
+    method: str = "newton"
+    restarts: int = 0
 
     def joint_force(self, joint: str) -> np.ndarray:
         """Force (2,) in N that ``joint`` exerts on its first body (the second receives the
@@ -168,8 +179,20 @@ def _reduced_stiffness(model, q, lam, t, v, Z):
     return Z.T @ K @ Z
 
 
+#: Releasing the mechanism from the guess where Newton's method fails there (see
+#: :func:`equilibrium`): the most restarts, the first span of each run (s), the longest span
+#: (a mechanism that keeps gaining kinetic energy over it is not coming to rest), the output
+#: rows a span is sampled on, and the Newton iterations tried from each restart.
+RELEASE_RESTARTS = 60
+RELEASE_SPAN = 0.05
+RELEASE_MAX_SPAN = 10.0
+RELEASE_ROWS = 200
+RELEASE_NEWTON = 10
+
+
 def equilibrium(model: Model, q=None, t: float = 0.0, tol: float = 1e-10,
-                max_iterations: int = 50, redundant: str = "raise") -> Equilibrium:
+                max_iterations: int = 50, redundant: str = "raise",
+                release: bool = True) -> Equilibrium:
     """The static equilibrium nearest to ``q`` (default: the model's guesses, made
     consistent) under the loads at time ``t``.
 
@@ -181,12 +204,21 @@ def equilibrium(model: Model, q=None, t: float = 0.0, tol: float = 1e-10,
     that moves all the same, such as Bricard's linkage): the multipliers are then the
     least-norm ones, as in :func:`linkdyn.simulate`.
 
+    Where Newton's method does not converge from the guess (an equilibrium far from it: the
+    flyball governor's balls hang a metre below where they start), with ``release`` (the
+    default) the mechanism is let go from the guess, at rest, and simulated with kinetic
+    damping: each time its kinetic energy peaks, it is stopped there and let go again, until
+    Newton's method converges from where it is. That finds where it comes to rest, a stable
+    equilibrium; ``method`` is then "release" and ``restarts`` counts the stops. Loads that
+    vary in time are followed over each short run; the equilibrium itself is solved at ``t``.
+
     Raises
     ------
     EquilibriumError
-        Newton's method did not converge (no equilibrium near the guess: a mechanism whose
-        loads keep it moving, such as a slider pushed along its free direction); the
-        exception carries the last iterate and its residual.
+        No equilibrium was found: Newton's method did not converge from the guess and,
+        released, the mechanism did not come to rest (its loads keep it moving, such as a
+        slider pushed along its free direction); the exception carries the last iterate and
+        its residual.
     """
     model = as_model(model)
     if not isinstance(model, Model):
@@ -195,9 +227,44 @@ def equilibrium(model: Model, q=None, t: float = 0.0, tol: float = 1e-10,
     t = checked_time(t)
     checked_positive("tol", tol)
     checked_count("max_iterations", max_iterations)
+    if not isinstance(release, bool):
+        raise ArgumentTypeError(f"release must be True or False, got {release!r}")
+    zero = np.zeros(model.nq)
+    q = consistent_state(model, q=q, v=zero, t=t, redundant=redundant).q.copy()
+    method, restarts = "newton", 0
+    try:
+        q, lam, it, norm = _newton(model, q, t, tol, max_iterations)
+    except EquilibriumError as first:
+        if not release:
+            raise
+        (q, lam, it, norm), restarts = _released(model, q, t, tol, redundant, first)
+        method = "release"
+    Z = _null_space(model, q, t)
+    if Z.shape[1] == 0:
+        eig = np.zeros(0)
+        stable = True
+    else:
+        Kr = _reduced_stiffness(model, q, lam, t, zero, Z)
+        eig = np.linalg.eigvalsh(0.5 * (Kr + Kr.T))
+        tiny = 1e-9 * max(1.0, float(np.abs(eig).max()))
+        stable = None if abs(eig[0]) <= tiny else bool(eig[0] > 0)
+    return Equilibrium(model, q, lam, t, stable, eig, it, norm, method, restarts)
+
+
+def _newton(model, q, t, tol, max_iterations) -> tuple:
+    """Newton's method with backtracking on the statics from ``q`` (module notes): (q, lam,
+    iterations, residual), or EquilibriumError."""
+    try:
+        return _newton_steps(model, q, t, tol, max_iterations)
+    except ValueError as exc:   # the kernels' refusal of a degenerate state (a spring's
+        # two points met): the iterates left the model's domain
+        raise EquilibriumError(f"model {model.name!r}: Newton's method for the equilibrium "
+                               f"left the model's domain ({exc.args[0]})", q) from exc
+
+
+def _newton_steps(model, q, t, tol, max_iterations) -> tuple:
     nq = model.nq
     zero = np.zeros(nq)
-    q = consistent_state(model, q=q, v=zero, t=t, redundant=redundant).q.copy()
     # Multipliers of the starting point: least squares of Phi_q^T lam = Q.
     J = model.phi_q(q, t)
     lam = spla.lsqr(J.T, model.force(q, zero, t), atol=1e-14, btol=1e-14)[0]
@@ -241,16 +308,51 @@ def equilibrium(model: Model, q=None, t: float = 0.0, tol: float = 1e-10,
             alpha *= 0.5
         q, lam, res, norm = q_new, lam_new, res_new, norm_new
         it += 1
-    Z = _null_space(model, q, t)
-    if Z.shape[1] == 0:
-        eig = np.zeros(0)
-        stable = True
-    else:
-        Kr = _reduced_stiffness(model, q, lam, t, zero, Z)
-        eig = np.linalg.eigvalsh(0.5 * (Kr + Kr.T))
-        tiny = 1e-9 * max(1.0, float(np.abs(eig).max()))
-        stable = None if abs(eig[0]) <= tiny else bool(eig[0] > 0)
-    return Equilibrium(model, q, lam, t, stable, eig, it, norm)
+    return q, lam, it, norm
+
+
+def _released(model, q, t, tol, redundant, first) -> tuple:
+    """Kinetic damping from ``q`` (see :func:`equilibrium`): ((q, lam, iterations, residual)
+    of Newton's method from where the mechanism comes to rest, restarts), or
+    EquilibriumError after ``first``, Newton's failure from the guess."""
+    from .simulate import simulate     # (simulate does not import the statics)
+
+    zero = np.zeros(model.nq)
+    span, energy = RELEASE_SPAN, float("nan")
+    for restart in range(1, RELEASE_RESTARTS + 1):
+        try:
+            run = simulate(model, t + span, t0=t, q0=q, v0=zero, rtol=1e-6, atol=1e-6,
+                           dt_out=span / RELEASE_ROWS, redundant=redundant)
+        except LinkdynError as exc:
+            raise EquilibriumError(f"{first}; released from the guess, its motion could not "
+                                   f"be followed: {exc}", first.q, first.residual) from exc
+        if run.status == "interrupted":     # Ctrl-C: nothing to keep
+            raise KeyboardInterrupt
+        ke = run.kinetic_energy
+        peaks = np.flatnonzero((ke[1:-1] >= ke[:-2]) & (ke[1:-1] > ke[2:])) + 1
+        if len(peaks):      # stop it at its fastest, and let it go again from rest
+            row = int(peaks[0])
+            if row < RELEASE_ROWS // 10:    # a span of several swings: sample it finer
+                span *= 0.5
+        else:               # still gaining speed at the end of the span: a longer one
+            row = len(ke) - 1
+            span *= 2.0
+        moved = float(np.abs(run.q[row] - q).max()) > 1e-12 * max(1.0, float(np.abs(q).max()))
+        q, energy = run.q[row], float(ke[row])
+        if not moved:       # at rest where the statics have no equilibrium (held by friction)
+            break
+        try:
+            return _newton(model, q, t, tol, RELEASE_NEWTON), restart
+        except EquilibriumError:
+            pass
+        if span > RELEASE_MAX_SPAN:
+            break       # still speeding up after the longest span
+    raise EquilibriumError(f"{first}; released from the guess, the mechanism did not come "
+                           f"to rest where Newton's method converges in {restart} "
+                           f"run{'' if restart == 1 else 's'} "
+                           f"(kinetic energy {energy:.3g} J at the last stop; friction, which "
+                           "holds a body at rest on a slope, is not part of the statics)",
+                           q, first.residual)
 
 
 def modes(model: Model, state=None, t: float | None = None,
