@@ -241,3 +241,26 @@ def test_a_released_body_held_only_by_friction_is_refused_at_once():
     why."""
     with pytest.raises(EquilibriumError, match=r"in 1 run \(.*friction"):
         linkdyn.equilibrium("block_on_incline")
+
+
+def test_ctrl_c_stops_the_release_between_its_runs(monkeypatch):
+    """Ctrl-C pressed in Python between two runs of the release (here inside a finaliser,
+    where a KeyboardInterrupt would be lost) ends the search at once with KeyboardInterrupt,
+    instead of the 24 runs that the walker (held by friction) would take."""
+    from conftest import ctrl_c_in_a_finaliser
+
+    from linkdyn.solve import statics
+
+    calls = []
+    newton = statics._newton
+
+    def pressed(*args):
+        calls.append(1)
+        if len(calls) == 2:         # the first try from a stop of the release
+            ctrl_c_in_a_finaliser()
+        return newton(*args)
+
+    monkeypatch.setattr(statics, "_newton", pressed)
+    with pytest.raises(KeyboardInterrupt):
+        linkdyn.equilibrium("walker_gait1")
+    assert len(calls) == 2

@@ -48,6 +48,7 @@ from ..errors import (ArgumentError, ArgumentTypeError, EquilibriumError, Linkdy
 from ..compile.geometry import PointGeometry
 from ..results.simulation import prismatic_reaction
 from .assembly import check_redundant, consistent_state
+from .interrupt import StopRequest
 
 __all__ = ["equilibrium", "Equilibrium", "modes", "Modes"]
 
@@ -315,6 +316,15 @@ def _released(model, q, t, tol, redundant, first) -> tuple:
     """Kinetic damping from ``q`` (see :func:`equilibrium`): ((q, lam, iterations, residual)
     of Newton's method from where the mechanism comes to rest, restarts), or
     EquilibriumError after ``first``, Newton's failure from the guess."""
+    with StopRequest() as stop:     # Ctrl-C between the runs: the search stops
+        found = _release_runs(model, q, t, tol, redundant, first, stop)
+    if found is None:
+        raise KeyboardInterrupt
+    return found
+
+
+def _release_runs(model, q, t, tol, redundant, first, stop):
+    """The runs of :func:`_released`; None where Ctrl-C stopped them."""
     from .simulate import simulate     # (simulate does not import the statics)
 
     zero = np.zeros(model.nq)
@@ -326,8 +336,8 @@ def _released(model, q, t, tol, redundant, first) -> tuple:
         except LinkdynError as exc:
             raise EquilibriumError(f"{first}; released from the guess, its motion could not "
                                    f"be followed: {exc}", first.q, first.residual) from exc
-        if run.status == "interrupted":     # Ctrl-C: nothing to keep
-            raise KeyboardInterrupt
+        if run.status == "interrupted":     # Ctrl-C (the run consumed it): nothing to keep
+            return None
         ke = run.kinetic_energy
         peaks = np.flatnonzero((ke[1:-1] >= ke[:-2]) & (ke[1:-1] > ke[2:])) + 1
         if len(peaks):      # stop it at its fastest, and let it go again from rest
@@ -345,6 +355,9 @@ def _released(model, q, t, tol, redundant, first) -> tuple:
             return _newton(model, q, t, tol, RELEASE_NEWTON), restart
         except EquilibriumError:
             pass
+        if stop.requested:
+            stop.consume()
+            return None
         if span > RELEASE_MAX_SPAN:
             break       # still speeding up after the longest span
     raise EquilibriumError(f"{first}; released from the guess, the mechanism did not come "
