@@ -264,3 +264,28 @@ def test_ctrl_c_stops_the_release_between_its_runs(monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         linkdyn.equilibrium("walker_gait1")
     assert len(calls) == 2
+
+
+def test_equilibria_of_random_chains_satisfy_the_statics():
+    """Chains of 1 to 5 bars started at any angle, with or without joint springs: each
+    equilibrium found (from the guess or after a release) satisfies Phi_q^T lam = Q and
+    Phi = 0, recomputed here; after a release, where the chain came to rest, it is stable
+    (bars hanging, joint springs holding)."""
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+
+    @hypothesis.settings(max_examples=25, deadline=None, derandomize=True)
+    @hypothesis.given(n=st.integers(1, 5), angle=st.floats(-math.pi, math.pi),
+                      stiffness=st.sampled_from([0.0, 0.05, 1.0]))
+    def check(n, angle, stiffness):
+        model = linkdyn.chain(n, angle=angle, joint_stiffness=stiffness)
+        e = linkdyn.equilibrium(model)
+        zero = np.zeros(model.nq)
+        load = model.force(e.q, zero, 0.0)
+        scale = max(1.0, float(np.abs(load).max()))
+        assert np.abs(model.phi_q(e.q).T @ e.lam - load).max() < 1e-9 * scale
+        assert np.abs(model.phi(e.q)).max() < 1e-9
+        if e.method == "release":
+            assert e.stable is True
+
+    check()
