@@ -203,21 +203,28 @@ class SpatialModel(Model):
         joint's own rows on that body's coordinates, whose part on its centre is the force
         and whose part on its axes e_k gives the moment sum_k e_k x Q_k about the centre."""
         spec = self.joint_spec(joint)
-        rows = np.array([i for i, o in enumerate(self.constraint_owner) if o == joint])
+        rows = [i for i, o in enumerate(self.constraint_owner) if o == joint]
         i = self.body_index(spec.first[0])
         o = 12 * i
         p = self.principal_axes[i].T @ np.array(
             self.body_specs[i].local_points()[spec.first[1]])
         q, lam, t = np.atleast_2d(q), np.atleast_2d(lam), np.atleast_1d(t)
-        force, moment = np.empty((len(q), 3)), np.empty((len(q), 3))
+        # The Jacobian's entries in the body's 12 columns and the joint's rows, in the fixed
+        # pattern: each state's values come from the kernels, with no sparse matrix made.
+        cp, ri = self.phiq_colptr, self.phiq_rowind
+        slots = np.arange(cp[o], cp[o + 12])
+        cols = np.repeat(np.arange(12), np.diff(cp[o:o + 13]))
+        mine = np.isin(ri[slots], rows)
+        slots, cols, which = slots[mine], cols[mine], ri[slots[mine]]
+        gen = np.empty((len(q), 12))
         for k in range(len(q)):
-            jac = self.phi_q(q[k], float(t[k]))[rows][:, o:o + 12].toarray()
-            gen = -(jac.T @ lam[k, rows])
-            e = q[k, o + 3:o + 12].reshape(3, 3)
-            arm = p @ e                       # the first point relative to the centre
-            force[k] = gen[:3]
-            moment[k] = sum(np.cross(e[a], gen[3 + 3 * a:6 + 3 * a]) for a in range(3)) - \
-                np.cross(arm, gen[:3])
+            vals = self.kernels.phi_q_values(q[k], float(t[k]))
+            gen[k] = -np.bincount(cols, vals[slots] * lam[k, which], minlength=12)
+        e = q[:, o + 3:o + 12].reshape(-1, 3, 3)
+        arm = np.einsum("a,nad->nd", p, e)        # the first point relative to the centre
+        force = gen[:, :3]
+        moment = sum(np.cross(e[:, a], gen[:, 3 + 3 * a:6 + 3 * a]) for a in range(3)) - \
+            np.cross(arm, force)
         return force, moment
 
     def body_outline(self, q, name) -> np.ndarray:

@@ -112,9 +112,16 @@ class SimulationResult(TrajectoryAccessors):
         if "a" not in self._cache:
             m, k = self.model, self.model.kernels
             a = np.empty_like(self.v)
+            # Phi_q^T lam from the Jacobian's values in its fixed pattern: each column's
+            # products summed in pattern order from zero, as the sparse product sums them
+            # (the same numbers), without making a sparse matrix a row
+            cols = np.repeat(np.arange(m.nq), np.diff(m.phiq_colptr))
+            rows = m.phiq_rowind
             for i, state in self._row_states():
                 q, v, t = self.q[i], self.v[i], self.t[i]
-                a[i] = (k.force(q, v, t, state=state) - m.phi_q(q, t).T @ self.lam[i]
+                reaction = np.bincount(cols, k.phi_q_values(q, t) * self.lam[i][rows],
+                                       minlength=m.nq)
+                a[i] = (k.force(q, v, t, state=state) - reaction
                         - self._stick_force(i, state)) / m.mass
             self._cache["a"] = a
         return self._cache["a"]
