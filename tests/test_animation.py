@@ -25,6 +25,27 @@ def test_frame_times_pick_the_nearest_rows():
         frame_times(np.array([0.0, 1e4]), fps=30.0, speed=1.0)
 
 
+def test_frames_follow_a_schedule_run_back_at_limit_positions(tmp_path, capsys):
+    """A kinematic analysis run back at its limits has t going back and forth (the input's
+    schedule): the frames follow the rows in order at the pace of the schedule travelled,
+    from the first row to the last. They used to be looked up in t as if it increased: the
+    spherical Watt-I's 35 frames jumped from row 9 to row 291."""
+    k = linkdyn.kinematics("spherical_watt1", np.linspace(0.0, 2 * np.pi, 361),
+                           at_limit="reverse")
+    assert np.any(np.diff(k.t) < 0)
+    travelled = np.sum(np.abs(np.diff(k.t)))
+    rows = frame_times(k.t, fps=25.0, speed=1.0)
+    assert len(rows) == int(np.floor(travelled * 25.0 + 1e-9)) + 1
+    assert rows[0] == 0 and rows[-1] >= len(k.t) - 2 and np.all(np.diff(rows) >= 0)
+    steps = np.diff(rows)               # 0.04 s of schedule a frame, 0.0175 a row
+    assert steps.min() >= 2 and steps.max() <= 3
+    out = tmp_path / "watt.gif"
+    assert main(["animate", "spherical_watt1", "--kinematics", "--t-end", "3",
+                 "--at-limit", "reverse", "--output", str(out)]) == 0
+    assert "(the input run back at 1 limit position)" in capsys.readouterr().out   # 1.69 s
+    assert Image.open(out).n_frames > 1
+
+
 def test_gif_of_a_simulation(tmp_path):
     model = nfourbar(2)
     r = linkdyn.simulate(model, 0.4, dt_out=0.01)

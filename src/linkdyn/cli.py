@@ -303,7 +303,8 @@ def _cmd_animate(args) -> int:
     # Outputs at least as often as the frames need them.
     dt = min(args.dt_out, args.speed / args.fps)
     if args.kinematics:
-        result = kinematics(model, output_times(0.0, args.t_end, dt), redundant=args.redundant)
+        result = kinematics(model, output_times(0.0, args.t_end, dt), redundant=args.redundant,
+                            at_limit=args.at_limit)
     else:
         result = simulate(model, args.t_end, rtol=args.rtol, atol=args.rtol, dt_out=dt,
                           redundant=args.redundant)
@@ -318,7 +319,10 @@ def _cmd_animate(args) -> int:
         raise ArgumentError(str(exc)) from None
     if args.html is not None:
         written.append(result.to_html(args.html, fps=min(args.fps, 20.0), speed=args.speed))
-    print(f"model {model.name}: t = 0 .. {result.t[-1]:g} s; wrote "
+    limits = getattr(result, "limits", ())
+    back = (f" (the input run back at {_count(len(limits), 'limit position')})"
+            if limits else "")
+    print(f"model {model.name}: t = 0 .. {result.t[-1]:g} s{back}; wrote "
           f"{' and '.join(str(p) for p in written)}")
     return 0 if result.status == "success" else 130
 
@@ -649,6 +653,10 @@ def _add_animate_gait_sweep(sub) -> None:
     p.add_argument("--t-end", type=_positive_float, default=2.0, help="end time in s (2)")
     p.add_argument("--kinematics", action="store_true",
                    help="kinematic analysis of a fully driven model instead of dynamics")
+    p.add_argument("--at-limit", choices=("raise", "reverse"), default="raise",
+                   help="with --kinematics, where the input reaches a limit position: stop "
+                   "(raise) or run it back on the other branch (reverse; the frames follow "
+                   "the motion in order)")
     p.add_argument("--rtol", type=_positive_float, default=1e-8,
                    help="tolerance of the dynamics, rtol = atol (1e-8)")
     p.add_argument("--dt-out", type=_positive_float, default=0.01,

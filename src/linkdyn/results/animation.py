@@ -43,8 +43,13 @@ class AnimationError(LinkdynError, ValueError):
 
 
 def frame_times(t, fps: float, speed: float) -> np.ndarray:
-    """Indices of the output rows shown in each frame: the rows nearest t0 + k speed / fps."""
+    """Indices of the output rows shown in each frame: the rows nearest t0 + k speed / fps.
+    Where ``t`` goes back and forth (a kinematic analysis run back at its limit positions:
+    ``t`` is then the input's schedule), the frames follow the rows in order, at the pace
+    of the schedule travelled, t0 plus the sum of |dt| so far."""
     t = np.asarray(t, dtype=float)
+    if np.any(np.diff(t) < 0):
+        t = t[0] + np.concatenate([[0.0], np.cumsum(np.abs(np.diff(t)))])
     duration = (t[-1] - t[0]) / speed
     n = int(math.floor(duration * fps + 1e-9)) + 1
     if n > MAX_FRAMES:

@@ -705,7 +705,8 @@ def _stop_error(model, t, done, status, stop, run, result, at_limit="raise"):
         "a limit position the driven input cannot pass or a change point where branches "
         f"meet (involved: {describe_rows(model, rows)})"
         + ("; if the input rocks between limit positions, at_limit='reverse' runs it back "
-           "there (the command: linkdyn kinematics --at-limit reverse)"
+           "there (the commands: linkdyn kinematics or animate --kinematics with "
+           "--at-limit reverse)"
            if at_limit == "raise" else ""), t_stop, rows, result)
 
 
