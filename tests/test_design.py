@@ -214,6 +214,24 @@ def test_coupler_curve_features_on_curves_with_known_ones():
     assert f.length == pytest.approx(16.0, rel=1e-5)       # a deltoid's length: 16 r
 
 
+def test_a_coupler_curve_traced_more_than_once_is_described_over_one_cycle():
+    """Over two and a half turns of the crank the curve is the one turn's: its length,
+    extent and (no) double points, and closed. The rows after the first turn retrace it,
+    and their segments crossing the first pass's were counted as 207 double points, with
+    twice the length."""
+    from linkdyn.design import coupler_curve
+
+    one = coupler_curve(linkdyn.kinematics("crank_rocker", np.linspace(0.0, 2 * np.pi, 361)),
+                        "P")
+    for turns in (2, 2.5):
+        k = linkdyn.kinematics("crank_rocker",
+                               np.linspace(0.0, turns * 2 * np.pi, int(turns * 360) + 1))
+        c = coupler_curve(k, "P")
+        assert c.closed and c.double_points == () and len(c.points) == 361
+        assert c.length == pytest.approx(one.length, rel=1e-12)
+        np.testing.assert_allclose(c.extent, one.extent, rtol=1e-12)
+
+
 def test_input_torque_from_kinetostatics_is_the_drivers_effort_in_a_simulation():
     from linkdyn.design import input_torque
 

@@ -257,7 +257,10 @@ class CouplerCurve:
 def coupler_curve(result, marker: str, cusp_speed: float = 1e-3) -> CouplerCurve:
     """The features of the path ``marker`` traces along ``result`` (a planar kinematics or
     simulation result): extent, length, double points (self-crossings, located on the
-    polyline of the output rows) and cusps."""
+    polyline of the output rows) and cusps. Over one cycle: where the motion repeats (at a
+    row the mechanism is back in its first row's configuration with its velocities, as
+    after a crank's whole turn), the rows after it trace the same curve again and are left
+    out (its retraced segments would cross it everywhere)."""
     if checked_result(result, "coupler_curve", False, False).marker_dimension != 2:
         raise ModelError("coupler_curve: planar markers only")
     if cusp_speed != 0:
@@ -267,6 +270,9 @@ def coupler_curve(result, marker: str, cusp_speed: float = 1e-3) -> CouplerCurve
     t = np.asarray(result.t, dtype=float)
     if len(P) < 3:
         raise ArgumentError("coupler_curve: the result needs at least three rows")
+    speeds = np.asarray(result.marker_velocity(marker), dtype=float)
+    end = _cycle_end(result, P, speeds)
+    P, t, speeds = P[:end], t[:end], speeds[:end]
     lo, hi = P.min(axis=0), P.max(axis=0)
     size = float(np.max(hi - lo)) or 1.0
     seg = np.diff(P, axis=0)
@@ -291,7 +297,7 @@ def coupler_curve(result, marker: str, cusp_speed: float = 1e-3) -> CouplerCurve
             x, y = a0[i] + s[k] * d[i]
             doubles.append((float(t[i] + s[k] * (t[i + 1] - t[i])),
                             float(t[jj] + u[k] * (t[jj + 1] - t[jj])), float(x), float(y)))
-    speed = np.linalg.norm(np.asarray(result.marker_velocity(marker), dtype=float), axis=1)
+    speed = np.linalg.norm(speeds, axis=1)
     top = float(speed.max()) or 1.0
     # On a closed curve the first row (the same point as the last) has neighbours too.
     before = np.concatenate([[speed[-2] if closed else np.inf], speed[:-2]])
@@ -304,6 +310,21 @@ def coupler_curve(result, marker: str, cusp_speed: float = 1e-3) -> CouplerCurve
                         float(hi[0] - lo[0]), float(hi[1] - lo[1]),
                         float(np.sum(np.linalg.norm(seg, axis=1))), closed, tuple(doubles),
                         cusps)
+
+
+def _cycle_end(result, P, V) -> int:
+    """The number of rows of the first cycle: up to and with the first row (after the
+    first two) where the state repeats the first row's, to 1e-9 of the coordinates' scale
+    and 1e-6 of the velocities' (the mechanism's coordinates and velocities; a result
+    without them, the marker's own), or all of them."""
+    q, v = getattr(result, "q", None), getattr(result, "v", None)
+    x, dx = (P, V) if q is None or v is None else (np.asarray(q), np.asarray(v))
+    if len(x) < 4:
+        return len(x)
+    near = np.abs(x[2:] - x[0]).max(axis=1) <= 1e-9 * max(1.0, float(np.abs(x).max()))
+    same = np.abs(dx[2:] - dx[0]).max(axis=1) <= 1e-6 * max(float(np.abs(dx).max()), 1e-300)
+    repeats = np.flatnonzero(near & same)
+    return int(repeats[0]) + 3 if len(repeats) else len(x)
 
 
 def input_torque(result, driver: str) -> np.ndarray:
