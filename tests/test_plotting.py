@@ -123,3 +123,26 @@ def test_a_directory_that_is_not_a_path_is_refused():
     r = linkdyn.simulate("jansen", 0.05, dt_out=0.01)
     with pytest.raises(linkdyn.ArgumentTypeError, match="plot_simulation: path must be"):
         plotting.plot_simulation(r, 3)
+
+
+def test_body_panels_of_a_schedule_run_back_are_drawn_in_order(tmp_path, saved):
+    """A triple-rocker run back at its limit positions: t goes back and forth, and the body
+    panels are drawn against the schedule travelled (increasing, the rows in order) with
+    that axis named; an ordinary analysis keeps t."""
+    from linkdyn.models.linkages import four_bar
+
+    fb = four_bar({"A": (0.0, 0.0), "B": (0.3, 0.2), "C": (0.75, 0.55), "D": (1.0, 0.0),
+                   "P": (0.5, 0.5)})
+    k = linkdyn.kinematics(fb.build(), np.linspace(0.0, 2 * np.pi, 361), at_limit="reverse")
+    assert k.limits and np.any(np.diff(k.t) < 0)
+    plotting.plot_kinematics(k, tmp_path)
+    fig = saved["body_rocker.png"]
+    x = fig.axes[0].get_lines()[0].get_xdata()
+    assert np.all(np.diff(x) > 0) and x[-1] == pytest.approx(2 * np.pi, rel=1e-12)
+    np.testing.assert_allclose(np.abs(np.diff(x)), np.abs(np.diff(k.t)), rtol=1e-9)
+    assert fig.axes[-1].get_xlabel() == "input schedule travelled [s]"
+    plain = linkdyn.kinematics(fb.build(), np.linspace(0.0, 1.0, 11))
+    plotting.plot_kinematics(plain, tmp_path)
+    assert saved["body_rocker.png"].axes[-1].get_xlabel() == "t [s]"
+    np.testing.assert_array_equal(saved["body_rocker.png"].axes[0].get_lines()[0].get_xdata(),
+                                  plain.t)

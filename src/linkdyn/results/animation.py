@@ -28,7 +28,7 @@ import numpy as np
 from ..elements.bodies import GROUND
 from ..elements.joints import PrismaticSpec, RevoluteSpec
 from ..compile.geometry import PointGeometry, pivots, shapes_3d
-from .plotting import _pyplot, distinct_colors, label_3d_axes
+from .plotting import _pyplot, distinct_colors, label_3d_axes, travelled
 from ..errors import LinkdynError, name_list
 
 __all__ = ["animate", "snapshot", "frame_times", "AnimationError"]
@@ -47,9 +47,7 @@ def frame_times(t, fps: float, speed: float) -> np.ndarray:
     Where ``t`` goes back and forth (a kinematic analysis run back at its limit positions:
     ``t`` is then the input's schedule), the frames follow the rows in order, at the pace
     of the schedule travelled, t0 plus the sum of |dt| so far."""
-    t = np.asarray(t, dtype=float)
-    if np.any(np.diff(t) < 0):
-        t = t[0] + np.concatenate([[0.0], np.cumsum(np.abs(np.diff(t)))])
+    t = travelled(t)
     duration = (t[-1] - t[0]) / speed
     n = int(math.floor(duration * fps + 1e-9)) + 1
     if n > MAX_FRAMES:

@@ -166,6 +166,16 @@ def _trajectories_3d(plt, result, path) -> Path:
     return path
 
 
+def travelled(t) -> np.ndarray:
+    """``t`` itself where it never decreases; else t[0] plus the schedule travelled so far
+    (the sum of |dt|): the time axis of a kinematic analysis whose input was run back at
+    its limit positions (``at_limit="reverse"``), along which its rows come in order."""
+    t = np.asarray(t, dtype=float)
+    if len(t) < 2 or not np.any(np.diff(t) < 0):
+        return t
+    return t[0] + np.concatenate([[0.0], np.cumsum(np.abs(np.diff(t)))])
+
+
 def plot_kinematics(result, directory) -> list[Path]:
     """Write ``trajectories.png`` (every marker's path; in 3D for spherical linkages, on their
     unit sphere, and spatial ones) and, per body, ``body_<name>.png``:
@@ -191,6 +201,11 @@ def plot_kinematics(result, directory) -> list[Path]:
         paths.append(out / "trajectories.png")
         fig.savefig(paths[-1], dpi=120)
         plt.close(fig)
+    # a schedule run back at limit positions goes back and forth in t: against the
+    # schedule travelled, the rows are drawn in order
+    x = travelled(result.t)
+    x_label = "t [s]" if x is result.t or np.array_equal(x, result.t) else \
+        "input schedule travelled [s]"
     for body in model.body_names:
         v, a = result.body_velocity(body), result.body_acceleration(body)
         omega, alpha = result.body_angular_velocity(body), result.body_angular_acceleration(body)
@@ -210,13 +225,13 @@ def plot_kinematics(result, directory) -> list[Path]:
                                  figsize=(8, 2.2 * len(panels) + 0.6), layout="constrained")
         for ax, (series, labels, unit) in zip(axes, panels):
             for y, label in zip(series, labels):
-                ax.plot(result.t, y, label=label)
+                ax.plot(x, y, label=label)
             ax.set_ylabel(unit)
             ax.grid(True)
             _readable_axis(ax)
             if len(series) > 1:
                 ax.legend(loc="upper right", fontsize="small")
-        axes[-1].set_xlabel("t [s]")
+        axes[-1].set_xlabel(x_label)
         fig.suptitle(f"{model.name}: body {body}")
         paths.append(out / f"body_{body}.png")
         fig.savefig(paths[-1], dpi=100)
