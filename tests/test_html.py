@@ -164,3 +164,20 @@ def test_page_loads_in_chromium_and_the_slider_moves_the_mechanism(jansen_page, 
         assert (tmp_path / "jansen_page.png").stat().st_size > 10_000
     finally:
         driver.quit()
+
+
+def test_a_schedule_run_back_at_its_limits_has_one_frame_per_moment():
+    """The spherical Watt-I run back at its limit positions passes the same input times
+    several times: its frames were named by t, so the slider's steps named the same frame
+    twice. They follow the schedule travelled now: named in increasing order, all
+    distinct, with the series drawn against it."""
+    from linkdyn.results.html import figure
+
+    k = linkdyn.kinematics("spherical_watt1", np.linspace(0.0, 2 * np.pi, 361),
+                           at_limit="reverse")
+    fig = figure(k)
+    names = [float(f.name) for f in fig.frames]
+    assert len(names) == len(set(names)) > 100 and np.all(np.diff(names) > 0)
+    series = next(trace for trace in fig.data if trace.type == "scatter" and trace.name != "time")
+    assert np.all(np.diff(series.x) > 0)
+    assert "schedule" in fig.layout.title.text

@@ -23,6 +23,7 @@ from ..elements.joints import RevoluteSpec
 from ..errors import ArgumentError, ArgumentTypeError
 from ..compile.geometry import PointGeometry, pivots, shapes_3d
 from .animation import AnimationError, _check_timing, _checked_markers, frame_times
+from .plotting import travelled
 
 __all__ = ["to_html", "figure", "HTML_MAX_FRAMES"]
 
@@ -211,7 +212,10 @@ def figure(result, *, markers=None, series=None, fps: float = 20.0, speed: float
     model = result.model
     space = model.marker_dimension == 3
     static, frames = (_spatial_frames if space else _planar_frames)(result, rows, markers)
-    t = np.asarray(result.t, dtype=float)
+    # a schedule run back at limit positions goes back and forth in t: the series, the
+    # cursor and the frames' names follow the schedule travelled (increasing, unique)
+    t = travelled(result.t)
+    back = not np.array_equal(t, np.asarray(result.t, dtype=float))
 
     fig = make_subplots(rows=1, cols=2, column_widths=[0.55, 0.45],
                         specs=[[{"type": "scene" if space else "xy"}, {"type": "xy"}]],
@@ -274,11 +278,15 @@ def figure(result, *, markers=None, series=None, fps: float = 20.0, speed: float
                                                                   "redraw": space},
                                    "transition": {"duration": 0}}]) for f in plotly_frames]
     fig.update_layout(
-        title=title if title is not None else f"{model.name}: t = {t[0]:g} .. {t[-1]:g} s",
+        title=title if title is not None else (
+            f"{model.name}: t = {t[0]:g} .. {result.t[-1]:g} s" + (
+                f" (the input run back at its limits: {t[-1] - t[0]:g} s of schedule)"
+                if back else "")),
         updatemenus=[dict(type="buttons", buttons=[play, pause], x=0.0, y=-0.06,
                           xanchor="left", yanchor="top", direction="left")],
         sliders=[dict(steps=steps, active=0, x=0.2, len=0.8, y=-0.04,
-                      currentvalue=dict(prefix="t = ", suffix=" s"))],
+                      currentvalue=dict(prefix="schedule travelled " if back else "t = ",
+                                        suffix=" s"))],
         margin=dict(l=40, r=20, t=70, b=110), height=620)
     if space:
         fig.update_scenes(aspectmode="data", **{f"{a}axis": dict(range=[lo_xyz[i], hi_xyz[i]])
@@ -287,7 +295,7 @@ def figure(result, *, markers=None, series=None, fps: float = 20.0, speed: float
         fig.update_xaxes(title_text="x (m)", range=[lo_xyz[0], hi_xyz[0]], scaleanchor="y",
                          scaleratio=1, row=1, col=1)
         fig.update_yaxes(title_text="y (m)", range=[lo_xyz[1], hi_xyz[1]], row=1, col=1)
-    fig.update_xaxes(title_text="t (s)", row=1, col=2)
+    fig.update_xaxes(title_text="schedule travelled (s)" if back else "t (s)", row=1, col=2)
     return fig
 
 
