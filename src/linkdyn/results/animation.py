@@ -46,7 +46,7 @@ def frame_times(t, fps: float, speed: float) -> np.ndarray:
     """Indices of the output rows shown in each frame: the rows nearest t0 + k speed / fps.
     Where ``t`` goes back and forth (a kinematic analysis run back at its limit positions:
     ``t`` is then the input's schedule), the frames follow the rows in order, at the pace
-    of the schedule travelled, t0 plus the sum of |dt| so far."""
+    of the schedule travelled, t0 plus the sum of ``abs(dt)`` so far."""
     t = travelled(t)
     duration = (t[-1] - t[0]) / speed
     n = int(math.floor(duration * fps + 1e-9)) + 1

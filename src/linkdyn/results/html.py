@@ -266,6 +266,25 @@ def figure(result, *, markers=None, series=None, fps: float = 20.0, speed: float
             xyz(fk["bodies"]), xyz(fk["joints"]), xyz(fk["markers"]),
             go.Scatter(x=[t[row]] * 2, y=[lo, hi])]))
     fig.frames = plotly_frames
+    if title is None:
+        title = f"{model.name}: t = {t[0]:g} .. {result.t[-1]:g} s" + (
+            f" (the input run back at its limits: {t[-1] - t[0]:g} s of schedule)"
+            if back else "")
+    _controls(fig, fps, space, title, "schedule travelled " if back else "t = ")
+    if space:
+        fig.update_scenes(aspectmode="data", **{f"{a}axis": dict(range=[lo_xyz[i], hi_xyz[i]])
+                                                for i, a in enumerate("xyz")})
+    else:
+        fig.update_xaxes(title_text="x (m)", range=[lo_xyz[0], hi_xyz[0]], scaleanchor="y",
+                         scaleratio=1, row=1, col=1)
+        fig.update_yaxes(title_text="y (m)", range=[lo_xyz[1], hi_xyz[1]], row=1, col=1)
+    fig.update_xaxes(title_text="schedule travelled (s)" if back else "t (s)", row=1, col=2)
+    return fig
+
+
+def _controls(fig, fps, space, title, prefix) -> None:
+    """The figure's heading, its play and pause buttons and its slider (a step a frame,
+    the current value shown after ``prefix``)."""
     duration = 1000.0 / fps
     play = dict(label="play", method="animate",
                 args=[None, {"frame": {"duration": duration, "redraw": space},
@@ -276,27 +295,14 @@ def figure(result, *, markers=None, series=None, fps: float = 20.0, speed: float
     steps = [dict(label=f.name, method="animate",
                   args=[[f.name], {"mode": "immediate", "frame": {"duration": 0,
                                                                   "redraw": space},
-                                   "transition": {"duration": 0}}]) for f in plotly_frames]
+                                   "transition": {"duration": 0}}]) for f in fig.frames]
     fig.update_layout(
-        title=title if title is not None else (
-            f"{model.name}: t = {t[0]:g} .. {result.t[-1]:g} s" + (
-                f" (the input run back at its limits: {t[-1] - t[0]:g} s of schedule)"
-                if back else "")),
+        title=title,
         updatemenus=[dict(type="buttons", buttons=[play, pause], x=0.0, y=-0.06,
                           xanchor="left", yanchor="top", direction="left")],
         sliders=[dict(steps=steps, active=0, x=0.2, len=0.8, y=-0.04,
-                      currentvalue=dict(prefix="schedule travelled " if back else "t = ",
-                                        suffix=" s"))],
+                      currentvalue=dict(prefix=prefix, suffix=" s"))],
         margin=dict(l=40, r=20, t=70, b=110), height=620)
-    if space:
-        fig.update_scenes(aspectmode="data", **{f"{a}axis": dict(range=[lo_xyz[i], hi_xyz[i]])
-                                                for i, a in enumerate("xyz")})
-    else:
-        fig.update_xaxes(title_text="x (m)", range=[lo_xyz[0], hi_xyz[0]], scaleanchor="y",
-                         scaleratio=1, row=1, col=1)
-        fig.update_yaxes(title_text="y (m)", range=[lo_xyz[1], hi_xyz[1]], row=1, col=1)
-    fig.update_xaxes(title_text="schedule travelled (s)" if back else "t (s)", row=1, col=2)
-    return fig
 
 
 #: The options of :func:`figure` (and so of :func:`to_html`), from its signature.

@@ -168,7 +168,7 @@ def _trajectories_3d(plt, result, path) -> Path:
 
 def travelled(t) -> np.ndarray:
     """``t`` itself where it never decreases; else t[0] plus the schedule travelled so far
-    (the sum of |dt|): the time axis of a kinematic analysis whose input was run back at
+    (the sum of ``abs(dt)``): the time axis of a kinematic analysis whose input was run back at
     its limit positions (``at_limit="reverse"``), along which its rows come in order."""
     t = np.asarray(t, dtype=float)
     if len(t) < 2 or not np.any(np.diff(t) < 0):
