@@ -254,3 +254,44 @@ def test_ctrl_c_stops_a_serial_sweep_and_keeps_the_cases_done():
     assert status in (["cancelled"] * 4, ["ok"] + ["cancelled"] * 3)
     import signal
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_sweep_of_equilibria_reports_markers_elements_energy_and_stats(tmp_path):
+    """A sweep file over the flyball governor's slider mass with run "equilibrium": each
+    case's outputs come from its equilibrium (an Equilibrium used to have no marker, so
+    every case failed with an AttributeError). The closed form: each of the two vertical
+    springs holds half the slider's weight, f = -m g / 2, stretched by m g / (2 K) from its
+    0.5 m, and the slider hangs that far below z = 0."""
+    import json
+
+    from linkdyn.batch.sweep import load_sweep_file
+    from linkdyn.models.spatial import FLYBALL
+
+    path = tmp_path / "equilibria.json"
+    path.write_text(json.dumps({
+        "model": "flyball_governor", "run": "equilibrium",
+        "parameters": {"bodies.slider.mass": [2.0, 4.0]},
+        "outputs": [{"name": "S_z", "marker": "S", "axis": "z"},
+                    {"name": "tension", "element": "spring1", "value": "force"},
+                    {"name": "length", "element": "spring1", "value": "coordinate"},
+                    {"name": "E", "quantity": "energy"},
+                    {"name": "restarts", "stat": "restarts"},
+                    {"name": "work", "quantity": "work"}]}))
+    spec = load_sweep_file(path)
+    table = linkdyn.sweep(spec.pop("model"), **spec)
+    g, k = FLYBALL["g"], FLYBALL["stiffness"]
+    for row in table.itertuples():
+        # the last output names a series an equilibrium does not have: the case says so
+        assert row.status == "error" and "has no 'work'" in row.error_message
+    outputs = json.loads(path.read_text())
+    outputs["outputs"] = outputs["outputs"][:-1]
+    path.write_text(json.dumps(outputs))
+    spec = load_sweep_file(path)
+    table = linkdyn.sweep(spec.pop("model"), **spec)
+    assert list(table["status"]) == ["ok", "ok"]
+    for mass, row in zip((2.0, 4.0), table.itertuples()):
+        sag = mass * g / (2.0 * k)
+        assert row.S_z == pytest.approx(-sag, rel=1e-6)
+        assert row.tension == pytest.approx(-mass * g / 2.0, rel=1e-9)
+        assert row.length == pytest.approx(FLYBALL["rest"] + sag, rel=1e-12)
+        assert row.restarts >= 1 and np.isfinite(row.E)

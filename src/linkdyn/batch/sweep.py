@@ -473,8 +473,8 @@ class Outputs:
                                         f"{', '.join(sorted(result.stats))})")
                 out[name] = result.stats[spec["stat"]]
                 continue
-            if kind == "marker":
-                positions = result.marker(spec["marker"])
+            if kind == "marker":     # (an equilibrium's: one state, one row)
+                positions = np.atleast_2d(result.marker(spec["marker"]))
                 col = "xyz".index(spec["axis"])
                 if col >= positions.shape[1]:
                     raise ArgumentError(f"sweep: output {name!r}: axis 'z' needs a spatial "
@@ -485,9 +485,13 @@ class Outputs:
                           if spec.get("value", "force") == "force"
                           else result.element_coordinate(spec["element"]))
             else:
+                if not hasattr(result, spec["quantity"]):   # an equilibrium: energy, t
+                    raise ArgumentError(f"sweep: output {name!r}: the run's result "
+                                        f"({type(result).__name__}) has no "
+                                        f"{spec['quantity']!r}")
                 series = np.asarray(getattr(result, spec["quantity"]))
             how = spec.get("reduce", "final")
-            series = np.asarray(series, dtype=float)
+            series = np.atleast_1d(np.asarray(series, dtype=float))
             out[name] = float({"min": np.min, "max": np.max, "mean": np.mean,
                                "ptp": np.ptp}[how](series) if how in ("min", "max", "mean",
                                                                       "ptp")

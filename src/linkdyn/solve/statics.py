@@ -123,6 +123,54 @@ class Equilibrium:
         point = PointGeometry(self.model, self.q[None, :]).ref(spec.first, np.arange(1))[0]
         return prismatic_reaction(self.model, spec, self.q, self.t, self.lam, point)
 
+    def marker(self, name: str) -> np.ndarray:
+        """Position (2,) or (3,) of marker ``name`` at the equilibrium, m."""
+        m = self.model
+        return m.marker_positions(self.q).reshape(len(m.marker_names), -1)[
+            m.marker_index(name)]
+
+    @property
+    def potential_energy(self) -> float:
+        """Potential energy (J) of gravity and the springs at the equilibrium."""
+        return float(self.model.energy(self.q, np.zeros(self.model.nq), self.t)[1])
+
+    @property
+    def energy(self) -> float:
+        """Mechanical energy (J): at rest, the potential energy."""
+        return self.potential_energy
+
+    def element_force(self, name: str):
+        """What force element ``name`` applies at the equilibrium (at rest): along its
+        coordinate, the force or torque f (float; a spring's f is minus its tension), or a
+        load's global force (2,) or (3,) (as :meth:`linkdyn.SimulationResult.element_force`)."""
+        recs, loads = self._element(name)
+        rec, load = self.model.kernels.force_values(self.q, np.zeros(self.model.nq), self.t)
+        return float(rec[recs[0], 2]) if recs else load[loads[0]]
+
+    def element_coordinate(self, name: str) -> float:
+        """The coordinate an element acts along at the equilibrium: a spring's length (m), a
+        joint's relative angle (rad) or slide (m)."""
+        recs, _ = self._element(name)
+        if not recs:
+            raise UnknownNameError(f"force element {name!r} is a point load: it has no "
+                                   "coordinate")
+        rec, _ = self.model.kernels.force_values(self.q, np.zeros(self.model.nq), self.t)
+        return float(rec[recs[0], 0])
+
+    def _element(self, name):
+        elements = self.model.force_info["elements"]
+        if name not in elements:
+            raise UnknownNameError(f"model {self.model.name!r} has no force element {name!r} "
+                                   f"(elements: {name_list(elements)})")
+        return elements[name]
+
+    @property
+    def stats(self) -> dict:
+        """The search's counters: newton_iterations (the last Newton solve's), restarts
+        (of a release), residual and method, as a run's ``stats`` (for sweeps)."""
+        return dict(newton_iterations=self.iterations, restarts=self.restarts,
+                    residual=self.residual, method=self.method)
+
     def driver_effort(self, driver: str) -> float:
         """The torque or force driver ``driver`` applies to hold the equilibrium."""
         m = self.model
