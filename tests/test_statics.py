@@ -289,3 +289,26 @@ def test_equilibria_of_random_chains_satisfy_the_statics():
             assert e.stable is True
 
     check()
+
+
+def test_newton_iterates_outside_the_models_domain_are_an_equilibrium_error(monkeypatch):
+    """The fourth walker, released, has Newton iterates whose foot spring's two points
+    meet: the kernels refuse that state with a ValueError, which escaped the search. It is
+    an EquilibriumError now that names the model's domain, and the search goes on to its
+    end (the walker, held by friction, has no equilibrium in the statics)."""
+    from linkdyn.solve import statics
+
+    met = []
+    steps = statics._newton_steps
+
+    def watched(*args):
+        try:
+            return steps(*args)
+        except ValueError as exc:
+            met.append(exc)
+            raise
+
+    monkeypatch.setattr(statics, "_newton_steps", watched)
+    with pytest.raises(EquilibriumError, match="did not come to rest"):
+        linkdyn.equilibrium("walker_gait4")
+    assert met and "coincide" in str(met[0])       # the path this test is about was taken
