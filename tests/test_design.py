@@ -232,6 +232,23 @@ def test_a_coupler_curve_traced_more_than_once_is_described_over_one_cycle():
         np.testing.assert_allclose(c.extent, one.extent, rtol=1e-12)
 
 
+def test_the_cycle_report_of_several_turns_is_the_first_turns():
+    """Two and a half turns of the crank-rocker report what one turn does: the same dead
+    centres and limit positions, once each (they were listed for every pass), on the first
+    turn's rows."""
+    from linkdyn.design.report import cycle_metrics
+
+    one = cycle_metrics(linkdyn.kinematics("crank_rocker", np.linspace(0.0, 2 * np.pi, 361)))
+    more = cycle_metrics(linkdyn.kinematics("crank_rocker",
+                                            np.linspace(0.0, 5 * np.pi, 901)))
+    assert len(more.t) == len(one.t) == 361
+    assert more.dead_centres == one.dead_centres and more.limits == one.limits
+    assert sum(map(len, one.dead_centres.values())) == 2
+    assert sum(map(len, one.limits.values())) == 4
+    for joint, mu in one.transmission.items():
+        np.testing.assert_allclose(more.transmission[joint], mu, rtol=1e-12)
+
+
 def test_input_torque_from_kinetostatics_is_the_drivers_effort_in_a_simulation():
     from linkdyn.design import input_torque
 

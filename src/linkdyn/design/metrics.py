@@ -271,7 +271,7 @@ def coupler_curve(result, marker: str, cusp_speed: float = 1e-3) -> CouplerCurve
     if len(P) < 3:
         raise ArgumentError("coupler_curve: the result needs at least three rows")
     speeds = np.asarray(result.marker_velocity(marker), dtype=float)
-    end = _cycle_end(result, P, speeds)
+    end = cycle_end(result, P, speeds)
     P, t, speeds = P[:end], t[:end], speeds[:end]
     lo, hi = P.min(axis=0), P.max(axis=0)
     size = float(np.max(hi - lo)) or 1.0
@@ -312,7 +312,7 @@ def coupler_curve(result, marker: str, cusp_speed: float = 1e-3) -> CouplerCurve
                         cusps)
 
 
-def _cycle_end(result, P, V) -> int:
+def cycle_end(result, P, V) -> int:
     """The number of rows of the first cycle: up to and with the first row (after the
     first two) where the state repeats the first row's, to 1e-9 of the coordinates' scale
     and 1e-6 of the velocities' (the mechanism's coordinates and velocities; a result

@@ -12,14 +12,14 @@ MODEL --metrics``) and plotting (``metrics.png``).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from ..elements.bodies import GROUND
 from ..elements.joints import RevoluteSpec
-from .metrics import (checked_result, coupler_curve, dead_centres, has_link_lines,
+from .metrics import (checked_result, coupler_curve, cycle_end, dead_centres, has_link_lines,
                       input_torque, limit_positions, transmission_angle)
 
 __all__ = ["CycleMetrics", "cycle_metrics", "plot_cycle_metrics", "format_cycle_metrics"]
@@ -45,13 +45,16 @@ class CycleMetrics:
 
 
 def cycle_metrics(result) -> CycleMetrics:
-    """Every metric that applies to ``result`` (a planar kinematics or simulation result)."""
+    """Every metric that applies to ``result`` (a planar kinematics or simulation result),
+    over the first cycle of a kinematic analysis whose motion repeats (a crank turned more
+    than once: the later rows would list every dead centre and limit position again)."""
     model = checked_result(result, "cycle_metrics")
     # a joint whose link has no line (a slider's body with its centre of mass at the joint
     # and no other revolute joint: no transmission angle there) is left out
     joints = [j for j in model.description.joints if isinstance(j, RevoluteSpec)
               and GROUND not in (j.first[0], j.second[0]) and j.first[0] != j.second[0]
               and has_link_lines(model, j.name)]
+    result = _first_cycle(result)
     report = CycleMetrics(model.name, np.asarray(result.t, dtype=float))
     for j in joints:
         report.transmission[j.name] = transmission_angle(result, j.name)
@@ -70,6 +73,24 @@ def cycle_metrics(result) -> CycleMetrics:
         for d in model.driver_names:
             report.torque[d] = input_torque(result, d)
     return report
+
+
+def _first_cycle(result):
+    """A kinematic analysis cut after its first cycle, where the motion repeats (see
+    :func:`linkdyn.design.coupler_curve`): the later rows would list every dead centre and
+    limit position again. Other results as they are."""
+    from ..solve.kinematics import KinematicsResult
+
+    if not isinstance(result, KinematicsResult) or len(result.t) < 4:
+        return result
+    end = cycle_end(result, None, None)
+    if end >= len(result.t):
+        return result
+    return replace(result, t=result.t[:end], q=result.q[:end], v=result.v[:end],
+                   a=result.a[:end], rcond=result.rcond[:end],
+                   singularities=tuple(s for s in result.singularities
+                                       if s.t <= result.t[end - 1]),
+                   limits=tuple(x for x in result.limits if x[1] < end))
 
 
 def format_cycle_metrics(report: CycleMetrics) -> list:
