@@ -220,10 +220,11 @@ class TrajectoryAccessors:
             for i, axis in enumerate("xyz"[:position.shape[1]]):
                 columns[f"{b}.{axis}"] = position[:, i]
             if spatial:
+                quaternion, omega = self.body_quaternion(b), self.body_angular_velocity(b)
                 for i, part in enumerate(("qw", "qx", "qy", "qz")):
-                    columns[f"{b}.{part}"] = self.body_quaternion(b)[:, i]
+                    columns[f"{b}.{part}"] = quaternion[:, i]
                 for i, axis in enumerate("xyz"):
-                    columns[f"{b}.omega_{axis}"] = self.body_angular_velocity(b)[:, i]
+                    columns[f"{b}.omega_{axis}"] = omega[:, i]
             else:
                 columns[f"{b}.angle"] = self.body_angle(b)
                 columns[f"{b}.omega"] = self.body_angular_velocity(b)
