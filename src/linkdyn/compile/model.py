@@ -257,6 +257,15 @@ class Model:
                                    f"{name_list(specs)})")
         return specs[joint]
 
+    def force_element_entries(self, name: str) -> tuple:
+        """(record indices, load indices) of force element ``name`` in the force kernels'
+        arrays (``force_info["elements"]``), or UnknownNameError naming it."""
+        elements = self.force_info["elements"]
+        if not isinstance(name, str) or name not in elements:
+            raise UnknownNameError(f"model {self.name!r} has no force element {name!r} "
+                                   f"(force elements: {name_list(self.force_names)})")
+        return elements[name]
+
     def marker_index(self, name: str) -> int:
         try:
             return self.marker_names.index(name)

@@ -200,12 +200,7 @@ class SimulationResult(TrajectoryAccessors):
         return self.z if self.z is not None else np.zeros((n, 0))
 
     def _element(self, name):
-        info = self.model.force_info
-        if not isinstance(name, str) or name not in info["elements"]:
-            raise UnknownNameError(f"model {self.model.name!r} has no force element {name!r} "
-                                   f"(force elements: "
-                                   f"{name_list(self.model.force_names)})")
-        return info["elements"][name]
+        return self.model.force_element_entries(name)
 
     @recordable
     def element_work(self, name: str) -> np.ndarray:

@@ -158,11 +158,7 @@ class Equilibrium:
         return float(rec[recs[0], 0])
 
     def _element(self, name):
-        elements = self.model.force_info["elements"]
-        if name not in elements:
-            raise UnknownNameError(f"model {self.model.name!r} has no force element {name!r} "
-                                   f"(elements: {name_list(elements)})")
-        return elements[name]
+        return self.model.force_element_entries(name)
 
     @property
     def stats(self) -> dict:
