@@ -575,6 +575,14 @@ def _add_redundant(p) -> None:
                    "with least-norm reactions (allow; e.g. bricard, IFToMM A04)")
 
 
+def _add_at_limit(p, when: str = "") -> None:
+    p.add_argument("--at-limit", choices=("raise", "reverse"), default="raise",
+                   help=f"{when}where the input reaches a limit position and cannot go on: "
+                   "stop there (raise, the default) or pass onto the other branch and run the "
+                   "input back (reverse, as often as limits come; t is then the input's "
+                   "schedule, e.g. spherical_watt1, whose input rocks)")
+
+
 def _add_simulate(sub) -> None:
     p = sub.add_parser("simulate", help="integrate the dynamics of a model",
                        description="Integrate the equations of motion with linkdyn's "
@@ -620,11 +628,7 @@ def _add_kinematics(sub) -> None:
     p.add_argument("--continue-singular", action="store_true",
                    help="record singular configurations and go on instead of stopping; where "
                    "the sweep cannot go on, write what was solved (exit status 1)")
-    p.add_argument("--at-limit", choices=("raise", "reverse"), default="raise",
-                   help="where the input reaches a limit position and cannot go on: stop "
-                   "there (raise, the default) or pass onto the other branch and run the "
-                   "input back (reverse, as often as limits come; t is then the input's "
-                   "schedule, e.g. spherical_watt1, whose input rocks)")
+    _add_at_limit(p)
     p.add_argument("--output", metavar="FILE",
                    help="write marker positions, velocities, accelerations as text")
     p.add_argument("--plot", metavar="DIR", help="write PNG plots into DIR")
@@ -653,10 +657,7 @@ def _add_animate_gait_sweep(sub) -> None:
     p.add_argument("--t-end", type=_positive_float, default=2.0, help="end time in s (2)")
     p.add_argument("--kinematics", action="store_true",
                    help="kinematic analysis of a fully driven model instead of dynamics")
-    p.add_argument("--at-limit", choices=("raise", "reverse"), default="raise",
-                   help="with --kinematics, where the input reaches a limit position: stop "
-                   "(raise) or run it back on the other branch (reverse; the frames follow "
-                   "the motion in order)")
+    _add_at_limit(p, "with --kinematics, ")
     p.add_argument("--rtol", type=_positive_float, default=1e-8,
                    help="tolerance of the dynamics, rtol = atol (1e-8)")
     p.add_argument("--dt-out", type=_positive_float, default=0.01,

@@ -23,7 +23,7 @@ from ..elements.joints import RevoluteSpec
 from ..errors import ArgumentError, ArgumentTypeError
 from ..compile.geometry import PointGeometry, pivots, shapes_3d
 from .animation import AnimationError, _check_timing, _checked_markers, frame_times
-from .plotting import travelled
+from .plotting import runs_back, travelled
 
 __all__ = ["to_html", "figure", "HTML_MAX_FRAMES"]
 
@@ -214,8 +214,7 @@ def figure(result, *, markers=None, series=None, fps: float = 20.0, speed: float
     static, frames = (_spatial_frames if space else _planar_frames)(result, rows, markers)
     # a schedule run back at limit positions goes back and forth in t: the series, the
     # cursor and the frames' names follow the schedule travelled (increasing, unique)
-    t = travelled(result.t)
-    back = not np.array_equal(t, np.asarray(result.t, dtype=float))
+    t, back = travelled(result.t), runs_back(result.t)
 
     fig = make_subplots(rows=1, cols=2, column_widths=[0.55, 0.45],
                         specs=[[{"type": "scene" if space else "xy"}, {"type": "xy"}]],

@@ -69,9 +69,9 @@ def output_directory(what: str, directory) -> Path:
 
 def plot_simulation(result, directory, markers=None) -> list[Path]:
     """Write ``markers.png`` (x and y, and z in space, of the markers against time, like the
-    Jansen benchmark's Figure 2; ``markers``: the names, default all) and ``invariants.png`` (energy variation and
-    the position and velocity constraint norms on a log scale, like its Figure 3; exact
-    zeros are left out of the log panels). Returns the paths."""
+    Jansen benchmark's Figure 2; ``markers``: the names, default all) and ``invariants.png``
+    (energy variation and the position and velocity constraint norms on a log scale, like
+    its Figure 3; exact zeros are left out of the log panels). Returns the paths."""
     plt = _pyplot()
     out = output_directory("plot_simulation", directory)
     paths = []
@@ -166,12 +166,18 @@ def _trajectories_3d(plt, result, path) -> Path:
     return path
 
 
+def runs_back(t) -> bool:
+    """Whether ``t`` goes back somewhere: a kinematic analysis whose input was run back at
+    its limit positions (``at_limit="reverse"``), whose ``t`` is the input's schedule."""
+    return bool(np.any(np.diff(np.asarray(t, dtype=float)) < 0))
+
+
 def travelled(t) -> np.ndarray:
-    """``t`` itself where it never decreases; else t[0] plus the schedule travelled so far
-    (the sum of ``abs(dt)``): the time axis of a kinematic analysis whose input was run back at
-    its limit positions (``at_limit="reverse"``), along which its rows come in order."""
+    """``t`` itself where it never goes back (:func:`runs_back`); else t[0] plus the
+    schedule travelled so far (the sum of ``abs(dt)``), the time axis along which the rows
+    come in order."""
     t = np.asarray(t, dtype=float)
-    if len(t) < 2 or not np.any(np.diff(t) < 0):
+    if not runs_back(t):
         return t
     return t[0] + np.concatenate([[0.0], np.cumsum(np.abs(np.diff(t)))])
 
@@ -204,8 +210,7 @@ def plot_kinematics(result, directory) -> list[Path]:
     # a schedule run back at limit positions goes back and forth in t: against the
     # schedule travelled, the rows are drawn in order
     x = travelled(result.t)
-    x_label = "t [s]" if x is result.t or np.array_equal(x, result.t) else \
-        "input schedule travelled [s]"
+    x_label = "input schedule travelled [s]" if runs_back(result.t) else "t [s]"
     for body in model.body_names:
         v, a = result.body_velocity(body), result.body_acceleration(body)
         omega, alpha = result.body_angular_velocity(body), result.body_angular_acceleration(body)
