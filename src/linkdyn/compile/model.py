@@ -82,6 +82,9 @@ class Model:
         self.mass = self.kernels.arrays["mass"]
         self.phiq_colptr = self.kernels.arrays["phiq_colptr"]
         self.phiq_rowind = self.kernels.arrays["phiq_rowind"]
+        #: the column of each value of Phi_q's fixed (CSC) pattern, beside phiq_rowind
+        self.phiq_colind = _readonly(np.repeat(np.arange(self.nq, dtype=np.intc),
+                                               np.diff(self.phiq_colptr)))
         self.q0 = _readonly(arrays["q0"])
         self.v0 = _readonly(arrays["v0"])
         self.hold = _readonly(arrays["hold"])

@@ -211,11 +211,9 @@ class SpatialModel(Model):
         q, lam, t = np.atleast_2d(q), np.atleast_2d(lam), np.atleast_1d(t)
         # The Jacobian's entries in the body's 12 columns and the joint's rows, in the fixed
         # pattern: each state's values come from the kernels, with no sparse matrix made.
-        cp, ri = self.phiq_colptr, self.phiq_rowind
-        slots = np.arange(cp[o], cp[o + 12])
-        cols = np.repeat(np.arange(12), np.diff(cp[o:o + 13]))
-        mine = np.isin(ri[slots], rows)
-        slots, cols, which = slots[mine], cols[mine], ri[slots[mine]]
+        slots = np.arange(self.phiq_colptr[o], self.phiq_colptr[o + 12])
+        slots = slots[np.isin(self.phiq_rowind[slots], rows)]
+        cols, which = self.phiq_colind[slots] - o, self.phiq_rowind[slots]
         gen = np.empty((len(q), 12))
         for k in range(len(q)):
             vals = self.kernels.phi_q_values(q[k], float(t[k]))

@@ -239,7 +239,7 @@ class KinematicSensitivities(_ParameterDerivatives):
             dynamic_exact = _kinetostatic_terms(model, member, steps, self.t, self.q, self.v,
                                                 self.a, [True] * len(steps))
         row = model.constraint_names.index(driver)
-        cols = _pattern_columns(model)
+        cols = model.phiq_colind
         n, p = len(self.t), len(self.parameters)
         out = np.empty((n, p))
         for i in range(n):
@@ -452,7 +452,7 @@ def _jointly_affine(family, steps, result) -> bool:
         plus, minus = (family.moved(sign * w * steps, "(all, jointly)") for sign in (1, -1))
     except ModelError:
         return False
-    cols = _pattern_columns(base)
+    cols = base.phiq_colind
     for t, q, v, a, _ in _generic_states(base, _sample_rows(result), 20261127):
         if not _affine_test(*(_residuals(m_, t, q, v, a, cols) for m_ in (plus, minus, base))):
             return False
@@ -463,7 +463,7 @@ def _jointly_affine(family, steps, result) -> bool:
 def _kinetostatic_entries(base, member, steps, result) -> list:
     """Per parameter, whether M a + Phi_q^T lam - Q changes with it (its member at p + h
     against the base, at generic states near three rows)."""
-    cols = _pattern_columns(base)
+    cols = base.phiq_colind
     states = _generic_states(base, _sample_rows(result), 20261126)
     at_base = [dynamic_residual(base, *x, cols)[:base.nq] for x in states]
     return [any(np.any(dynamic_residual(member(j, h), *x, cols)[:base.nq] != b_)
@@ -477,7 +477,7 @@ def dynamic_residual(model, t, q, v, a, lam, cols) -> np.ndarray:
     if len(vals) != len(cols):
         # a member whose pattern differs: a coefficient that is zero in the model (a body
         # point's zero coordinate) has no entry in the model's pattern
-        cols = _pattern_columns(model)
+        cols = model.phiq_colind
     f = model.mass * a + np.bincount(cols, vals * lam[model.phiq_rowind], minlength=model.nq)
     return np.concatenate([f - model.force(q, v, t), model.phi(q, t)])
 
@@ -494,7 +494,7 @@ def dynamic_affinity(base, member, steps, points, seed) -> tuple:
     ``seed`` fixes them, so that runs repeat): (affine, enters, constraints) lists, whether
     their second difference vanishes to round-off, whether they change at all, and whether
     the constraint part does."""
-    cols = _pattern_columns(base)
+    cols = base.phiq_colind
     samples = _generic_states(base, points, seed)
     at_base = [dynamic_residual(base, *x, cols) for x in samples]
     affine, enters, constraints = [], [], []
@@ -574,7 +574,7 @@ def _derivatives_compiled(base, member, steps, t, q, v, a, p, known=None):
     from .._kinematics import STATUS, SensitivitySweep
 
     n, nq = len(t), base.nq
-    cols = _pattern_columns(base)
+    cols = base.phiq_colind
     sample = sorted({0, n // 2, n - 1})
     exact = []
     models, start, index, weight = [], [0], [], []
@@ -678,17 +678,12 @@ def _time_columns(model) -> np.ndarray:
     return np.unique(cols[cols >= 0]).astype(np.intc)
 
 
-def _pattern_columns(model) -> np.ndarray:
-    """The column of each value of the model's Jacobian pattern (CSC)."""
-    return np.repeat(np.arange(model.nq), np.diff(model.phiq_colptr))
-
-
 def _phi_q_times(model, q, t, x, cols) -> np.ndarray:
     """Phi_q(q, t) x from the Jacobian's values in its fixed pattern (``cols``: the column
     of each value; no sparse matrix made: this is the inner loop of the sensitivities)."""
     vals = model.kernels.phi_q_values(q, t)
     if len(vals) != len(cols):   # a member whose pattern differs (see dynamic_residual)
-        cols = _pattern_columns(model)
+        cols = model.phiq_colind
     return np.bincount(model.phiq_rowind, vals * x[cols], minlength=model.nc)
 
 

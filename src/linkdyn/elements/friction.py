@@ -183,7 +183,7 @@ class ContactModes:
             run.enable_stick_rows(stick_arrays(model))
         # Phi_q's entries: (row, column) of each value in the fixed pattern
         self._jrows = np.asarray(model.phiq_rowind)
-        self._jcols = np.repeat(np.arange(model.nq), np.diff(model.phiq_colptr))
+        self._jcols = model.phiq_colind
 
     @property
     def nstick(self) -> int:

@@ -115,8 +115,7 @@ class SimulationResult(TrajectoryAccessors):
             # Phi_q^T lam from the Jacobian's values in its fixed pattern: each column's
             # products summed in pattern order from zero, as the sparse product sums them
             # (the same numbers), without making a sparse matrix a row
-            cols = np.repeat(np.arange(m.nq), np.diff(m.phiq_colptr))
-            rows = m.phiq_rowind
+            cols, rows = m.phiq_colind, m.phiq_rowind
             for i, state in self._row_states():
                 q, v, t = self.q[i], self.v[i], self.t[i]
                 reaction = np.bincount(cols, k.phi_q_values(q, t) * self.lam[i][rows],
