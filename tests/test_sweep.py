@@ -295,3 +295,47 @@ def test_a_sweep_of_equilibria_reports_markers_elements_energy_and_stats(tmp_pat
         assert row.tension == pytest.approx(-mass * g / 2.0, rel=1e-9)
         assert row.length == pytest.approx(FLYBALL["rest"] + sag, rel=1e-12)
         assert row.restarts >= 1 and np.isfinite(row.E)
+
+
+def test_a_sweep_file_output_of_a_point_load_names_its_component(tmp_path):
+    """A point load has three components in space: a sweep file's output of it names one
+    (or the norm). Before, every case failed with numpy's TypeError ("only 0-dimensional
+    arrays can be converted"). A free puck of mass m pushed by (3, 0, F) N under gravity:
+    the load's outputs are the law's values, and the puck rises by (F / m - g) T^2 / 2."""
+    import json
+
+    from linkdyn.batch.sweep import load_sweep_file
+
+    b = linkdyn.SpatialModelBuilder("puck", gravity=(0.0, 0.0, -9.81))
+    b.add_body("puck", mass=2.0, inertia=(0.01, 0.01, 0.01))
+    b.add_force("push", "puck.cm", 3.0, 0.0, 4.0)
+    b.add_marker("c", "puck.cm")
+    b.build().save(tmp_path / "puck.json")
+    path = tmp_path / "push.json"
+
+    def run(outputs):
+        path.write_text(json.dumps({
+            "model": str(tmp_path / "puck.json"), "executor": "serial",
+            "parameters": {"forces.push.law_z": [4.0, 30.0]},
+            "run_options": {"t_end": 0.5, "rtol": 1e-10, "atol": 1e-10},
+            "outputs": outputs}))
+        spec = load_sweep_file(path)
+        return linkdyn.sweep(spec.pop("model"), progress=False, **spec)
+
+    table = run([{"name": "push", "element": "push", "reduce": "max"}])
+    for row in table.itertuples():
+        assert row.status == "error" and row.error_type == "ArgumentError"
+        assert "'push' is a point load with 3 components" in row.error_message
+    table = run([{"name": "fz", "element": "push", "axis": "z", "reduce": "max"},
+                 {"name": "fx", "element": "push", "axis": "x", "reduce": "min"},
+                 {"name": "size", "element": "push", "axis": "norm", "reduce": "mean"},
+                 {"name": "z", "marker": "c", "axis": "z"}])
+    assert list(table["status"]) == ["ok", "ok"]
+    for force, row in zip((4.0, 30.0), table.itertuples()):
+        assert (row.fz, row.fx) == (force, 3.0)
+        assert row.size == pytest.approx(np.hypot(3.0, force), rel=1e-15)
+        assert row.z == pytest.approx(0.5 * (force / 2.0 - 9.81) * 0.5**2, rel=1e-8)
+    with pytest.raises(linkdyn.errors.ArgumentError, match=r"outputs\[0\].axis must be"):
+        run([{"name": "f", "element": "push", "axis": "w"}])
+    table = run([{"name": "f", "element": "push", "axis": "x", "value": "coordinate"}])
+    assert "point load: it has no coordinate" in table["error_message"][0]

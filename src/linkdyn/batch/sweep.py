@@ -405,6 +405,36 @@ def _dask(args, cases, rows, bar, workers, client):
             cluster.close()
 
 
+def _element_series(result, name, spec):
+    """An element output's series: the force or coordinate of an element along a
+    coordinate, or one component (or the norm) of a point load's vector."""
+    import numpy as np
+
+    element, axis = spec["element"], spec.get("axis")
+    if spec.get("value", "force") == "coordinate":
+        series = result.element_coordinate(element)
+    else:
+        series = np.asarray(result.element_force(element), dtype=float)
+    recs, _ = result.model.force_element_entries(element)
+    width = 0 if recs else series.shape[-1]
+    if width and axis is None:
+        raise ArgumentError(f"sweep: output {name!r}: element {element!r} is a point load "
+                            f"with {width} components: give the output an 'axis' (x, y"
+                            f"{', z' if width == 3 else ''} or norm)")
+    if not width and axis is not None:
+        raise ArgumentError(f"sweep: output {name!r}: element {element!r} acts along one "
+                            "coordinate: its output takes no 'axis'")
+    if not width:
+        return series
+    if axis == "norm":
+        return np.linalg.norm(series, axis=-1)
+    col = "xyz".index(axis)
+    if col >= width:
+        raise ArgumentError(f"sweep: output {name!r}: axis 'z' needs a spatial model; "
+                            f"element {element!r} has 2 components")
+    return series[..., col]
+
+
 # -- sweep files (the command) ----------------------------------------------------------------
 
 SWEEP_FILE_FIELDS = ({"model", "parameters"},
@@ -423,7 +453,9 @@ class Outputs:
     ``phi_norm``, ``phid_norm``, ``t``), ``{"name": "torque", "element": "M",
     "value": "force", "reduce": "max"}`` (``force`` or ``coordinate``),
     ``{"name": "steps", "stat": "steps"}``; ``reduce`` is one of min, max, mean, ptp,
-    initial, final (default final)."""
+    initial, final (default final). A point load or torque (``add_force``, a spatial
+    ``add_torque``) has two or three components: its output names one, ``"axis"`` x, y or
+    z, or ``"norm"``, its magnitude."""
 
     def __init__(self, specs):
         if not isinstance(specs, list) or not specs:
@@ -438,8 +470,8 @@ class Outputs:
                 raise ArgumentError(f"sweep file: {where} needs exactly one of marker, quantity, "
                                     "element, stat")
             allowed = {"name", kinds[0], "reduce"} | {"marker": {"axis"},
-                                                      "element": {"value"}}.get(kinds[0],
-                                                                                set())
+                                                      "element": {"value", "axis"}}.get(
+                                                          kinds[0], set())
             extra = sorted(set(spec) - allowed)
             if extra:
                 raise ArgumentError(f"sweep file: {where} has unknown field(s) {', '.join(extra)}")
@@ -459,6 +491,8 @@ class Outputs:
             if kinds[0] == "element" and spec.get("value", "force") not in ("force",
                                                                              "coordinate"):
                 raise ArgumentError(f"sweep file: {where}.value must be 'force' or 'coordinate'")
+            if kinds[0] == "element" and spec.get("axis", "x") not in ("x", "y", "z", "norm"):
+                raise ArgumentError(f"sweep file: {where}.axis must be 'x', 'y', 'z' or 'norm'")
             self.specs.append((spec["name"], kinds[0], spec))
 
     def __call__(self, result) -> dict:
@@ -481,9 +515,7 @@ class Outputs:
                                         f"model; model {result.model.name!r} is planar")
                 series = positions[:, col]
             elif kind == "element":
-                series = (result.element_force(spec["element"])
-                          if spec.get("value", "force") == "force"
-                          else result.element_coordinate(spec["element"]))
+                series = _element_series(result, name, spec)
             else:
                 if not hasattr(result, spec["quantity"]):   # an equilibrium: energy, t
                     raise ArgumentError(f"sweep: output {name!r}: the run's result "
