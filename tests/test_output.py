@@ -201,3 +201,42 @@ def test_models_and_results_summarise_themselves_in_a_notebook():
     b = ld.ModelBuilder("<b>x</b>")
     b.add_body("m", mass=1.0, inertia=1.0)
     assert "&lt;b&gt;x&lt;/b&gt;" in b.build()._repr_html_()
+
+
+def test_models_and_results_print_as_one_line_summaries():
+    """A result's repr is one line that says what it holds: the dataclasses' default reprs
+    printed every array (a heavy top's simulation sensitivities over 0.5 s: 68 kB), and a
+    model of one body read "1 bodies, 1 joints"."""
+    top = linkdyn.load_model("heavy_top")
+    assert repr(top) == ("<linkdyn.SpatialModel 'heavy_top': 1 body, 1 joint, "
+                         "12 coordinates, 9 constraints>")
+    r = linkdyn.simulate(top, 0.1, dt_out=0.01)
+    assert repr(r) == (f"<SimulationResult 'heavy_top': 11 rows, t = 0 to 0.1 s, success, "
+                       f"{r.stats['steps']} steps, 0 events>")
+    model = linkdyn.load_model("crank_rocker")
+    k = linkdyn.kinematics(model, np.linspace(0.0, 2.0 * np.pi, 361))
+    assert repr(k) == ("<KinematicsResult 'crank_rocker': 361 rows, t = 0 to 6.28319 s, "
+                       "success, 0 singularities, 0 limit positions>")
+    s = linkdyn.kinematic_sensitivities(model, ["ground.A.x", "ground.A.y", "ground.D.x",
+                                                "ground.D.y"], k.t[:3])
+    assert repr(s).startswith("<KinematicSensitivities 'crank_rocker': 3 rows, t = 0 to ")
+    assert repr(s).endswith("4 parameters (ground.A.x, ground.A.y, ground.D.x, ...), "
+                            "4 exact>")
+    metrics = linkdyn.design.cycle_metrics(k)
+    assert repr(metrics).startswith("<CycleMetrics 'crank_rocker': 361 rows, "
+                                    "t = 0 to 6.28319 s, transmission at 2 joints, ")
+    assert repr(next(iter(metrics.curves.values()))).startswith("<CouplerCurve: 361 points, ")
+    pendulum = linkdyn.load_model("spatial_double_pendulum")
+    modes = linkdyn.modes(pendulum)
+    assert repr(modes) == (f"<Modes 'spatial_double_pendulum': 6 modes, "
+                           f"{modes.frequencies[0]:.6g} to {modes.frequencies[-1]:.6g} rad/s>")
+    rest = linkdyn.equilibrium(pendulum)
+    assert repr(rest) == (f"<Equilibrium 'spatial_double_pendulum': newton, residual "
+                          f"{rest.residual:.1e}, {'stable' if rest.stable else 'neutral'}, "
+                          f"potential energy {rest.potential_energy:.6g} J>")
+    estimate = linkdyn.estimate_error(top, 0.05, dt_out=0.01)
+    assert repr(estimate) == ("<ErrorEstimate 'heavy_top': 6 rows, t = 0 to 0.05 s, success, "
+                              "reference 100 times tighter>")
+    sens = linkdyn.simulation_sensitivities(top, ["bodies.top.mass"], 0.05, dt_out=0.01)
+    assert repr(sens) == ("<SimulationSensitivities 'heavy_top': 6 rows, t = 0 to 0.05 s, "
+                          "1 parameter (bodies.top.mass), 1 exact>")

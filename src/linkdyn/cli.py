@@ -26,7 +26,7 @@ import numpy as np
 
 from . import __version__
 from .compile.model import check_output_size
-from .errors import ArgumentError, KinematicsError, LinkdynError, ModelError
+from .errors import ArgumentError, KinematicsError, LinkdynError, ModelError, counted
 from .models import andrews, builtin_names, chain, nfourbar, simple_pendulum, truss
 from .models import load_model as _load_model
 from .solve.accuracy import estimate_error
@@ -59,22 +59,17 @@ def load_model(text: str):
     return _load_model(text)
 
 
-def _count(n: int, word: str, plural: str | None = None) -> str:
-    """'1 joint', '2 joints', '1 body', '2 bodies'."""
-    return f"{n} {word}" if n == 1 else f"{n} {plural or word + 's'}"
-
-
 def _cmd_models(args) -> int:
     names = builtin_names()
     width = max(len(n) for n in names + ["nfourbar:N"]) + 2
     for name in names:
         model = load_model(name)
         # bodies (planar or spatial); a linkage of points, lines and planes has none
-        what = _count(model.nbody, 'body', 'bodies') if model.nbody else model.space
+        what = counted(model.nbody, 'body', 'bodies') if model.nbody else model.space
         print(f"{name:{width}s}{what:>11s}, "
-              f"{_count(len(model.joint_names), 'joint'):>10s}, "
-              f"{_count(model.nq, 'coordinate'):>15s}, "
-              f"{_count(model.nc, 'constraint'):>15s}"
+              f"{counted(len(model.joint_names), 'joint'):>10s}, "
+              f"{counted(model.nq, 'coordinate'):>15s}, "
+              f"{counted(model.nc, 'constraint'):>15s}"
               + (", spatial" if model.space == "spatial" and model.nbody else ""))
     print(f"{'iftomm_a01':{width}s}IFToMM benchmark A01, the simple pendulum "
           "(linkdyn.models.simple_pendulum)")
@@ -119,9 +114,9 @@ def _cmd_assemble(args) -> int:
     # bodies with masses (planar ones, spatial ones in natural coordinates), or a spherical
     # or spatial linkage of points and lines, which has none
     bodies = model.space == "planar" or bool(getattr(model, "dynamic", False))
-    what = _count(model.nbody, 'body', 'bodies') if bodies else f"a {model.space} linkage"
-    print(f"model {model.name}: {what}, {_count(len(model.joint_names), 'joint')}, "
-          f"{_count(len(model.marker_names), 'marker')}")
+    what = counted(model.nbody, 'body', 'bodies') if bodies else f"a {model.space} linkage"
+    print(f"model {model.name}: {what}, {counted(len(model.joint_names), 'joint')}, "
+          f"{counted(len(model.marker_names), 'marker')}")
     print(f"  coordinates {model.nq}, constraints {model.nc}, nonzeros in Phi_q "
           f"{model.kernels.phiq_nnz}" + (f", rank {rank}, degrees of freedom {model.nq - rank}"
                                           if rank is not None else ""))
@@ -206,8 +201,8 @@ def _cmd_simulate(args) -> int:
              if st["bdf_steps"] else
              f"explicit method, local error test at {st['rk_local_rtol']:.3g}, "
              f"{st['rk_local_atol']:.3g}")
-    print(f"model {model.name}: {_count(model.nbody, 'body', 'bodies')}, "
-          f"{_count(model.nq, 'coordinate')}, {_count(model.nc, 'constraint')}; "
+    print(f"model {model.name}: {counted(model.nbody, 'body', 'bodies')}, "
+          f"{counted(model.nq, 'coordinate')}, {counted(model.nc, 'constraint')}; "
           f"t = 0 .. {result.t[-1]:g} s, rtol {args.rtol:g}, atol {args.atol:g} ({local})"
           + ("" if result.status == "success" else f" ({result.status})"))
     work = []
@@ -320,7 +315,7 @@ def _cmd_animate(args) -> int:
     if args.html is not None:
         written.append(result.to_html(args.html, fps=min(args.fps, 20.0), speed=args.speed))
     limits = getattr(result, "limits", ())
-    back = (f" (the input run back at {_count(len(limits), 'limit position')})"
+    back = (f" (the input run back at {counted(len(limits), 'limit position')})"
             if limits else "")
     print(f"model {model.name}: t = 0 .. {result.t[-1]:g} s{back}; wrote "
           f"{' and '.join(str(p) for p in written)}")
@@ -378,7 +373,7 @@ def _cmd_kinematics(args) -> int:
     elif result.status != "success":
         note = f" (interrupted: {len(result.t)} of {len(times)} positions solved)"
     print(f"model {model.name}: {model.nq} coordinates, "
-          f"{_count(len(model.driver_names), 'driver')}; "
+          f"{counted(len(model.driver_names), 'driver')}; "
           f"{len(result.t)} positions, t = 0 .. {result.t[-1] if len(result.t) else 0.0:g} s"
           + note)
     if stopped is not None:
@@ -387,7 +382,7 @@ def _cmd_kinematics(args) -> int:
           f"iterations, {st['factorizations']} factorisations; smallest reciprocal condition "
           f"estimate {result.rcond.min() if len(result.rcond) else float('nan'):.2e}")
     if result.limits:
-        print(f"  {_count(len(result.limits), 'limit position')} passed, the input run back "
+        print(f"  {counted(len(result.limits), 'limit position')} passed, the input run back "
               f"there (input t = {', '.join(f'{t_lim:.6g}' for t_lim, _ in result.limits)} s)")
     for s in result.singularities:
         print(f"  singular configuration at t = {s.t:.6g} s: "
@@ -418,7 +413,7 @@ def _cmd_kinematics(args) -> int:
             from .design.report import plot_cycle_metrics
 
             paths.append(plot_cycle_metrics(report, args.plot))
-        print(f"  wrote {_count(len(paths), 'plot')} into {args.plot}")
+        print(f"  wrote {counted(len(paths), 'plot')} into {args.plot}")
     if stopped is not None:
         return 1
     return 0 if result.status == "success" else 130
@@ -450,7 +445,7 @@ def _cmd_sweep(args) -> int:
         kwargs["workers"] = args.workers
     table = sweep(kwargs.pop("model"), kwargs.pop("parameters"), progress=None, **kwargs)
     ok = int((table["status"] == "ok").sum())
-    print(f"sweep {args.file}: {_count(len(table), 'case')}, {ok} succeeded, "
+    print(f"sweep {args.file}: {counted(len(table), 'case')}, {ok} succeeded, "
           f"{len(table) - ok} failed; "
           f"{table['seconds'].sum():.2f} s of case time")
     if out:
@@ -485,7 +480,7 @@ def _cmd_gait(args) -> int:
     print(f"  integration {st['integration_seconds'] * 1e3:.1f} ms: {st['steps']} steps, "
           f"{st['events']} events, {st.get('friction_decisions', 0)} friction LCPs; output "
           f"{st['output_seconds'] * 1e3:.1f} ms ({len(result.t)} rows)")
-    print(f"  {_count(len(strikes), 'touchdown')}; hip moved "
+    print(f"  {counted(len(strikes), 'touchdown')}; hip moved "
           f"{hip[-1, 0] - hip[0, 0]:.4f} m down the slope"
           + ("; the walker FELL (hip below half its height)" if fell else ""))
     counts = {}

@@ -79,6 +79,20 @@ def name_list(names, most: int = 20) -> str:
     return ", ".join(names[:most]) + f", ... ({len(names) - most} more)"
 
 
+def counted(n: int, word: str, plural: str | None = None) -> str:
+    """'1 joint', '2 joints', '1 body', '2 bodies'."""
+    return f"{n} {word}" if n == 1 else f"{n} {plural or word + 's'}"
+
+
+def summary(kind: str, name: str, t=None, *parts: str) -> str:
+    """A result's repr, one line: ``<kind 'name': n rows, t = a to b s, parts...>`` (the
+    default repr of a run's dataclass printed every array, pages of them)."""
+    if t is not None:
+        rows = counted(len(t), "row")
+        parts = ((rows, f"t = {t[0]:g} to {t[-1]:g} s") if len(t) else (rows,)) + parts
+    return f"<{kind} {name!r}: {', '.join(parts)}>"
+
+
 class LinkdynError(Exception):
     """Base class of all linkdyn errors."""
 

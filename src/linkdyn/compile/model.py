@@ -18,7 +18,7 @@ from .._kernels import Kernels
 from ..elements.description import Description
 from ..elements.description import save as save_description
 from ..elements.joints import AngleDriverSpec, PrismaticSpec
-from ..errors import ArgumentError, ModelError, UnknownNameError, name_list
+from ..errors import ArgumentError, ModelError, UnknownNameError, counted, name_list
 
 __all__ = ["Model", "COORDINATES", "require_dynamic", "check_output_size",
            "check_model_size", "checked_array", "checked_coordinates", "checked_count",
@@ -105,8 +105,9 @@ class Model:
         return (self._compiler, (self.description,))
 
     def __repr__(self):
-        return (f"<linkdyn.Model {self.name!r}: {self.nbody} bodies, {len(self.joint_names)} "
-                f"joints, {self.nq} coordinates, {self.nc} constraints>")
+        return (f"<linkdyn.Model {self.name!r}: {counted(self.nbody, 'body', 'bodies')}, "
+                f"{counted(len(self.joint_names), 'joint')}, {counted(self.nq, 'coordinate')}, "
+                f"{counted(self.nc, 'constraint')}>")
 
     def _repr_html_(self) -> str:
         """The model's summary in a notebook."""

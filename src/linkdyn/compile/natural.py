@@ -49,7 +49,7 @@ import numpy as np
 
 from ..elements.description import Description
 from ..elements.laws import linear
-from ..errors import ModelError
+from ..errors import ModelError, counted
 from .._checks import checked_path
 from .model import Model, checked_coordinates, checked_time
 from .patterns import Numbering
@@ -123,7 +123,8 @@ class NaturalModel(Model):
 
     def __repr__(self):
         return (f"<linkdyn.NaturalModel {self.name!r} ({self.space}): "
-                f"{len(self.joint_names)} joints, {self.nq} coordinates, {self.nc} constraints>")
+                f"{counted(len(self.joint_names), 'joint')}, {counted(self.nq, 'coordinate')}, "
+                f"{counted(self.nc, 'constraint')}>")
 
     @property
     def driver_laws(self) -> tuple:

@@ -78,7 +78,7 @@ INITIAL_STEP = 0.1
 REFUSED = ("controller", "control_period", "record", "swinging")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class SimulationSensitivities(_ParameterDerivatives):
     """Derivatives of a simulation with respect to named parameters.
 

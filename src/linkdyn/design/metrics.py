@@ -17,7 +17,7 @@ import numpy as np
 
 from ..elements.bodies import GROUND
 from ..elements.joints import RevoluteSpec
-from ..errors import ArgumentError, ArgumentTypeError, ModelError, name_list
+from ..errors import ArgumentError, ArgumentTypeError, ModelError, counted, name_list
 from ..compile.geometry import PointGeometry
 from ..compile.model import checked_positive
 
@@ -252,6 +252,13 @@ class CouplerCurve:
     closed: bool
     double_points: tuple
     cusps: tuple
+
+    def __repr__(self) -> str:
+        return (f"<CouplerCurve: {counted(len(self.points), 'point')}, {self.width:.6g} by "
+                f"{self.height:.6g} m, length {self.length:.6g} m, "
+                f"{'closed' if self.closed else 'open'}, "
+                f"{counted(len(self.double_points), 'double point')}, "
+                f"{counted(len(self.cusps), 'cusp')}>")
 
 
 def coupler_curve(result, marker: str, cusp_speed: float = 1e-3) -> CouplerCurve:

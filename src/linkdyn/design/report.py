@@ -19,6 +19,7 @@ import numpy as np
 
 from ..elements.bodies import GROUND
 from ..elements.joints import RevoluteSpec
+from ..errors import counted, summary
 from .metrics import (checked_result, coupler_curve, cycle_end, dead_centres, has_link_lines,
                       input_torque, limit_positions, transmission_angle)
 
@@ -42,6 +43,15 @@ class CycleMetrics:
     limits: dict = field(default_factory=dict)
     curves: dict = field(default_factory=dict)
     torque: dict = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        dead = sum(map(len, self.dead_centres.values()))
+        limits = sum(map(len, self.limits.values()))
+        return summary("CycleMetrics", self.model_name, self.t,
+                       f"transmission at {counted(len(self.transmission), 'joint')}",
+                       counted(dead, "dead centre"), counted(limits, "limit position"),
+                       counted(len(self.curves), "coupler curve"),
+                       f"torque of {counted(len(self.torque), 'driver')}")
 
 
 def cycle_metrics(result) -> CycleMetrics:

@@ -51,7 +51,8 @@ from ..compile.model import Model, checked_array
 from ..compile.rows import changed_rows, restricted_kernels
 from ..describe import geometric, modelfile
 from ..describe.parameters import get_parameter, with_parameters
-from ..errors import ArgumentError, ArgumentTypeError, ModelError, SingularConfigurationError
+from ..errors import (ArgumentError, ArgumentTypeError, ModelError, SingularConfigurationError,
+                      counted, summary)
 from ..models import as_model
 from ..solve.interrupt import StopRequest, requested
 from ..solve.kinematics import kinematics
@@ -164,6 +165,13 @@ class _ParameterDerivatives:
     """Markers and body angles of derivatives ``dq``, ``dv`` (and ``da``) of a result with
     coordinates ``q`` of ``model`` (mixed into the sensitivity results)."""
 
+    def __repr__(self) -> str:
+        names = list(self.parameters[:3]) + (["..."] if len(self.parameters) > 3 else [])
+        exact = sum(map(bool, self.exact))
+        return summary(type(self).__name__, self.model.name, self.t,
+                       f"{counted(len(self.parameters), 'parameter')} ({', '.join(names)})",
+                       f"{exact} exact")
+
     def _marker(self, name, dx, part) -> np.ndarray:
         model = self.model
         B = _marker_map(model)[0][model.marker_index(name)]   # (dim, nq): markers are affine
@@ -192,7 +200,7 @@ class _ParameterDerivatives:
         return (ux * self.dq[:, k + 3] - uy * self.dq[:, k + 2]) / (ux**2 + uy**2)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class KinematicSensitivities(_ParameterDerivatives):
     """Derivatives of a kinematic analysis with respect to named parameters.
 

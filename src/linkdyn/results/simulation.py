@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import UnknownNameError, name_list
+from ..errors import UnknownNameError, counted, name_list, summary
 from .. import _html
 from ..compile.model import Model, checked_time
 from ..elements.bodies import GROUND
@@ -88,6 +88,11 @@ class SimulationResult(TrajectoryAccessors):
     _friction_rows: tuple = field(default=(), repr=False, compare=False)
     recorded: dict | None = field(default=None, repr=False, compare=False)
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def __repr__(self) -> str:
+        return summary("SimulationResult", self.model.name, self.t, self.status,
+                       counted(self.stats.get("steps", 0), "step"),
+                       counted(len(self.events), "event"))
 
     def _repr_html_(self) -> str:
         """The run's summary in a notebook."""

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..models import as_model
-from ..errors import ArgumentError
+from ..errors import ArgumentError, summary
 from ..compile.model import Model
 from .simulate import SimulationResult, simulate
 
@@ -68,6 +68,10 @@ class ErrorEstimate:
     refine: float
     rows: np.ndarray
     reference_rows: np.ndarray
+
+    def __repr__(self) -> str:
+        return summary("ErrorEstimate", self.result.model.name, self.t, self.status,
+                       f"reference {self.refine:g} times tighter")
 
     @property
     def status(self) -> str:

@@ -49,7 +49,7 @@ from .._kinematics import STATUS, KinematicSweep
 from .._progress import Reporter, check_callback
 from ..compile.model import Model, check_output_size, checked_count, checked_positive
 from ..errors import (ArgumentError, ArgumentTypeError, KinematicsError, ModelError,
-                      SingularConfigurationError)
+                      SingularConfigurationError, counted, summary)
 from ..results.accessors import TrajectoryAccessors
 from .assembly import (DIAGNOSIS_MAX_COORDINATES, check_redundant, consistent_state,
                        describe_rows, nearly_singular_rows)
@@ -118,6 +118,11 @@ class KinematicsResult(TrajectoryAccessors):
     status: str = "success"
     limits: tuple = ()
     branch_changes: tuple = ()
+
+    def __repr__(self) -> str:
+        return summary("KinematicsResult", self.model.name, self.t, self.status,
+                       counted(len(self.singularities), "singularity", "singularities"),
+                       counted(len(self.limits), "limit position"))
 
     def _repr_html_(self) -> str:
         """The sweep's summary in a notebook."""

@@ -44,7 +44,8 @@ from ..compile.model import (Model, checked_count, checked_positive, checked_tim
                              require_dynamic)
 from ..elements.joints import PrismaticSpec
 from ..errors import (ArgumentError, ArgumentTypeError, EquilibriumError, LinkdynError,
-                      RedundantConstraintsError, UnknownNameError, name_list)
+                      RedundantConstraintsError, UnknownNameError, counted, name_list,
+                      summary)
 from ..compile.geometry import PointGeometry
 from ..results.simulation import prismatic_reaction
 from .assembly import check_redundant, consistent_state
@@ -93,6 +94,12 @@ class Equilibrium:
     residual: float
     method: str = "newton"
     restarts: int = 0
+
+    def __repr__(self) -> str:
+        stability = {True: "stable", False: "unstable", None: "neutral"}[self.stable]
+        return summary("Equilibrium", self.model.name, None, self.method,
+                       f"residual {self.residual:.1e}", stability,
+                       f"potential energy {self.potential_energy:.6g} J")
 
     def joint_force(self, joint: str) -> np.ndarray:
         """Force (2,) in N that ``joint`` exerts on its first body (the second receives the
@@ -203,6 +210,12 @@ class Modes:
     damping_ratios: np.ndarray
     eigenvalues: np.ndarray
     shapes: np.ndarray
+
+    def __repr__(self) -> str:
+        f = self.frequencies
+        band = [f"{f[0]:.6g} to {f[-1]:.6g} rad/s" if len(f) > 1 else f"{f[0]:.6g} rad/s"]
+        return summary("Modes", self.model.name, None, counted(len(f), "mode"),
+                       *(band if len(f) else []))
 
     @property
     def frequencies_hz(self) -> np.ndarray:
