@@ -201,6 +201,13 @@ def test_bad_bodies_and_joints_are_refused():
         r.body_angle("top")
     with pytest.raises(linkdyn.ArgumentError, match="no spatial bodies"):
         linkdyn.simulate(linkdyn.models.simple_pendulum(), 0.01).body_rotation("lump")
+    # a linkage of points has no bodies: the message said "(a planar body's orientation is
+    # body_angle)", and body_quaternion's named body_rotation
+    k = linkdyn.kinematics("five_ss", [0.0, 0.1])
+    for what in ("body_rotation", "body_quaternion"):
+        with pytest.raises(linkdyn.ArgumentError, match=rf"^{what}: model 'five_ss' is a "
+                           "spatial linkage of points, lines and planes: it has no bodies"):
+            getattr(k, what)("L1")
 
 
 def test_heavy_top_is_a_built_in():

@@ -68,9 +68,13 @@ class TrajectoryAccessors:
                                 "body_quaternion, its angular velocity a vector")
 
     def _spatial(self, what):
-        if self.model.space != "spatial" or not self.model.dynamic:
+        if self.model.space == "planar":
             raise ArgumentError(f"{what}: model {self.model.name!r} has no spatial bodies "
                                 "(a planar body's orientation is body_angle)")
+        if not self.model.dynamic:
+            raise ArgumentError(f"{what}: model {self.model.name!r} is a {self.model.space} "
+                                "linkage of points, lines and planes: it has no bodies (its "
+                                "joints' positions are its markers)")
 
     @needs_rows
     def animate(self, path, **options):
@@ -166,6 +170,7 @@ class TrajectoryAccessors:
         (w, x, y, z), the sign chosen continuous over the rows (w >= 0 at the first)."""
         from scipy.spatial.transform import Rotation
 
+        self._spatial("body_quaternion")
         rotations = self.body_rotation(name)
         if not len(rotations):
             return np.zeros((0, 4))
@@ -173,17 +178,17 @@ class TrajectoryAccessors:
 
     @recordable
     def marker(self, name) -> np.ndarray:
-        """Positions (n, 2) of the named marker, m."""
+        """Positions (n, 2) of the named marker, m ((n, 3) in space)."""
         return self.model.marker_positions(self.q)[:, self.model.marker_index(name)]
 
     @recordable
     def marker_velocity(self, name) -> np.ndarray:
-        """Velocities (n, 2) of the named marker, m/s."""
+        """Velocities (n, 2) of the named marker, m/s ((n, 3) in space)."""
         return self.model.marker_velocities(self.v)[:, self.model.marker_index(name)]
 
     @needs_rows
     def marker_acceleration(self, name) -> np.ndarray:
-        """Accelerations (n, 2) of the named marker, m/s^2."""
+        """Accelerations (n, 2) of the named marker, m/s^2 ((n, 3) in space)."""
         return self.model.marker_velocities(self.a)[:, self.model.marker_index(name)]
 
     @needs_rows
