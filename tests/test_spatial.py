@@ -143,6 +143,11 @@ def test_quaternions_are_unit_and_continuous():
                            record=linkdyn.Record(bodies=["top"], joints=["pivot"]))
     np.testing.assert_array_equal(rec.body_quaternion("top"), quat)
     np.testing.assert_array_equal(rec.joint_force("pivot"), r.joint_force("pivot"))
+    # and its rotation matrices from them (they were "not recorded")
+    np.testing.assert_allclose(rec.body_rotation("top"), r.body_rotation("top"), atol=1e-12)
+    markers_only = linkdyn.simulate(heavy_top(), 0.01, record=linkdyn.Record(markers="tip"))
+    with pytest.raises(linkdyn.NotRecordedError, match=r"body_rotation\('top'\) was not "):
+        markers_only.body_rotation("top")
 
 
 def test_a_free_body_keeps_its_momenta():

@@ -157,12 +157,22 @@ class TrajectoryAccessors:
             return self.model.body_angular_velocity(self.q, self.a, name)
         return self.q[:, i + 2] * self.a[:, i + 3] - self.q[:, i + 3] * self.a[:, i + 2]
 
-    @recordable
     def body_rotation(self, name) -> np.ndarray:
-        """Rotation matrices (n, 3, 3) from a spatial body's own axes to global axes."""
+        """Rotation matrices (n, 3, 3) from a spatial body's own axes to global axes (of a
+        result with recorded series: from the body's recorded quaternions)."""
         self._spatial("body_rotation")
         self._body(name)
-        return self.model.body_rotation(self.q, name)
+        recorded = getattr(self, "recorded", None)
+        if recorded is None:
+            return self.model.body_rotation(self.q, name)
+        if ("body_quaternion", name) not in recorded:
+            raise not_recorded(self, ("body_rotation", name))
+        from scipy.spatial.transform import Rotation
+
+        quat = recorded[("body_quaternion", name)]
+        if not len(quat):
+            return np.zeros((0, 3, 3))
+        return Rotation.from_quat(quat[:, [1, 2, 3, 0]]).as_matrix()
 
     @recordable
     def body_quaternion(self, name) -> np.ndarray:

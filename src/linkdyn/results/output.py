@@ -20,8 +20,8 @@ What each entry records (the result accessor of the same name returns it):
 
 ================  ============================================================================
 ``markers``       ``marker``, ``marker_velocity``
-``bodies``        ``body_position``, ``body_angle`` (spatial: ``body_quaternion``),
-                  ``body_velocity``, ``body_angular_velocity``
+``bodies``        ``body_position``, ``body_angle`` (spatial: ``body_quaternion``, and
+                  ``body_rotation`` from it), ``body_velocity``, ``body_angular_velocity``
 ``joints``        ``joint_force``, ``joint_moment``
 ``drivers``       ``driver_effort``
 ``elements``      ``element_force``, ``element_work`` and, unless a point load,
