@@ -136,6 +136,84 @@ def test_motion_generation_carries_the_coupler_through_its_poses():
             assert abs(r.parameters[f"joints.{joint}.coordinates.{axis}"] - xy[i]) < 1e-8
 
 
+def _moved_linkage(name, joints, size, seed=3):
+    """A built-in linkage with the coordinates of ``joints`` moved by ``size`` (normal
+    noise), its parameters (their x, y, z) and the true values."""
+    from linkdyn.describe import geometric
+    from linkdyn.models.linkages import linkage
+
+    data = geometric.to_dict(linkage(name))
+    rng = np.random.default_rng(seed)
+    truth = {}
+    for joint in data["joints"]:
+        if joint["name"] in joints:
+            for axis, value in zip("xyz", joint["coordinates"]):
+                truth[f"joints.{joint['name']}.coordinates.{axis}"] = value
+            joint["coordinates"] = list(np.asarray(joint["coordinates"])
+                                        + size * rng.standard_normal(3))
+    return geometric.from_dict(data), truth
+
+
+def _space_targets(name, marker, times, cycle):
+    from linkdyn.models.linkages import linkage
+
+    grid = np.union1d(np.linspace(cycle[0], cycle[1], 181), times)
+    k = linkdyn.kinematics(linkage(name).build(), grid)
+    return k.marker(marker)[np.searchsorted(k.t, times)]
+
+
+def test_a_spatial_linkage_is_recovered_from_points_of_its_platforms_path():
+    """The 5-SS (a platform on five spherical-spherical legs, one leg a linear actuator):
+    its platform point J11 and a leg's platform joint J8 moved by some 5 cm, and found
+    again from eight points in space of J11's path at given actuator strokes. Before,
+    targets had to be points in the plane."""
+    times, cycle = np.linspace(0.05, 0.5, 8), (0.0, 0.5)
+    targets = _space_targets("five_ss", "J11", times, cycle)
+    start, truth = _moved_linkage("five_ss", ("J8", "J11"), 0.05)
+    r = path_generation(start, "J11", targets, times=times, parameters=list(truth),
+                        cycle=cycle, starts=1)
+    assert r.residual < 1e-11 and r.achieved.shape == (8, 3)
+    assert max(abs(r.parameters[n] - v) for n, v in truth.items()) < 1e-8
+    assert r.evaluations <= 20                       # Gauss-Newton with exact Jacobians
+
+
+def test_a_spherical_linkage_is_recovered_up_to_its_points_radii():
+    """A spherical linkage's coupler point and a joint, moved off their places, are found
+    again from eight points of the coupler's path on the sphere. The description projects
+    its points onto the unit sphere, so a point's radial coordinate moves nothing: the
+    directions of the found points are the true ones."""
+    times, cycle = np.linspace(0.3, 5.5, 8), (0.0, 2 * np.pi)
+    targets = _space_targets("spherical_rrpr", "J5", times, cycle)
+    start, truth = _moved_linkage("spherical_rrpr", ("J4", "J5"), 0.003)
+    r = path_generation(start, "J5", targets, times=times, parameters=list(truth),
+                        cycle=cycle, starts=1)
+    assert r.residual < 1e-12
+    for joint in ("J4", "J5"):
+        found, true = (np.array([d[f"joints.{joint}.coordinates.{a}"] for a in "xyz"])
+                       for d in (r.parameters, truth))
+        np.testing.assert_allclose(found / np.linalg.norm(found), true / np.linalg.norm(true),
+                                   atol=1e-9)
+
+
+def test_angles_and_planar_constraints_are_refused_in_space():
+    from linkdyn.design.synthesis import motion_generation
+    from linkdyn.models.linkages import linkage
+
+    five_ss = linkage("five_ss")
+    assert linkage_parameters(five_ss)[:3] == [f"joints.J1.coordinates.{a}" for a in "xyz"]
+    targets = _space_targets("five_ss", "J11", [0.1, 0.2], (0.0, 0.5))
+    with pytest.raises(ArgumentError, match=r"expected \(k, 3\) points of the spatial model"):
+        path_generation(five_ss, "J11", targets[:, :2], times=[0.1, 0.2], cycle=(0.0, 0.5))
+    with pytest.raises(ArgumentError, match="transmission: a constraint on planar linkages"):
+        path_generation(five_ss, "J11", targets, times=[0.1, 0.2], cycle=(0.0, 0.5),
+                        transmission=("J8", 0.5, 2.5))
+    with pytest.raises(ArgumentError, match="function_generation: a body's angle is planar"):
+        function_generation(five_ss, "L6", [0.0, 0.1], [0.1, 0.2], cycle=(0.0, 0.5))
+    with pytest.raises(ArgumentError, match="motion_generation: a body's angle is planar"):
+        motion_generation(linkage("spherical_rrpr"), "J5", "L2", np.zeros((2, 3)),
+                          times=[0.1, 0.2])
+
+
 def test_a_stephenson_six_bar_with_sliders_is_recovered_from_its_coupler_points():
     # The point-line-plane paper's Stephenson-II six-bar (prismatic joints J3 and J7):
     # its revolute joints moved by about a centimetre, path generation through twelve

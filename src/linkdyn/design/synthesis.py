@@ -17,6 +17,13 @@ that breaks them is reported with the reason: ``grashof`` (the kind a four-bar m
 :func:`linkdyn.design.grashof`) and ``transmission`` (the range a joint's transmission angle
 must keep over the cycle, :func:`linkdyn.design.transmission_angle`); parameter bounds are
 the optimiser's (``bounds``).
+
+Path generation takes spherical and spatial linkages too (a coupler point of a spherical
+four-bar, a platform point of the 5-SS): its targets are then points in space, and the
+default parameters every joint's x, y and z. A spherical linkage's points stay on the unit
+sphere (the description projects them onto it): moving one along its radius changes
+nothing, a direction the least-squares solve leaves alone (see ``_Reduced``). Function and
+motion generation and the ``grashof`` and ``transmission`` constraints are planar.
 """
 
 from __future__ import annotations
@@ -75,14 +82,15 @@ class SynthesisResult:
 
 
 def linkage_parameters(linkage) -> list:
-    """Every coordinate of every joint of a planar :class:`linkdyn.geometric.Linkage`
-    (``joints.<name>.coordinates.x``, ``.y``; a prismatic joint's line: ``.0``, ``.1``,
-    ``.2``), the default design variables of a synthesis."""
+    """Every coordinate of every joint of a :class:`linkdyn.geometric.Linkage`, the default
+    design variables of a synthesis: a point's ``joints.<name>.coordinates.x``, ``.y`` (and
+    ``.z`` in a spherical or spatial linkage); a prismatic joint's line or plane ``.0``,
+    ``.1``, ``.2``."""
     if not isinstance(linkage, geometric.Linkage):
         raise ArgumentTypeError("linkage_parameters: expected a linkdyn.geometric.Linkage")
     out = []
     for joint in linkage.joints.values():
-        keys = "xy" if len(joint.coordinates) == 2 else "012"[:len(joint.coordinates)]
+        keys = ("012" if joint.kind == "prismatic" else "xyz")[:len(joint.coordinates)]
         out += [f"joints.{joint.name}.coordinates.{k}" for k in keys]
     return out
 
@@ -95,8 +103,8 @@ def _cycle_times(cycle, extra):
 class _PathMeasure:
     """A marker's position (2 values per target); its rate is the marker's velocity."""
 
-    def __init__(self, marker):
-        self.marker, self.size = marker, 2
+    def __init__(self, marker, dimension=2):
+        self.marker, self.size = marker, dimension
 
     def values(self, s):
         return s.model.marker_positions(s.q)[:, s.model.marker_index(self.marker)]
@@ -330,6 +338,13 @@ def _family(linkage, parameters):
     return ParameterFamily(linkage, parameters)
 
 
+def _check_planar(family, what):
+    if family.base.space != "planar":
+        raise ArgumentError(f"{what}: a body's angle is planar; {family.base.name!r} is "
+                            f"{family.base.space} (path_generation takes spherical and "
+                            "spatial linkages)")
+
+
 def _check_name(family, name, kind):
     names = family.base.marker_names if kind == "marker" else family.base.body_names
     if name not in names:
@@ -346,13 +361,15 @@ def path_generation(linkage, marker, targets, *, times=None, parameters=None, bo
     Parameters
     ----------
     linkage : Linkage, Model or str
-        The initial design: a planar :class:`linkdyn.geometric.Linkage` (its joints'
-        coordinates are the default parameters) or a fully driven model.
+        The initial design: a :class:`linkdyn.geometric.Linkage`, planar, spherical or
+        spatial (its joints' coordinates are the default parameters), or a fully driven
+        model.
     marker : str
         The point that must pass through the targets (a Linkage's coupler point or joint).
-    targets : array_like, (k, 2)
-        Precision points, m; with ``times`` each is reached at its time, else in their
-        order along the input's motion within ``cycle`` (taken as a period of the motion).
+    targets : array_like, (k, 2) or (k, 3)
+        Precision points, m, in the plane or in space as the model's markers are; with
+        ``times`` each is reached at its time, else in their order along the input's motion
+        within ``cycle`` (taken as a period of the motion).
     times : array_like, (k,), optional
         Prescribed timing: the input's time at each target (s of the analysis; rad for an
         input turning at 1 rad/s). None: free timing.
@@ -368,10 +385,10 @@ def path_generation(linkage, marker, targets, *, times=None, parameters=None, bo
         Multistart: the initial design, then ``starts - 1`` random perturbations of its
         parameters by ``spread`` times the design's size (seeded).
     grashof : str, optional
-        The kind the four-bar must be ("crank-rocker", ...), for a four-bar Linkage.
+        The kind the four-bar must be ("crank-rocker", ...), for a planar four-bar Linkage.
     transmission : (str, float, float), optional
         ``(joint, low, high)``: the transmission angle at ``joint`` (rad) must stay in
-        [low, high] over the cycle.
+        [low, high] over the cycle (planar linkages).
     tol : float
         least_squares' ftol, xtol and gtol.
 
@@ -388,15 +405,18 @@ def path_generation(linkage, marker, targets, *, times=None, parameters=None, bo
         Linkage (only a Linkage has default ones).
     """
     targets = checked_array("targets", targets)
-    if targets.ndim != 2 or targets.shape[1] != 2 or len(targets) == 0:
-        raise ArgumentError(f"targets: expected (k, 2) points, got shape {targets.shape}")
     family = _family(linkage, parameters)
+    dim = family.base.marker_dimension
+    if targets.ndim != 2 or targets.shape[1] != dim or len(targets) == 0:
+        raise ArgumentError(f"targets: expected (k, {dim}) points of the "
+                            f"{family.base.space} model {family.base.name!r}, got shape "
+                            f"{targets.shape}")
     _check_name(family, marker, "marker")
     cycle, times = _check_times(times, len(targets), cycle)
     guess = None if times is not None else _ordered_times(family.base, marker, targets, cycle)
-    return _synthesise("path_generation", family, _PathMeasure(marker), targets, times, guess,
-                       bounds, cycle, starts, spread, seed, grashof, transmission, tol,
-                       max_evaluations)
+    return _synthesise("path_generation", family, _PathMeasure(marker, dim), targets, times,
+                       guess, bounds, cycle, starts, spread, seed, grashof, transmission,
+                       tol, max_evaluations)
 
 
 def function_generation(linkage, output, angles, times, *, relative=True, parameters=None,
@@ -410,6 +430,7 @@ def function_generation(linkage, output, angles, times, *, relative=True, parame
     :func:`path_generation`; the residual is the largest angle error (rad)."""
     angles = checked_array("angles", angles).ravel()
     family = _family(linkage, parameters)
+    _check_planar(family, "function_generation")
     _check_name(family, output, "body")
     cycle, times = _check_times(times, len(angles), cycle)
     if times is None or len(angles) < 2:
@@ -432,6 +453,7 @@ def motion_generation(linkage, marker, body, poses, *, times=None, parameters=No
     if poses.ndim != 2 or poses.shape[1] != 3 or len(poses) == 0:
         raise ArgumentError(f"poses: expected (k, 3) rows (x, y, angle), got {poses.shape}")
     family = _family(linkage, parameters)
+    _check_planar(family, "motion_generation")
     _check_name(family, marker, "marker")
     _check_name(family, body, "body")
     cycle, times = _check_times(times, len(poses), cycle)
@@ -585,6 +607,11 @@ def _checked_options(family, starts, spread, seed, grashof, transmission, tol,
         spread = checked_positive("spread (a fraction of the design's size)", spread)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
         raise ArgumentError(f"seed must be a non-negative integer or None, got {seed!r}")
+    space = family.base.space
+    for option, value in (("grashof", grashof), ("transmission", transmission)):
+        if value is not None and space != "planar":
+            raise ArgumentError(f"{option}: a constraint on planar linkages; "
+                                f"{family.base.name!r} is {space}")
     if grashof is not None and grashof not in GRASHOF_KINDS:
         raise ArgumentError(f"grashof must be one of {', '.join(GRASHOF_KINDS)}, got "
                             f"{grashof!r}")
