@@ -105,7 +105,8 @@ class Model:
         return (self._compiler, (self.description,))
 
     def __repr__(self):
-        return (f"<linkdyn.Model {self.name!r}: {counted(self.nbody, 'body', 'bodies')}, "
+        return (f"<linkdyn.{type(self).__name__} {self.name!r}: "
+                f"{counted(self.nbody, 'body', 'bodies')}, "
                 f"{counted(len(self.joint_names), 'joint')}, {counted(self.nq, 'coordinate')}, "
                 f"{counted(self.nc, 'constraint')}>")
 

@@ -47,7 +47,7 @@ from ..elements import spatial_forces
 from ..elements.spatial_forces import perpendiculars
 from ..elements.spatial import (AxisJointSpec, SpatialBodySpec, SpatialDescription,
                                 principal_frame)
-from ..errors import UnknownNameError, counted, name_list
+from ..errors import UnknownNameError, name_list
 from .._checks import checked_path
 from .model import Model, checked_array, checked_coordinates, checked_time
 from .patterns import Numbering, assign_slots, mul
@@ -110,11 +110,6 @@ class SpatialModel(Model):
             raise UnknownNameError(f"model {self.name!r} has no joint {joint!r} (joints: "
                                    f"{name_list(self._joint_specs)})")
         return self._joint_specs[joint]
-
-    def __repr__(self):
-        return (f"<linkdyn.SpatialModel {self.name!r}: {counted(self.nbody, 'body', 'bodies')}, "
-                f"{counted(len(self.joint_names), 'joint')}, {counted(self.nq, 'coordinate')}, "
-                f"{counted(self.nc, 'constraint')}>")
 
     def driver_effort_scale(self, driver: str, t) -> np.ndarray:
         """A distance driver's row is ``|p1 - p2|^2 - f(t)^2``: its effort, the force along the
