@@ -189,6 +189,36 @@ def test_five_ss_keeps_its_links_and_platform_rigid():
         np.testing.assert_allclose(rr.a[1], a_fd, atol=1e-4 * np.abs(a_fd).max())
 
 
+
+@pytest.mark.parametrize("factor", [10.0, 100.0])
+def test_a_linkage_in_other_units_assembles_and_moves_the_same(factor):
+    """The 5-SS with every length times 10 or 100 (its 10 m coordinates in dm or cm; a
+    model in millimetres is as large): the same motion, scaled. Its squared distances
+    (|p1 - p2|^2 - L^2, terms of 1e4 to 1e6 and more) round to some 1e-12 to 1e-10, above
+    the Newton tests' tol max(1, |q|): consistent_state raised AssemblyError ('|Phi| =
+    2.74e-12 after 30 Newton iterations, tolerance 4e-13') and the kinematic sweep
+    stopped at false singular configurations. Newton now stops where its steps no longer
+    cut a residual that is rounding noise (linkdyn.solve.assembly.residual_roundoff)."""
+    data = linkdyn.geometric.to_dict(seed_linkage("five_ss"))
+    for joint in data["joints"]:
+        joint["coordinates"] = [factor * c for c in joint["coordinates"]]
+    data["input"]["rate"] *= factor
+    model = linkdyn.geometric.from_dict(data).build()
+    start = linkdyn.consistent_state(model)
+    assert start.phi_norm <= linkdyn.solve.assembly.residual_roundoff(model, start.q, 0.0)
+    t = np.linspace(0.0, 0.5, 201)
+    base = linkdyn.kinematics(seed_linkage("five_ss").build(), t)
+    # (KLU's condition estimate falls with the units, 1.3e-6 at 100 times: a threshold
+    # below it keeps this test to the rounding)
+    scaled = linkdyn.kinematics(model, t, singular_rcond=1e-9)
+    assert scaled.status == "success" and not scaled.singularities
+    # the same configurations and velocities, to the conditioning's rounding (7e-14 m and
+    # 2e-13 m/s measured)
+    np.testing.assert_allclose(scaled.marker("J11") / factor, base.marker("J11"), rtol=0,
+                               atol=1e-11)
+    np.testing.assert_allclose(scaled.v / factor, base.v, rtol=0, atol=1e-10)
+
+
 @pytest.mark.parametrize("name", ["spherical_rrpr", "spherical_watt1", "five_ss"])
 def test_natural_rows_have_exact_derivatives(name):
     """Phi_q, Phi_t and gamma of the generic rows (the actuator's f^2 term included) against

@@ -279,6 +279,25 @@ cdef class KinematicSweep:
                     active[c] = 0.0
                 na += 1
 
+    cdef double _roundoff_floor(self, const double *q, const double *vals,
+                                double *acc) noexcept nogil:
+        """The largest residual Phi(q) rounds to near q: a row is a sum of terms as large as
+        |Phi_q| |q| (a squared distance |p1 - p2|^2 - L^2 in coordinates of size s: some
+        s^2, above the test tol max(1, |q|) from s of about 10 on), each rounded, so its
+        computed value is noise below berr_floor times that. acc: scratch (n)."""
+        cdef int n = self.n, j, p
+        cdef double m = 0.0
+        cdef const int *cp = self.sys.phiq_colptr
+        cdef const int *ri = self.sys.phiq_rowind
+        for j in range(n):
+            acc[j] = 0.0
+        for j in range(n):
+            for p in range(cp[j], cp[j + 1]):
+                acc[ri[p]] += fabs(vals[p] * q[j])
+        for j in range(n):
+            m = acc[j] if acc[j] > m else m
+        return self.berr_floor * m
+
     def sweep(self, const double[::1] times, q0, double[:, ::1] Q, double[:, ::1] V,
               double[:, ::1] A, double[::1] rcond, signed char[::1] sign, double tol=1e-14,
               int max_iter=20, law_table=None, int sign0=0):
@@ -308,8 +327,9 @@ cdef class KinematicSweep:
         cdef double *tmp = self.buf + 5 * n
         cdef double *vals = self.buf + 6 * n
         cdef double t, dt, rn, rn_prev, scale
+        cdef double floor_              # the residual's round-off at the last factors
         cdef double one                 # the refined solves' flag of their one column
-        cdef int factored, det_sign, prev_sign = sign0
+        cdef int factored, fresh, det_sign, prev_sign = sign0
         if qs.shape[0] != n or Q.shape[0] < nt or Q.shape[1] != n or sign.shape[0] < nt:
             raise ValueError("sweep: array sizes do not match the model")
         self.fail_index = -1
@@ -332,7 +352,9 @@ cdef class KinematicSweep:
                     for i in range(n):
                         q[i] += v[i] * dt + 0.5 * a[i] * dt * dt
                 factored = 0
+                fresh = 0
                 rn_prev = 0.0
+                floor_ = 0.0
                 for it in range(max_iter + 1):
                     self.sys.phi(self.sys.user, t, q, r)
                     rn = 0.0
@@ -348,17 +370,24 @@ cdef class KinematicSweep:
                         break
                     if rn <= tol * scale and factored:
                         break
+                    # At the residual's round-off (see _roundoff_floor): a step on fresh
+                    # factors no longer cuts it, and the position is as good as it gets.
+                    if fresh and rn > 0.5 * rn_prev and rn <= floor_:
+                        break
                     if it == max_iter:
                         status = NO_CONVERGENCE
                         break
                     # Newton with a fresh factorisation first; after that, steps on the same
                     # factors while they still cut the residual tenfold (modified Newton).
+                    fresh = 0
                     if not factored or rn > 0.1 * rn_prev:
                         self.sys.phi_q(self.sys.user, t, q, vals)
                         status = self._factor(vals, &self.num)
                         if status != OK:
                             break
                         factored = 1
+                        fresh = 1
+                        floor_ = self._roundoff_floor(q, vals, rhs)
                     rn_prev = rn
                     self.iterations += 1
                     for i in range(n):

@@ -376,6 +376,20 @@ def _loop_hint(model: Model, q, t, state, phi, tol) -> str:
             "to close, or a guess too far from any configuration)")
 
 
+def residual_roundoff(model: Model, q, t: float, state=None, ord=2) -> float:
+    """The norm (``ord`` 2 or numpy.inf) below which Phi(q, t) is rounding noise: each row
+    is a sum of terms as large as its |Phi_q| |q| (a squared distance |p1 - p2|^2 - L^2 has
+    terms of the coordinates' size squared), and its computed value errs by some
+    (entries + 1) eps times that. Newton cannot take a residual below it (the compiled
+    kinematic sweep's test, ``KinematicSweep._roundoff_floor``, is the same in the max
+    norm)."""
+    J = model.phi_q(q, t, state).tocsr()
+    if J.nnz == 0:
+        return 0.0
+    entries = int(np.diff(J.indptr).max()) + 1
+    return entries * np.finfo(float).eps * float(np.linalg.norm(abs(J) @ np.abs(q), ord))
+
+
 def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
                      tol: float = 1e-13, max_iterations: int = 30,
                      state=None, redundant: str = "raise") -> ConsistentState:
@@ -393,8 +407,10 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
     tol : float
         Required Euclidean norm of Phi (in the model's length units), raised to the round-off
         level of the residual, ``4 eps sqrt(nc) max(1, |q|_max)``, where that is larger (large
-        models far from the origin); the velocity constraints are met to round-off by a
-        refined linear solve.
+        models far from the origin), and met as well where Newton's steps no longer cut a
+        residual within the rounding of its rows' terms (:func:`residual_roundoff`: squared
+        distances in coordinates of some 10 m or 10,000 mm round above ``tol``); the velocity
+        constraints are met to round-off by a refined linear solve.
     max_iterations : int
         Newton iterations allowed for the positions.
     state : linkdyn._kernels.RunState, optional
@@ -450,6 +466,7 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
     iterations = 0
     polished = False
     phi0 = np.linalg.norm(phi)
+    previous = np.inf
     eps = np.finfo(float).eps
     tol = max(tol, 4 * eps * np.sqrt(model.nc) * max(1.0, np.max(np.abs(q))))
     while True:
@@ -464,6 +481,9 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
             if polished:
                 break
             polished = True  # one more iteration takes the residual to round-off
+        elif norm > 0.5 * previous and norm <= residual_roundoff(model, q, t, state):
+            break            # Newton no longer cuts a residual that is rounding noise
+        previous = norm
         if iterations >= max_iterations:
             if proj.regularised:
                 proj.raise_conflict(proj.scaled_jacobian(q), phi[proj.active], "positions")

@@ -52,7 +52,7 @@ from ..errors import (ArgumentError, ArgumentTypeError, KinematicsError, ModelEr
                       SingularConfigurationError, counted, summary)
 from ..results.accessors import TrajectoryAccessors
 from .assembly import (DIAGNOSIS_MAX_COORDINATES, check_redundant, consistent_state,
-                       describe_rows, nearly_singular_rows)
+                       describe_rows, nearly_singular_rows, residual_roundoff)
 from .interrupt import StopRequest, requested
 
 __all__ = ["kinematics", "KinematicsResult", "Singularity", "BRANCH_HALVINGS", "STEP_MOTION"]
@@ -209,13 +209,18 @@ def _least_squares_sweep(model, t, q, tol, max_iterations, run, singular_rcond, 
             dt = tk - t[k - 1]
             q = q + v * dt + 0.5 * a * dt * dt
         converged = False
+        previous = np.inf
         for _ in range(max_iterations + 1):
             r = model.phi(q, float(tk), state)
             if not np.all(np.isfinite(r)):
                 break
-            if np.max(np.abs(r)) <= tol * max(1.0, np.max(np.abs(q))) and iterations:
-                converged = True
+            size = np.max(np.abs(r))
+            if size <= tol * max(1.0, np.max(np.abs(q))) and iterations or \
+                    size > 0.5 * previous and \
+                    size <= residual_roundoff(model, q, float(tk), state, np.inf):
+                converged = True    # (the second: Newton stalled at the rounding noise)
                 break
+            previous = size
             J = model.phi_q(q, float(tk), state)
             try:
                 lu, rcond = factor(J)
