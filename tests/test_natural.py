@@ -190,33 +190,51 @@ def test_five_ss_keeps_its_links_and_platform_rigid():
 
 
 
-@pytest.mark.parametrize("factor", [10.0, 100.0])
-def test_a_linkage_in_other_units_assembles_and_moves_the_same(factor):
-    """The 5-SS with every length times 10 or 100 (its 10 m coordinates in dm or cm; a
-    model in millimetres is as large): the same motion, scaled. Its squared distances
-    (|p1 - p2|^2 - L^2, terms of 1e4 to 1e6 and more) round to some 1e-12 to 1e-10, above
-    the Newton tests' tol max(1, |q|): consistent_state raised AssemblyError ('|Phi| =
-    2.74e-12 after 30 Newton iterations, tolerance 4e-13') and the kinematic sweep
-    stopped at false singular configurations. Newton now stops where its steps no longer
-    cut a residual that is rounding noise (linkdyn.solve.assembly.residual_roundoff)."""
-    data = linkdyn.geometric.to_dict(seed_linkage("five_ss"))
+def _in_other_units(name, factor):
+    """Built-in linkage ``name`` with every length times ``factor``: points scaled, a
+    prismatic joint's line a x + b y + c = 0 with c scaled, an actuator's rate scaled."""
+    data = linkdyn.geometric.to_dict(seed_linkage(name))
     for joint in data["joints"]:
-        joint["coordinates"] = [factor * c for c in joint["coordinates"]]
-    data["input"]["rate"] *= factor
-    model = linkdyn.geometric.from_dict(data).build()
+        c = joint["coordinates"]
+        joint["coordinates"] = ([c[0], c[1], factor * c[2]] if joint["type"] == "prismatic"
+                                else [factor * x for x in c])
+    if "actuator" in data["input"]:
+        data["input"]["rate"] *= factor
+    return linkdyn.geometric.from_dict(data).build()
+
+
+@pytest.mark.parametrize("name, factor", [("five_ss", 10.0), ("five_ss", 100.0),
+                                          ("five_ss", 1000.0), ("stephenson2", 1000.0)])
+def test_a_linkage_in_other_units_assembles_and_moves_the_same(name, factor):
+    """A linkage with every length times 10 to 1000 (the 5-SS's 10 m coordinates in
+    centimetres or millimetres; the Stephenson-II six-bar in millimetres): the same motion,
+    scaled, and the same condition estimates.
+
+    Before, the 5-SS's squared distances (|p1 - p2|^2 - L^2, terms of 1e4 to 1e8) rounded
+    to some 1e-12 to 1e-8, above the Newton tests' tol max(1, |q|): consistent_state raised
+    AssemblyError ('|Phi| = 2.74e-12 after 30 Newton iterations, tolerance 4e-13') and the
+    sweep stopped at false singular configurations. Newton now stops where its steps no
+    longer cut a residual that is rounding noise (linkdyn.solve.assembly.residual_roundoff).
+    And KLU's condition estimate fell with the units (the 5-SS's 1.3e-4 became 1.3e-7 in
+    millimetres, the six-bar's 1e-8: singular configurations below the 1e-6 threshold);
+    it is now taken of Phi_q with rows and columns scaled to unit largest entries."""
+    model = _in_other_units(name, factor)
     start = linkdyn.consistent_state(model)
-    assert start.phi_norm <= linkdyn.solve.assembly.residual_roundoff(model, start.q, 0.0)
-    t = np.linspace(0.0, 0.5, 201)
-    base = linkdyn.kinematics(seed_linkage("five_ss").build(), t)
-    # (KLU's condition estimate falls with the units, 1.3e-6 at 100 times: a threshold
-    # below it keeps this test to the rounding)
-    scaled = linkdyn.kinematics(model, t, singular_rcond=1e-9)
+    assert start.phi_norm <= max(1e-13 * factor,
+                                 linkdyn.solve.assembly.residual_roundoff(model, start.q, 0.0))
+    base_model = seed_linkage(name).build()
+    t = np.linspace(0.0, 0.5, 201) if name == "five_ss" else np.linspace(0.0, 1.0, 201)
+    base = linkdyn.kinematics(base_model, t)
+    scaled = linkdyn.kinematics(model, t)
     assert scaled.status == "success" and not scaled.singularities
+    np.testing.assert_allclose(scaled.rcond, base.rcond, rtol=1e-6)
     # the same configurations and velocities, to the conditioning's rounding (7e-14 m and
-    # 2e-13 m/s measured)
-    np.testing.assert_allclose(scaled.marker("J11") / factor, base.marker("J11"), rtol=0,
-                               atol=1e-11)
-    np.testing.assert_allclose(scaled.v / factor, base.v, rtol=0, atol=1e-10)
+    # 2e-13 m/s measured on the 5-SS)
+    for marker in model.marker_names:
+        np.testing.assert_allclose(scaled.marker(marker) / factor, base.marker(marker),
+                                   rtol=0, atol=1e-11)
+        np.testing.assert_allclose(scaled.marker_velocity(marker) / factor,
+                                   base.marker_velocity(marker), rtol=0, atol=1e-10)
 
 
 @pytest.mark.parametrize("name", ["spherical_rrpr", "spherical_watt1", "five_ss"])

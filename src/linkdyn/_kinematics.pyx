@@ -96,7 +96,7 @@ cdef class KinematicSweep:
                                <int *> self.sys.phiq_rowind, &self.common)
         if self.sym == NULL:
             raise MemoryError("KLU could not analyse the Jacobian pattern")
-        self.buf = <double *> malloc((6 * self.n + self.nnz) * sizeof(double))
+        self.buf = <double *> malloc((6 * self.n + 2 * self.nnz) * sizeof(double))
         self.mark = <int *> malloc((self.n + 1) * sizeof(int))
         self.den = <double *> malloc((self.n + 1) * sizeof(double))
         self.den_size = self.n + 1
@@ -165,6 +165,37 @@ cdef class KinematicSweep:
         if klu_condest(<int *> self.sys.phiq_colptr, vals, self.sym, num, &self.common):
             self.common.rcond = 1.0 / self.common.condest if self.common.condest > 0 else 0.0
         return 0
+
+    cdef int _solution_factors(self, const double *vals, double *scaled) noexcept nogil:
+        """The factors at a solution (num_sol: the branch's sign and the condition estimate)
+        of Phi_q with each row, then each column, scaled to a largest entry of 1: the units
+        of the rows and coordinates then leave the estimate alone. Unscaled, a linkage
+        described in millimetres instead of metres had estimates 1000 times smaller (rows of
+        squared distances against rows of unit vectors or a link's basis, columns of points
+        against columns of unit vectors; the 1-norm estimate sees both) and false singular
+        configurations below the threshold. Positive scales keep det's sign."""
+        cdef const int *cp = self.sys.phiq_colptr
+        cdef const int *ri = self.sys.phiq_rowind
+        cdef double *row = self.buf + 5 * self.n      # (the sweep's tmp, free here)
+        cdef int j, p
+        cdef double m
+        for j in range(self.n):
+            row[j] = 0.0
+        for j in range(self.n):
+            for p in range(cp[j], cp[j + 1]):
+                m = fabs(vals[p])
+                row[ri[p]] = m if m > row[ri[p]] else row[ri[p]]
+        for j in range(self.n):
+            row[j] = 1.0 / row[j] if row[j] > 0.0 else 1.0
+        for j in range(self.n):
+            m = 0.0
+            for p in range(cp[j], cp[j + 1]):
+                scaled[p] = vals[p] * row[ri[p]]
+                m = fabs(scaled[p]) if fabs(scaled[p]) > m else m
+            m = 1.0 / m if m > 0.0 else 1.0
+            for p in range(cp[j], cp[j + 1]):
+                scaled[p] *= m
+        return self._factor(scaled, &self.num_sol)
 
     cdef int _parity(self, const int *perm) noexcept nogil:
         """+1 for an even permutation of 0..n-1, -1 for an odd one (from its cycles)."""
@@ -402,7 +433,7 @@ cdef class KinematicSweep:
                 # position the predictor lies between the branches). Velocities and
                 # accelerations keep Newton's factors, refined against the solution's values.
                 self.sys.phi_q(self.sys.user, t, q, vals)
-                status = self._factor(vals, &self.num_sol)
+                status = self._solution_factors(vals, vals + self.nnz)
                 if status != OK:
                     break
                 det_sign = self._det_sign()

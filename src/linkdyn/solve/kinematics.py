@@ -24,15 +24,19 @@ of its start (``stats["sub_steps"]``); the result holds the times asked for. The
 mode of the start is the one nearest to the guess ``q0``; :func:`linkdyn.assembly_modes`
 lists the others.
 
-The default threshold, 1e-6, is set by how well a singular configuration can be solved:
-near one Newton converges only to about the square root of its tolerance, so even a sample
-that falls exactly on a parallelogram's change point shows an estimate of about 1e-10 (9e-11
-measured, from the factors at the solution), not zero; regular configurations of the built-in
-linkages stay above 1e-3. Big
-slender structures are ill-conditioned without being singular (the Warren truss of
-:mod:`linkdyn.models.warren`: 1e-4, 7e-7 and 1e-8 at 25, 300 and 2,500 panels, in KLU's
-estimate and in the singular values alike): give them a ``singular_rcond`` below their own
-level.
+The estimate is KLU's, of Phi_q at the solution with its rows and then its columns scaled to
+unit largest entries: it does not depend on the units of length (a linkage described in
+millimetres has the estimates of the same linkage in metres; unscaled, they were up to a
+million times smaller and fell below the threshold). The default threshold, 1e-6, is far
+from both ends: a sample that falls exactly on a parallelogram's change point shows round-off
+(3e-17), and regular configurations of the built-in linkages stay above 2e-3 (the 5-SS over
+a metre's stroke above 3.8e-4). Big slender structures are ill-conditioned without being
+singular (the Warren truss of :mod:`linkdyn.models.warren`: 1e-4, 7e-7 and 1e-8 at 25, 300
+and 2,500 panels, in KLU's estimate and in the singular values alike): give them a
+``singular_rcond`` below their own level. Newton stops at ``tol`` times max(1, |q|) or,
+where its steps no longer cut the residual, at the residual's rounding noise
+(:func:`linkdyn.solve.assembly.residual_roundoff`: squared distances in coordinates of some
+10 units and more round above that test).
 """
 
 from __future__ import annotations
@@ -95,7 +99,8 @@ class KinematicsResult(TrajectoryAccessors):
     unless the sweep was interrupted with Ctrl-C: then ``status == "interrupted"``).
 
     ``q``, ``v``, ``a``: (n, nq). ``rcond``: reciprocal 1-norm condition estimate of Phi_q at
-    each time (near zero close to singular configurations). ``singularities``: what was met (see
+    each time, its rows and columns scaled to unit largest entries (near zero close to
+    singular configurations; the same in any unit of length). ``singularities``: what was met (see
     :class:`Singularity`). ``stats``: factorizations, newton_iterations, branch_retries
     (steps solved again in sub-steps because their positions had jumped to another branch),
     sub_steps (times added between the given ones where those were too far apart to
@@ -179,6 +184,17 @@ def _state_at(model: Model, run, t):
     return run
 
 
+def _equilibrated(J):
+    """J (sparse) with each row, then each column, scaled to a largest entry of 1."""
+    import scipy.sparse as sp
+
+    J = sp.csr_matrix(J)
+    rows = abs(J).max(axis=1).toarray().ravel()
+    J = sp.diags(np.where(rows > 0, 1.0 / np.where(rows > 0, rows, 1.0), 1.0)) @ J
+    cols = abs(J).max(axis=0).toarray().ravel()
+    return J @ sp.diags(np.where(cols > 0, 1.0 / np.where(cols > 0, cols, 1.0), 1.0))
+
+
 def _least_squares_sweep(model, t, q, tol, max_iterations, run, singular_rcond, on_singular):
     """kinematics with redundant="allow" and more rows than coordinates: Newton in least
     squares at each time (the rows are consistent, so the residual still goes to zero)."""
@@ -233,10 +249,12 @@ def _least_squares_sweep(model, t, q, tol, max_iterations, run, singular_rcond, 
             failure = (k, [names[i] for i in worst], float(np.max(np.abs(r))))
             break
         J = model.phi_q(q, float(tk), state)
-        lu, rcond = factor(J)
+        lu, _ = factor(J)
         v = lu.solve(J.T @ -model.kernels.phi_t(q, float(tk), state=state))
         a = lu.solve(J.T @ model.kernels.gamma(q, v, float(tk), state=state))
-        Q[k], V[k], A[k], rc[k] = q, v, a, rcond
+        # the estimate of the rows and columns scaled to unit largest entries, as the
+        # compiled sweep's (KinematicSweep._solution_factors): free of the units
+        Q[k], V[k], A[k], rc[k] = q, v, a, factor(_equilibrated(J))[1]
     done = len(t) if failure is None else failure[0]
     singular = _singularities(model, t, Q, rc, done, singular_rcond, run)
     stats = dict(factorizations=factorizations, newton_iterations=iterations,
