@@ -9,7 +9,8 @@ the section one of ``bodies``, ``joints``, ``drivers``, ``forces``, ``contacts``
 linkage file ``joints.B.coordinates``. A last key ``x``, ``y``, ``z`` (or ``0``, ``1``, ``2``)
 takes one component of a list value: ``ground.P2.x``, ``bodies.crank.points.B.y``,
 ``joints.B.coordinates.x``, ``gravity.y``; two such keys take an entry of a matrix,
-``bodies.top.inertia.z.z`` (a spatial body's inertia tensor, row then column). Scalar
+``bodies.top.inertia.z.z`` (a spatial body's inertia tensor, row then column; a product of
+inertia such as ``bodies.top.inertia.x.y`` sets its mirror ``y.x`` too). Scalar
 parameters (what sensitivities take) are paths that end at a number.
 """
 
@@ -101,6 +102,12 @@ def set_parameter(data: dict, path: str, value) -> None:
     if component is not None:
         container[key] = list(container[key])
         container[key][component] = value
+        if isinstance(container, list) and path.split(".")[2:3] == ["inertia"] and \
+                component != key and component < len(container) and \
+                isinstance(container[component], list) and key < len(container[component]):
+            # an inertia tensor's product of inertia: its mirror too (it stays symmetric)
+            container[component] = list(container[component])
+            container[component][key] = value
         return
     if key in ("angle", "omega") and "position" in container:
         # A body's file form stores u and ud; an angle (angular velocity) replaces them.

@@ -276,6 +276,9 @@ def _spec(base, names, member, steps, opt, state):
         20261125)
     runs, index, weights, start = {}, [], [], [0]
     exact, used, s0 = [], [], np.zeros((len(steps), 2, nq))
+    # The assembly projects the guesses with the mass matrix as the metric: where it moved
+    # them (guesses off the constraints), the start depends on the masses too.
+    projected = _projected(base, opt, state)
     for j, h in enumerate(steps):
         affine = affinity[j] and not names[j].startswith("contacts.")
         exact.append(affine)
@@ -297,16 +300,33 @@ def _spec(base, names, member, steps, opt, state):
 
         # A start that the parameter does not move has zero derivatives: where the
         # constraints (bit for bit at the sample states) and the guesses are the members'
-        # and the base's alike (a mass, a stiffness), the assembly sees the same numbers.
-        # The others are extrapolated over steps of INITIAL_STEP h.
+        # and the base's alike (a stiffness; a mass where the guesses met the constraints),
+        # the assembly sees the same numbers. The others are extrapolated over steps of
+        # INITIAL_STEP h.
+        compared = ("q0", "v0", "hold", "mass") if projected else ("q0", "v0", "hold")
         if constraints[j] or any(np.any(getattr(member(j, sh), x) != getattr(base, x))
-                                 for sh in (h, -h) for x in ("q0", "v0", "hold")):
+                                 for sh in (h, -h) for x in compared):
             s0[j] = _difference(start_of, INITIAL_STEP * h)[0].reshape(2, nq)
         used.append(bool(enters[j] or np.any(s0[j] != 0.0)))
     members = tuple(r for _, r in sorted(runs.values(), key=lambda x: x[0]))
     spec = _Spec(members, np.array(start, dtype=np.intc), np.array(index, dtype=np.intc),
                  np.array(weights), None, s0)
     return spec, exact, used
+
+
+def _projected(base, opt, state) -> bool:
+    """Whether the assembly of the start moved the guesses (beyond its rounding): a
+    projection in the mass matrix's metric, so that a mass or an inertia then moves the
+    start. (A guessed velocity off the constraints, as a body's angular velocity given
+    without its centre's velocity about a pivot: the sensitivities to its mass and inertia
+    were 16 and 17% off, called exact.)"""
+    for guess, assembled in ((opt.q0, state.q), (opt.v0, state.v)):
+        guess = np.asarray(guess if guess is not None else
+                           (base.q0 if assembled is state.q else base.v0), dtype=float)
+        size = 1.0 + float(np.abs(guess).max(initial=0.0))
+        if float(np.abs(assembled - guess).max(initial=0.0)) > 1e-12 * size:
+            return True
+    return False
 
 
 def _run_state(model, state, t0):

@@ -29,7 +29,8 @@ points, a law's offset and amplitude: exact, and the result says so per paramete
 states moved off the solution (from three parameters on, first jointly: see
 :func:`_jointly_affine`); for the others (an axis angle, a law's rate) Richardson's
 extrapolation over p +- h and p +- h/2, with an error of order h^4 (h = 1e-3 of the value's
-scale: some 1e-12 relative).
+scale, max(1, |value|), or of an inertia tensor's largest entry for its entries: some
+1e-12 relative).
 
 Markers are linear in q with body-fixed points that may depend on p: their derivatives add
 the marker's own p-derivative at fixed q. The kinetostatic input torque's derivatives
@@ -86,7 +87,7 @@ class ParameterFamily:
             raise ArgumentError("no parameters given")
         if len(set(self.names)) != len(self.names):
             raise ArgumentError("a parameter is named twice")
-        values = []
+        values, scales = [], []
         for name in self.names:
             value = get_parameter(self.data, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or \
@@ -95,7 +96,10 @@ class ParameterFamily:
                                     "path that ends at a number (a component such as "
                                     f"'{name}.x' of a point)")
             values.append(float(value))
+            scales.append(_scale(self.data, name, float(value)))
         self.values = np.array(values)
+        #: each parameter's size, which its difference step is a fraction of
+        self.scales = np.array(scales)
 
     def source(self, values):
         """The member at ``values`` as the family describes it: a Linkage for a linkage,
@@ -139,6 +143,14 @@ class ParameterFamily:
             jump = np.abs(member.principal_axes - axes).max(axis=(1, 2))
             if np.any(jump > 0.1):
                 body = self.base.body_names[int(np.argmax(jump))]
+                parts = name.split(".")
+                if parts[2:3] == ["inertia"] and len(parts) == 5 and parts[3] != parts[4]:
+                    raise ModelError(
+                        f"parameter {name!r}: a product of inertia of body {body!r}, two of "
+                        "whose principal moments are equal: the smallest change of it turns "
+                        "the principal axes that the body's coordinates follow by a finite "
+                        "angle, so the members' coordinates mean other axes and cannot be "
+                        "differenced; sensitivities to it are not available")
                 raise ModelError(
                     f"parameter {name!r}: the principal axes of body {body!r} turn "
                     "by a finite angle under a small change of it (equal principal moments "
@@ -147,10 +159,11 @@ class ParameterFamily:
         return member
 
     def members(self):
-        """(steps, member): each parameter's difference step h (PARAMETER_STEP times
-        max(1, abs(value))) and ``member(j, step)``, the model with parameter j moved by step,
+        """(steps, member): each parameter's difference step h (PARAMETER_STEP times its
+        scale: max(1, abs(value)), or an inertia tensor's largest entry for one of its
+        entries) and ``member(j, step)``, the model with parameter j moved by step,
         compiled once when first asked for (step 0: the base)."""
-        steps = PARAMETER_STEP * np.maximum(1.0, np.abs(self.values))
+        steps = PARAMETER_STEP * self.scales
         cache = [{0.0: self.base} for _ in steps]
 
         def member(j, step):
@@ -159,6 +172,21 @@ class ParameterFamily:
             return cache[j][step]
 
         return steps, member
+
+
+def _scale(data, name, value) -> float:
+    """A parameter's size: max(1, |value|), or for an entry of a spatial body's inertia
+    tensor (kg m^2, often far below 1) the tensor's largest entry, so that a step on a
+    product of inertia (zero in principal axes) stays a small part of the tensor: a step of
+    1e-3 on the heavy top's 0.004 kg m^2 made a member whose mass lay on a plane."""
+    parts = name.split(".")
+    if len(parts) == 5 and parts[0] == "bodies" and parts[2] == "inertia":
+        tensor = get_parameter(data, ".".join(parts[:3]))
+        entries = [abs(float(x)) for row in tensor for x in
+                   (row if isinstance(row, (list, tuple)) else [row])]
+        if entries and max(entries) > 0 and all(math.isfinite(x) for x in entries):
+            return max(entries)
+    return max(1.0, abs(value))
 
 
 class _ParameterDerivatives:
