@@ -143,13 +143,18 @@ class SpatialDescription:
 
 
 def rotation_matrix(entry: str, value) -> Mat3:
-    """A proper rotation matrix (orthonormal to 1e-9, determinant +1), re-orthonormalised."""
+    """A proper rotation matrix (orthonormal to 1e-9, determinant +1), re-orthonormalised
+    unless it already is to rounding (so that a saved model reads back bit for bit: the
+    polar factor of an orthonormal matrix moves its last bits)."""
     R = mat3(entry, "orientation", value)
     (a, b, c), (d, e, f), (g, h, i) = R.tolist()
     det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
-    if not det > 0 or np.abs(R.T @ R - _EYE).max() > ORTHONORMAL_TOL:
+    off = np.abs(R.T @ R - _EYE).max()
+    if not det > 0 or off > ORTHONORMAL_TOL:
         raise ModelError(f"{entry}: orientation must be a rotation matrix (orthonormal "
                          f"columns, determinant +1), got {R.tolist()}")
+    if off <= 8 * np.finfo(float).eps:
+        return tuple(map(tuple, R.tolist()))
     u, _, vt = np.linalg.svd(R)
     return tuple(map(tuple, (u @ vt).tolist()))
 
