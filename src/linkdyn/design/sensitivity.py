@@ -29,7 +29,7 @@ points, a law's offset and amplitude: exact, and the result says so per paramete
 states moved off the solution (from three parameters on, first jointly: see
 :func:`_jointly_affine`); for the others (an axis angle, a law's rate) Richardson's
 extrapolation over p +- h and p +- h/2, with an error of order h^4 (h = 1e-3 of the value's
-scale, max(1, |value|), or of an inertia tensor's largest entry for its entries: some
+scale, max(1, abs(value)), or of an inertia tensor's largest entry for its entries: some
 1e-12 relative).
 
 Markers are linear in q with body-fixed points that may depend on p: their derivatives add
@@ -61,7 +61,7 @@ from .metrics import input_torque
 
 __all__ = ["kinematic_sensitivities", "KinematicSensitivities", "ParameterFamily"]
 
-#: Relative step of the parameter differences (times max(1, |value|)).
+#: Relative step of the parameter differences (times max(1, abs(value))).
 PARAMETER_STEP = 1e-3
 
 
@@ -175,7 +175,7 @@ class ParameterFamily:
 
 
 def _scale(data, name, value) -> float:
-    """A parameter's size: max(1, |value|), or for an entry of a spatial body's inertia
+    """A parameter's size: max(1, abs(value)), or for an entry of a spatial body's inertia
     tensor (kg m^2, often far below 1) the tensor's largest entry, so that a step on a
     product of inertia (zero in principal axes) stays a small part of the tensor: a step of
     1e-3 on the heavy top's 0.004 kg m^2 made a member whose mass lay on a plane."""

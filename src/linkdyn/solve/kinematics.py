@@ -33,7 +33,7 @@ from both ends: a sample that falls exactly on a parallelogram's change point sh
 a metre's stroke above 3.8e-4). Big slender structures are ill-conditioned without being
 singular (the Warren truss of :mod:`linkdyn.models.warren`: 1e-4, 7e-7 and 1e-8 at 25, 300
 and 2,500 panels, in KLU's estimate and in the singular values alike): give them a
-``singular_rcond`` below their own level. Newton stops at ``tol`` times max(1, |q|) or,
+``singular_rcond`` below their own level. Newton stops at ``tol`` times max(1, max abs(q)) or,
 where its steps no longer cut the residual, at the residual's rounding noise
 (:func:`linkdyn.solve.assembly.residual_roundoff`: squared distances in coordinates of some
 10 units and more round above that test).
