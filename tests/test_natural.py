@@ -217,7 +217,8 @@ def test_a_linkage_in_other_units_assembles_and_moves_the_same(name, factor):
     longer cut a residual that is rounding noise (linkdyn.solve.assembly.residual_roundoff).
     And KLU's condition estimate fell with the units (the 5-SS's 1.3e-4 became 1.3e-7 in
     millimetres, the six-bar's 1e-8: singular configurations below the 1e-6 threshold);
-    it is now taken of Phi_q with rows and columns scaled to unit largest entries."""
+    it is now taken of Phi_q with rows and columns scaled to unit largest entries. And the
+    steps were judged against a metre: in millimetres they were cut into sub-steps."""
     model = _in_other_units(name, factor)
     start = linkdyn.consistent_state(model)
     assert start.phi_norm <= max(1e-13 * factor,
@@ -227,6 +228,9 @@ def test_a_linkage_in_other_units_assembles_and_moves_the_same(name, factor):
     base = linkdyn.kinematics(base_model, t)
     scaled = linkdyn.kinematics(model, t)
     assert scaled.status == "success" and not scaled.singularities
+    # steps judged against the mechanism's size, not a metre: in millimetres the six-bar's
+    # steps were cut into 358 sub-steps (its points near the origin moved "too far")
+    assert scaled.stats["sub_steps"] == base.stats["sub_steps"] == 0
     np.testing.assert_allclose(scaled.rcond, base.rcond, rtol=1e-6)
     # the same configurations and velocities, to the conditioning's rounding (7e-14 m and
     # 2e-13 m/s measured on the 5-SS)

@@ -18,9 +18,10 @@ passage through a singular configuration, reported in ``result.branch_changes``.
 falls exactly on a singular configuration (reciprocal condition below 1e-8) gives the next
 step no tangent; the sweep steps over it from the sample before, so that it goes on along the
 branch it came on. Times too far apart for the predictor (another assembly mode can have
-the same sign) are cut into sub-steps: a step in which some coordinate would move more than
-STEP_MOTION (0.5) of max(1, |q_i|), a unit vector more than half a radian, at the velocities
-of its start (``stats["sub_steps"]``); the result holds the times asked for. The assembly
+the same sign) are cut into sub-steps: a step in which a point would move more than
+STEP_MOTION (0.5) of the mechanism's size (or of its own distance from the origin, if
+larger), a unit vector more than half a radian, at the velocities of its start
+(``stats["sub_steps"]``); the result holds the times asked for. The assembly
 mode of the start is the one nearest to the guess ``q0``; :func:`linkdyn.assembly_modes`
 lists the others.
 
@@ -69,9 +70,10 @@ BRANCH_HALVINGS = 8
 #: sweep steps over it from the sample before (see _tracked_sweep).
 SAMPLE_SINGULAR = 1e-8
 
-#: The largest motion of a coordinate over one step, relative to max(1, |q_i|) (a unit
-#: vector's: its rotation in rad), that the sweep takes in one step; coarser steps are cut
-#: into sub-steps (see _stepped_sweep).
+#: The largest motion of a coordinate over one step, relative to the larger of its own size
+#: and the mechanism's (a unit vector's: its rotation in rad; see _coordinate_scales),
+#: that the sweep takes in one step; coarser steps are cut into sub-steps (see
+#: _stepped_sweep).
 STEP_MOTION = 0.5
 #: The most sub-steps a step is cut into in one refinement, and the most points the refined
 #: schedule may have beyond the times asked for: near a singular configuration the
@@ -379,12 +381,32 @@ def _sweep(model, times, q_start, tol, max_iterations, run, progress=None, sign0
     return status, done, out, sweep
 
 
+def _coordinate_scales(model, q) -> np.ndarray:
+    """The size each coordinate's motion over a step is measured against: 1 for a direction
+    (a unit vector's component, a point of a spherical linkage on its unit sphere: the
+    motion is a rotation in rad), the mechanism's size for a point's coordinate (the spread
+    of the points' coordinates at ``q``). The size was 1 for every coordinate, a metre:
+    a linkage described in millimetres had its steps cut as if each point's coordinate
+    near zero were its size (705 sub-steps and 90 times the time for a crank-rocker's
+    37 positions)."""
+    names = model.coordinate_names
+    point = np.array([model.space != "spherical" and n.rsplit(".", 1)[-1] in ("x", "y", "z")
+                      for n in names], dtype=bool)
+    scales = np.ones(len(names))
+    if point.any():
+        values = np.abs(q[point])
+        size = float(np.ptp(q[point])) or float(values.max()) or 1.0
+        scales[point] = size
+    return scales
+
+
 def _stepped_sweep(model, times, q_start, tol, max_iterations, run, progress=None):
     """_tracked_sweep at ``times`` through sub-steps where the given ones are too coarse to
     follow: from a far-off Taylor predictor Newton converges to another assembly mode (the
     Jansen linkage sampled every half turn of its crank came out 2 m off, silently) or not
     at all (every 0.4 turn: a limit position reported where there is none). A step whose
-    motion, max_i |v_i| dt / max(1, |q_i|) with the velocities at its start, exceeds
+    motion, max_i |v_i| dt / max(s_i, |q_i|) with the velocities at its start (s_i: 1 for a
+    direction, the mechanism's size for a point, _coordinate_scales), exceeds
     STEP_MOTION is cut into as many equal sub-steps as that takes, and the sweep goes on
     again from the first such step on the finer schedule (a step into which the sweep could
     not go is cut by the last row's velocities), until no step is too coarse. Outputs are
@@ -396,12 +418,13 @@ def _stepped_sweep(model, times, q_start, tol, max_iterations, run, progress=Non
     st, done, out, stats, changes = _tracked_sweep(model, grid, q_start, tol, max_iterations,
                                                    run, progress)
     stats["sub_steps"] = 0
+    scales = _coordinate_scales(model, out[0][0] if done else q_start)
     for _ in range(8):
         steps = min(done, len(grid) - 1)        # steps from a solved row
         if steps == 0:
             break
         Q, V = out[0][:steps], out[1][:steps]
-        motion = (np.abs(V) / np.maximum(1.0, np.abs(Q))).max(axis=1) * np.diff(grid)[:steps]
+        motion = (np.abs(V) / np.maximum(scales, np.abs(Q))).max(axis=1) * np.diff(grid)[:steps]
         with np.errstate(invalid="ignore"):
             ratio = np.where(np.isfinite(motion), motion / STEP_MOTION, MAX_CUTS)
         cuts = np.ceil(np.minimum(ratio, MAX_CUTS)).astype(np.int64)
