@@ -241,6 +241,29 @@ def test_a_linkage_in_other_units_assembles_and_moves_the_same(name, factor):
                                    base.marker_velocity(marker), rtol=0, atol=1e-10)
 
 
+@pytest.mark.parametrize("name", ["five_ss", "stephenson2"])
+def test_assembly_modes_are_the_same_in_any_unit_of_length(name):
+    """The 5-SS and the Stephenson-II six-bar at 1/1000, 1 and 1000 times their size have
+    the same assembly modes, scaled: four each. Before, the deflation's shift and the
+    search's tolerances were a metre: the 5-SS in millimetres had none (its modes' rounding
+    missed the tolerance) and the six-bar had 4, 3 and 2 at the three sizes."""
+    found = {}
+    for factor in (1e-3, 1.0, 1e3):
+        model = _in_other_units(name, factor)
+        modes = linkdyn.assembly_modes(model, 0.3)
+        for mode in modes:
+            assert np.all(model.orientation_cosines(mode.q, 0.3) > 0.0)
+            assert np.abs(model.phi(mode.q, 0.3)).max() <= 1e-12 * max(1.0, factor) ** 2
+        found[factor] = np.array([model.marker_positions(m.q).ravel() / factor
+                                  for m in modes])
+    assert len(found[1.0]) == 4
+    for factor in (1e-3, 1e3):       # the same markers, one to one, to the rounding
+        assert len(found[factor]) == 4
+        gaps = np.abs(found[factor][:, None, :] - found[1.0][None, :, :]).max(axis=2)
+        match = gaps.argmin(axis=1)
+        assert sorted(match) == [0, 1, 2, 3] and gaps.min(axis=1).max() < 1e-9
+
+
 @pytest.mark.parametrize("name", ["spherical_rrpr", "spherical_watt1", "five_ss"])
 def test_natural_rows_have_exact_derivatives(name):
     """Phi_q, Phi_t and gamma of the generic rows (the actuator's f^2 term included) against

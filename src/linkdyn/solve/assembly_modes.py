@@ -13,7 +13,7 @@ from ..compile.model import Model, _readonly, checked_time
 from ..errors import ArgumentError, ArgumentTypeError, ModelError
 from ..models import as_model
 from .assembly import consistent_state
-from .kinematics import _guess, _state_at, _sweep
+from .kinematics import _coordinate_scales, _guess, _state_at, _sweep
 
 __all__ = ["AssemblyMode", "assembly_modes"]
 
@@ -40,10 +40,13 @@ def assembly_modes(model: Model, t: float = 0.0, *, q0=None, starts: int = 16,
         r = linkdyn.kinematics(model, times, q0=modes[1].q)     # times[0] == t
 
     They are found by deflated Newton iterations (Farrell, Birkisson and Funke, 2015): after
-    each solution r_i the residual is multiplied by ``prod(1 / |q - r_i|^2 + 1)``, which keeps
-    Newton away from the solutions already found, from the guess ``q0`` (default the
-    model's) and then from ``starts`` random perturbations of it (seeded by ``seed``, so the
-    result is reproducible). The first mode is the one a plain Newton iteration finds from
+    each solution r_i the residual is multiplied by ``prod(1 / |e_i|^2 + 1)``, e_i the
+    distance q - r_i with each point's coordinates in the mechanism's size (and unit
+    vectors' as they are), which keeps Newton away from the solutions already found, from
+    the guess ``q0`` (default the model's) and then from ``starts`` random perturbations of
+    it by half that size (seeded by ``seed``, so the result is reproducible); residuals are
+    judged against the size of the rows' terms. The modes are thus the same in any unit of
+    length. The first mode is the one a plain Newton iteration finds from
     the guess (the one ``kinematics`` starts on). The search is thorough for small linkages
     but not a proof that no other mode exists.
 
@@ -68,9 +71,19 @@ def assembly_modes(model: Model, t: float = 0.0, *, q0=None, starts: int = 16,
     guess = _guess(model, q0)
     if guess is None:       # let consistent_state say what is wrong with it
         guess = consistent_state(model, q=q0, t=t, hold=(), state=state).q
-    scale = max(1.0, float(np.abs(guess).max()))
+    # Every length below is measured in the mechanism's size and every residual in the size
+    # of its rows' terms, so that the search finds the same modes in any unit of length (in
+    # metres, the deflation's shift of 1 and the tolerances were a metre: the 5-SS in
+    # millimetres had no mode, the Stephenson-II six-bar 2 of its 3).
+    scales = _coordinate_scales(model, guess)
+    size = max(1.0, float(np.abs(guess / scales).max()))
     roots = []          # assembly modes found
     flipped = []        # solutions with a driver or prismatic joint half a turn off
+
+    def terms(q):
+        """The largest row's terms, |Phi_q| |q| (the size its residual is measured in)."""
+        J = model.phi_q(q, t, state)
+        return J, max(float((abs(J) @ np.abs(q)).max(initial=0.0)), 1e-300)
 
     def solve(q, deflate):
         """Newton (deflated by the roots found when ``deflate``), then plain Newton to
@@ -79,28 +92,30 @@ def assembly_modes(model: Model, t: float = 0.0, *, q0=None, starts: int = 16,
             r = model.phi(q, t, state)
             if not (np.all(np.isfinite(r)) and np.all(np.isfinite(q))):
                 return None
-            if np.abs(r).max() <= 1e-9 * scale:
+            J, magnitude = terms(q)
+            if np.abs(r).max() <= 1e-9 * magnitude:
                 break
             try:
-                delta = -spla.splu(model.phi_q(q, t, state).tocsc()).solve(r)
+                delta = -spla.splu(J.tocsc()).solve(r)
             except RuntimeError:            # exactly singular
                 return None
             if deflate and (roots or flipped):
-                # Deflation with M(q) = prod(1/|q - r_i|^2 + 1): the step is the Newton step
-                # divided by 1 - grad(log M) . delta (Sherman-Morrison).
+                # Deflation with M(q) = prod(1/|e_i|^2 + 1), e_i = (q - r_i) / scales: the
+                # step is the Newton step divided by 1 - grad(log M) . delta
+                # (Sherman-Morrison).
                 g = np.zeros_like(q)
                 for root in roots + flipped:
-                    e = q - root
+                    e = (q - root) / scales
                     d2 = float(e @ e)
                     if d2 == 0.0:
                         return None
-                    g -= (2.0 * e / d2**2) / (1.0 / d2 + 1.0)
+                    g -= (2.0 * e / scales / d2**2) / (1.0 / d2 + 1.0)
                 denom = 1.0 - float(g @ delta)
                 if abs(denom) < 1e-14:
                     return None
                 delta = delta / denom
             q = q + delta
-            if np.abs(q).max() > 1e6 * scale:
+            if np.abs(q / scales).max() > 1e6 * size:
                 return None
         else:
             return None
@@ -110,12 +125,12 @@ def assembly_modes(model: Model, t: float = 0.0, *, q0=None, starts: int = 16,
                     model.phi(q, t, state))
             except RuntimeError:
                 return None
-        if not np.abs(model.phi(q, t, state)).max() <= 1e-12 * scale:
+        if not np.abs(model.phi(q, t, state)).max() <= 1e-12 * terms(q)[1]:
             return None
         return q
 
     def add(q):
-        if q is None or any(np.abs(q - r).max() <= 1e-7 * scale
+        if q is None or any(np.abs((q - r) / scales).max() <= 1e-7 * size
                             for r in roots + flipped):
             return False
         # A driver or prismatic joint turned by half a turn meets its sine row too: such a
@@ -128,7 +143,7 @@ def assembly_modes(model: Model, t: float = 0.0, *, q0=None, starts: int = 16,
 
     add(solve(guess.copy(), False))
     rng = np.random.default_rng(seed)
-    candidates = [guess] + [guess + 0.5 * scale * rng.standard_normal(guess.shape)
+    candidates = [guess] + [guess + 0.5 * scales * rng.standard_normal(guess.shape)
                             for _ in range(starts)]
     for start in candidates:
         while len(roots) < max_modes and len(flipped) < 4 * max_modes and add(
