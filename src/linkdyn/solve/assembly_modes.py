@@ -30,6 +30,59 @@ class AssemblyMode:
     rcond: float
 
 
+def _terms(model, q, t, state):
+    """Phi_q at q and the largest row's terms, |Phi_q| |q| (the size its residual is
+    measured in)."""
+    J = model.phi_q(q, t, state)
+    return J, max(float((abs(J) @ np.abs(q)).max(initial=0.0)), 1e-300)
+
+
+def _solve(model, q, t, state, scales, size, known):
+    """Newton from q, deflated by the solutions ``known`` (none: plain Newton), then plain
+    Newton to round-off; None when it does not converge. Distances are in ``scales`` (see
+    :func:`assembly_modes`)."""
+    import scipy.sparse.linalg as spla
+
+    for it in range(80):
+        r = model.phi(q, t, state)
+        if not (np.all(np.isfinite(r)) and np.all(np.isfinite(q))):
+            return None
+        J, magnitude = _terms(model, q, t, state)
+        if np.abs(r).max() <= 1e-9 * magnitude:
+            break
+        try:
+            delta = -spla.splu(J.tocsc()).solve(r)
+        except RuntimeError:            # exactly singular
+            return None
+        if known:
+            # Deflation with M(q) = prod(1/|e_i|^2 + 1), e_i = (q - r_i) / scales: the step
+            # is the Newton step divided by 1 - grad(log M) . delta (Sherman-Morrison).
+            g = np.zeros_like(q)
+            for root in known:
+                e = (q - root) / scales
+                d2 = float(e @ e)
+                if d2 == 0.0:
+                    return None
+                g -= (2.0 * e / scales / d2**2) / (1.0 / d2 + 1.0)
+            denom = 1.0 - float(g @ delta)
+            if abs(denom) < 1e-14:
+                return None
+            delta = delta / denom
+        q = q + delta
+        if np.abs(q / scales).max() > 1e6 * size:
+            return None
+    else:
+        return None
+    for _ in range(4):                  # polish to round-off without deflation
+        try:
+            q = q - spla.splu(model.phi_q(q, t, state).tocsc()).solve(model.phi(q, t, state))
+        except RuntimeError:
+            return None
+    if not np.abs(model.phi(q, t, state)).max() <= 1e-12 * _terms(model, q, t, state)[1]:
+        return None
+    return q
+
+
 def assembly_modes(model: Model, t: float = 0.0, *, q0=None, starts: int = 16,
                    max_modes: int = 64, seed: int = 0) -> tuple:
     """The assembly modes of a fully driven model at time ``t``: its distinct configurations
@@ -54,8 +107,6 @@ def assembly_modes(model: Model, t: float = 0.0, *, q0=None, starts: int = 16,
     fully driven, and AssemblyError (from :func:`linkdyn.consistent_state`) where even the
     guess cannot be assembled."""
     model = as_model(model)
-    import scipy.sparse.linalg as spla
-
     if not isinstance(model, Model):
         raise ArgumentTypeError(f"model must be a linkdyn.Model, got {type(model).__name__}")
     if model.nc != model.nq:
@@ -80,55 +131,6 @@ def assembly_modes(model: Model, t: float = 0.0, *, q0=None, starts: int = 16,
     roots = []          # assembly modes found
     flipped = []        # solutions with a driver or prismatic joint half a turn off
 
-    def terms(q):
-        """The largest row's terms, |Phi_q| |q| (the size its residual is measured in)."""
-        J = model.phi_q(q, t, state)
-        return J, max(float((abs(J) @ np.abs(q)).max(initial=0.0)), 1e-300)
-
-    def solve(q, deflate):
-        """Newton (deflated by the roots found when ``deflate``), then plain Newton to
-        round-off; None when it does not converge."""
-        for it in range(80):
-            r = model.phi(q, t, state)
-            if not (np.all(np.isfinite(r)) and np.all(np.isfinite(q))):
-                return None
-            J, magnitude = terms(q)
-            if np.abs(r).max() <= 1e-9 * magnitude:
-                break
-            try:
-                delta = -spla.splu(J.tocsc()).solve(r)
-            except RuntimeError:            # exactly singular
-                return None
-            if deflate and (roots or flipped):
-                # Deflation with M(q) = prod(1/|e_i|^2 + 1), e_i = (q - r_i) / scales: the
-                # step is the Newton step divided by 1 - grad(log M) . delta
-                # (Sherman-Morrison).
-                g = np.zeros_like(q)
-                for root in roots + flipped:
-                    e = (q - root) / scales
-                    d2 = float(e @ e)
-                    if d2 == 0.0:
-                        return None
-                    g -= (2.0 * e / scales / d2**2) / (1.0 / d2 + 1.0)
-                denom = 1.0 - float(g @ delta)
-                if abs(denom) < 1e-14:
-                    return None
-                delta = delta / denom
-            q = q + delta
-            if np.abs(q / scales).max() > 1e6 * size:
-                return None
-        else:
-            return None
-        for _ in range(4):                  # polish to round-off without deflation
-            try:
-                q = q - spla.splu(model.phi_q(q, t, state).tocsc()).solve(
-                    model.phi(q, t, state))
-            except RuntimeError:
-                return None
-        if not np.abs(model.phi(q, t, state)).max() <= 1e-12 * terms(q)[1]:
-            return None
-        return q
-
     def add(q):
         if q is None or any(np.abs((q - r) / scales).max() <= 1e-7 * size
                             for r in roots + flipped):
@@ -141,13 +143,13 @@ def assembly_modes(model: Model, t: float = 0.0, *, q0=None, starts: int = 16,
             roots.append(q)
         return True
 
-    add(solve(guess.copy(), False))
+    add(_solve(model, guess.copy(), t, state, scales, size, ()))
     rng = np.random.default_rng(seed)
     candidates = [guess] + [guess + 0.5 * scales * rng.standard_normal(guess.shape)
                             for _ in range(starts)]
     for start in candidates:
         while len(roots) < max_modes and len(flipped) < 4 * max_modes and add(
-                solve(start.copy(), True)):
+                _solve(model, start.copy(), t, state, scales, size, roots + flipped)):
             pass
         if len(roots) >= max_modes:
             break
