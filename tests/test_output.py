@@ -213,6 +213,8 @@ def test_models_and_results_print_as_one_line_summaries():
     r = linkdyn.simulate(top, 0.1, dt_out=0.01)
     assert repr(r) == (f"<SimulationResult 'heavy_top': 11 rows, t = 0 to 0.1 s, success, "
                        f"{r.stats['steps']} steps, 0 events>")
+    final = linkdyn.simulate(top, 0.1, t_out="final")
+    assert repr(final).startswith("<SimulationResult 'heavy_top': 1 row, t = 0.1 s, success, ")
     model = linkdyn.load_model("crank_rocker")
     k = linkdyn.kinematics(model, np.linspace(0.0, 2.0 * np.pi, 361))
     assert repr(k) == ("<KinematicsResult 'crank_rocker': 361 rows, t = 0 to 6.28319 s, "

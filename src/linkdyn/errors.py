@@ -89,7 +89,9 @@ def summary(kind: str, name: str, t=None, *parts: str) -> str:
     default repr of a run's dataclass printed every array, pages of them)."""
     if t is not None:
         rows = counted(len(t), "row")
-        parts = ((rows, f"t = {t[0]:g} to {t[-1]:g} s") if len(t) else (rows,)) + parts
+        span = (() if not len(t) else (f"t = {t[0]:g} s",) if t[0] == t[-1] else
+                (f"t = {t[0]:g} to {t[-1]:g} s",))
+        parts = (rows, *span) + parts
     return f"<{kind} {name!r}: {', '.join(parts)}>"
 
 
