@@ -132,6 +132,26 @@ def test_modes_about_a_moving_state_with_velocity():
         linkdyn.modes(model, "upright")
 
 
+def test_modes_of_a_free_body_on_a_spring_damper_in_space():
+    """A spatial body hanging from a ground point on a spring-damper (k = 200 N/m, c = 4
+    N s/m, m = 2 kg, free length 0.9 m): the bounce at sqrt(k / m) = 10 rad/s with damping
+    ratio c / (2 sqrt(k m)) = 0.1, two swings at sqrt(g / L), L the stretched length
+    (undamped: the damper acts along the spring), and free spins. The spins, s = 0 in
+    rounding noise, had damping ratios of +1 and -1 (an unstable-looking mode); they are
+    now frequency 0, ratio 0."""
+    b = linkdyn.SpatialModelBuilder("bob", gravity=(0.0, 0.0, -9.81))
+    b.add_ground_point("O", (0.0, 0.0, 0.0))
+    b.add_body("bob", mass=2.0, inertia=(0.01, 0.012, 0.014), position=(0.0, 0.0, -1.0))
+    b.add_spring_damper("s", "bob.cm", "ground.O", stiffness=200.0, damping=4.0,
+                        free_length=0.9)
+    m = linkdyn.modes(b.build())
+    moving = m.frequencies > 0
+    swing = math.sqrt(9.81 / (0.9 + 2.0 * 9.81 / 200.0))
+    np.testing.assert_allclose(m.frequencies[moving], [swing, swing, 10.0], rtol=1e-9)
+    np.testing.assert_allclose(m.damping_ratios[moving], [0.0, 0.0, 0.1], atol=1e-9)
+    assert np.all(m.damping_ratios[~moving] == 0.0) and (~moving).sum() >= 3
+
+
 def test_reactions_of_a_block_held_on_an_inclined_rail():
     # A block of mass m on a rail through O at angle a, held by a spring along the rail: the
     # rail carries the weight's normal part, m g cos(a), and the moment of the weight about

@@ -192,7 +192,7 @@ class Modes:
     ----------
     frequencies : ndarray (k,)
         Undamped natural frequencies ``|s|`` (rad/s), ascending; one per mode (conjugate pairs
-        counted once).
+        counted once); 0 for a free motion (no stiffness against it, a body's free spin).
     damping_ratios : ndarray (k,)
         ``-Re(s) / |s|`` (0: undamped, 1: critical; > 1 overdamped, negative: unstable).
     eigenvalues : ndarray (k,) complex
@@ -425,6 +425,10 @@ def _release_runs(model, q, t, tol, redundant, first, stop):
                            q, first.residual)
 
 
+#: Eigenvalues below this fraction of the largest are free motions (s = 0) in rounding noise.
+RIGID_MODE = 1e-7
+
+
 def modes(model: Model, state=None, t: float | None = None,
           redundant: str = "raise") -> Modes:
     """Natural frequencies, damping ratios and mode shapes about ``state``: an
@@ -484,6 +488,9 @@ def modes(model: Model, state=None, t: float | None = None,
         norms = np.sqrt(np.einsum("ik,ij,jk->k", eta.conj(), Mr, eta).real)
         eta = eta / np.where(norms > 0, norms, 1.0)
         shapes = Z @ eta
+    # A free motion (no stiffness: a body spinning freely) is s = 0, found as rounding noise
+    # (1e-8 rad/s here and there, real or complex): zero, not a noise's damping ratio of +-1.
+    s = np.where(np.abs(s) <= RIGID_MODE * float(np.abs(s).max(initial=0.0)), 0.0, s)
     omega = np.abs(s)
     with np.errstate(invalid="ignore", divide="ignore"):
         zeta = np.where(omega > 0, -s.real / np.where(omega > 0, omega, 1.0), 0.0)
