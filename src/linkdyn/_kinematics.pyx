@@ -358,7 +358,6 @@ cdef class KinematicSweep:
         cdef double *tmp = self.buf + 5 * n
         cdef double *vals = self.buf + 6 * n
         cdef double t, dt, rn, rn_prev, scale
-        cdef double floor_              # the residual's round-off at the last factors
         cdef double one                 # the refined solves' flag of their one column
         cdef int factored, fresh, det_sign, prev_sign = sign0
         if qs.shape[0] != n or Q.shape[0] < nt or Q.shape[1] != n or sign.shape[0] < nt:
@@ -385,7 +384,6 @@ cdef class KinematicSweep:
                 factored = 0
                 fresh = 0
                 rn_prev = 0.0
-                floor_ = 0.0
                 for it in range(max_iter + 1):
                     self.sys.phi(self.sys.user, t, q, r)
                     rn = 0.0
@@ -401,9 +399,11 @@ cdef class KinematicSweep:
                         break
                     if rn <= tol * scale and factored:
                         break
-                    # At the residual's round-off (see _roundoff_floor): a step on fresh
-                    # factors no longer cuts it, and the position is as good as it gets.
-                    if fresh and rn > 0.5 * rn_prev and rn <= floor_:
+                    # At the residual's round-off (see _roundoff_floor, from the last factors'
+                    # values, and only where Newton has stalled): a step on fresh factors no
+                    # longer cuts it, and the position is as good as it gets.
+                    if fresh and rn > 0.5 * rn_prev and \
+                            rn <= self._roundoff_floor(q, vals, rhs):
                         break
                     if it == max_iter:
                         status = NO_CONVERGENCE
@@ -418,7 +418,6 @@ cdef class KinematicSweep:
                             break
                         factored = 1
                         fresh = 1
-                        floor_ = self._roundoff_floor(q, vals, rhs)
                     rn_prev = rn
                     self.iterations += 1
                     for i in range(n):
