@@ -21,8 +21,8 @@ from collections.abc import Mapping
 
 from ..errors import ModelError
 
-__all__ = ["SECTIONS", "is_model_parameter", "get_parameter", "set_parameter",
-           "with_parameters", "apply_parameters"]
+__all__ = ["SECTIONS", "is_model_parameter", "inertia_entry", "get_parameter",
+           "set_parameter", "with_parameters", "apply_parameters"]
 
 SECTIONS = ("bodies", "joints", "drivers", "forces", "contacts", "markers")
 _COMPONENTS = {"x": 0, "y": 1, "z": 2, "0": 0, "1": 1, "2": 2}
@@ -34,6 +34,16 @@ def is_model_parameter(name: str) -> bool:
     """Whether ``name`` is a path into the model (not, say, a run option)."""
     head = name.split(".", 1)[0]
     return head in ("gravity", "ground") or head in SECTIONS
+
+
+def inertia_entry(path: str):
+    """(row, column) of a spatial body's inertia tensor entry that ``path`` names
+    (``bodies.<body>.inertia.<row>.<column>``), or None for any other path."""
+    parts = path.split(".")
+    if len(parts) == 5 and parts[0] == "bodies" and parts[2] == "inertia" and \
+            parts[3] in _COMPONENTS and parts[4] in _COMPONENTS:
+        return _COMPONENTS[parts[3]], _COMPONENTS[parts[4]]
+    return None
 
 
 def _locate(data: dict, path: str):
@@ -102,9 +112,9 @@ def set_parameter(data: dict, path: str, value) -> None:
     if component is not None:
         container[key] = list(container[key])
         container[key][component] = value
-        if isinstance(container, list) and path.split(".")[2:3] == ["inertia"] and \
-                component != key and component < len(container) and \
-                isinstance(container[component], list) and key < len(container[component]):
+        if inertia_entry(path) is not None and component != key and \
+                component < len(container) and isinstance(container[component], list) and \
+                key < len(container[component]):
             # an inertia tensor's product of inertia: its mirror too (it stays symmetric)
             container[component] = list(container[component])
             container[component][key] = value

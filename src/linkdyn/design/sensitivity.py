@@ -51,7 +51,7 @@ from ..compile.compiler import compile_model
 from ..compile.model import Model, checked_array
 from ..compile.rows import changed_rows, restricted_kernels
 from ..describe import geometric, modelfile
-from ..describe.parameters import get_parameter, with_parameters
+from ..describe.parameters import get_parameter, inertia_entry, with_parameters
 from ..errors import (ArgumentError, ArgumentTypeError, ModelError, SingularConfigurationError,
                       counted, summary)
 from ..models import as_model
@@ -143,8 +143,8 @@ class ParameterFamily:
             jump = np.abs(member.principal_axes - axes).max(axis=(1, 2))
             if np.any(jump > 0.1):
                 body = self.base.body_names[int(np.argmax(jump))]
-                parts = name.split(".")
-                if parts[2:3] == ["inertia"] and len(parts) == 5 and parts[3] != parts[4]:
+                entry = inertia_entry(name)
+                if entry is not None and entry[0] != entry[1]:
                     raise ModelError(
                         f"parameter {name!r}: a product of inertia of body {body!r}, two of "
                         "whose principal moments are equal: the smallest change of it turns "
@@ -179,9 +179,8 @@ def _scale(data, name, value) -> float:
     tensor (kg m^2, often far below 1) the tensor's largest entry, so that a step on a
     product of inertia (zero in principal axes) stays a small part of the tensor: a step of
     1e-3 on the heavy top's 0.004 kg m^2 made a member whose mass lay on a plane."""
-    parts = name.split(".")
-    if len(parts) == 5 and parts[0] == "bodies" and parts[2] == "inertia":
-        tensor = get_parameter(data, ".".join(parts[:3]))
+    if inertia_entry(name) is not None:
+        tensor = get_parameter(data, name.rsplit(".", 2)[0])
         entries = [abs(float(x)) for row in tensor for x in
                    (row if isinstance(row, (list, tuple)) else [row])]
         if entries and max(entries) > 0 and all(math.isfinite(x) for x in entries):

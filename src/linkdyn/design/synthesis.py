@@ -101,7 +101,8 @@ def _cycle_times(cycle, extra):
 
 
 class _PathMeasure:
-    """A marker's position (2 values per target); its rate is the marker's velocity."""
+    """A marker's position (2 or 3 values per target, the model's marker dimension); its
+    rate is the marker's velocity."""
 
     def __init__(self, marker, dimension=2):
         self.marker, self.size = marker, dimension
