@@ -258,6 +258,26 @@ class _Forms:
         self.row(f"{link}.{a}-{b}", link, _add(terms, {(-1, -1): -c}))
 
 
+def _basis(spherical, points) -> tuple:
+    """(size, indices, span) of a link's basis among its members' ``points``: spherical,
+    the pair (a, b) whose cross product is longest; spatial, the triangle (a, b, c) of
+    largest area (twice it: the length of (b - a) x (c - a)), and the largest distance
+    from the first member (the first such on ties, in the order of
+    itertools.combinations). Every candidate at once: this runs for each link of every
+    model a design sweep or synthesis compiles."""
+    p = np.array(points, dtype=float)
+    if spherical:
+        idx = np.array(list(combinations(range(len(p)), 2)), dtype=np.intp)
+        sides = np.cross(p[idx[:, 0]], p[idx[:, 1]])
+    else:
+        idx = np.array(list(combinations(range(len(p)), 3)), dtype=np.intp)
+        sides = np.cross(p[idx[:, 1]] - p[idx[:, 0]], p[idx[:, 2]] - p[idx[:, 0]])
+    sizes = np.sqrt(np.einsum("ij,ij->i", sides, sides))
+    best = int(np.argmax(sizes))
+    span = float(np.sqrt(np.einsum("ij,ij->i", p - p[0], p - p[0])).max())
+    return float(sizes[best]), tuple(int(k) for k in idx[best]), span
+
+
 def _link_rows(forms: _Forms, name, members, ground) -> set:
     """The rows that keep link ``name`` rigid; returns the joints held by a basis of it."""
     value, vec, index = forms.value, forms.vec, forms.index
@@ -270,9 +290,9 @@ def _link_rows(forms: _Forms, name, members, ground) -> set:
     # A basis of the link: spherical, its least parallel pair (a, b) about the centre;
     # spatial, its triangle (a, b, c) of largest area, about a.
     zero = ({}, {}, {})
+    size, base, span = _basis(forms.spherical, [value[m] for m in members])
+    base = tuple(members[k] for k in base)
     if forms.spherical:
-        size, base = max(((float(np.linalg.norm(np.cross(value[a], value[b]))), (a, b))
-                          for a, b in combinations(members, 2)), key=lambda x: x[0])
         if size <= DEGENERATE:
             raise ModelError(f"link '{name}': its joints lie on one axis through the "
                              "centre, so its rotation about that axis is undefined", name)
@@ -281,11 +301,6 @@ def _link_rows(forms: _Forms, name, members, ground) -> set:
         u, w = vec(base[0]), vec(base[1])
         u_v, w_v = value[base[0]], value[base[1]]
     else:
-        size, base = max(((float(np.linalg.norm(np.cross(value[b] - value[a],
-                                                            value[c] - value[a]))),
-                           (a, b, c)) for a, b, c in combinations(members, 3)),
-                         key=lambda x: x[0])
-        span = max(float(np.linalg.norm(value[m] - value[members[0]])) for m in members)
         if size <= DEGENERATE * max(span, 1e-300) ** 2:
             raise ModelError(f"link '{name}': its joints lie on one line, so its rotation "
                              "about that line is undefined", name)
