@@ -72,6 +72,31 @@ def test_sensitivities(benchmark, model, p, n):
           f"differences: {1 + p}); exact: {all(s.exact)}")
 
 
+
+FIVE_SS_JOINTS = [f"joints.{j}.coordinates.{x}" for j in ("J11", "J8", "J10") for x in "xyz"]
+
+
+@pytest.mark.parametrize("p", [3, 9])
+def test_spatial_linkage_sensitivities(benchmark, p):
+    """The 5-SS (a spatial linkage of points) over its actuator's half-metre stroke, 201
+    positions, to the coordinates of its platform point J11 (p = 3: they enter the rows
+    affinely, one member each) and of the platform joints J8 and J10 too (p = 9: a basis
+    triangle's corners enter the rows through squared lengths and solved basis
+    coordinates, so each takes Richardson's four members). Each member is a compile of
+    the linkage, some 0.6 ms against the whole analysis' 1.4 ms: here the members, not
+    the sweep, set the cost."""
+    from linkdyn.models.linkages import linkage
+
+    five_ss = linkage("five_ss")
+    model, times, names = five_ss.build(), np.linspace(0.0, 0.5, 201), FIVE_SS_JOINTS[:p]
+    benchmark.group = "5-SS sensitivities, 201 positions"
+    s = benchmark.pedantic(linkdyn.kinematic_sensitivities, args=(five_ss, names, times),
+                           rounds=3, iterations=1)
+    ratio = benchmark.stats.stats.min / best_seconds(linkdyn.kinematics, model, times)
+    benchmark.extra_info.update(p=p, analyses=ratio, finite_difference_analyses=1 + p)
+    print(f"\n  5-SS, p = {p}: sensitivities cost {ratio:.1f} analyses (finite differences: "
+          f"{1 + p}); exact: {sum(s.exact)} of {p}")
+
 def fourbar(points):
     return four_bar(points)
 
