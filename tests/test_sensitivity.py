@@ -181,7 +181,7 @@ def test_body_angle_sensitivity_is_the_derivative_of_the_angle():
 
 @pytest.mark.parametrize("params, error, match", [
     (["bodies.L55.length"], ModelError, "no body named 'L55'"),
-    (["bodies.L5.lenght"], ModelError, "has no field 'lenght'"),
+    (["bodies.L5.lenght"], ModelError, r"has no field 'lenght' \(its fields: length, "),
     (["bodies.L1.points"], ModelError, "no field 'points'|not a number|ends at a number"),
     (["bodies.L5.velocity.x"], ArgumentError, "do not enter the kinematics or the kin"),
     (["ground.P9.x"], ModelError, "no ground point named 'P9'"),

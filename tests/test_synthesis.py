@@ -40,6 +40,10 @@ def test_fourbar_recovered_from_ten_points_of_its_coupler_curve():
     # Exact Jacobians: Gauss-Newton converges in a handful of analyses.
     assert r.evaluations <= 15
     np.testing.assert_allclose(r.achieved, targets(), atol=1e-10)
+    # one line, not every parameter and array
+    assert repr(r) == (f"<SynthesisResult 'fourbar': 10 parameters, 10 targets, largest "
+                       f"error {r.residual:.3g}, {r.evaluations} analyses, 1 start "
+                       "(0 failed), ok>")
 
 
 def test_free_timing_finds_the_curve_and_the_times_up_to_a_common_shift():

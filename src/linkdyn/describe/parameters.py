@@ -101,7 +101,9 @@ def get_parameter(data: dict, path: str):
     """The value at ``path`` in a model-file dict (:class:`ModelError` names a bad path)."""
     container, key, component = _locate(data, path)
     if isinstance(container, dict) and key not in container:
-        raise ModelError(f"parameter {path!r}: the entry has no field {key!r}")
+        fields = ", ".join(k for k in container if k not in ("type", "name")) or "none"
+        raise ModelError(f"parameter {path!r}: the entry has no field {key!r} (its "
+                         f"fields: {fields})")
     value = container[key]
     return value if component is None else value[component]
 

@@ -38,7 +38,8 @@ import numpy as np
 
 from ..compile.model import Model, checked_array
 from ..describe import geometric
-from ..errors import ArgumentError, ArgumentTypeError, LinkdynError, SynthesisError, name_list
+from ..errors import (ArgumentError, ArgumentTypeError, LinkdynError, SynthesisError, counted,
+                      name_list, summary)
 from ..solve.interrupt import StopRequest, requested
 from .metrics import grashof as grashof_of, transmission_angle
 from .sensitivity import ParameterFamily, _kinematic_sensitivities
@@ -79,6 +80,17 @@ class SynthesisResult:
     seconds: float = 0.0
     model: object = field(default=None, repr=False)
     status: str = "ok"
+
+    def __repr__(self) -> str:
+        name = (self.linkage.get("name", "?") if isinstance(self.linkage, dict)
+                else getattr(self.linkage, "name", "?"))
+        return summary("SynthesisResult", name, None,
+                       counted(len(self.parameters), "parameter"),
+                       counted(len(self.times), "target"),
+                       f"largest error {self.residual:.3g}",
+                       counted(self.evaluations, "analysis", "analyses"),
+                       f"{counted(self.starts, 'start')} ({len(self.failures)} failed)",
+                       self.status)
 
 
 def linkage_parameters(linkage) -> list:
