@@ -34,11 +34,13 @@ right-hand side are exact (no finite differences, no square roots):
   points, |p1 - p2|^2 - f^2 = 0, f the actuator's length.
 
 The lengths, cosines and basis coordinates are measured on the description's coordinates,
-which are therefore an assembled configuration: the start of the sweep. These models are
-kinematic (unit masses in the mass matrix, no forces): :func:`linkdyn.kinematics` is their
-solver, and the solvers of dynamics refuse them. The design leaves room for spatial bodies
-with constant mass matrices in these coordinates (points and unit vectors of natural
-coordinates), when dynamics follows.
+which are therefore an assembled configuration: the start of the sweep. They are analytic
+functions of those coordinates (squares, products and solved 3 x 3 systems), so
+:func:`parameter_kernels` differentiates the rows with respect to any joint coordinate by
+one complex step, exactly, for the design sensitivities. These models are kinematic (unit
+masses in the mass matrix, no forces): :func:`linkdyn.kinematics` is their solver, and the
+solvers of dynamics refuse them; spatial bodies with masses are the natural coordinates of
+:mod:`linkdyn.compile.spatial`.
 """
 
 from __future__ import annotations
@@ -51,16 +53,20 @@ from ..elements.description import Description
 from ..elements.laws import linear
 from ..errors import ModelError, counted
 from .._checks import checked_path
+from .._kernels import Kernels
 from .model import Model, checked_coordinates, checked_time
-from .patterns import Numbering
+from .patterns import Numbering, compile_rows
 from .patterns import mul as _mul
 
-__all__ = ["NaturalModel", "number_linkage"]
+__all__ = ["NaturalModel", "number_linkage", "parameter_kernels"]
 
 #: A link whose members are this close to parallel (spherical: |a x b| of unit vectors) or to
 #: collinear (spatial: the largest triangle's area relative to its longest side squared)
 #: has no well-defined orientation.
 DEGENERATE = 1e-9
+
+#: A joint coordinate's last key in a parameter path -> its component.
+_COMPONENT = {"x": 0, "y": 1, "z": 2, "0": 0, "1": 1, "2": 2}
 
 
 def _add(*term_dicts):
@@ -167,35 +173,62 @@ class NaturalModel(Model):
 
 
 def _unit(v):
-    return np.asarray(v, dtype=float) / np.linalg.norm(v)
+    """v / |v|, as sqrt(v . v): the same value as np.linalg.norm for real v, and analytic
+    for the complex values of :func:`parameter_kernels`' complex step."""
+    v = np.asarray(v, dtype=np.result_type(np.asarray(v), float))
+    return v / np.sqrt(v @ v)
+
+
+def _moving(linkage) -> dict:
+    """The moving joints (not on the ground link) -> their first coordinate's index."""
+    fixed = set(linkage.links[linkage.ground])
+    return {j: 3 * k for k, j in enumerate(j for j in linkage.joints if j not in fixed)}
+
+
+def _joint_values(linkage, step=None) -> dict:
+    """joint -> its vector (a unit vector on a sphere); ``step``: (joint, component, h), the
+    complex step of one coordinate (complex vectors, :func:`parameter_kernels`)."""
+    value = {}
+    for j in linkage.joints.values():
+        v = np.array(j.coordinates[:3], dtype=float if step is None else complex)
+        if step is not None and j.name == step[0]:
+            v[step[1]] += 1j * step[2]
+        value[j.name] = _unit(v) if linkage.kind == "spherical" else v
+    return value
+
+
+def _rows(linkage, holders, value, index, links=None) -> tuple:
+    """The generic rows from the joints' vectors ``value`` (their coefficients are
+    polynomials in them and in the basis coordinates solved from them: analytic, so complex
+    values give their derivatives by the complex step), the input's law (offset, rate) and
+    its measured member: (rows, (offset, rate), turn). ``links``: only these links' rows and
+    the input's (no unit rows: they hold no data)."""
+    forms = _Forms(linkage.kind == "spherical", value, index)
+    combined = set()
+    for name, members in linkage.links.items():
+        if name != linkage.ground and (links is None or name in links):
+            combined |= _link_rows(forms, name, members, linkage.ground)
+    units = []
+    if forms.spherical and links is None:
+        for j in index:
+            if j not in combined:
+                units.append((f"{j}.unit", j, [(_add(_dot(forms.vec(j), forms.vec(j)),
+                                                      {(-1, -1): -1.0}), 0, -1)]))
+    law, turn = _input_row(forms, linkage, holders)
+    return units + forms.rows, law, turn
 
 
 def number_linkage(linkage) -> Numbering:
     """Number the moving joints' coordinates and the rows of a spherical or spatial
     :class:`linkdyn.geometric.Linkage` (validated by it): every row is a generic row."""
     holders = linkage.checked_holders()   # a ground, an input on it, joints held right
-    spherical = linkage.kind == "spherical"
-    joints, links, ground = linkage.joints, linkage.links, linkage.ground
-    value = {}                      # joint -> its vector (a unit vector on a sphere)
-    for j in joints.values():
-        v = np.array(j.coordinates[:3], dtype=float)
-        value[j.name] = _unit(v) if spherical else v
-    fixed = set(links[ground])
-    moving = [j for j in joints if j not in fixed]
-    index = {j: 3 * k for k, j in enumerate(moving)}
+    joints = linkage.joints
+    value = _joint_values(linkage)
+    index = _moving(linkage)
+    moving = list(index)
     nq = 3 * len(moving)
-    forms = _Forms(spherical, value, index)
-    combined = set()
-    for name, members in links.items():
-        if name != ground:
-            combined |= _link_rows(forms, name, members, ground)
-    units = []
-    if spherical:
-        for j in moving:
-            if j not in combined:
-                units.append((f"{j}.unit", j, _add(_dot(forms.vec(j), forms.vec(j)),
-                                                   {(-1, -1): -1.0})))
-    law, turn = _input_row(forms, linkage, holders)
+    generic, (offset, rate), turn = _rows(linkage, holders, value, index)
+    law = linear(offset, rate)
     q0 = np.concatenate([value[j] for j in moving]) if moving else np.zeros(0)
     points = [j for j in joints.values() if j.kind != "prismatic"]
     coord = np.array([[index[j.name] + x if j.name in index else -1 for x in range(3)]
@@ -221,7 +254,7 @@ def number_linkage(linkage) -> Numbering:
                      for c in (("nx", "ny", "nz") if joints[j].kind == "prismatic"
                                else ("x", "y", "z"))],
         rows=[], cols=[], row_names=[], owners=[], nc=0, hdiag=np.zeros(0, dtype=np.intc),
-        generic=[(n, o, [(t, 0, -1)]) for n, o, t in units] + forms.rows, laws=[law],
+        generic=generic, laws=[law],
         force_description=empty, body_index={}, local_of=None, ground={},
         marker_body=np.zeros(0, dtype=np.intp), marker_local=np.zeros((0, 2)),
         names=dict(bodies=(), joints=tuple(joints), markers=tuple(j.name for j in points),
@@ -240,7 +273,7 @@ class _Forms:
         """The joint's vector as three linear forms."""
         if j in self.index:
             return tuple({self.index[j] + i: 1.0} for i in range(3))
-        return tuple({-1: float(x)} for x in self.value[j])
+        return tuple({-1: x.item()} for x in self.value[j])
 
     def row(self, name, owner, terms, tf=0, law=-1, extra=()):
         self.rows.append((name, owner, [(terms, tf, law), *extra]))
@@ -249,11 +282,11 @@ class _Forms:
         """Two joints of a link keep a . b (spherical) or |a - b|^2 (spatial)."""
         value, vec = self.value, self.vec
         if self.spherical:
-            terms, c = _dot(vec(a), vec(b)), float(value[a] @ value[b])
+            terms, c = _dot(vec(a), vec(b)), (value[a] @ value[b]).item()
         else:
             d, dv = _diff(vec(a), vec(b)), value[a] - value[b]
-            terms, c = _dot(d, d), float(dv @ dv)
-            if c == 0.0:
+            terms, c = _dot(d, d), (dv @ dv).item()
+            if c.real == 0.0:
                 raise ModelError(f"link '{link}': joints {a} and {b} coincide", link)
         self.row(f"{link}.{a}-{b}", link, _add(terms, {(-1, -1): -c}))
 
@@ -290,7 +323,7 @@ def _link_rows(forms: _Forms, name, members, ground) -> set:
     # A basis of the link: spherical, its least parallel pair (a, b) about the centre;
     # spatial, its triangle (a, b, c) of largest area, about a.
     zero = ({}, {}, {})
-    size, base, span = _basis(forms.spherical, [value[m] for m in members])
+    size, base, span = _basis(forms.spherical, [value[m].real for m in members])
     base = tuple(members[k] for k in base)
     if forms.spherical:
         if size <= DEGENERATE:
@@ -329,7 +362,8 @@ def _link_rows(forms: _Forms, name, members, ground) -> set:
 
 def _input_row(forms: _Forms, linkage, holders):
     """The input row (law 0): a turn about a ground joint's axis or a linear actuator.
-    Returns (its law, the turn's measured member or None)."""
+    Returns its law's (offset, rate) (a linear law: the actuator's length, or 0 for a turn)
+    and the turn's measured member (or None)."""
     value, vec, index = forms.value, forms.vec, forms.index
     links, ground = linkage.links, linkage.ground
     kind, *spec = linkage.driving
@@ -338,7 +372,8 @@ def _input_row(forms: _Forms, linkage, holders):
         axis = value[joint]
         link = next(k for k in holders[joint] if k != ground)
         cands = [m for m in links[link] if m in index]
-        radius = {m: float(np.linalg.norm(value[m] - (value[m] @ axis) * axis)) for m in cands}
+        radius = {m: float(np.linalg.norm((value[m] - (value[m] @ axis) * axis).real))
+                  for m in cands}
         m = max(cands, key=lambda x: radius[x])
         if radius[m] <= DEGENERATE:
             raise ModelError(f"input: link '{link}' has no joint off the axis of '{joint}', so "
@@ -347,15 +382,73 @@ def _input_row(forms: _Forms, linkage, holders):
         e2 = np.cross(axis, e1)
 
         def const(e):
-            return tuple({-1: float(x)} for x in e)
+            return tuple({-1: x.item()} for x in e)
 
         forms.row("input", "input", _dot(vec(m), const(e2)), 1, 0,
                   [(_scale(_dot(vec(m), const(e1)), -1.0), 2, 0)])
-        return linear(0.0, rate), (index[m], e1, e2)
+        return (0.0, rate), (index[m], e1, e2)
     (p1, p2), rate = spec
     d = _diff(vec(p1), vec(p2))
-    length = float(np.linalg.norm(value[p1] - value[p2]))
-    if length == 0.0:
+    d_v = value[p1] - value[p2]
+    length = np.sqrt(d_v @ d_v).item()
+    if length.real == 0.0:
         raise ModelError(f"actuator: joints {p1} and {p2} coincide", p1)
     forms.row("input", "input", _dot(d, d), 0, -1, [({(-1, -1): -1.0}, 4, 0)])
-    return linear(length, rate), None
+    return (length, rate), None
+
+
+#: The complex step of :func:`parameter_kernels` (a coordinate's imaginary part): the
+#: derivative is the imaginary part over it, with no difference taken (exact to round-off)
+#: and a truncation error of order its square.
+COMPLEX_STEP = 1e-30
+
+
+def parameter_kernels(model: NaturalModel, names) -> list | None:
+    """The derivatives of a linkage's rows with respect to joint coordinates, as kernels:
+    per name ``joints.<joint>.coordinates.<x|y|z|0|1|2>``, (kernels, markers), kernels
+    whose Phi, Phi_q v + Phi_t and Phi_q a - gamma at any state are those of the model's
+    differentiated with respect to that coordinate at fixed state (the rows' coefficients
+    are polynomials in the joints' vectors and in basis coordinates solved from them:
+    their derivatives come from one complex step each, exact to round-off, and the rows are
+    linear in them; an actuator's length enters through its law, f^2 = (L + rate t)^2, whose
+    derivative 2 f dL/dp is a term of its own), and the derivatives (nmarkers, 3) of the
+    markers on ground joints. None where a name is not such a coordinate (the caller then
+    differences compiled members)."""
+    linkage = model.description
+    steps = []
+    for name in names:
+        parts = name.split(".")
+        if len(parts) != 4 or parts[0] != "joints" or parts[2] != "coordinates" or \
+                parts[1] not in linkage.joints or parts[3] not in _COMPONENT:
+            return None
+        steps.append((parts[1], _COMPONENT[parts[3]], COMPLEX_STEP))
+    holders, index = linkage.checked_holders(), _moving(linkage)
+    points = [j.name for j in linkage.joints.values() if j.kind != "prismatic"]
+    out = []
+    for step in steps:
+        value = _joint_values(linkage, step)
+        # only the rows of the links that carry the joint (and the input's) can move
+        links = {name for name, members in linkage.links.items() if step[0] in members}
+        rows, (offset, _), _ = _rows(linkage, holders, value, index, links)
+        moved = {name: (owner, parts) for name, owner, parts in rows}
+        if not set(moved) <= set(model.constraint_names):
+            return None         # (the basis is chosen on the real parts: never expected)
+        d_offset = np.imag(offset) / COMPLEX_STEP
+        derived = []
+        for name, owner in zip(model.constraint_names, model.constraint_owner):
+            owner, parts = moved.get(name, (owner, ()))
+            out_parts = []
+            for terms, tf, law in parts:
+                out_parts.append(({k: c.imag / COMPLEX_STEP for k, c in terms.items()
+                                   if c.imag != 0.0}, tf, law))
+                if tf == 4 and d_offset != 0.0:     # c f^2: c 2 f df/dp
+                    out_parts.append(({k: 2.0 * c.real * d_offset for k, c in terms.items()},
+                                      3, law))
+            derived.append((name, owner, out_parts))
+        garrays = compile_rows(derived, model.nq, 0, [], [], [], [])[0]
+        arrays = dict(model.kernels.arrays)
+        arrays.update(garrays, nc=model.nc, nbody=0, body_stride=model.kernels.body_stride)
+        markers = np.array([np.imag(value[j]) / COMPLEX_STEP if j not in index
+                            else np.zeros(3) for j in points]).reshape(-1, 3)
+        out.append((Kernels(arrays), markers))
+    return out

@@ -30,7 +30,10 @@ states moved off the solution (from three parameters on, first jointly: see
 :func:`_jointly_affine`); for the others (an axis angle, a law's rate) Richardson's
 extrapolation over p +- h and p +- h/2, with an error of order h^4 (h = 1e-3 of the value's
 scale, max(1, abs(value)), or of an inertia tensor's largest entry for its entries: some
-1e-12 relative).
+1e-12 relative). A spherical or spatial linkage's joint coordinates need no members: its
+rows' coefficients are analytic in them, and one complex step each gives their derivatives
+exactly (:func:`linkdyn.compile.natural.parameter_kernels`), as kernels that the sweep
+evaluates in place of the members' weighted sums.
 
 Markers are linear in q with body-fixed points that may depend on p: their derivatives add
 the marker's own p-derivative at fixed q. The kinetostatic input torque's derivatives
@@ -49,6 +52,7 @@ import numpy as np
 
 from ..compile.compiler import compile_model
 from ..compile.model import Model, checked_array
+from ..compile.natural import NaturalModel, parameter_kernels
 from ..compile.rows import changed_rows, restricted_kernels
 from ..describe import geometric, modelfile
 from ..describe.parameters import get_parameter, inertia_entry, with_parameters
@@ -233,8 +237,9 @@ class KinematicSensitivities(_ParameterDerivatives):
 
     ``t`` (n,); ``q``, ``v``, ``a`` (n, nq), the analysis itself; ``dq``, ``dv``, ``da``
     (n, nq, p), their derivatives with respect to ``parameters`` (p names, at ``values``);
-    ``exact`` (p,) whether each parameter enters the constraints affinely (its derivatives
-    are then exact to round-off; otherwise of order h^4, see the module notes); ``status``
+    ``exact`` (p,) whether each parameter's derivatives are exact to round-off (it enters
+    the constraints affinely, or it is a coordinate of a spherical or spatial linkage's
+    joint; otherwise of order h^4, see the module notes); ``status``
     "success", or "interrupted" where Ctrl-C stopped the analysis or its derivatives: the
     rows then end at the last time whose derivatives were complete."""
 
@@ -409,6 +414,10 @@ def _kinematic_sensitivities(model, parameters, times, at, known, options):
             raise ArgumentError("at: every time must be one of the analysis' times")
     t, q, v, a = result.t[rows], result.q[rows], result.v[rows], result.a[rows]
     p = len(family.names)
+    derived = (parameter_kernels(base, family.names) if isinstance(base, NaturalModel)
+               else None)
+    if derived is not None:     # a linkage's joint coordinates: no members (see the notes)
+        return _natural_sensitivities(family, derived, result.status, t, q, v, a)
     steps, member = family.members()
     if known is None and p >= JOINT_TEST_PARAMETERS and \
             _jointly_affine(family, steps, result):
@@ -606,8 +615,6 @@ def _derivatives_compiled(base, member, steps, t, q, v, a, p, known=None):
     residuals' second difference vanishes to round-off, evaluated at states moved off the
     solution (see :func:`_affine_test`). ``known``: as in :func:`_kinematic_sensitivities`,
     a parameter known affine needs no test (nor its member at p - h)."""
-    from .._kinematics import STATUS, SensitivitySweep
-
     n, nq = len(t), base.nq
     cols = base.phiq_colind
     sample = sorted({0, n // 2, n - 1})
@@ -650,10 +657,21 @@ def _derivatives_compiled(base, member, steps, t, q, v, a, p, known=None):
             weight.append(w)
         start.append(len(index))
     models, restricted = _restricted(base, models, n)
+    dq, dv, da, used = _swept(base, models, start, index, weight, restricted, t, q, v, a)
+    return dq, dv, da, exact, used
+
+
+def _swept(base, models, start, index, weight, restricted, t, q, v, a) -> tuple:
+    """The compiled sweep of :func:`_derivatives_compiled` on its members' kernels: (dq, dv,
+    da, used), the rows done (all, or those before Ctrl-C) and whether each parameter's
+    residual derivatives were nonzero anywhere."""
+    from .._kinematics import STATUS, SensitivitySweep
+
+    n, nq, p = len(t), base.nq, len(start) - 1
     dq, dv, da = (np.zeros((n, nq, p)) for _ in range(3))
     size = np.zeros(p)
     if requested():     # Ctrl-C pressed in Python (compiling the members): no rows done
-        return dq[:0], dv[:0], da[:0], exact, [False] * p
+        return dq[:0], dv[:0], da[:0], [False] * p
     sweep = SensitivitySweep(base.kernels)
     status, row = sweep.derivatives(
         np.ascontiguousarray(t, dtype=float), np.ascontiguousarray(q), np.ascontiguousarray(v),
@@ -661,12 +679,38 @@ def _derivatives_compiled(base, member, steps, t, q, v, a, p, known=None):
         np.array(index, dtype=np.intc), np.array(weight), dq, dv, da, size,
         _affine_in_q(base), _time_columns(base), restricted)
     if STATUS[status] == "interrupted":     # the rows before ``row`` are complete
-        return dq[:row], dv[:row], da[:row], exact, [bool(x > 0.0) for x in size]
+        return dq[:row], dv[:row], da[:row], [bool(x > 0.0) for x in size]
     if status != 0:
         raise SingularConfigurationError(
             f"model {base.name!r}: Phi_q is singular at t = {t[row]:.9g} s; the sensitivities "
             "do not exist there", t=float(t[row]))
-    return dq, dv, da, exact, [bool(x > 0.0) for x in size]
+    return dq, dv, da, [bool(x > 0.0) for x in size]
+
+
+def _natural_sensitivities(family, derived, status, t, q, v, a) -> KinematicSensitivities:
+    """The sensitivities of a spherical or spatial linkage to its joints' coordinates, from
+    the kernels of its rows' exact derivatives (linkdyn.compile.natural.parameter_kernels),
+    one per parameter and weighted 1 in the compiled sweep: no member is compiled, and
+    every derivative is exact. A ground joint's marker moves with its own coordinates."""
+    base, p = family.base, len(derived)
+    dq, dv, da, used = _swept(base, [k for k, _ in derived], np.arange(p + 1, dtype=np.intc),
+                              np.arange(p, dtype=np.intc), np.ones(p), False, t, q, v, a)
+    if len(dq) < len(t):      # Ctrl-C: the rows whose derivatives are complete
+        warnings.warn(f"linkdyn: sensitivities interrupted after {len(dq)} of {len(t)} times; "
+                      "the result holds the times done", RuntimeWarning, stacklevel=4)
+        status, (t, q, v, a) = "interrupted", (x[:len(dq)] for x in (t, q, v, a))
+    own = np.stack([markers for _, markers in derived], axis=-1)      # (nmarkers, 3, p)
+    marker_p = {}
+    for k, name in enumerate(base.marker_names):
+        if np.any(own[k] != 0.0):
+            marker_p[(name, "q")] = np.broadcast_to(own[k], (len(t),) + own[k].shape)
+    used = [u or bool(np.any(own[..., j] != 0.0)) for j, u in enumerate(used)]
+    unused = [name for name, u in zip(family.names, used) if not u]
+    if unused and status != "interrupted":
+        raise ArgumentError(f"parameter(s) {', '.join(map(repr, unused))} do not enter the "
+                            f"kinematics of linkage {base.name!r} (their derivatives are zero)")
+    return KinematicSensitivities(base, family.names, family.values, t, q, v, a, dq, dv, da,
+                                  (True,) * p, marker_p, None, status)
 
 
 #: Restricting the members to the rows they change pays once the rows it spares, summed
