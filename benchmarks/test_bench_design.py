@@ -97,6 +97,30 @@ def test_spatial_linkage_sensitivities(benchmark, p):
     print(f"\n  5-SS, p = {p}: sensitivities cost {ratio:.1f} analyses (finite differences: "
           f"{1 + p}); exact: {sum(s.exact)} of {p}")
 
+
+@pytest.mark.parametrize("n", [181, 1801])
+def test_planar_linkage_sensitivities(benchmark, n):
+    """A four-bar linkage (points A, B, C, D and the coupler point P) over one turn of its
+    crank, to all ten coordinates of its joints, the design variables of a path synthesis.
+    A planar linkage's joint coordinates move only the points of its bodies and of the
+    ground, linearly, so the sensitivities move them in the model's own kernels, exactly,
+    with no member compiled. Both sides start from the linkage (its build, 0.36 ms, is
+    part of each)."""
+    from linkdyn.design.synthesis import linkage_parameters
+
+    fb = fourbar(TRUTH)
+    names, times = linkage_parameters(fb), np.linspace(0.0, 2 * np.pi, n)
+    benchmark.group = f"four-bar sensitivities, {n} positions"
+    s = benchmark.pedantic(linkdyn.kinematic_sensitivities, args=(fb, names, times),
+                           rounds=3, iterations=1)
+    ratio = benchmark.stats.stats.min / best_seconds(
+        lambda: linkdyn.kinematics(fb.build(), times))
+    p = len(names)
+    benchmark.extra_info.update(p=p, positions=n, analyses=ratio,
+                                finite_difference_analyses=1 + p)
+    print(f"\n  four-bar, {n} positions, p = {p}: sensitivities cost {ratio:.1f} analyses "
+          f"(finite differences: {1 + p}); exact: {sum(s.exact)} of {p}")
+
 def fourbar(points):
     return four_bar(points)
 

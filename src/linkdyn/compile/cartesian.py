@@ -22,7 +22,7 @@ from .model import COORDINATES, Model
 from .patterns import Numbering
 from .patterns import mul as _mul
 
-__all__ = ["number_bodies"]
+__all__ = ["number_bodies", "point_arrays"]
 
 
 def _point_form(body: int, local, ground_xy=None):
@@ -230,3 +230,16 @@ def _revolute_rows(desc, body_index, ground, nc, rows, cols, row_names, owners):
     rev_row = np.array(rev_row, dtype=np.intc)
     rev_entry = np.array(rev_entry, dtype=np.int64).reshape(-1, 12)
     return rev_body, rev_local, rev_row, rev_entry
+
+
+def point_arrays(desc: Description, points: dict) -> tuple:
+    """The revolute rows' and markers' local-point arrays (``rev_local`` (nrev * 4) and
+    ``marker_local`` (nmarker, 2), laid out as :func:`number_bodies` lays them) with
+    every point given by ``points`` {(body or "ground", point): (x, y)}, and zero for the
+    others: with the points' derivatives with respect to a parameter, the arrays'
+    derivatives (both are linear in the points)."""
+    zero = np.zeros(2)
+    rev = [points.get(end, zero) for j in desc.joints if isinstance(j, RevoluteSpec)
+           for end in (tuple(j.first), tuple(j.second))]
+    markers = [points.get((m.body, m.point), zero) for m in desc.markers]
+    return (np.array(rev, dtype=float).reshape(-1), np.array(markers, dtype=float).reshape(-1, 2))

@@ -56,6 +56,7 @@ import numpy as np
 from .._checks import as_file_error, check_fields, checked_path, real
 from ..compile.compiler import compile_model
 from ..compile.model import Model
+from ..elements.bodies import GROUND
 from ..elements.laws import linear
 from ..errors import ModelError, ModelFileError
 from .builder import ModelBuilder
@@ -387,6 +388,29 @@ class Linkage:
     def save(self, path) -> None:
         """Write this linkage as a linkage file (JSON; see the module notes)."""
         save(self, path)
+
+    def point_derivatives(self, joint: str, axis: int) -> dict | None:
+        """How the points that :meth:`description` gives the bodies and the ground move with
+        one coordinate (``axis`` 0 or 1) of ``joint``: {(body or "ground", point): (dx, dy)}
+        per unit of the coordinate, for the points that move. A body's points are its
+        joints' coordinates about its origin, the mean of them all, and a ground point is
+        the joint's coordinates: both are linear in the coordinates, so these are exact.
+        None for a linkage that is not planar or has a prismatic joint (its line's foot
+        point and angle are not linear in the coordinates)."""
+        if self.kind != PLANAR or any(j.kind == PRISMATIC for j in self._joints.values()):
+            return None
+        step = np.zeros(2)
+        step[axis] = 1.0
+        out = {}
+        for link, joints in self._links.items():
+            if joint not in joints:
+                continue
+            if link == self._ground:
+                out[(GROUND, joint)] = step
+                continue
+            for j in joints:
+                out[(link, j)] = ((1.0 if j == joint else 0.0) - 1.0 / len(joints)) * step
+        return out
 
     def description(self):
         """A planar linkage as a :class:`linkdyn.Description` of bodies and joints (what

@@ -30,10 +30,12 @@ states moved off the solution (from three parameters on, first jointly: see
 :func:`_jointly_affine`); for the others (an axis angle, a law's rate) Richardson's
 extrapolation over p +- h and p +- h/2, with an error of order h^4 (h = 1e-3 of the value's
 scale, max(1, abs(value)), or of an inertia tensor's largest entry for its entries: some
-1e-12 relative). A spherical or spatial linkage's joint coordinates need no members: its
-rows' coefficients are analytic in them, and one complex step each gives their derivatives
-exactly (:func:`linkdyn.compile.natural.parameter_kernels`), as kernels that the sweep
-evaluates in place of the members' weighted sums.
+1e-12 relative). A linkage's joint coordinates need no members (:func:`_linkage_sweep`): a
+spherical or spatial linkage's rows' coefficients are analytic in them, and one complex step
+each gives their derivatives exactly (:func:`linkdyn.compile.natural.parameter_kernels`), as
+kernels that the sweep evaluates in place of the members' weighted sums; a planar linkage of
+revolute joints is linear in them through its bodies' and ground's points
+(:meth:`linkdyn.geometric.Linkage.point_derivatives`), which the model's own kernels move.
 
 Markers are linear in q with body-fixed points that may depend on p: their derivatives add
 the marker's own p-derivative at fixed q. The kinetostatic input torque's derivatives
@@ -52,15 +54,14 @@ import numpy as np
 
 from ..compile.compiler import compile_model
 from ..compile.model import Model, checked_array
-from ..compile.natural import NaturalModel, parameter_kernels
-from ..compile.rows import changed_rows, restricted_kernels
 from ..describe import geometric, modelfile
 from ..describe.parameters import get_parameter, inertia_entry, with_parameters
-from ..errors import (ArgumentError, ArgumentTypeError, ModelError, SingularConfigurationError,
-                      counted, summary)
+from ..errors import ArgumentError, ArgumentTypeError, ModelError, counted, summary
 from ..models import as_model
-from ..solve.interrupt import StopRequest, requested
+from ..solve.interrupt import StopRequest
 from ..solve.kinematics import kinematics
+from .derivative_sweep import (_affine_in_q, _linkage_sweep, _restricted, _swept,
+                               _time_columns)
 from .metrics import input_torque
 
 __all__ = ["kinematic_sensitivities", "KinematicSensitivities", "ParameterFamily"]
@@ -414,10 +415,9 @@ def _kinematic_sensitivities(model, parameters, times, at, known, options):
             raise ArgumentError("at: every time must be one of the analysis' times")
     t, q, v, a = result.t[rows], result.q[rows], result.v[rows], result.a[rows]
     p = len(family.names)
-    derived = (parameter_kernels(base, family.names) if isinstance(base, NaturalModel)
-               else None)
-    if derived is not None:     # a linkage's joint coordinates: no members (see the notes)
-        return _natural_sensitivities(family, derived, result.status, t, q, v, a)
+    sweep = _linkage_sweep(family, model, len(t))
+    if sweep is not None:       # a linkage's joint coordinates: no members (see the notes)
+        return _exact_sensitivities(family, sweep, result.status, t, q, v, a)
     steps, member = family.members()
     if known is None and p >= JOINT_TEST_PARAMETERS and \
             _jointly_affine(family, steps, result):
@@ -661,100 +661,25 @@ def _derivatives_compiled(base, member, steps, t, q, v, a, p, known=None):
     return dq, dv, da, exact, used
 
 
-def _swept(base, models, start, index, weight, restricted, t, q, v, a) -> tuple:
-    """The compiled sweep of :func:`_derivatives_compiled` on its members' kernels: (dq, dv,
-    da, used), the rows done (all, or those before Ctrl-C) and whether each parameter's
-    residual derivatives were nonzero anywhere."""
-    from .._kinematics import STATUS, SensitivitySweep
-
-    n, nq, p = len(t), base.nq, len(start) - 1
-    dq, dv, da = (np.zeros((n, nq, p)) for _ in range(3))
-    size = np.zeros(p)
-    if requested():     # Ctrl-C pressed in Python (compiling the members): no rows done
-        return dq[:0], dv[:0], da[:0], [False] * p
-    sweep = SensitivitySweep(base.kernels)
-    status, row = sweep.derivatives(
-        np.ascontiguousarray(t, dtype=float), np.ascontiguousarray(q), np.ascontiguousarray(v),
-        np.ascontiguousarray(a), models, np.array(start, dtype=np.intc),
-        np.array(index, dtype=np.intc), np.array(weight), dq, dv, da, size,
-        _affine_in_q(base), _time_columns(base), restricted)
-    if STATUS[status] == "interrupted":     # the rows before ``row`` are complete
-        return dq[:row], dv[:row], da[:row], [bool(x > 0.0) for x in size]
-    if status != 0:
-        raise SingularConfigurationError(
-            f"model {base.name!r}: Phi_q is singular at t = {t[row]:.9g} s; the sensitivities "
-            "do not exist there", t=float(t[row]))
-    return dq, dv, da, [bool(x > 0.0) for x in size]
-
-
-def _natural_sensitivities(family, derived, status, t, q, v, a) -> KinematicSensitivities:
-    """The sensitivities of a spherical or spatial linkage to its joints' coordinates, from
-    the kernels of its rows' exact derivatives (linkdyn.compile.natural.parameter_kernels),
-    one per parameter and weighted 1 in the compiled sweep: no member is compiled, and
-    every derivative is exact. A ground joint's marker moves with its own coordinates."""
-    base, p = family.base, len(derived)
-    dq, dv, da, used = _swept(base, [k for k, _ in derived], np.arange(p + 1, dtype=np.intc),
-                              np.arange(p, dtype=np.intc), np.ones(p), False, t, q, v, a)
+def _exact_sensitivities(family, sweep, status, t, q, v, a) -> KinematicSensitivities:
+    """The sensitivities from :func:`_linkage_sweep`'s kernels and marker terms: no member
+    compiled, and every derivative exact."""
+    base, p = family.base, len(family.names)
+    *arrays, own = sweep
+    dq, dv, da, used = _swept(base, *arrays, t, q, v, a)
     if len(dq) < len(t):      # Ctrl-C: the rows whose derivatives are complete
         warnings.warn(f"linkdyn: sensitivities interrupted after {len(dq)} of {len(t)} times; "
                       "the result holds the times done", RuntimeWarning, stacklevel=4)
         status, (t, q, v, a) = "interrupted", (x[:len(dq)] for x in (t, q, v, a))
-    own = np.stack([markers for _, markers in derived], axis=-1)      # (nmarkers, 3, p)
-    marker_p = {}
-    for k, name in enumerate(base.marker_names):
-        if np.any(own[k] != 0.0):
-            marker_p[(name, "q")] = np.broadcast_to(own[k], (len(t),) + own[k].shape)
-    used = [u or bool(np.any(own[..., j] != 0.0)) for j, u in enumerate(used)]
+    marker_p = own(q, v, a)
+    for (name, _), x in marker_p.items():
+        used = [u or bool(np.any(x[..., j] != 0.0)) for j, u in enumerate(used)]
     unused = [name for name, u in zip(family.names, used) if not u]
     if unused and status != "interrupted":
         raise ArgumentError(f"parameter(s) {', '.join(map(repr, unused))} do not enter the "
                             f"kinematics of linkage {base.name!r} (their derivatives are zero)")
     return KinematicSensitivities(base, family.names, family.values, t, q, v, a, dq, dv, da,
                                   (True,) * p, marker_p, None, status)
-
-
-#: Restricting the members to the rows they change pays once the rows it spares, summed
-#: over the sweep's positions, reach this many: building a member's restricted kernels
-#: costs some 0.1 ms, and each row spared saves some 7 ns a position (the Jansen linkage,
-#: benchmarks/test_bench_design.py: a break-even near 450 positions for one parameter).
-RESTRICT_WORK = 20_000
-
-
-def _restricted(base, models, positions) -> tuple:
-    """(kernels, restricted): the members' kernels restricted to the rows where any of them
-    differs from the model's (linkdyn.compile.rows), and True; ``models`` as they are and
-    False where a member differs in structure, or where too few rows times ``positions``
-    would be spared to pay for the restriction (RESTRICT_WORK)."""
-    if positions * base.nc < RESTRICT_WORK:
-        return models, False
-    union = np.zeros(base.nc, dtype=bool)
-    for kernels in models:
-        rows = changed_rows(base.kernels, kernels)
-        if rows is None:
-            return models, False
-        union |= rows
-    if positions * int(np.count_nonzero(~union)) < RESTRICT_WORK:
-        return models, False
-    return [restricted_kernels(k, union) for k in models], True
-
-
-def _affine_in_q(model) -> int:
-    """1 if the model's Phi_q v + Phi_t and Phi_q a - gamma are affine in q: its constraints
-    are at most quadratic in q, and no time factor multiplies a product of two coordinates
-    (Phi_t and Phi_tt of such a term would be quadratic in q); the rows of a coordinate
-    family's own kernels (unit vectors, revolute joints, frames) do not depend on time."""
-    a = model.kernels.arrays
-    product = (a["term_a"] >= 0) & (a["term_b"] >= 0)
-    return int(not np.any(a["term_tf"][product] != 0))
-
-
-def _time_columns(model) -> np.ndarray:
-    """The coordinates that a time factor multiplies in some constraint term: the columns
-    where Phi_t depends on q."""
-    a = model.kernels.arrays
-    timed = a["term_tf"] != 0
-    cols = np.concatenate([a["term_a"][timed], a["term_b"][timed]])
-    return np.unique(cols[cols >= 0]).astype(np.intc)
 
 
 def _phi_q_times(model, q, t, x, cols) -> np.ndarray:
