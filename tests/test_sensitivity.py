@@ -176,7 +176,7 @@ def test_a_linkages_rows_are_differentiated_exactly_without_members(monkeypatch)
 
     def no_members(*args, **kwargs):
         raise AssertionError("a member was compiled")
-    monkeypatch.setattr(ParameterFamily, "members", no_members)
+    monkeypatch.setattr(ParameterFamily, "shifted", no_members)
     s = kinematic_sensitivities(five, names, np.linspace(0.0, 0.5, 11))
     assert s.exact == (True,) * 4
     assert np.array_equal(s.marker("J1")[:, :, 1], np.tile([0.0, 1.0, 0.0], (11, 1)))
@@ -215,7 +215,7 @@ def test_a_planar_linkages_points_move_linearly_and_need_no_members(monkeypatch)
 
     def no_members(*args, **kwargs):
         raise AssertionError("a member was compiled")
-    monkeypatch.setattr(S.ParameterFamily, "members", no_members)
+    monkeypatch.setattr(S.ParameterFamily, "shifted", no_members)
     s = kinematic_sensitivities(fb, names, times)
     assert s.exact == (True,) * len(names)
     for j in range(len(names)):
@@ -228,6 +228,64 @@ def test_a_planar_linkages_points_move_linearly_and_need_no_members(monkeypatch)
             ref = fd(get)
             assert np.abs(ref).max() > 1e-2, names[j]
             assert np.abs(mine[..., j] - ref).max() < 1e-9 * np.abs(ref).max(), names[j]
+
+
+def slider_crank():
+    """A crank OA (0.1 m) about O, a rod AB (0.3 m) and a slider at B on the line through G
+    along x, the crank turned at 2 rad/s; a marker at the rod's middle."""
+    b = linkdyn.ModelBuilder("slider_crank", gravity=(0.0, -9.81))
+    b.add_ground_point("O", (0.0, 0.0))
+    b.add_ground_point("G", (0.0, 0.0))
+    b.add_bar("crank", length=0.1, density=1.0, position=(0.05, 0.0), angle=0.0)
+    b.add_bar("rod", length=0.3, density=1.0, position=(0.25, 0.0), angle=0.0,
+              points={"M": (0.0, 0.0)})
+    b.add_body("slider", mass=0.2, inertia=1e-4, position=(0.4, 0.0), points={"B": (0.0, 0.0)})
+    b.add_revolute("O", "crank.a", "ground.O")
+    b.add_revolute("A", "crank.b", "rod.a")
+    b.add_revolute("B", "rod.b", "slider.B")
+    b.add_prismatic("slide", "ground.G", "slider.B")
+    b.add_angle_driver("motor", "O", laws.linear(0.0, -2.0))
+    b.add_marker("M", "rod.M")
+    return b.build()
+
+
+@pytest.mark.parametrize("names, members", [
+    (["bodies.crank.length", "bodies.rod.length", "ground.O.y", "bodies.rod.points.M.x"],
+     False),
+    (["bodies.crank.length", "ground.G.y"], True),        # G is on the prismatic joint's line
+])
+def test_model_file_points_and_lengths_need_no_members(monkeypatch, names, members):
+    """In a model file, a ground point's or a body point's coordinate and a bar's length
+    move only points, linearly (a bar's ends at -+ length / 2): where those points are held
+    by revolute joints and markers only, the sensitivities move them in the model's own
+    kernels with no member compiled, and agree to round-off with the members' forward
+    differences (exact too: the rows are affine in these parameters). A point on a
+    prismatic joint's line enters that joint's generic rows: members then. The input
+    torque's derivatives compile their members when asked for."""
+    from linkdyn.design import derivative_sweep, sensitivity as S
+
+    model, times = slider_crank(), np.linspace(0.0, 3.0, 61)
+    compiled = []
+    shifted = S.ParameterFamily.shifted
+    monkeypatch.setattr(S.ParameterFamily, "shifted",
+                        lambda self, j, step: compiled.append(j) or shifted(self, j, step))
+    fast = kinematic_sensitivities(model, names, times)
+    assert bool(compiled) is members
+    monkeypatch.setattr(S, "_exact_sweep", lambda *args: None)
+    slow = kinematic_sensitivities(model, names, times)
+    assert fast.exact == slow.exact == (True,) * len(names)
+    for x, y in ((fast.dq, slow.dq), (fast.dv, slow.dv), (fast.da, slow.da),
+                 (fast.marker("M"), slow.marker("M")),
+                 (fast.marker_acceleration("M"), slow.marker_acceleration("M"))):
+        assert np.abs(y).max() > 1e-2
+        np.testing.assert_allclose(x, y, rtol=0, atol=1e-9 * np.abs(y).max())
+    compiled.clear()
+    tau = fast.input_torque("motor")
+    assert compiled or members          # the kinetostatics' members, compiled now
+    np.testing.assert_allclose(tau, slow.input_torque("motor"), rtol=0,
+                               atol=1e-9 * np.abs(tau).max())
+    moves = derivative_sweep._point_moves(S.ParameterFamily(model, names), model)
+    assert (moves is None) is members
 
 
 def test_a_relative_angle_driver_takes_the_central_differences_in_q():
@@ -416,7 +474,8 @@ def _compile_counter(monkeypatch):
 @pytest.mark.parametrize("source, names", [
     (fourbar, ["bodies.coupler.length", "ground.D.x", "bodies.rocker.density",
                "bodies.crank.length"]),
-    ("jansen_driven", [f"bodies.L{i}.length" for i in range(2, 8)]),
+    # (a density, which moves no point, keeps the lengths on members)
+    ("jansen_driven", [f"bodies.L{i}.length" for i in range(2, 8)] + ["bodies.L8.density"]),
 ])
 def test_parameters_tested_jointly_compile_one_member_each_and_agree(monkeypatch, source,
                                                                        names):
@@ -564,7 +623,9 @@ def test_ctrl_c_pressed_while_the_members_compile_is_not_lost(monkeypatch):
     monkeypatch.setattr(sensitivity.ParameterFamily, "shifted", shifted)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        s = kinematic_sensitivities(fourbar(), PARAMS, np.linspace(0.0, 1.0, 11))
+        # (a density, which moves no point, keeps the others on members)
+        s = kinematic_sensitivities(fourbar(), PARAMS + ["bodies.rocker.density"],
+                                    np.linspace(0.0, 1.0, 11))
     assert calls and s.status == "interrupted" and len(s.t) == 0
     assert any("interrupted after 0 of 11" in str(w.message) for w in caught)
     import signal
@@ -572,7 +633,7 @@ def test_ctrl_c_pressed_while_the_members_compile_is_not_lost(monkeypatch):
 
 
 @pytest.mark.parametrize("source, names, restricted", [
-    ("jansen_driven", ["bodies.L2.length"], True),
+    ("jansen_driven", ["bodies.L2.length", "bodies.L2.density"], True),
     ("jansen_driven", ["bodies.L5.length", "ground.P2.x", "drivers.crank.law.rate"], True),
     ("spatial_slider_crank", ["bodies.crank.points.pin.x", "ground.line.z"], True),
     # a point's coordinate that is zero: its terms appear when it moves (a new structure)

@@ -232,12 +232,20 @@ def _revolute_rows(desc, body_index, ground, nc, rows, cols, row_names, owners):
     return rev_body, rev_local, rev_row, rev_entry
 
 
-def point_arrays(desc: Description, points: dict) -> tuple:
+def point_arrays(desc: Description, points: dict) -> tuple | None:
     """The revolute rows' and markers' local-point arrays (``rev_local`` (nrev * 4) and
-    ``marker_local`` (nmarker, 2), laid out as :func:`number_bodies` lays them) with
-    every point given by ``points`` {(body or "ground", point): (x, y)}, and zero for the
-    others: with the points' derivatives with respect to a parameter, the arrays'
-    derivatives (both are linear in the points)."""
+    ``marker_local`` (nmarker, 2), laid out as :func:`number_bodies` lays them, rotors' pins
+    included) with every point given by ``points`` {(body or "ground", point): (x, y)}, and
+    zero for the others: with the points' derivatives with respect to a parameter, the
+    arrays' derivatives (both are linear in the points). None where one of those points
+    enters a generic row (a prismatic joint, a coordinate driver), whose coefficients these
+    arrays do not hold."""
+    desc = _forces.expand(desc)[0]
+    for j in (*desc.joints, *desc.drivers):
+        ends = ((j.first, j.second) if isinstance(j, PrismaticSpec) else
+                (j.point,) if isinstance(j, CoordinateDriverSpec) else ())
+        if any(tuple(end) in points for end in ends):
+            return None
     zero = np.zeros(2)
     rev = [points.get(end, zero) for j in desc.joints if isinstance(j, RevoluteSpec)
            for end in (tuple(j.first), tuple(j.second))]

@@ -3,7 +3,7 @@ kernels whose weighted residuals are each parameter's derivatives of the rows, a
 run on them. Either members compiled at shifted parameter values (linkdyn.design.sensitivity
 differences them), restricted to the rows they change where that pays, or, for a linkage's
 joint coordinates, kernels that give the derivatives exactly with no member compiled
-(:func:`_linkage_sweep`)."""
+(:func:`_exact_sweep`)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from ..compile.cartesian import point_arrays
 from ..compile.natural import NaturalModel, parameter_kernels
 from ..compile.rows import changed_rows, restricted_kernels
 from ..describe import geometric
+from ..elements.bodies import GROUND, BarSpec
+from ..elements.description import Description
 from ..errors import SingularConfigurationError
 from ..solve.interrupt import requested
 
@@ -44,19 +46,20 @@ def _swept(base, models, start, index, weight, restricted, t, q, v, a) -> tuple:
     return dq, dv, da, [bool(x > 0.0) for x in size]
 
 
-def _linkage_sweep(family, source, n) -> tuple | None:
-    """The derivatives of a linkage's rows with respect to its joints' coordinates without
-    compiled members, where they are known exactly: (kernels, start, index, weight,
-    restricted, own) for :func:`_swept` and the markers' own derivatives ``own(q, v, a)``
-    -> {(marker, part): (n, dim, p)}; None otherwise (differenced members then).
+def _exact_sweep(family, source, n) -> tuple | None:
+    """The derivatives of the rows with respect to parameters that move only points,
+    without compiled members, where they are known exactly: (kernels, start, index,
+    weight, restricted, own) for :func:`_swept` and the markers' own derivatives
+    ``own(q, v, a)`` -> {(marker, part): (n, dim, p)}; None otherwise (differenced members
+    then).
 
-    - A spherical or spatial linkage: kernels of its rows' derivatives
+    - A spherical or spatial linkage's joint coordinates: kernels of its rows' derivatives
       (linkdyn.compile.natural.parameter_kernels: one complex step each), weighted 1; a
       ground joint's marker moves with its own coordinates.
-    - A planar linkage of revolute joints: the coordinates move only the bodies' and the
-      ground's points, linearly (Linkage.point_derivatives), and the rows and markers are
-      linear in those: the kernels with the points moved by their derivatives, less the
-      model's own (weights 1 and -1), and the markers' A(u) ds/dp."""
+    - Planar bodies' points (:func:`_point_moves`): the revolute rows and the markers are
+      linear in them, so the model's kernels with the points moved by their derivatives,
+      less the model's own (weights 1 and -1), give the rows' derivatives, and a marker
+      r + A(u) s moves by A(u) ds/dp."""
     base = family.base
     if isinstance(base, NaturalModel):
         derived = parameter_kernels(base, family.names)
@@ -70,18 +73,9 @@ def _linkage_sweep(family, source, n) -> tuple | None:
                                                               marks[k].shape)
                                  for k, name in enumerate(base.marker_names)
                                  if np.any(marks[k] != 0.0)})
-    if not isinstance(source, geometric.Linkage):
+    moved = _point_moves(family, source)
+    if moved is None:
         return None
-    moved = []
-    for name in family.names:
-        parts = name.split(".")
-        if len(parts) != 4 or parts[:1] + parts[2:3] != ["joints", "coordinates"] or \
-                parts[3] not in ("x", "y", "0", "1"):
-            return None
-        points = source.point_derivatives(parts[1], "xy01".index(parts[3]) % 2)
-        if points is None:
-            return None
-        moved.append(point_arrays(base.description, points))
     kernels = [base.kernels]
     for rev, _ in moved:
         arrays = dict(base.kernels.arrays)
@@ -108,6 +102,53 @@ def _linkage_sweep(family, source, n) -> tuple | None:
     return (kernels, np.arange(0, 2 * p + 1, 2, dtype=np.intc),
             np.ravel([(j + 1, 0) for j in range(p)]).astype(np.intc),
             np.tile([1.0, -1.0], p), restricted, own)
+
+
+_AXIS = {"x": 0, "y": 1, "0": 0, "1": 1}
+
+
+def _point_moves(family, source) -> list | None:
+    """Per parameter, the derivatives of the revolute rows' and markers' local-point arrays
+    (linkdyn.compile.cartesian.point_arrays) of a planar model whose parameters all move
+    points only, linearly: a planar linkage's joint coordinates
+    (:meth:`linkdyn.geometric.Linkage.point_derivatives`), and in a model file a ground
+    point's or a body point's coordinate (``ground.P2.x``, ``bodies.crank.points.B.y``) or
+    a bar's length (its ends at -+ length / 2). None for any other parameter, or where a
+    moved point enters a prismatic joint or a coordinate driver."""
+    base = family.base
+    if base.space != "planar" or isinstance(base, NaturalModel):
+        return None
+    linkage = isinstance(source, geometric.Linkage)
+    desc = base.description
+    if not linkage and not isinstance(desc, Description):
+        return None
+    bodies = {b.name: b for b in desc.bodies}
+    out = []
+    for name in family.names:
+        parts = name.split(".")
+        step = np.zeros(2)
+        if parts[-1] in _AXIS:
+            step[_AXIS[parts[-1]]] = 1.0
+        if linkage:
+            points = (source.point_derivatives(parts[1], _AXIS[parts[3]])
+                      if len(parts) == 4 and parts[:3:2] == ["joints", "coordinates"]
+                      and parts[3] in _AXIS else None)
+        elif len(parts) == 3 and parts[0] == "ground" and parts[2] in _AXIS:
+            points = {(GROUND, parts[1]): step}
+        elif len(parts) == 5 and parts[0] == "bodies" and parts[2] == "points" and \
+                parts[4] in _AXIS:
+            points = {(parts[1], parts[3]): step}
+        elif len(parts) == 3 and parts[0] == "bodies" and parts[2] == "length" and \
+                isinstance(bodies.get(parts[1]), BarSpec):
+            points = {(parts[1], "a"): np.array([-0.5, 0.0]),
+                      (parts[1], "b"): np.array([0.5, 0.0])}
+        else:
+            points = None
+        arrays = None if points is None else point_arrays(desc, points)
+        if arrays is None or not (np.any(arrays[0] != 0.0) or np.any(arrays[1] != 0.0)):
+            return None     # (a point only a force element holds: the kinetostatics')
+        out.append(arrays)
+    return out
 
 
 #: Restricting the members to the rows they change pays once the rows it spares, summed

@@ -30,12 +30,15 @@ states moved off the solution (from three parameters on, first jointly: see
 :func:`_jointly_affine`); for the others (an axis angle, a law's rate) Richardson's
 extrapolation over p +- h and p +- h/2, with an error of order h^4 (h = 1e-3 of the value's
 scale, max(1, abs(value)), or of an inertia tensor's largest entry for its entries: some
-1e-12 relative). A linkage's joint coordinates need no members (:func:`_linkage_sweep`): a
-spherical or spatial linkage's rows' coefficients are analytic in them, and one complex step
-each gives their derivatives exactly (:func:`linkdyn.compile.natural.parameter_kernels`), as
-kernels that the sweep evaluates in place of the members' weighted sums; a planar linkage of
-revolute joints is linear in them through its bodies' and ground's points
-(:meth:`linkdyn.geometric.Linkage.point_derivatives`), which the model's own kernels move.
+1e-12 relative). Parameters whose derivatives the compile knows need no members
+(:func:`linkdyn.design.derivative_sweep._exact_sweep`): a spherical or spatial linkage's
+joint coordinates, in which its rows' coefficients are analytic, so that one complex step
+each gives their derivatives exactly (:func:`linkdyn.compile.natural.parameter_kernels`),
+as kernels that the sweep evaluates in place of the members' weighted sums; and the
+parameters of planar models that only move points that revolute joints and markers hold (a
+planar linkage's joint coordinates, :meth:`linkdyn.geometric.Linkage.point_derivatives`; a
+model file's ground and body points and bar lengths), in which the rows are linear: the
+model's own kernels with those points moved give the rows' derivatives.
 
 Markers are linear in q with body-fixed points that may depend on p: their derivatives add
 the marker's own p-derivative at fixed q. The kinetostatic input torque's derivatives
@@ -60,7 +63,7 @@ from ..errors import ArgumentError, ArgumentTypeError, ModelError, counted, summ
 from ..models import as_model
 from ..solve.interrupt import StopRequest
 from ..solve.kinematics import kinematics
-from .derivative_sweep import (_affine_in_q, _linkage_sweep, _restricted, _swept,
+from .derivative_sweep import (_affine_in_q, _exact_sweep, _restricted, _swept,
                                _time_columns)
 from .metrics import input_torque
 
@@ -415,8 +418,8 @@ def _kinematic_sensitivities(model, parameters, times, at, known, options):
             raise ArgumentError("at: every time must be one of the analysis' times")
     t, q, v, a = result.t[rows], result.q[rows], result.v[rows], result.a[rows]
     p = len(family.names)
-    sweep = _linkage_sweep(family, model, len(t))
-    if sweep is not None:       # a linkage's joint coordinates: no members (see the notes)
+    sweep = _exact_sweep(family, model, len(t))
+    if sweep is not None:       # derivatives the compile knows: no members (see the notes)
         return _exact_sensitivities(family, sweep, result.status, t, q, v, a)
     steps, member = family.members()
     if known is None and p >= JOINT_TEST_PARAMETERS and \
@@ -662,8 +665,9 @@ def _derivatives_compiled(base, member, steps, t, q, v, a, p, known=None):
 
 
 def _exact_sensitivities(family, sweep, status, t, q, v, a) -> KinematicSensitivities:
-    """The sensitivities from :func:`_linkage_sweep`'s kernels and marker terms: no member
-    compiled, and every derivative exact."""
+    """The sensitivities from :func:`_exact_sweep`'s kernels and marker terms: no member
+    compiled (until ``input_torque`` asks for the kinetostatics'), every derivative
+    exact."""
     base, p = family.base, len(family.names)
     *arrays, own = sweep
     dq, dv, da, used = _swept(base, *arrays, t, q, v, a)
@@ -677,9 +681,10 @@ def _exact_sensitivities(family, sweep, status, t, q, v, a) -> KinematicSensitiv
     unused = [name for name, u in zip(family.names, used) if not u]
     if unused and status != "interrupted":
         raise ArgumentError(f"parameter(s) {', '.join(map(repr, unused))} do not enter the "
-                            f"kinematics of linkage {base.name!r} (their derivatives are zero)")
+                            f"kinematics of {base.name!r} (their derivatives are zero)")
+    steps, member = family.members()        # compiled if input_torque asks for them
     return KinematicSensitivities(base, family.names, family.values, t, q, v, a, dq, dv, da,
-                                  (True,) * p, marker_p, None, status)
+                                  (True,) * p, marker_p, (member, steps, None), status)
 
 
 def _phi_q_times(model, q, t, x, cols) -> np.ndarray:
