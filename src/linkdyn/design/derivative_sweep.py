@@ -1,8 +1,9 @@
 """The compiled sensitivity sweep's inputs (linkdyn._kinematics.SensitivitySweep): the
 kernels whose weighted residuals are each parameter's derivatives of the rows, and the sweep
 run on them. Either members compiled at shifted parameter values (linkdyn.design.sensitivity
-differences them), restricted to the rows they change where that pays, or, for a linkage's
-joint coordinates, kernels that give the derivatives exactly with no member compiled
+differences them), restricted to the rows they change where that pays, or, for parameters
+whose derivatives the compile knows (a linkage's joint coordinates, a planar model's points
+and bar lengths), kernels that give the derivatives exactly with no member compiled
 (:func:`_exact_sweep`)."""
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from ..solve.interrupt import requested
 
 
 def _swept(base, models, start, index, weight, restricted, t, q, v, a) -> tuple:
-    """The compiled sweep of :func:`_derivatives_compiled` on its members' kernels: (dq, dv,
-    da, used), the rows done (all, or those before Ctrl-C) and whether each parameter's
+    """The compiled sweep on the kernels ``models`` (each parameter's residual derivatives:
+    sum of weight[k] F(models[index[k]]) over k in start[j] .. start[j + 1]): (dq, dv, da,
+    used), the rows done (all, or those before Ctrl-C) and whether each parameter's
     residual derivatives were nonzero anywhere."""
     from .._kinematics import STATUS, SensitivitySweep
 
@@ -113,8 +115,10 @@ def _point_moves(family, source) -> list | None:
     points only, linearly: a planar linkage's joint coordinates
     (:meth:`linkdyn.geometric.Linkage.point_derivatives`), and in a model file a ground
     point's or a body point's coordinate (``ground.P2.x``, ``bodies.crank.points.B.y``) or
-    a bar's length (its ends at -+ length / 2). None for any other parameter, or where a
-    moved point enters a prismatic joint or a coordinate driver."""
+    a bar's length (its ends at -+ length / 2). None for any other parameter, where a
+    moved point enters a prismatic joint or a coordinate driver (generic rows), or where it
+    enters no revolute joint and no marker (a force element's point: only the
+    kinetostatics, which members judge)."""
     base = family.base
     if base.space != "planar" or isinstance(base, NaturalModel):
         return None

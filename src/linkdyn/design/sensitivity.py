@@ -242,8 +242,9 @@ class KinematicSensitivities(_ParameterDerivatives):
     ``t`` (n,); ``q``, ``v``, ``a`` (n, nq), the analysis itself; ``dq``, ``dv``, ``da``
     (n, nq, p), their derivatives with respect to ``parameters`` (p names, at ``values``);
     ``exact`` (p,) whether each parameter's derivatives are exact to round-off (it enters
-    the constraints affinely, or it is a coordinate of a spherical or spatial linkage's
-    joint; otherwise of order h^4, see the module notes); ``status``
+    the constraints affinely, or it is a joint coordinate of a spherical or spatial linkage,
+    whose rows the compile differentiates; otherwise of order h^4, see the module notes);
+    ``status``
     "success", or "interrupted" where Ctrl-C stopped the analysis or its derivatives: the
     rows then end at the last time whose derivatives were complete."""
 
