@@ -338,6 +338,32 @@ def test_masses_move_a_start_assembled_from_guesses_off_the_constraints():
             names[j]
 
 
+def test_a_start_that_a_mass_does_not_move_takes_two_assemblies_not_four(monkeypatch):
+    """The Jansen linkage's start is assembled from guesses 5e-6 off its constraints, in the
+    mass matrix's metric, yet its densities do not move it: the starts assembled at
+    p +- h are its own bit for bit, and the start's derivative is zero without the
+    assemblies at p +- h/2 that Richardson's extrapolation would add. A length moves the
+    start and is extrapolated over all four. The sensitivities are the same, bit for bit,
+    as with every start extrapolated."""
+    from linkdyn.design import dynamic_sensitivity as DS
+    from linkdyn.design.sensitivity import _difference
+
+    model = linkdyn.load_model("jansen")
+    names = ["bodies.L5.length", "bodies.L3.density", "bodies.L7.density"]
+    assembled = []
+    assemble = DS.consistent_state
+    monkeypatch.setattr(DS, "consistent_state",
+                        lambda *a, **k: assembled.append(1) or assemble(*a, **k))
+    fast = linkdyn.simulation_sensitivities(model, names, 0.2, rtol=1e-8, atol=1e-8)
+    # the run's own start, then four for the length and two for each density
+    assert len(assembled) == 1 + 4 + 2 + 2
+    assert np.abs(fast.dq[0, :, 0]).max() > 0.1 and not np.any(fast.dq[0, :, 1:])
+    monkeypatch.setattr(DS, "_start_derivative",
+                        lambda start_of, h, own: _difference(start_of, h)[0])
+    full = linkdyn.simulation_sensitivities(model, names, 0.2, rtol=1e-8, atol=1e-8)
+    assert np.array_equal(fast.dq, full.dq) and np.array_equal(fast.dv, full.dv)
+
+
 def test_a_frame_that_turns_under_a_small_change_is_refused_by_name():
     """A body whose inertia has two equal moments but is not given in principal axes: a
     change of one entry picks principal axes at a finite angle from the model's, so its
