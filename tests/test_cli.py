@@ -82,6 +82,22 @@ def test_module_entry_point():
     assert out.strip() == f"linkdyn {linkdyn.__version__}"
 
 
+@pytest.mark.parametrize("command", [
+    ["simulate", "spatial_double_pendulum", "--t-end", "0.2"],
+    ["kinematics", "crank_rocker", "--t-end", "0.5", "--dt", "0.05"],
+])
+def test_an_html_output_is_the_interactive_page_not_text(tmp_path, capsys, command):
+    """--output FILE.html writes the result's interactive page (as animate --html does), not
+    columns of numbers under an .html name; another name still gets the plain text."""
+    page, text = tmp_path / "run.html", tmp_path / "run.txt"
+    assert main(command + ["--output", str(page)]) == 0
+    assert f"wrote {page} (interactive page)" in capsys.readouterr().out
+    html = page.read_text()
+    assert html.lstrip().lower().startswith("<!doctype html") and "plotly" in html.lower()
+    assert main(command + ["--output", str(text)]) == 0
+    assert text.read_text().startswith("# t ")
+
+
 def test_simulate_writes_outputs(tmp_path, capsys):
     import json
 

@@ -149,6 +149,32 @@ def write_trajectory(result, path) -> None:
     np.savetxt(path, data, fmt="%.15e", header=" ".join(cols), comments="# ")
 
 
+def write_markers(result, path) -> None:
+    """A kinematic analysis as plain text: a header line, then each output time's marker
+    positions, velocities and accelerations."""
+    model = result.model
+    axes = "xyz"[:model.marker_dimension]
+    cols = ["t"] + [f"{m}.{k}{c}" for m in model.marker_names for k in ("", "v", "a")
+                    for c in axes]
+    data = [result.t]
+    for m in model.marker_names:
+        data += [result.marker(m), result.marker_velocity(m), result.marker_acceleration(m)]
+    np.savetxt(path, np.column_stack(data), fmt="%.15e", header=" ".join(cols),
+               comments="# ")
+
+
+def _write_output(result, path, as_text) -> None:
+    """--output: plain text (``as_text``), or for a FILE ending in .html or .htm the result's
+    interactive page (what ``linkdyn animate --html`` writes; a page's name written as
+    columns of numbers was what a user got before)."""
+    if path.lower().endswith((".html", ".htm")):
+        result.to_html(path)
+        print(f"  wrote {path} (interactive page)")
+        return
+    as_text(result, path)
+    print(f"  wrote {path}")
+
+
 STATS_KEYS = ("integration_seconds", "output_seconds", "steps", "rejected_steps",
               "newton_iterations", "residual_evaluations", "jacobian_evaluations",
               "factorizations")
@@ -239,8 +265,7 @@ def _cmd_simulate(args) -> int:
     if estimate is not None:
         _print_estimate(estimate, args)
     if args.output:
-        write_trajectory(result, args.output)
-        print(f"  wrote {args.output}")
+        _write_output(result, args.output, write_trajectory)
     if args.stats_json:
         with open(args.stats_json, "w", encoding="utf-8") as f:
             json.dump({k: st[k] for k in STATS_KEYS}, f, indent=2)
@@ -388,15 +413,7 @@ def _cmd_kinematics(args) -> int:
         print(f"  singular configuration at t = {s.t:.6g} s: "
               f"{describe_rows(model, s.constraints) or 'rows not diagnosed'}")
     if args.output:
-        axes = "xyz"[:model.marker_dimension]
-        cols = ["t"] + [f"{m}.{k}{c}" for m in model.marker_names for k in ("", "v", "a")
-                        for c in axes]
-        data = [result.t]
-        for m in model.marker_names:
-            data += [result.marker(m), result.marker_velocity(m), result.marker_acceleration(m)]
-        np.savetxt(args.output, np.column_stack(data), fmt="%.15e", header=" ".join(cols),
-                   comments="# ")
-        print(f"  wrote {args.output}")
+        _write_output(result, args.output, write_markers)
     report = None
     if args.metrics:
         from .design.report import cycle_metrics, format_cycle_metrics
@@ -603,7 +620,9 @@ def _add_simulate(sub) -> None:
     p.add_argument("--estimate-error", action="store_true",
                    help="estimate the global error from a second run with tolerances 100 "
                    "times tighter (linkdyn.estimate_error; 2.5 to 3.5 times the work)")
-    p.add_argument("--output", metavar="FILE", help="write the trajectory as plain text")
+    p.add_argument("--output", metavar="FILE",
+                   help="write the trajectory as plain text (a FILE ending in .html: the "
+                   "interactive page, as animate --html)")
     p.add_argument("--stats-json", metavar="FILE", help="write the work counters as JSON")
     p.add_argument("--plot", metavar="DIR", help="write PNG plots into DIR")
     p.set_defaults(func=_cmd_simulate)
@@ -625,7 +644,8 @@ def _add_kinematics(sub) -> None:
                    "the sweep cannot go on, write what was solved (exit status 1)")
     _add_at_limit(p)
     p.add_argument("--output", metavar="FILE",
-                   help="write marker positions, velocities, accelerations as text")
+                   help="write marker positions, velocities, accelerations as text (a FILE "
+                   "ending in .html: the interactive page)")
     p.add_argument("--plot", metavar="DIR", help="write PNG plots into DIR")
     p.add_argument("--metrics", action="store_true",
                    help="print design metrics (planar models): transmission angles and dead "
