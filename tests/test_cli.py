@@ -89,6 +89,7 @@ def test_module_entry_point():
 def test_an_html_output_is_the_interactive_page_not_text(tmp_path, capsys, command):
     """--output FILE.html writes the result's interactive page (as animate --html does), not
     columns of numbers under an .html name; another name still gets the plain text."""
+    pytest.importorskip("plotly")
     page, text = tmp_path / "run.html", tmp_path / "run.txt"
     assert main(command + ["--output", str(page)]) == 0
     assert f"wrote {page} (interactive page)" in capsys.readouterr().out
@@ -96,6 +97,24 @@ def test_an_html_output_is_the_interactive_page_not_text(tmp_path, capsys, comma
     assert html.lstrip().lower().startswith("<!doctype html") and "plotly" in html.lower()
     assert main(command + ["--output", str(text)]) == 0
     assert text.read_text().startswith("# t ")
+
+
+def test_an_html_output_without_plotly_is_refused_before_the_run(tmp_path, capsys,
+                                                                 monkeypatch):
+    """Without plotly (the html extra), --output FILE.html is refused up front, naming the
+    extra to install, before any run (the wheel's test environment has no plotly)."""
+    from linkdyn import cli
+    from linkdyn.errors import ArgumentError
+    from linkdyn.results import html
+
+    def missing():
+        raise ArgumentError('to_html needs plotly: pip install "linkdyn[html]"')
+    monkeypatch.setattr(html, "_plotly", missing)
+    ran = []
+    monkeypatch.setattr(cli, "simulate", lambda *a, **k: ran.append(1))
+    assert main(["simulate", "--output", str(tmp_path / "run.html")]) == 2
+    assert 'pip install "linkdyn[html]"' in capsys.readouterr().err
+    assert not ran and not (tmp_path / "run.html").exists()
 
 
 def test_simulate_writes_outputs(tmp_path, capsys):

@@ -163,11 +163,25 @@ def write_markers(result, path) -> None:
                comments="# ")
 
 
+def _is_page(path) -> bool:
+    return path is not None and path.lower().endswith((".html", ".htm"))
+
+
+def _checked_output(path) -> None:
+    """--output, checked before the run: a writable place, and for a page plotly (the
+    ``html`` extra), whose absence would otherwise show only after the run."""
+    _writable(path, "--output")
+    if _is_page(path):
+        from .results.html import _plotly
+
+        _plotly()
+
+
 def _write_output(result, path, as_text) -> None:
     """--output: plain text (``as_text``), or for a FILE ending in .html or .htm the result's
     interactive page (what ``linkdyn animate --html`` writes; a page's name written as
     columns of numbers was what a user got before)."""
-    if path.lower().endswith((".html", ".htm")):
+    if _is_page(path):
         result.to_html(path)
         print(f"  wrote {path} (interactive page)")
         return
@@ -203,7 +217,7 @@ class _TerminalProgress:
 
 
 def _cmd_simulate(args) -> int:
-    _writable(args.output, "--output")
+    _checked_output(args.output)
     _writable(args.stats_json, "--stats-json")
     _plot_dir(args.plot)
     model = load_model(args.model)
@@ -360,7 +374,7 @@ def _turn_time(model):
 
 
 def _cmd_kinematics(args) -> int:
-    _writable(args.output, "--output")
+    _checked_output(args.output)
     _plot_dir(args.plot)
     model = load_model(args.model)
     if args.metrics and model.space != "planar":     # before the sweep, not after it
