@@ -186,15 +186,18 @@ def _state_at(model: Model, run, t):
     return run
 
 
-def _equilibrated(J):
-    """J (sparse) with each row, then each column, scaled to a largest entry of 1."""
+def _equilibrated(J) -> tuple:
+    """(D_r J D_c, D_r, D_c): J (sparse) with each row, then each column, scaled to a
+    largest entry of 1, and those scales (diagonals, as vectors)."""
     import scipy.sparse as sp
 
     J = sp.csr_matrix(J)
     rows = abs(J).max(axis=1).toarray().ravel()
-    J = sp.diags(np.where(rows > 0, 1.0 / np.where(rows > 0, rows, 1.0), 1.0)) @ J
+    dr = np.where(rows > 0, 1.0 / np.where(rows > 0, rows, 1.0), 1.0)
+    J = sp.diags(dr) @ J
     cols = abs(J).max(axis=0).toarray().ravel()
-    return J @ sp.diags(np.where(cols > 0, 1.0 / np.where(cols > 0, cols, 1.0), 1.0))
+    dc = np.where(cols > 0, 1.0 / np.where(cols > 0, cols, 1.0), 1.0)
+    return J @ sp.diags(dc), dr, dc
 
 
 def _least_squares_sweep(model, t, q, tol, max_iterations, run, singular_rcond, on_singular):
@@ -241,7 +244,7 @@ def _least_squares_sweep(model, t, q, tol, max_iterations, run, singular_rcond, 
             previous = size
             J = model.phi_q(q, float(tk), state)
             try:
-                lu, rcond = factor(J)
+                lu, _ = factor(J)
             except RuntimeError:   # exactly singular
                 break
             iterations += 1
@@ -250,13 +253,13 @@ def _least_squares_sweep(model, t, q, tol, max_iterations, run, singular_rcond, 
             worst = np.argsort(-np.abs(np.nan_to_num(r, nan=np.inf)))[:5]
             failure = (k, [names[i] for i in worst], float(np.max(np.abs(r))))
             break
-        J = model.phi_q(q, float(tk), state)
-        lu, _ = factor(J)
-        v = lu.solve(J.T @ -model.kernels.phi_t(q, float(tk), state=state))
-        a = lu.solve(J.T @ model.kernels.gamma(q, v, float(tk), state=state))
-        # the estimate of the rows and columns scaled to unit largest entries, as the
-        # compiled sweep's (KinematicSweep._solution_factors): free of the units
-        Q[k], V[k], A[k], rc[k] = q, v, a, factor(_equilibrated(J))[1]
+        # One factorisation of the equilibrated Phi_q: a unit-free condition estimate (as
+        # KinematicSweep._solution_factors') and the solves of v and a (consistent rows).
+        Je, dr, dc = _equilibrated(model.phi_q(q, float(tk), state))
+        lu, rc[k] = factor(Je)
+        v = dc * lu.solve(Je.T @ (dr * -model.kernels.phi_t(q, float(tk), state=state)))
+        a = dc * lu.solve(Je.T @ (dr * model.kernels.gamma(q, v, float(tk), state=state)))
+        Q[k], V[k], A[k] = q, v, a
     done = len(t) if failure is None else failure[0]
     singular = _singularities(model, t, Q, rc, done, singular_rcond, run)
     stats = dict(factorizations=factorizations, newton_iterations=iterations,
