@@ -428,11 +428,7 @@ def _kinematic_sensitivities(model, parameters, times, at, known, options):
         known, joint = [True] * p, True
 
     dq, dv, da, exact, used = _derivatives_compiled(base, member, steps, t, q, v, a, p, known)
-    status = result.status
-    if len(dq) < len(t):      # Ctrl-C: the rows whose derivatives are complete
-        warnings.warn(f"linkdyn: sensitivities interrupted after {len(dq)} of {len(t)} times; "
-                      "the result holds the times done", RuntimeWarning, stacklevel=3)
-        status, (t, q, v, a) = "interrupted", (x[:len(dq)] for x in (t, q, v, a))
+    status, (t, q, v, a) = _rows_done(len(dq), result.status, (t, q, v, a), stacklevel=4)
     marker_p = marker_parameter_terms(base, member, steps, dict(q=q, v=v, a=a), used, exact,
                                       known)
     if known is not None and not joint:
@@ -449,11 +445,7 @@ def _kinematic_sensitivities(model, parameters, times, at, known, options):
     else:   # judged near rows of the whole analysis (an interrupted one may have none)
         dynamic_exact = _kinetostatic_terms(base, member, steps, result.t, result.q, result.v,
                                             result.a, used)
-    unused = [name for name, u in zip(family.names, used) if not u]
-    if unused and status != "interrupted":      # an interrupted sweep cannot tell
-        raise ArgumentError(f"parameter(s) {', '.join(map(repr, unused))} do not enter the "
-                            f"kinematics or the kinetostatics of model {base.name!r} (their "
-                            "derivatives are zero)")
+    _refuse_unused(family, used, status, "the kinematics or the kinetostatics")
     return KinematicSensitivities(base, family.names, family.values, t, q, v, a, dq, dv, da,
                                   tuple(bool(e) for e in exact), marker_p,
                                   (member, steps, dynamic_exact), status)
@@ -665,6 +657,27 @@ def _derivatives_compiled(base, member, steps, t, q, v, a, p, known=None):
     return dq, dv, da, exact, used
 
 
+def _rows_done(done, status, rows, stacklevel) -> tuple:
+    """(status, rows): the analysis' rows (t, q, v, a) cut to the ``done`` whose derivatives
+    are complete, "interrupted" and a RuntimeWarning where Ctrl-C stopped the sweep before
+    the last."""
+    if done >= len(rows[0]):
+        return status, rows
+    warnings.warn(f"linkdyn: sensitivities interrupted after {done} of {len(rows[0])} times; "
+                  "the result holds the times done", RuntimeWarning, stacklevel=stacklevel)
+    return "interrupted", tuple(x[:done] for x in rows)
+
+
+def _refuse_unused(family, used, status, what) -> None:
+    """ArgumentError naming the parameters whose derivatives are zero (an interrupted sweep
+    cannot tell)."""
+    unused = [name for name, u in zip(family.names, used) if not u]
+    if unused and status != "interrupted":
+        raise ArgumentError(f"parameter(s) {', '.join(map(repr, unused))} do not enter "
+                            f"{what} of model {family.base.name!r} (their derivatives are "
+                            "zero)")
+
+
 def _exact_sensitivities(family, sweep, status, t, q, v, a) -> KinematicSensitivities:
     """The sensitivities from :func:`_exact_sweep`'s kernels and marker terms: no member
     compiled (until ``input_torque`` asks for the kinetostatics'), every derivative
@@ -672,17 +685,11 @@ def _exact_sensitivities(family, sweep, status, t, q, v, a) -> KinematicSensitiv
     base, p = family.base, len(family.names)
     *arrays, own = sweep
     dq, dv, da, used = _swept(base, *arrays, t, q, v, a)
-    if len(dq) < len(t):      # Ctrl-C: the rows whose derivatives are complete
-        warnings.warn(f"linkdyn: sensitivities interrupted after {len(dq)} of {len(t)} times; "
-                      "the result holds the times done", RuntimeWarning, stacklevel=4)
-        status, (t, q, v, a) = "interrupted", (x[:len(dq)] for x in (t, q, v, a))
+    status, (t, q, v, a) = _rows_done(len(dq), status, (t, q, v, a), stacklevel=5)
     marker_p = own(q, v, a)
-    for (name, _), x in marker_p.items():
-        used = [u or bool(np.any(x[..., j] != 0.0)) for j, u in enumerate(used)]
-    unused = [name for name, u in zip(family.names, used) if not u]
-    if unused and status != "interrupted":
-        raise ArgumentError(f"parameter(s) {', '.join(map(repr, unused))} do not enter the "
-                            f"kinematics of {base.name!r} (their derivatives are zero)")
+    for x in marker_p.values():     # a parameter that moves only a marker is used too
+        used = np.logical_or(used, np.any(x != 0.0, axis=(0, 1)))
+    _refuse_unused(family, used, status, "the kinematics")
     steps, member = family.members()        # compiled if input_torque asks for them
     return KinematicSensitivities(base, family.names, family.values, t, q, v, a, dq, dv, da,
                                   (True,) * p, marker_p, (member, steps, None), status)
