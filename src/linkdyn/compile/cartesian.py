@@ -232,22 +232,28 @@ def _revolute_rows(desc, body_index, ground, nc, rows, cols, row_names, owners):
     return rev_body, rev_local, rev_row, rev_entry
 
 
-def point_arrays(desc: Description, points: dict) -> tuple | None:
-    """The revolute rows' and markers' local-point arrays (``rev_local`` (nrev * 4) and
-    ``marker_local`` (nmarker, 2), laid out as :func:`number_bodies` lays them, rotors' pins
-    included) with every point given by ``points`` {(body or "ground", point): (x, y)}, and
-    zero for the others: with the points' derivatives with respect to a parameter, the
-    arrays' derivatives (both are linear in the points). None where one of those points
-    enters a generic row (a prismatic joint, a coordinate driver), whose coefficients these
-    arrays do not hold."""
+def point_arrays(desc: Description, moves) -> list:
+    """Per dict of ``moves`` ({(body or "ground", point): (x, y)}), the revolute rows' and
+    markers' local-point arrays (``rev_local`` (nrev * 4) and ``marker_local`` (nmarker, 2),
+    laid out as :func:`number_bodies` lays them, rotors' pins included) with each point it
+    gives at its value and the others zero: with the points' derivatives with respect to a
+    parameter, the arrays' derivatives (both are linear in the points). None for a dict
+    with a point that enters a generic row (a prismatic joint, a coordinate driver), whose
+    coefficients these arrays do not hold. The description is expanded once for all."""
     desc = _forces.expand(desc)[0]
-    for j in (*desc.joints, *desc.drivers):
-        ends = ((j.first, j.second) if isinstance(j, PrismaticSpec) else
-                (j.point,) if isinstance(j, CoordinateDriverSpec) else ())
-        if any(tuple(end) in points for end in ends):
-            return None
+    generic = {tuple(end) for j in (*desc.joints, *desc.drivers)
+               for end in ((j.first, j.second) if isinstance(j, PrismaticSpec) else
+                           (j.point,) if isinstance(j, CoordinateDriverSpec) else ())}
+    ends = [tuple(end) for j in desc.joints if isinstance(j, RevoluteSpec)
+            for end in (j.first, j.second)]
+    marked = [(m.body, m.point) for m in desc.markers]
     zero = np.zeros(2)
-    rev = [points.get(end, zero) for j in desc.joints if isinstance(j, RevoluteSpec)
-           for end in (tuple(j.first), tuple(j.second))]
-    markers = [points.get((m.body, m.point), zero) for m in desc.markers]
-    return (np.array(rev, dtype=float).reshape(-1), np.array(markers, dtype=float).reshape(-1, 2))
+    out = []
+    for points in moves:
+        if generic.intersection(points):
+            out.append(None)
+            continue
+        out.append((np.array([points.get(e, zero) for e in ends], dtype=float).reshape(-1),
+                    np.array([points.get(m, zero) for m in marked],
+                             dtype=float).reshape(-1, 2)))
+    return out

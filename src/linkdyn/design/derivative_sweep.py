@@ -127,7 +127,7 @@ def _point_moves(family, source) -> list | None:
     if not linkage and not isinstance(desc, Description):
         return None
     bodies = {b.name: b for b in desc.bodies}
-    out = []
+    moves = []
     for name in family.names:
         parts = name.split(".")
         step = np.zeros(2)
@@ -148,10 +148,13 @@ def _point_moves(family, source) -> list | None:
                       (parts[1], "b"): np.array([0.5, 0.0])}
         else:
             points = None
-        arrays = None if points is None else point_arrays(desc, points)
+        if points is None:
+            return None
+        moves.append(points)
+    out = point_arrays(desc, moves)
+    for arrays in out:
         if arrays is None or not (np.any(arrays[0] != 0.0) or np.any(arrays[1] != 0.0)):
             return None     # (a point only a force element holds: the kinetostatics')
-        out.append(arrays)
     return out
 
 
