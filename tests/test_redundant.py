@@ -161,3 +161,41 @@ def test_kinematics_refuses_contradicting_redundant_rows():
     with pytest.raises(linkdyn.KinematicsError, match="no configuration at t = 0.1 s") as info:
         linkdyn.kinematics(model, np.linspace(0.0, 1.0, 11), redundant="allow")
     assert len(info.value.result.t) == 1
+
+
+@pytest.mark.parametrize("offset", [1e-4, 1e-3])
+def test_a_parallelogram_made_rigid_assembles_in_its_one_position(offset):
+    """The middle rocker's pivot moved ``offset`` along x: the rows are no longer redundant
+    and the linkage holds in one position only, where (sin(theta) - d)^2 + cos(theta)^2 = 1,
+    sin(theta) = d / 2 (theta: the rockers' tilt from the vertical). The regularised
+    iteration that the redundant start calls for creeps there (at the rate 1e-10 /
+    sigma^2, sigma of the order of d); plain Newton steps after it finish the assembly.
+    Before, a pivot 1e-4 off raised a conflict "off by 0" that named no constraint."""
+    from linkdyn.design.sensitivity import ParameterFamily
+
+    family = ParameterFamily(parallelogram(), ["ground.O1.x"])
+    model = family.model(family.values + offset)
+    s = linkdyn.consistent_state(model, redundant="allow")
+    assert np.abs(model.phi(s.q, 0.0)).max() < 1e-13
+    np.testing.assert_allclose(s.q[2], offset / 2, rtol=1e-9)     # R0's u_x = sin(theta)
+
+
+def test_sensitivities_of_redundant_rows_are_refused_where_they_do_not_exist():
+    """A parameter that enters an overconstrained linkage's rows (a pivot's position) locks
+    it when it changes: the sensitivities are refused with the reason. A mass, which keeps
+    the geometry, is differentiated: against central differences of whole runs."""
+    from linkdyn.design.sensitivity import ParameterFamily
+
+    with pytest.raises(linkdyn.ModelError, match="more constraint rows"):
+        linkdyn.kinematic_sensitivities(driven_parallelogram(), ["ground.O1.x"],
+                                        np.linspace(0.0, 1.0, 11), redundant="allow")
+    with pytest.raises(linkdyn.ModelError, match="'ground.O1.x' enter the constraints"):
+        linkdyn.simulation_sensitivities(parallelogram(), ["ground.O1.x"], 0.2,
+                                         redundant="allow")
+    opts = dict(rtol=1e-11, atol=1e-11, dt_out=0.05, redundant="allow")
+    s = linkdyn.simulation_sensitivities(parallelogram(), ["bodies.C.mass"], 0.2, **opts)
+    family = ParameterFamily(parallelogram(), ["bodies.C.mass"])
+    runs = [linkdyn.simulate(family.model(family.values + h), 0.2, **opts)
+            for h in (1e-3, -1e-3)]
+    fd = (runs[0].q - runs[1].q) / 2e-3      # (2e-6 of the largest here)
+    np.testing.assert_allclose(s.dq[:, :, 0], fd, rtol=0.0, atol=1e-4 * np.abs(fd).max())

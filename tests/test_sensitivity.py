@@ -87,6 +87,23 @@ def test_fourbar_coupler_point_against_the_closed_form_differentiated_by_hand():
         np.testing.assert_allclose(dP[i], exact, atol=1e-11)
 
 
+def test_derivatives_formed_in_the_analysis_sweep_follow_its_sub_steps():
+    """Every time asked for: the derivatives are formed in the analysis' own sweep. At
+    times 0.4 of a crank turn apart the sweep solves sub-steps between them (rows it then
+    drops); the rows kept carry their own derivatives: the closed form, and those of a
+    second sweep over the same rows (``at``) to round-off."""
+    t = np.arange(0.0, 8.0, 0.8)                  # 2.4 rad of crank a step
+    assert linkdyn.kinematics(fourbar(), t).stats["sub_steps"] > 0
+    s = kinematic_sensitivities(fourbar(), PARAMS, t)
+    again = kinematic_sensitivities(fourbar(), PARAMS, t, at=t)
+    dP = s.marker("P")
+    for i, ti in enumerate(t):
+        np.testing.assert_allclose(dP[i], coupler_point_and_derivatives(1.0 + W * ti)[1],
+                                   atol=1e-11)
+    for x, y in ((s.dq, again.dq), (s.dv, again.dv), (s.da, again.da)):
+        np.testing.assert_allclose(x, y, rtol=0.0, atol=1e-10 * np.abs(y).max())
+
+
 def whole_run_differences(model_source, params, times, marker, h=1e-6):
     """d(marker position, velocity, acceleration)/dp by central differences of whole
     analyses of the models compiled at p +- h."""
@@ -576,24 +593,31 @@ def _interrupting(run):
 
 @pytest.mark.parametrize("stage", ["analysis", "derivatives"])
 def test_ctrl_c_keeps_the_sensitivities_computed(monkeypatch, stage):
-    # Ctrl-C during the analysis or during its derivatives (200,001 times of the four-bar:
-    # each loop takes some 0.5 s here) returns the rows whose derivatives are complete,
-    # status "interrupted" with a warning, and those rows are right (the closed form).
+    # Ctrl-C during the analysis, whose sweep forms these derivatives too, or during the
+    # derivatives' own sweep after it (asked for ``at`` given times: here all of them)
+    # (200,001 times of the four-bar: each loop takes some 0.5 s here) returns the rows
+    # whose derivatives are complete, status "interrupted" with a warning, and those rows
+    # are right (the closed form).
     import warnings
 
     import linkdyn._kinematics as compiled
-    from linkdyn.design import sensitivity
 
-    if stage == "analysis":
-        monkeypatch.setattr(sensitivity, "kinematics", _interrupting(sensitivity.kinematics))
+    t = np.linspace(0.0, 50.0, 200_001)
+    if stage == "analysis":     # (the timer starts with the compiled sweep: under the
+        import linkdyn.solve.tracking as tracking   # sanitizers its set-up takes longer)
+
+        class Analysis(compiled.SensitivitySweep):
+            sweep = _interrupting(compiled.SensitivitySweep.sweep)
+        monkeypatch.setattr(tracking, "SensitivitySweep", Analysis)
+        at = None
     else:
         class Interrupted(compiled.SensitivitySweep):
             derivatives = _interrupting(compiled.SensitivitySweep.derivatives)
         monkeypatch.setattr(compiled, "SensitivitySweep", Interrupted)
-    t = np.linspace(0.0, 50.0, 200_001)
+        at = t
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        s = kinematic_sensitivities(fourbar(), PARAMS, t)
+        s = kinematic_sensitivities(fourbar(), PARAMS, t, at=at)
     assert s.status == "interrupted" and 0 < len(s.t) < len(t)
     assert any("interrupted" in str(w.message) for w in caught)
     assert s.dq.shape == (len(s.t), s.model.nq, len(PARAMS)) and s.q.shape[0] == len(s.t)

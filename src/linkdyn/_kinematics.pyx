@@ -4,8 +4,8 @@
 At each time: a Taylor predictor from the previous solution (q + v dt + a dt^2 / 2), Newton
 on Phi(q, t) = 0 with one numeric refactorisation of Phi_q (the pattern was analysed once) and
 further steps on the same factors while they cut the residual tenfold; then Phi_q v = -Phi_t
-and Phi_q a = gamma with those factors and iterative refinement against freshly evaluated
-Jacobian values. An estimate of the reciprocal condition number of Phi_q is recorded at every
+and Phi_q a = gamma with the factors at the solution (equilibrated, below) and iterative
+refinement against the Jacobian's values there. An estimate of the reciprocal condition number of Phi_q is recorded at every
 time: KLU's pivot ratio (klu_rcond) while it exceeds 1e-2, else the reciprocal of KLU's 1-norm
 condition estimate (klu_condest); it falls towards zero as the configuration approaches a
 singular one. (The pivot ratio alone is not enough: after refactorisations with old pivots it
@@ -55,6 +55,10 @@ cdef enum:
     INTERRUPTED = 4
     BRANCH = 5
 
+# The solution's factors solve the velocities and accelerations above this condition
+# estimate (linkdyn.solve.tracking.SAMPLE_SINGULAR: a sample on a singular configuration).
+cdef double SOLUTION_RCOND = 1e-8
+
 STATUS = {OK: "ok", NO_CONVERGENCE: "no convergence", SINGULAR: "singular",
           NONFINITE: "non-finite", INTERRUPTED: "interrupted",
           BRANCH: "branch change"}
@@ -71,8 +75,13 @@ cdef class KinematicSweep:
     cdef object kernels
     cdef klu_common common
     cdef klu_symbolic *sym
-    cdef klu_numeric *num         # Newton's factors (also used for v and a)
-    cdef klu_numeric *num_sol     # factors at each solution: the branch's sign, rcond
+    cdef klu_numeric *num         # Newton's factors
+    cdef klu_numeric *num_sol     # factors at each solution: the branch's sign, rcond, and
+                                  # the solves of v, a (and the parameters' derivatives)
+    cdef double *scales           # num_sol's row, then column scales (2 n)
+    cdef klu_numeric *solve_num   # the factors _refined_solve_block uses,
+    cdef const double *solve_rs   # with their row and column scales (NULL: none)
+    cdef const double *solve_cs
     cdef double *buf
     cdef double *den              # iterative refinement's backward-error scales (n)
     cdef double berr_floor        # the backward error a residual can resolve
@@ -80,6 +89,7 @@ cdef class KinematicSweep:
     cdef int *mark
     cdef readonly int n, nnz
     cdef readonly long factorizations, iterations
+    cdef readonly long solves     # columns solved with solve_num (refinement's included)
     cdef readonly int solved      # rows done by the running sweep (read by progress reports)
     cdef public int fail_index
 
@@ -100,7 +110,8 @@ cdef class KinematicSweep:
         self.mark = <int *> malloc((self.n + 1) * sizeof(int))
         self.den = <double *> malloc((self.n + 1) * sizeof(double))
         self.den_size = self.n + 1
-        if self.buf == NULL or self.mark == NULL or self.den == NULL:
+        self.scales = <double *> malloc((2 * self.n + 1) * sizeof(double))
+        if self.buf == NULL or self.mark == NULL or self.den == NULL or self.scales == NULL:
             raise MemoryError()
         per_row = np.bincount(np.asarray(<int[:self.nnz]> self.sys.phiq_rowind)
                               if self.nnz else np.zeros(0, dtype=np.intc), minlength=1)
@@ -127,6 +138,7 @@ cdef class KinematicSweep:
         free(self.buf)
         free(self.den)
         free(self.mark)
+        free(self.scales)
 
     cdef int _factor(self, double *vals, klu_numeric **num) noexcept nogil:
         """Factors of vals into *num (a refactorisation with its pivots while their ratio
@@ -173,10 +185,12 @@ cdef class KinematicSweep:
         described in millimetres instead of metres had estimates 1000 times smaller (rows of
         squared distances against rows of unit vectors or a link's basis, columns of points
         against columns of unit vectors; the 1-norm estimate sees both) and false singular
-        configurations below the threshold. Positive scales keep det's sign."""
+        configurations below the threshold. Positive scales keep det's sign. The scales are
+        kept in ``scales`` for the solves with these factors (_use_solution_factors)."""
         cdef const int *cp = self.sys.phiq_colptr
         cdef const int *ri = self.sys.phiq_rowind
-        cdef double *row = self.buf + 5 * self.n      # (the sweep's tmp, free here)
+        cdef double *row = self.scales
+        cdef double *col = self.scales + self.n
         cdef int j, p
         cdef double m
         for j in range(self.n):
@@ -193,9 +207,31 @@ cdef class KinematicSweep:
                 scaled[p] = vals[p] * row[ri[p]]
                 m = fabs(scaled[p]) if fabs(scaled[p]) > m else m
             m = 1.0 / m if m > 0.0 else 1.0
+            col[j] = m
             for p in range(cp[j], cp[j + 1]):
                 scaled[p] *= m
         return self._factor(scaled, &self.num_sol)
+
+    cdef void _use_solution_factors(self) noexcept nogil:
+        """Solves with num_sol from here on: Phi_q = R^-1 S C^-1 for the equilibrated S
+        that num_sol factors, so Phi_q^-1 b = C S^-1 R b."""
+        self.solve_num = self.num_sol
+        self.solve_rs = self.scales
+        self.solve_cs = self.scales + self.n
+
+    cdef void _solve(self, double *X, int nrhs) noexcept nogil:
+        """X (n x nrhs) <- Phi_q^-1 X with the factors solve_num (and its scales)."""
+        cdef int i, c, n = self.n
+        if self.solve_rs != NULL:
+            for c in range(nrhs):
+                for i in range(n):
+                    X[c * n + i] *= self.solve_rs[i]
+        klu_solve(self.sym, self.solve_num, n, nrhs, X, &self.common)
+        self.solves += nrhs
+        if self.solve_cs != NULL:
+            for c in range(nrhs):
+                for i in range(n):
+                    X[c * n + i] *= self.solve_cs[i]
 
     cdef int _parity(self, const int *perm) noexcept nogil:
         """+1 for an even permutation of 0..n-1, -1 for an odd one (from its cycles)."""
@@ -273,8 +309,8 @@ cdef class KinematicSweep:
 
     cdef void _refined_solve_block(self, double *X, double *B, double *R, double *active,
                                    int nrhs, const double *vals) noexcept nogil:
-        """X (n x nrhs, a column each) <- Phi_q^{-1} X, Phi_q given by vals, with the current
-        factors (made at a nearby configuration) and iterative refinement, the solves of all
+        """X (n x nrhs, a column each) <- Phi_q^{-1} X, Phi_q given by vals, with the factors
+        solve_num (made at vals, or at a nearby configuration) and iterative refinement, the solves of all
         columns in one call: each column is refined until its backward error is within the
         rounding of its residual or its correction reaches round-off, the columns still
         refining gathered into R. B, R: scratch of n x nrhs each (B may
@@ -287,14 +323,14 @@ cdef class KinematicSweep:
             return
         for i in range(n * nrhs):
             B[i] = X[i]
-        klu_solve(self.sym, self.num, n, nrhs, X, &self.common)
+        self._solve(X, nrhs)
         for c in range(nrhs):
             active[c] = 1.0
         for sweep in range(10):
             na = self._block_residuals(X, B, R, active, nrhs, vals)
             if na == 0:
                 break
-            klu_solve(self.sym, self.num, n, na, R, &self.common)
+            self._solve(R, na)
             na = 0
             for c in range(nrhs):
                 if active[c] == 0.0:
@@ -309,6 +345,12 @@ cdef class KinematicSweep:
                 if dx <= 1e-15 * xm:
                     active[c] = 0.0
                 na += 1
+
+    cdef int _row_done(self, int k, double t, const double *q, const double *v,
+                       const double *a, const double *vals) noexcept nogil:
+        """Called with each row of a sweep once it is solved (vals: Phi_q there, whose
+        factors are the solves' current ones); a status other than OK stops the sweep."""
+        return OK
 
     cdef double _roundoff_floor(self, const double *q, const double *vals,
                                 double *acc) noexcept nogil:
@@ -338,7 +380,8 @@ cdef class KinematicSweep:
         before that time is solved. The sweep stops with BRANCH at the first time whose sign
         differs from the previous time's (from ``sign0`` at the first time, unless 0): the
         new positions are on another branch, reached by a jump across a limit position or
-        by passing a singular configuration; the caller tells them apart."""
+        by passing a singular configuration; the caller tells them apart. A row is complete
+        (its _row_done too: a sensitivity sweep's derivatives) before it counts as done."""
         cdef double[::1] lv = self.kernels.law_values
         cdef const double[:, ::1] table
         cdef int use_table = law_table is not None
@@ -430,7 +473,11 @@ cdef class KinematicSweep:
                 # Factors at the solution: the branch's sign and the condition estimate
                 # belong to it, not to an iterate on the way (after a jump across a limit
                 # position the predictor lies between the branches). Velocities and
-                # accelerations keep Newton's factors, refined against the solution's values.
+                # accelerations are solved with them too (with Newton's factors, made at the
+                # predictor, their refinement took two more solves a position), except at a
+                # sample on a singular configuration (below SOLUTION_RCOND), where there
+                # are no unique velocities: Newton's factors, off it, give the ones along
+                # the branch that the sweep came on, as they always did.
                 self.sys.phi_q(self.sys.user, t, q, vals)
                 status = self._solution_factors(vals, vals + self.nnz)
                 if status != OK:
@@ -443,6 +490,10 @@ cdef class KinematicSweep:
                     prev_sign = det_sign
                 sign[k] = det_sign
                 rcond[k] = self.common.rcond
+                if self.common.rcond >= SOLUTION_RCOND:
+                    self._use_solution_factors()
+                else:
+                    self.solve_num, self.solve_rs, self.solve_cs = self.num, NULL, NULL
                 self.sys.phi_t(self.sys.user, t, q, rhs)
                 for i in range(n):
                     rhs[i] = -rhs[i]
@@ -453,6 +504,9 @@ cdef class KinematicSweep:
                 for i in range(n):
                     a[i] = rhs[i]
                 self._refined_solve_block(a, rhs, tmp, &one, 1, vals)
+                status = self._row_done(k, t, q, v, a, vals)
+                if status != OK:
+                    break
                 for i in range(n):
                     Q[k, i] = q[i]
                     V[k, i] = v[i]
@@ -462,22 +516,14 @@ cdef class KinematicSweep:
         return status, (k if status != OK else nt)
 
 
+
 # ---------------------------------------------------------------------------------------------
 # Sensitivities of a sweep to design parameters (linkdyn.design.sensitivity): the implicit
 # function theorem on the sweep's solution, one factorisation of Phi_q per time serving every
-# parameter, with the parameters' derivatives of the residuals as weighted sums over member
-# models compiled at shifted parameter values.
-
-cdef inline void _phiq_times(const ld_system *s, double t, const double *q, const double *x,
-                             double *vals, double *out) noexcept nogil:
-    """out[nc] = Phi_q(q, t) x of system s, on its own pattern (vals: a buffer of its nnz)."""
-    cdef int j, p
-    s.phi_q(s.user, t, q, vals)
-    for j in range(s.nc):
-        out[j] = 0.0
-    for j in range(s.nq):
-        for p in range(s.phiq_colptr[j], s.phiq_colptr[j + 1]):
-            out[s.phiq_rowind[p]] += vals[p] * x[j]
+# parameter, with the parameters' derivatives of the residuals as weighted sums of kernels'
+# residuals (members compiled at shifted parameter values, or kernels of the derivatives
+# themselves). Either in the analysis' own sweep, with its factors at each solution
+# (SensitivitySweep.attach), or afterwards at given rows (SensitivitySweep.derivatives).
 
 
 cdef inline void _pair_from_values(const ld_system *s, double t, const double *q,
@@ -579,15 +625,175 @@ cdef inline void _jacobian_times(const ld_system *s, const double *vals, const d
                 out[i] += cols[j * nc + i] * xj
 
 
-cdef class SensitivitySweep(KinematicSweep):
-    """The kinematic sweep's workspace with the parameter derivatives of its solution."""
+cdef struct deriv_ws:
+    # what one row's derivatives need (a DerivativePlan's, pointers into its arrays)
+    int p, nm, nt_cols, restricted, affine, own, base
+    const ld_system **sys           # [nm] the members' systems
+    const int *start                # [p + 1] parameter j: its terms start[j] .. start[j + 1]
+    const int *member_index         # a term's member
+    const double *weight            # a term's weight
+    const int *time_cols            # [nt_cols] (affine: the columns a time factor multiplies)
+    double *mres                    # [3 n nm] every member's residuals at the row
+    double *jac                     # the base's Jacobian at the row (standalone rows)
+    double *mvals                   # any system's Jacobian values (scratch)
+    double *g
+    double *z
+    double *qp
+    double *qm
+    double *tmp
+    double *rv0                     # the row's own Phi_q v + Phi_t and Phi_q a - gamma
+    double *ra0
+    double *F                       # n x p blocks, a parameter a column: -Phi_p, then dq
+    double *X                       # -(Phi_q v + Phi_t)_{q,p}, then dv
+    double *Y                       # -(Phi_q a - gamma)_{q,v,p}, then da
+    double *B                       # the right-hand sides being refined
+    double *R                       # their residuals (scratch)
+    double *active                  # per column: still refining
+    double *Rv                      # rv_q, ra_q on the base's pattern (zero in the time
+    double *Ra                      # columns)
+    double *Cv                      # rv_q, ra_q in the time columns (dense)
+    double *Ca
+    double *size                    # [p] the largest |Phi_p| met
 
-    cdef void _directional_jacobians(self, double t, const double *q, const double *v,
-                                     const double *a, const double *vals, double *mvals,
-                                     double *tmp, double *rv0, double *ra0, double *g,
-                                     double *z, double *qp, double *Rv, double *Ra,
-                                     double *Cv, double *Ca, const int *time_cols,
-                                     int nt_cols, double scale) noexcept nogil:
+
+cdef class DerivativePlan:
+    """The terms of p parameters' derivatives of the rows and the work space to form them:
+    parameter j's residual derivatives are sum_k weight[k] F(members[member_index[k]]) over
+    k in start[j] .. start[j + 1] (F: Phi, Phi_q v + Phi_t and Phi_q a - gamma). ``base``:
+    the model's own kernels; a member that is the model (every forward difference) is
+    evaluated once a row with the sweep's own system. ``affine_q``, ``time_cols`` and
+    ``restricted`` as SensitivitySweep.derivatives describes them. ``size[j]`` gets the
+    largest |Phi_p| met over every row the plan served. A plan belongs to one run: its
+    work space is not shared."""
+
+    cdef deriv_ws ws
+    cdef const ld_system **sys
+    cdef object members, arrays, work, mres
+    cdef readonly object size
+    cdef readonly int n, p
+
+    def __cinit__(self, base, members, start, member_index, weight, int affine_q=0,
+                  time_cols=None, int restricted=0):
+        cdef const ld_system *own = <const ld_system *> PyCapsule_GetPointer(
+            base.system_capsule(), b"linkdyn.ld_system")
+        cdef int n = own.nq, nm = len(members), m, i, maxnnz = own.phiq_nnz
+        cdef int p = len(start) - 1
+        self.members = list(members)
+        self.sys = <const ld_system **> malloc((nm + 1) * sizeof(void *))
+        if self.sys == NULL:
+            raise MemoryError()
+        self.ws.base = -1
+        for m in range(nm):
+            self.sys[m] = <const ld_system *> PyCapsule_GetPointer(
+                self.members[m].system_capsule(), b"linkdyn.ld_system")
+            if self.sys[m].nq != n or self.sys[m].nc != n:
+                raise ValueError("a member model has other coordinates or rows")
+            maxnnz = self.sys[m].phiq_nnz if self.sys[m].phiq_nnz > maxnnz else maxnnz
+            if self.sys[m] == own:
+                self.ws.base = m
+        if affine_q and time_cols is None:
+            raise ValueError("derivatives: affine_q needs time_cols")
+        starts = np.ascontiguousarray(start, dtype=np.intc)
+        index = np.ascontiguousarray(member_index, dtype=np.intc)
+        weights = np.ascontiguousarray(weight, dtype=np.float64)
+        cols = np.ascontiguousarray(time_cols if affine_q else [], dtype=np.intc)
+        terms = int(starts[p]) if p >= 0 else 0
+        if p < 0 or starts[0] != 0 or np.any(np.diff(starts) < 0) or \
+                len(index) < terms or len(weights) < terms or \
+                np.any(index[:terms] < 0) or np.any(index[:terms] >= nm):
+            raise ValueError("derivatives: the parameters' terms do not match the members")
+        if np.any(cols < 0) or np.any(cols >= n):
+            raise ValueError("derivatives: a time column is out of range")
+        self.arrays = (starts, index, weights, cols)
+        self.n, self.p = n, p
+        cdef int q = max(p, 1), nt_cols = len(cols)
+        self.work = np.zeros(5 * maxnnz + 8 * n + 5 * n * q + q + 2 * n * nt_cols)
+        self.mres = np.zeros(3 * n * nm + 1)
+        self.size = np.zeros(p)
+        cdef double[::1] w = self.work
+        cdef double[::1] r = self.mres
+        cdef double[::1] sz = self.size if p else np.zeros(1)
+        cdef int[::1] st = starts
+        cdef int[::1] ix = index if len(index) else np.zeros(1, dtype=np.intc)
+        cdef double[::1] wt = weights if len(weights) else np.zeros(1)
+        cdef int[::1] tc = cols if nt_cols else np.zeros(1, dtype=np.intc)
+        self.arrays += (ix, wt, tc, sz)
+        self.ws.p, self.ws.nm, self.ws.nt_cols = p, nm, nt_cols
+        self.ws.restricted, self.ws.affine = restricted != 0, affine_q != 0
+        self.ws.own = affine_q != 0 or self.ws.base >= 0
+        self.ws.sys = self.sys
+        self.ws.start, self.ws.member_index, self.ws.weight = &st[0], &ix[0], &wt[0]
+        self.ws.time_cols = &tc[0]
+        self.ws.size = &sz[0]
+        self.ws.mres = &r[0]
+        self.ws.jac = &w[0]
+        self.ws.mvals = &w[maxnnz]
+        self.ws.Rv = &w[2 * maxnnz]
+        self.ws.Ra = &w[3 * maxnnz]
+        self.ws.g = &w[5 * maxnnz]
+        self.ws.z = self.ws.g + n
+        self.ws.qp = self.ws.g + 2 * n
+        self.ws.qm = self.ws.g + 3 * n
+        self.ws.tmp = self.ws.g + 4 * n
+        self.ws.rv0 = self.ws.g + 6 * n
+        self.ws.ra0 = self.ws.g + 7 * n
+        self.ws.F = self.ws.g + 8 * n
+        self.ws.X = self.ws.F + n * q
+        self.ws.Y = self.ws.X + n * q
+        self.ws.B = self.ws.Y + n * q
+        self.ws.R = self.ws.B + n * q
+        self.ws.active = self.ws.R + n * q
+        self.ws.Cv = self.ws.active + q
+        self.ws.Ca = self.ws.Cv + n * nt_cols
+
+    def __dealloc__(self):
+        free(self.sys)
+
+
+cdef class SensitivitySweep(KinematicSweep):
+    """The kinematic sweep's workspace with the parameter derivatives of its solution: in
+    its own sweep (``attach`` a plan first) or at given rows (``derivatives``)."""
+
+    cdef DerivativePlan plan            # attached to the sweep (None: plain rows)
+    cdef double[:, :, ::1] dQ
+    cdef double[:, :, ::1] dV
+    cdef double[:, :, ::1] dA
+
+    def attach(self, DerivativePlan plan, double[:, :, ::1] dQ, double[:, :, ::1] dV,
+               double[:, :, ::1] dA):
+        """Form the plan's derivatives at every row the next sweeps solve, into row k of
+        dQ, dV, dA (rows, n, p), with the factors each row's v and a are solved with (None:
+        plain sweeps again)."""
+        if plan is None:
+            self.plan = None
+            return
+        if plan.n != self.n or dQ.shape[1] != self.n or dQ.shape[2] != plan.p or \
+                dV.shape[0] != dQ.shape[0] or dA.shape[0] != dQ.shape[0] or \
+                dV.shape[1] != self.n or dA.shape[1] != self.n or \
+                dV.shape[2] != plan.p or dA.shape[2] != plan.p:
+            raise ValueError("attach: array sizes do not match the plan")
+        self._reserve(max(plan.p, 1))
+        self.plan, self.dQ, self.dV, self.dA = plan, dQ, dV, dA
+
+    cdef int _row_done(self, int k, double t, const double *q, const double *v,
+                       const double *a, const double *vals) noexcept nogil:
+        cdef int i, j, p
+        cdef deriv_ws *w
+        if self.plan is None:
+            return OK
+        w = &self.plan.ws
+        p = w.p
+        self._row_derivatives(w, t, q, v, a, vals)
+        for j in range(p):
+            for i in range(self.n):
+                self.dQ[k, i, j] = w.F[j * self.n + i]
+                self.dV[k, i, j] = w.X[j * self.n + i]
+                self.dA[k, i, j] = w.Y[j * self.n + i]
+        return OK
+
+    cdef void _directional_jacobians(self, deriv_ws *w, double t, const double *q,
+                                     const double *v, const double *a, const double *vals,
+                                     double scale) noexcept nogil:
         """rv_q and ra_q at the row (``derivatives``, affine_q): Rv, Ra on the pattern with
         their time columns zero, Cv, Ca those columns (dense), given the row's own rv and
         ra in rv0, ra0. vals: Phi_q at the row."""
@@ -596,7 +802,7 @@ cdef class SensitivitySweep(KinematicSweep):
         cdef const double *x
         cdef double *out
         for c in range(2):
-            x, out = (v, Rv) if c == 0 else (a, Ra)
+            x, out = (v, w.Rv) if c == 0 else (a, w.Ra)
             s = _inf_norm(x, n)
             if s == 0.0:
                 for p in range(nnz):
@@ -606,167 +812,179 @@ cdef class SensitivitySweep(KinematicSweep):
             # exact, and its rounding relative to Phi_q is least for a large move
             s = scale / s
             for i in range(n):
-                qp[i] = q[i] + s * x[i]
-            self.sys.phi_q(self.sys.user, t, qp, out)
+                w.qp[i] = q[i] + s * x[i]
+            self.sys.phi_q(self.sys.user, t, w.qp, out)
             for p in range(nnz):
                 out[p] = (out[p] - vals[p]) / s
-        for c in range(nt_cols):
-            k = time_cols[c]
+        for c in range(w.nt_cols):
+            k = w.time_cols[c]
             for p in range(self.sys.phiq_colptr[k], self.sys.phiq_colptr[k + 1]):
-                Rv[p] = 0.0
-                Ra[p] = 0.0
+                w.Rv[p] = 0.0
+                w.Ra[p] = 0.0
             for i in range(n):
-                qp[i] = q[i]
+                w.qp[i] = q[i]
             s = scale
-            qp[k] += s
-            _residual_pair(self.sys, t, qp, v, a, mvals, tmp, g, z)
+            w.qp[k] += s
+            _residual_pair(self.sys, t, w.qp, v, a, w.mvals, w.tmp, w.g, w.z)
             for i in range(n):
-                Cv[c * n + i] = (g[i] - rv0[i]) / s
-                Ca[c * n + i] = (z[i] - ra0[i]) / s
+                w.Cv[c * n + i] = (w.g[i] - w.rv0[i]) / s
+                w.Ca[c * n + i] = (w.z[i] - w.ra0[i]) / s
 
-    cdef void _directional_each(self, double t, const double *q, const double *v,
-                                const double *a, double *F, double *X, double *Y, int p,
-                                double scale, double *mvals, double *tmp, double *g,
-                                double *z, double *qp, double *qm, double *B, double *R,
-                                double *active, const double *vals, const double *rv0,
-                                const double *ra0) noexcept nogil:
+    cdef void _directional_each(self, deriv_ws *w, double t, const double *q,
+                                const double *v, const double *a, const double *vals,
+                                double scale, bint forward) noexcept nogil:
         """X <- dv (solved) and Y <- the right-hand side of da for every parameter, given
         dq in F, parameter by parameter (``derivatives``): the q-derivatives of rv and ra
         along each dq and gamma's v-derivative along each dv are central differences,
-        exact for these quadratic residuals; with rv0 and ra0 (the row's own, when they are
-        affine in q) the q-derivatives are forward differences from them, as exact."""
+        exact for these quadratic residuals; ``forward`` (rv and ra affine in q, the row's
+        own in rv0 and ra0) the q-derivatives are forward differences from them, as
+        exact."""
         cdef int n = self.n, i, j
         cdef double eps
         cdef double *dq
         cdef double *dv
-        for j in range(p):
-            dq = &F[j * n]
+        cdef double *X = w.X
+        cdef double *Y = w.Y
+        for j in range(w.p):
+            dq = &w.F[j * n]
             eps = _inf_norm(dq, n)
             eps = 1e-3 * scale / eps if eps > 0.0 else 0.0
-            if eps > 0.0 and rv0 != NULL:
+            if eps > 0.0 and forward:
                 for i in range(n):
-                    qp[i] = q[i] + eps * dq[i]
-                _residual_pair(self.sys, t, qp, v, a, mvals, tmp, g, z)
+                    w.qp[i] = q[i] + eps * dq[i]
+                _residual_pair(self.sys, t, w.qp, v, a, w.mvals, w.tmp, w.g, w.z)
                 for i in range(n):
-                    X[j * n + i] += (g[i] - rv0[i]) / eps
-                    Y[j * n + i] += (z[i] - ra0[i]) / eps
+                    X[j * n + i] += (w.g[i] - w.rv0[i]) / eps
+                    Y[j * n + i] += (w.z[i] - w.ra0[i]) / eps
             elif eps > 0.0:
                 for i in range(n):
-                    qp[i] = q[i] + eps * dq[i]
-                    qm[i] = q[i] - eps * dq[i]
-                _residual_pair(self.sys, t, qp, v, a, mvals, tmp, g, z)
+                    w.qp[i] = q[i] + eps * dq[i]
+                    w.qm[i] = q[i] - eps * dq[i]
+                _residual_pair(self.sys, t, w.qp, v, a, w.mvals, w.tmp, w.g, w.z)
                 for i in range(n):
-                    X[j * n + i] += g[i] / (2.0 * eps)
-                    Y[j * n + i] += z[i] / (2.0 * eps)
-                _residual_pair(self.sys, t, qm, v, a, mvals, tmp, g, z)
+                    X[j * n + i] += w.g[i] / (2.0 * eps)
+                    Y[j * n + i] += w.z[i] / (2.0 * eps)
+                _residual_pair(self.sys, t, w.qm, v, a, w.mvals, w.tmp, w.g, w.z)
                 for i in range(n):
-                    X[j * n + i] -= g[i] / (2.0 * eps)
-                    Y[j * n + i] -= z[i] / (2.0 * eps)
+                    X[j * n + i] -= w.g[i] / (2.0 * eps)
+                    Y[j * n + i] -= w.z[i] / (2.0 * eps)
             for i in range(n):
                 X[j * n + i] = -X[j * n + i]
-        self._refined_solve_block(X, B, R, active, p, vals)
-        for j in range(p):
+        self._refined_solve_block(X, w.B, w.R, w.active, w.p, vals)
+        for j in range(w.p):
             dv = &X[j * n]
             eps = _inf_norm(dv, n)
             if eps > 0.0:
                 eps = 1e-3 * (1.0 + _inf_norm(v, n)) / eps
                 for i in range(n):
-                    qp[i] = v[i] + eps * dv[i]
-                    qm[i] = v[i] - eps * dv[i]
-                self.sys.gamma(self.sys.user, t, q, qp, g)
-                self.sys.gamma(self.sys.user, t, q, qm, z)
+                    w.qp[i] = v[i] + eps * dv[i]
+                    w.qm[i] = v[i] - eps * dv[i]
+                self.sys.gamma(self.sys.user, t, q, w.qp, w.g)
+                self.sys.gamma(self.sys.user, t, q, w.qm, w.z)
                 for i in range(n):
-                    Y[j * n + i] -= (g[i] - z[i]) / (2.0 * eps)
+                    Y[j * n + i] -= (w.g[i] - w.z[i]) / (2.0 * eps)
             for i in range(n):
                 Y[j * n + i] = -Y[j * n + i]
 
-    def derivatives(self, const double[::1] times, const double[:, ::1] Q,
-                    const double[:, ::1] V, const double[:, ::1] A, members,
-                    const int[::1] start, const int[::1] member_index,
-                    const double[::1] weight, double[:, :, ::1] dQ, double[:, :, ::1] dV,
-                    double[:, :, ::1] dA, double[::1] size, int affine_q=0,
-                    const int[::1] time_cols=None, int restricted=0):
-        """dQ, dV, dA (n, nq, p) at the sweep's rows (times, Q, V, A), for parameters whose
-        residual derivatives are sum_k weight[k] F(members[member_index[k]]) over k in
-        start[j] .. start[j + 1]; size[j] <- the largest |Phi_p| met. Each member's
-        residuals are evaluated once per row, however many parameters use it (the model
-        itself, in every forward difference). ``affine_q``: rv = Phi_q v + Phi_t and
-        ra = Phi_q a - gamma are affine in q (no time factor on a product of two
-        coordinates), and ``time_cols`` lists the coordinates that a time factor multiplies
-        (the only columns where Phi_t depends on q). Their Jacobians rv_q and ra_q are then
-        formed once a row for every parameter: off those columns rv_q = (Phi_q v)_q, which
-        is (Phi_q x)_q v by the symmetry of second derivatives, the difference
-        Phi_q(q + s v) - Phi_q(q) over s (exact, Phi_q is affine in q), and ra_q likewise
-        with a; their time columns are forward differences of rv and ra themselves (exact,
-        both are affine in q). gamma_v = -2 rv_q (gamma = -(Phi_q v)_q v - 2 Phi_qt v -
-        Phi_tt), so the parameters' directional terms are products with these two matrices.
-        Without, each parameter's are differences along its own dq and dv. ``restricted``:
-        the members' kernels are restricted to the rows where they differ
-        (linkdyn.compile.rows); their other rows count as zero, which is what every other
-        row's weighted sum is (the weights of a difference add up to zero, and those rows
-        are the same in every member). Returns (status, row): OK, or
-        SINGULAR at the row whose Phi_q would not factor, or INTERRUPTED."""
-        cdef int n = self.n, nt = times.shape[0], p = start.shape[0] - 1
-        cdef int nm = len(members), k, i, j, m, status = OK, row = nt
-        cdef const ld_system **sys = <const ld_system **> malloc(nm * sizeof(void *))
-        cdef int maxnnz = self.nnz
-        cdef bint own = affine_q != 0      # the model's own rv and ra are needed a row
-        if sys == NULL:
-            raise MemoryError()
-        for m in range(nm):
-            sys[m] = <const ld_system *> PyCapsule_GetPointer(members[m].system_capsule(),
-                                                              b"linkdyn.ld_system")
-            if sys[m].nq != n or sys[m].nc != n:
-                free(sys)
-                raise ValueError("a member model has other coordinates or rows")
-            maxnnz = sys[m].phiq_nnz if sys[m].phiq_nnz > maxnnz else maxnnz
-            own = own or sys[m] == self.sys
-        if Q.shape[0] < nt or Q.shape[1] != n or dQ.shape[0] < nt or dQ.shape[1] != n or \
-                dQ.shape[2] != p or size.shape[0] != p:
-            free(sys)
-            raise ValueError("derivatives: array sizes do not match the model")
-        cdef int nt_cols = time_cols.shape[0] if (affine_q and time_cols is not None) else 0
-        if affine_q and time_cols is None:
-            free(sys)
-            raise ValueError("derivatives: affine_q needs time_cols")
-        for i in range(nt_cols):
-            if time_cols[i] < 0 or time_cols[i] >= n:
-                free(sys)
-                raise ValueError("derivatives: a time column is out of range")
-        self._reserve(max(p, 1))
-        work = np.zeros(8 * n + 4 * maxnnz + 5 * n * max(p, 1) + max(p, 1)
-                        + 2 * n * nt_cols)
-        cdef double[::1] w = work
-        # [Phi, Phi_q v + Phi_t, Phi_q a - gamma] of every member at the row
-        member_res = np.zeros(3 * n * nm + 1)
-        cdef double[::1] mres = member_res
+    cdef void _row_derivatives(self, deriv_ws *w, double t, const double *q, const double *v,
+                               const double *a, const double *vals) noexcept nogil:
+        """dq, dv, dA of every parameter at the solved row (t, q, v, a) into w.F, w.X,
+        w.Y (n x p), with the current solve factors (made at vals = Phi_q there, or at a
+        configuration near enough for iterative refinement)."""
+        cdef int n = self.n, p = w.p, i, j, m
+        cdef int nt_cols = w.nt_cols
+        cdef double eps, scale = 1.0, wk
         cdef double *r3
-        cdef double *vals = &w[0]                      # the base's Jacobian at the row
-        cdef double *mvals = &w[maxnnz]                # any system's Jacobian values (scratch)
-        cdef double *g = &w[2 * maxnnz]
-        cdef double *z = g + n
-        cdef double *qp = g + 2 * n
-        cdef double *qm = g + 3 * n
-        cdef double *tmp = g + 4 * n
-        cdef double *rv0 = g + 6 * n                   # the row's own residuals (affine_q)
-        cdef double *ra0 = g + 7 * n
-        # n x p blocks, a parameter a column (KLU's layout for several right-hand sides)
-        cdef double *F = g + 8 * n                     # -Phi_p, then dq
-        cdef double *X = F + n * p                     # -(Phi_q v + Phi_t)_{q,p}, then dv
-        cdef double *Y = X + n * p                     # -(Phi_q a - gamma)_{q,v,p}, then da
-        cdef double *B = Y + n * p                     # the right-hand sides being refined
-        cdef double *R = B + n * p                     # their residuals (scratch)
-        cdef double *active = R + n * p                # per column: still refining
-        cdef double *Rv = active + max(p, 1)           # rv_q, ra_q on the base's pattern
-        cdef double *Ra = Rv + maxnnz                  # (zero in the time columns)
-        cdef double *Cv = Ra + maxnnz                  # rv_q, ra_q in the time columns
-        cdef double *Ca = Cv + n * nt_cols
-        cdef double t, eps, scale, wk
-        cdef const double *q
-        cdef const double *v
-        cdef const double *a
+        cdef double *F = w.F
+        cdef double *X = w.X
+        cdef double *Y = w.Y
+        cdef const ld_system *s
+        for i in range(n):
+            scale = fabs(q[i]) if fabs(q[i]) > scale else scale
+        # the model's own rv and ra (the affine paths' base, and a member's where the model
+        # itself is one: every forward difference)
+        if w.own:
+            _pair_from_values(self.sys, t, q, v, a, vals, w.tmp, w.rv0, w.ra0)
+        for m in range(w.nm):
+            r3 = &w.mres[3 * n * m]
+            if m == w.base:
+                self.sys.phi(self.sys.user, t, q, r3)
+                for i in range(n):
+                    r3[n + i] = w.rv0[i]
+                    r3[2 * n + i] = w.ra0[i]
+            else:
+                _member_residuals(w.sys[m], t, q, v, a, w.mvals, w.tmp, r3,
+                                  w.restricted != 0)
+        # Phi_p, (Phi_q v + Phi_t)_p, (Phi_q a - gamma)_p: weighted member sums
         for j in range(p):
-            size[j] = 0.0
+            for i in range(n):
+                F[j * n + i] = 0.0
+                X[j * n + i] = 0.0
+                Y[j * n + i] = 0.0
+            for m in range(w.start[j], w.start[j + 1]):
+                wk = w.weight[m]
+                r3 = &w.mres[3 * n * w.member_index[m]]
+                for i in range(n):
+                    F[j * n + i] += wk * r3[i]
+                    X[j * n + i] += wk * r3[n + i]
+                    Y[j * n + i] += wk * r3[2 * n + i]
+            eps = _inf_norm(&F[j * n], n)
+            w.size[j] = eps if eps > w.size[j] else w.size[j]
+            for i in range(n):
+                F[j * n + i] = -F[j * n + i]
+        # dq = -Phi_q^-1 Phi_p, every parameter at once
+        self._refined_solve_block(F, w.B, w.R, w.active, p, vals)
+        if w.affine and p < MATRIX_PARAMETERS:
+            self._directional_each(w, t, q, v, a, vals, scale, True)
+        elif w.affine:
+            self._directional_jacobians(w, t, q, v, a, vals, scale)
+            for j in range(p):
+                _jacobian_times(self.sys, w.Rv, w.Cv, w.time_cols, nt_cols, &F[j * n], 1.0,
+                                &X[j * n])
+                _jacobian_times(self.sys, w.Ra, w.Ca, w.time_cols, nt_cols, &F[j * n], 1.0,
+                                &Y[j * n])
+                for i in range(n):
+                    X[j * n + i] = -X[j * n + i]
+            self._refined_solve_block(X, w.B, w.R, w.active, p, vals)
+            # ra_v dv = -gamma_v dv = 2 rv_q dv
+            for j in range(p):
+                _jacobian_times(self.sys, w.Rv, w.Cv, w.time_cols, nt_cols, &X[j * n], 2.0,
+                                &Y[j * n])
+                for i in range(n):
+                    Y[j * n + i] = -Y[j * n + i]
+        else:
+            self._directional_each(w, t, q, v, a, vals, scale, False)
+        self._refined_solve_block(Y, w.B, w.R, w.active, p, vals)
+
+    def derivatives(self, const double[::1] times, const double[:, ::1] Q,
+                    const double[:, ::1] V, const double[:, ::1] A, DerivativePlan plan,
+                    double[:, :, ::1] dQ, double[:, :, ::1] dV, double[:, :, ::1] dA):
+        """dQ, dV, dA (n, nq, p) at the given solved rows (times, Q, V, A), for the plan's
+        parameters, one factorisation of Phi_q a row serving all of them. Each member's
+        residuals are evaluated once per row, however many parameters use it (the model
+        itself, in every forward difference). The plan's ``affine_q``: rv = Phi_q v + Phi_t
+        and ra = Phi_q a - gamma are affine in q (no time factor on a product of two
+        coordinates), and its ``time_cols`` list the coordinates that a time factor
+        multiplies (the only columns where Phi_t depends on q). Their Jacobians rv_q and ra_q
+        are then formed once a row for every parameter (from MATRIX_PARAMETERS on): off
+        those columns rv_q = (Phi_q v)_q, which is (Phi_q x)_q v by the symmetry of second
+        derivatives, the difference Phi_q(q + s v) - Phi_q(q) over s (exact, Phi_q is affine
+        in q), and ra_q likewise with a; their time columns are forward differences of rv and
+        ra themselves (exact, both are affine in q). gamma_v = -2 rv_q (gamma = -(Phi_q v)_q
+        v - 2 Phi_qt v - Phi_tt), so the parameters' directional terms are products with
+        these two matrices. Without, each parameter's are differences along its own dq and
+        dv. The plan's ``restricted``: the members' kernels are restricted to the rows where
+        they differ (linkdyn.compile.rows); their other rows count as zero, which is what
+        every other row's weighted sum is (the weights of a difference add up to zero, and
+        those rows are the same in every member). Returns (status, row): OK, or SINGULAR at
+        the row whose Phi_q would not factor, or INTERRUPTED."""
+        cdef int n = self.n, nt = times.shape[0], k, i, j, status = OK, row = nt
+        cdef deriv_ws *w = &plan.ws
+        cdef double t
+        if plan.n != n or Q.shape[0] < nt or Q.shape[1] != n or dQ.shape[0] < nt or \
+                dQ.shape[1] != n or dQ.shape[2] != plan.p:
+            raise ValueError("derivatives: array sizes do not match the model")
+        self._reserve(max(plan.p, 1))
         ctrl_c.enter()   # nothing below raises: leave() always runs
         with nogil:
             for k in range(nt):
@@ -774,78 +992,18 @@ cdef class SensitivitySweep(KinematicSweep):
                     status, row = INTERRUPTED, k
                     ctrl_c.reported[0] = 1  # (see _interrupt.h)
                     break
-                t, q, v, a = times[k], &Q[k, 0], &V[k, 0], &A[k, 0]
-                self.sys.phi_q(self.sys.user, t, q, vals)
-                status = self._factor_only(vals, &self.num)
+                t = times[k]
+                self.sys.phi_q(self.sys.user, t, &Q[k, 0], w.jac)
+                status = self._factor_only(w.jac, &self.num)
                 if status != OK:
                     row = k
                     break
-                scale = 1.0
-                for i in range(n):
-                    scale = fabs(q[i]) if fabs(q[i]) > scale else scale
-                # the model's own rv and ra (the affine paths' base, and a member's where the
-                # model itself is one: every forward difference)
-                if own:     # (Phi_q at the row is in vals)
-                    _pair_from_values(self.sys, t, q, v, a, vals, tmp, rv0, ra0)
-                for m in range(nm):
-                    r3 = &mres[3 * n * m]
-                    if sys[m] == self.sys:
-                        sys[m].phi(sys[m].user, t, q, r3)
-                        for i in range(n):
-                            r3[n + i] = rv0[i]
-                            r3[2 * n + i] = ra0[i]
-                    else:
-                        _member_residuals(sys[m], t, q, v, a, mvals, tmp, r3,
-                                          restricted != 0)
-                # Phi_p, (Phi_q v + Phi_t)_p, (Phi_q a - gamma)_p: weighted member sums
-                for j in range(p):
+                self.solve_num, self.solve_rs, self.solve_cs = self.num, NULL, NULL
+                self._row_derivatives(w, t, &Q[k, 0], &V[k, 0], &A[k, 0], w.jac)
+                for j in range(plan.p):
                     for i in range(n):
-                        F[j * n + i] = 0.0
-                        X[j * n + i] = 0.0
-                        Y[j * n + i] = 0.0
-                    for m in range(start[j], start[j + 1]):
-                        wk = weight[m]
-                        r3 = &mres[3 * n * member_index[m]]
-                        for i in range(n):
-                            F[j * n + i] += wk * r3[i]
-                            X[j * n + i] += wk * r3[n + i]
-                            Y[j * n + i] += wk * r3[2 * n + i]
-                    eps = _inf_norm(&F[j * n], n)
-                    size[j] = eps if eps > size[j] else size[j]
-                    for i in range(n):
-                        F[j * n + i] = -F[j * n + i]
-                # dq = -Phi_q^-1 Phi_p, every parameter at once
-                self._refined_solve_block(F, B, R, active, p, vals)
-                if affine_q and p < MATRIX_PARAMETERS:
-                    self._directional_each(t, q, v, a, F, X, Y, p, scale, mvals, tmp, g, z,
-                                           qp, qm, B, R, active, vals, rv0, ra0)
-                elif affine_q:
-                    self._directional_jacobians(t, q, v, a, vals, mvals, tmp, rv0, ra0, g,
-                                                z, qp, Rv, Ra, Cv, Ca, &time_cols[0]
-                                                if nt_cols else NULL, nt_cols, scale)
-                    for j in range(p):
-                        _jacobian_times(self.sys, Rv, Cv, &time_cols[0] if nt_cols else NULL,
-                                        nt_cols, &F[j * n], 1.0, &X[j * n])
-                        _jacobian_times(self.sys, Ra, Ca, &time_cols[0] if nt_cols else NULL,
-                                        nt_cols, &F[j * n], 1.0, &Y[j * n])
-                        for i in range(n):
-                            X[j * n + i] = -X[j * n + i]
-                    self._refined_solve_block(X, B, R, active, p, vals)
-                    # ra_v dv = -gamma_v dv = 2 rv_q dv
-                    for j in range(p):
-                        _jacobian_times(self.sys, Rv, Cv, &time_cols[0] if nt_cols else NULL,
-                                        nt_cols, &X[j * n], 2.0, &Y[j * n])
-                        for i in range(n):
-                            Y[j * n + i] = -Y[j * n + i]
-                else:
-                    self._directional_each(t, q, v, a, F, X, Y, p, scale, mvals, tmp, g, z,
-                                           qp, qm, B, R, active, vals, NULL, NULL)
-                self._refined_solve_block(Y, B, R, active, p, vals)
-                for j in range(p):
-                    for i in range(n):
-                        dQ[k, i, j] = F[j * n + i]
-                        dV[k, i, j] = X[j * n + i]
-                        dA[k, i, j] = Y[j * n + i]
+                        dQ[k, i, j] = w.F[j * n + i]
+                        dV[k, i, j] = w.X[j * n + i]
+                        dA[k, i, j] = w.Y[j * n + i]
         ctrl_c.leave()
-        free(sys)
         return status, row

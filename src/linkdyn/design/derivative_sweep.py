@@ -1,6 +1,7 @@
-"""The compiled sensitivity sweep's inputs (linkdyn._kinematics.SensitivitySweep): the
+"""The compiled sensitivity sweep's inputs (linkdyn._kinematics.DerivativePlan): the
 kernels whose weighted residuals are each parameter's derivatives of the rows, and the sweep
-run on them. Either members compiled at shifted parameter values (linkdyn.design.sensitivity
+run on them after the analysis (:func:`_swept`; the exact kernels are also formed in the
+analysis' own sweep: linkdyn.solve.kinematics.kinematics_with_derivatives). Either members compiled at shifted parameter values (linkdyn.design.sensitivity
 differences them), restricted to the rows they change where that pays, or, for parameters
 whose derivatives the compile knows (a linkage's joint coordinates, a planar model's points
 and bar lengths), kernels that give the derivatives exactly with no member compiled
@@ -21,24 +22,33 @@ from ..errors import SingularConfigurationError
 from ..solve.interrupt import requested
 
 
+def derivative_plan(base, models, start, index, weight, restricted):
+    """The compiled plan of the parameters' derivatives on the kernels ``models`` (each
+    parameter's residual derivatives: sum of weight[k] F(models[index[k]]) over k in
+    start[j] .. start[j + 1]) for the model ``base``."""
+    from .._kinematics import DerivativePlan
+
+    return DerivativePlan(base.kernels, models, np.array(start, dtype=np.intc),
+                          np.array(index, dtype=np.intc), np.array(weight, dtype=float),
+                          _affine_in_q(base), _time_columns(base), restricted)
+
+
 def _swept(base, models, start, index, weight, restricted, t, q, v, a) -> tuple:
-    """The compiled sweep on the kernels ``models`` (each parameter's residual derivatives:
-    sum of weight[k] F(models[index[k]]) over k in start[j] .. start[j + 1]): (dq, dv, da,
+    """The compiled sweep of :func:`derivative_plan` at the analysis' rows: (dq, dv, da,
     used), the rows done (all, or those before Ctrl-C) and whether each parameter's
     residual derivatives were nonzero anywhere."""
     from .._kinematics import STATUS, SensitivitySweep
 
     n, nq, p = len(t), base.nq, len(start) - 1
     dq, dv, da = (np.zeros((n, nq, p)) for _ in range(3))
-    size = np.zeros(p)
     if requested():     # Ctrl-C pressed in Python (compiling the members): no rows done
         return dq[:0], dv[:0], da[:0], [False] * p
+    plan = derivative_plan(base, models, start, index, weight, restricted)
     sweep = SensitivitySweep(base.kernels)
     status, row = sweep.derivatives(
         np.ascontiguousarray(t, dtype=float), np.ascontiguousarray(q), np.ascontiguousarray(v),
-        np.ascontiguousarray(a), models, np.array(start, dtype=np.intc),
-        np.array(index, dtype=np.intc), np.array(weight), dq, dv, da, size,
-        _affine_in_q(base), _time_columns(base), restricted)
+        np.ascontiguousarray(a), plan, dq, dv, da)
+    size = plan.size
     if STATUS[status] == "interrupted":     # the rows before ``row`` are complete
         return dq[:row], dv[:row], da[:row], [bool(x > 0.0) for x in size]
     if status != 0:

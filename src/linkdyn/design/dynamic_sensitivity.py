@@ -56,7 +56,8 @@ from ..compile.model import Model, require_dynamic
 from ..elements.contacts import MODELS
 from ..elements.events import MARKER, Event
 from ..elements.records import reference_angles
-from ..errors import ArgumentError, ArgumentTypeError
+from ..errors import (ArgumentError, ArgumentTypeError, ModelError,
+                      RedundantConstraintsError)
 from ..results.simulation import SimulationResult
 from ..solve.assembly import consistent_state
 from ..solve.dynamics_run import DynamicsRun
@@ -209,7 +210,8 @@ def simulation_sensitivities(model, parameters, t_end: float, *, error_control: 
                              redundant=opt.redundant)
     steps, member = family.members()
 
-    spec, exact, used = _spec(base, family.names, member, steps, opt, state)
+    spec, exact, used = _spec(base, family.names, member, steps, opt, state,
+                              _redundant_rows(base, opt, state))
     if error_control:
         spec = dataclasses.replace(spec, scale=np.where(family.values != 0.0,
                                                         np.abs(family.values), 1.0))
@@ -264,16 +266,39 @@ def _simulate_options(options) -> dict:
     return {**defaults, **options, "method": "bdf"}
 
 
-def _spec(base, names, member, steps, opt, state):
+def _redundant_rows(base, opt, state) -> bool:
+    """Whether the start's constraint rows are redundant (as redundant="allow" lets them
+    be): the assembly of the consistent start refuses them otherwise."""
+    if opt.redundant != "allow":
+        return False
+    try:
+        consistent_state(base, q=state.q, v=state.v, t=opt.t0, hold=opt.hold)
+    except RedundantConstraintsError:
+        return True
+    return False
+
+
+def _spec(base, names, member, steps, opt, state, redundant=False):
     """Members and weights of each parameter's derivative, the initial sensitivities, and
     per parameter whether it enters affinely and whether it enters at the sample states.
     A contact's force vanishes at most states (out of touch), where affinity cannot be
-    judged: contact parameters are extrapolated (Richardson) and not called exact."""
+    judged: contact parameters are extrapolated (Richardson) and not called exact.
+    ``redundant``: the rows are redundant at the start, and a parameter that enters them
+    is refused."""
     nq, t0 = base.nq, opt.t0
     zero = np.zeros(nq)
     affinity, enters, constraints = dynamic_affinity(
         base, member, steps, [(t, state.q, state.v, zero) for t in (t0, 0.5 * (t0 + opt.t_end))],
         20261125)
+    moved = [name for name, c in zip(names, constraints) if c]
+    if redundant and moved:
+        raise ModelError(f"simulation_sensitivities: parameter(s) {', '.join(map(repr, moved))}"
+                         f" enter the constraints of model {base.name!r}, whose rows are "
+                         "redundant (redundant='allow'): an overconstrained mechanism moves "
+                         "only while its special geometry holds, and most changes of it lock "
+                         "the mechanism, so these derivatives do not exist in general; "
+                         "masses, inertias, forces and gravity can be differentiated",
+                         moved[0])
     runs, index, weights, start = {}, [], [], [0]
     exact, used, s0 = [], [], np.zeros((len(steps), 2, nq))
     # The assembly projects the guesses with the mass matrix as the metric: where it moved

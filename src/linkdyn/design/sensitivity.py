@@ -14,7 +14,14 @@ Method. The positions solve Phi(q, p, t) = 0, so by the implicit function theore
 
 one sparse factorisation of Phi_q per time serving every parameter, its solves made for all
 parameters at once, in the compiled sweep (``linkdyn._kinematics.SensitivitySweep``; a model
-with Python-function laws has no file form, so it has no parameters). The directional
+with Python-function laws has no file form, so it has no parameters). Where the residuals'
+parameter derivatives are known before the analysis (the exact kernels below) and every
+time is asked for, that sweep is the analysis' own: each row's derivatives are formed as
+soon as it is solved, with the factors at the solution that its velocities and
+accelerations were solved with (linkdyn.solve.kinematics.kinematics_with_derivatives), so
+that the rows that sub-steps, branch retries and steps over singular samples solve again
+carry theirs too. Otherwise (members, or ``at`` some times) a second sweep over the
+analysis' rows factorises Phi_q again at each. The directional
 derivatives in q and v are differences without truncation error: linkdyn's constraints are
 at most quadratic in the coordinates (fully Cartesian and natural coordinates), so Phi_q and
 gamma are at most quadratic in q and v and a central difference of a quadratic is exact;
@@ -62,9 +69,8 @@ from ..describe.parameters import get_parameter, inertia_entry, with_parameters
 from ..errors import ArgumentError, ArgumentTypeError, ModelError, counted, summary
 from ..models import as_model
 from ..solve.interrupt import StopRequest
-from ..solve.kinematics import kinematics
-from .derivative_sweep import (_affine_in_q, _exact_sweep, _restricted, _swept,
-                               _time_columns)
+from ..solve.kinematics import kinematics, kinematics_with_derivatives
+from .derivative_sweep import _exact_sweep, _restricted, _swept, derivative_plan
 from .metrics import input_torque
 
 __all__ = ["kinematic_sensitivities", "KinematicSensitivities", "ParameterFamily"]
@@ -401,9 +407,28 @@ def _kinematic_sensitivities(model, parameters, times, at, known, options):
     ``input_torque`` asks for them."""
     family = ParameterFamily(model, parameters)
     base = family.base
-    result = kinematics(base, times, **options)
+    if base.nc > base.nq:
+        raise ModelError(f"kinematic sensitivities of model {base.name!r}: it has more "
+                         f"constraint rows ({base.nc}) than coordinates ({base.nq}), redundant "
+                         "ones (analysed with redundant='allow'). The positions of such an "
+                         "overconstrained linkage have derivatives only along the parameter "
+                         "changes that keep its special geometry (most changes lock it), "
+                         "which linkdyn cannot tell; remove the redundant joints (they carry "
+                         "no motion of their own) to differentiate the rest", base.name)
+    # Derivatives the compile knows (see the notes) are formed in the analysis' own sweep,
+    # with its factors, when every time is asked for; at some times (``at``), afterwards.
+    sweep = _exact_sweep(family, model, np.size(times)) if at is None else None
+    if sweep is not None:
+        plan = derivative_plan(base, *sweep[:-1])
+        result, fused = kinematics_with_derivatives(base, times, plan, **options)
+    else:
+        result, fused = kinematics(base, times, **options), None
     if len(result.t) == 0:          # Ctrl-C before the first time: nothing to keep
         raise KeyboardInterrupt
+    if fused is not None:
+        return _exact_sensitivities(family, sweep[-1], result.status,
+                                    (result.t, result.q, result.v, result.a),
+                                    (*fused, [bool(x > 0.0) for x in plan.size]))
     joint = False
     rows = slice(None)      # every time: the analysis' own arrays, not copies
     if at is not None:
@@ -421,7 +446,8 @@ def _kinematic_sensitivities(model, parameters, times, at, known, options):
     p = len(family.names)
     sweep = _exact_sweep(family, model, len(t))
     if sweep is not None:       # derivatives the compile knows: no members (see the notes)
-        return _exact_sensitivities(family, sweep, result.status, t, q, v, a)
+        return _exact_sensitivities(family, sweep[-1], result.status, (t, q, v, a),
+                                    _swept(base, *sweep[:-1], t, q, v, a))
     steps, member = family.members()
     if known is None and p >= JOINT_TEST_PARAMETERS and \
             _jointly_affine(family, steps, result):
@@ -678,14 +704,15 @@ def _refuse_unused(family, used, status, what) -> None:
                             "zero)")
 
 
-def _exact_sensitivities(family, sweep, status, t, q, v, a) -> KinematicSensitivities:
-    """The sensitivities from :func:`_exact_sweep`'s kernels and marker terms: no member
-    compiled (until ``input_torque`` asks for the kinetostatics'), every derivative
+def _exact_sensitivities(family, own, status, rows, derivatives) -> KinematicSensitivities:
+    """The sensitivities from :func:`_exact_sweep`'s kernels, formed in the analysis' sweep
+    or after it (``derivatives``: dq, dv, da at the analysis' ``rows`` t, q, v, a and
+    whether each parameter's were nonzero anywhere), and its marker terms ``own``: no
+    member compiled (until ``input_torque`` asks for the kinetostatics'), every derivative
     exact."""
     base, p = family.base, len(family.names)
-    *arrays, own = sweep
-    dq, dv, da, used = _swept(base, *arrays, t, q, v, a)
-    status, (t, q, v, a) = _rows_done(len(dq), status, (t, q, v, a), stacklevel=5)
+    dq, dv, da, used = derivatives
+    status, (t, q, v, a) = _rows_done(len(dq), status, rows, stacklevel=5)
     marker_p = own(q, v, a)
     for x in marker_p.values():     # a parameter that moves only a marker is used too
         used = np.logical_or(used, np.any(x != 0.0, axis=(0, 1)))

@@ -115,6 +115,9 @@ _SVD_RTOL = 1e-9
 # factorised instead; repeated corrections (Newton, refinement) converge to the least-norm
 # correction, the redundant rows' share of it at the rate _TIKHONOV / sigma^2 per iteration.
 _TIKHONOV = 1e-10
+#: Plain Newton steps tried after the regularised ones ran out of iterations (in
+#: consistent_state): where the redundant rows are independent at the last iterate.
+RETRY_ITERATIONS = 5
 #: Values of the ``redundant`` argument of consistent_state, simulate and kinematics.
 REDUNDANT_MODES = ("raise", "allow")
 
@@ -272,9 +275,27 @@ class _Projector:
         return rank, left_null, [self.model.constraint_names[self.active[i]] for i in involved]
 
     def raise_conflict(self, A: sp.csc_matrix, residual: np.ndarray, what: str):
-        """Redundant rows whose residuals disagree: name them."""
-        _, left_null, names = self._left_null((sp.diags(self.row_scale) @ A).toarray())
-        mismatch = float(np.linalg.norm(left_null.T @ (self.row_scale * residual)))
+        """Redundant rows whose residuals disagree: name them. Where no combination of the
+        rows is redundant at the last iterate (they were where the iteration started: a
+        redundant set made independent on the way, e.g. a parallelogram whose pivots moved
+        apart, which then holds in one position only), name the rows with the largest
+        residuals instead."""
+        rank, left_null, names = self._left_null((sp.diags(self.row_scale) @ A).toarray())
+        scaled = self.row_scale * residual
+        if not names:
+            worst = np.argsort(-np.abs(scaled))[:4]
+            worst = [i for i in worst if scaled[i] != 0.0] or list(worst[:1])
+            names = [self.model.constraint_names[self.active[i]] for i in worst]
+            raise RedundantConstraintsError(
+                f"model {self.model.name!r}: the {what} cannot be met near the guess "
+                f"(largest residuals {', '.join(f'{n} = {residual[i]:.3g}' for n, i in zip(names, worst))}"
+                f"), and no redundant constraints conflict there: the Jacobian of the "
+                f"{len(self.active)} rows has rank {rank} at the last iterate, so the rows "
+                "that were redundant at the start are no longer (an overconstrained linkage "
+                "whose dimensions lost its special geometry holds in isolated positions "
+                "only, if any); check the dimensions, the guess and the held coordinates",
+                names)
+        mismatch = float(np.linalg.norm(left_null.T @ scaled))
         raise RedundantConstraintsError(
             f"model {self.model.name!r}: the redundant constraints conflict: their {what} "
             f"cannot all hold (a combination of them is off by {mismatch:.3g}); constraints "
@@ -390,6 +411,31 @@ def residual_roundoff(model: Model, q, t: float, state=None, ord=2) -> float:
     return entries * np.finfo(float).eps * float(np.linalg.norm(abs(J) @ np.abs(q), ord))
 
 
+def _worst_rows(names, res, rows, count=5) -> tuple:
+    """(names, "name (residual), ...") of the ``count`` rows among ``rows`` with the
+    largest residuals."""
+    order = rows[np.argsort(-np.abs(res[rows]))][:count]
+    return [names[r] for r in order], ", ".join(f"{names[r]} ({res[r]:.3g})" for r in order)
+
+
+def _check_held_rows(model, phi, fixed_rows, held, tol) -> None:
+    """AssemblyError naming the rows on held coordinates only (which cannot be corrected)
+    that do not hold, and the held bodies or the drivers that cause it."""
+    bad = fixed_rows[np.abs(phi[fixed_rows]) > tol]
+    if not bad.size:
+        return
+    rows, text = _worst_rows(model.constraint_names, phi, bad)
+    held_bodies = [b for k, b in enumerate(model.body_names) if held[4 * k:4 * k + 4].all()]
+    drivers = [r for r in rows if r in model.driver_names]
+    what = (f"driver{'s' if len(drivers) > 1 else ''} {', '.join(map(repr, drivers))} "
+            "cannot move held bodies: start the law at the held configuration or release "
+            "the hold" if drivers else "these constraints cannot be met without moving "
+            "held bodies")
+    raise AssemblyError(f"model {model.name!r}: constraints conflict with the held bodies "
+                        f"{', '.join(map(repr, held_bodies))} (residuals: {text}); {what}",
+                        rows)
+
+
 def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
                      tol: float = 1e-13, max_iterations: int = 30,
                      state=None, redundant: str = "raise") -> ConsistentState:
@@ -444,27 +490,12 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
     proj = _Projector(model, ~held, t, state, allow)
     names = model.constraint_names
 
-    def worst(res, rows, count=5):
-        order = rows[np.argsort(-np.abs(res[rows]))][:count]
-        return [names[r] for r in order], ", ".join(f"{names[r]} ({res[r]:.3g})" for r in order)
-
     # Rows on held coordinates only cannot be corrected: they must already hold.
     phi = model.phi(q, t, state)
-    bad = proj.fixed_rows[np.abs(phi[proj.fixed_rows]) > tol]
-    if bad.size:
-        rows, text = worst(phi, bad)
-        held_bodies = [b for k, b in enumerate(model.body_names) if held[4 * k:4 * k + 4].all()]
-        drivers = [r for r in rows if r in model.driver_names]
-        what = (f"driver{'s' if len(drivers) > 1 else ''} {', '.join(map(repr, drivers))} "
-                "cannot move held bodies: start the law at the held configuration or release "
-                "the hold" if drivers else "these constraints cannot be met without moving "
-                "held bodies")
-        raise AssemblyError(f"model {model.name!r}: constraints conflict with the held bodies "
-                            f"{', '.join(map(repr, held_bodies))} (residuals: {text}); {what}",
-                            rows)
+    _check_held_rows(model, phi, proj.fixed_rows, held, tol)
 
     iterations = 0
-    polished = False
+    polished = retried = False
     phi0 = np.linalg.norm(phi)
     previous = np.inf
     eps = np.finfo(float).eps
@@ -472,22 +503,30 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
     while True:
         norm = np.linalg.norm(phi)
         if not np.isfinite(norm) or norm > 1e6 * max(phi0, 1.0):
-            rows, text = worst(np.nan_to_num(phi, nan=np.inf), proj.active)
+            rows, text = _worst_rows(names, np.nan_to_num(phi, nan=np.inf), proj.active)
             raise AssemblyError(f"model {model.name!r}: Newton diverged while assembling "
                                 f"(|Phi| = {norm:.3g})"
                                 f"{_loop_hint(model, q, t, state, phi, tol)}; largest "
                                 f"residuals: {text}", rows)
         if norm <= tol:
-            if polished:
-                break
+            if polished or iterations >= max_iterations:
+                break        # (within tol on the last iteration allowed: the polish is moot)
             polished = True  # one more iteration takes the residual to round-off
         elif norm > 0.5 * previous and norm <= residual_roundoff(model, q, t, state):
             break            # Newton no longer cuts a residual that is rounding noise
         previous = norm
+        if iterations >= max_iterations and proj.regularised and not retried:
+            # Regularised steps converge at the rate _TIKHONOV / sigma^2: slowly where the
+            # rows that were redundant at the guess are independent here but nearly
+            # dependent (a parallelogram whose pivots moved 1e-3 apart: the residual crept
+            # at 1e-12). Plain Newton steps from here, unless the rank is lost again.
+            retried, max_iterations = True, max_iterations + RETRY_ITERATIONS
+            proj.regularised = False
+            proj.spd = type(proj.spd)()
         if iterations >= max_iterations:
             if proj.regularised:
                 proj.raise_conflict(proj.scaled_jacobian(q), phi[proj.active], "positions")
-            rows, text = worst(phi, proj.active)
+            rows, text = _worst_rows(names, phi, proj.active)
             raise AssemblyError(
                 f"model {model.name!r}: no assembled configuration found near the initial "
                 f"guess (|Phi| = {norm:.3g} after {iterations} Newton iterations, tolerance "
@@ -513,7 +552,7 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
         proj.raise_conflict(A, r[proj.active], "velocities")
     bad = proj.fixed_rows[np.abs(r[proj.fixed_rows]) > max(tol, 1e-12)]
     if bad.size:
-        rows, text = worst(r, bad)
+        rows, text = _worst_rows(names, r, bad)
         raise AssemblyError(f"model {model.name!r}: velocity constraints involving only held "
                             f"coordinates are violated: {text}", rows)
     if not (np.all(np.isfinite(v)) and np.all(np.isfinite(q))):

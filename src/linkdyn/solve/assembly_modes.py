@@ -13,7 +13,8 @@ from ..compile.model import Model, _readonly, checked_time
 from ..errors import ArgumentError, ArgumentTypeError, ModelError
 from ..models import as_model
 from .assembly import consistent_state
-from .kinematics import _coordinate_scales, _guess, _state_at, _sweep
+from .kinematics import _guess, _state_at
+from .tracking import _coordinate_scales, _sweep
 
 __all__ = ["AssemblyMode", "assembly_modes"]
 
