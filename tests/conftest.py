@@ -211,3 +211,25 @@ def circle_intersection(p, rp, q, rq, near):
     perp = np.array([-(q - p)[1], (q - p)[0]]) / d
     cands = [base + h * perp, base - h * perp]
     return min(cands, key=lambda c: np.linalg.norm(c - near))
+
+
+def triple_rocker_linkage():
+    """A non-Grashof four-bar (base 1, crank 0.6, coupler 0.5, rocker 0.7 m), the crank at
+    1.2 rad and the coupler above the line B-D: its crank rocks between +-acos(-1/15)."""
+    B = 0.6 * np.array([math.cos(1.2), math.sin(1.2)])
+    D = np.array([1.0, 0.0])
+    d = np.linalg.norm(D - B)
+    a = (0.5**2 - 0.7**2 + d**2) / (2 * d)
+    normal = np.array([-(D - B)[1], (D - B)[0]]) / d
+    C = B + a * (D - B) / d + math.sqrt(0.5**2 - a**2) * normal
+    from linkdyn.geometric import Linkage
+
+    g = Linkage("triple_rocker")
+    for name, xy in (("A", (0.0, 0.0)), ("B", B), ("C", C), ("D", D)):
+        g.revolute(name, tuple(xy))
+    g.link("crank", ["A", "B"])
+    g.link("coupler", ["B", "C"])
+    g.link("rocker", ["C", "D"])
+    g.link("base", ["A", "D"], ground=True)
+    g.input("A", rate=1.0)
+    return g

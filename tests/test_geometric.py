@@ -13,6 +13,7 @@ from linkdyn.errors import ModelError
 from linkdyn.geometric import Linkage
 from linkdyn.models import load_model
 from linkdyn.results import PointGeometry
+from conftest import triple_rocker_linkage
 
 TIMES = np.linspace(0.0, 2 * math.pi, 361)      # one turn of the input at 1 rad/s
 
@@ -205,23 +206,8 @@ def test_linkage_files_round_trip_and_name_the_bad_field(tmp_path):
 
 
 def triple_rocker():
-    """A non-Grashof four-bar (base 1, crank 0.6, coupler 0.5, rocker 0.7 m), the crank at
-    1.2 rad and the coupler above the line B-D: its crank rocks between +-acos(-1/15)."""
-    B = 0.6 * np.array([math.cos(1.2), math.sin(1.2)])
-    D = np.array([1.0, 0.0])
-    d = np.linalg.norm(D - B)
-    a = (0.5**2 - 0.7**2 + d**2) / (2 * d)
-    normal = np.array([-(D - B)[1], (D - B)[0]]) / d
-    C = B + a * (D - B) / d + math.sqrt(0.5**2 - a**2) * normal
-    g = Linkage("triple_rocker")
-    for name, xy in (("A", (0.0, 0.0)), ("B", B), ("C", C), ("D", D)):
-        g.revolute(name, tuple(xy))
-    g.link("crank", ["A", "B"])
-    g.link("coupler", ["B", "C"])
-    g.link("rocker", ["C", "D"])
-    g.link("base", ["A", "D"], ground=True)
-    g.input("A", rate=1.0)
-    return g.build()
+    """conftest.triple_rocker_linkage, built."""
+    return triple_rocker_linkage().build()
 
 
 def test_a_limit_position_is_found_and_reversal_traces_the_closed_curve():

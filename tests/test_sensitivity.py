@@ -104,6 +104,51 @@ def test_derivatives_formed_in_the_analysis_sweep_follow_its_sub_steps():
         np.testing.assert_allclose(x, y, rtol=0.0, atol=1e-10 * np.abs(y).max())
 
 
+def test_derivatives_follow_the_analysis_through_reversals_at_limits():
+    """A non-Grashof four-bar's crank rocks (at_limit="reverse"): the rows solved after
+    each reversal carry their derivatives too, against central differences of whole
+    reversed analyses away from the limits (where the positions move as sqrt(t - t_lim)
+    and the differences of the limits' shifts dominate)."""
+    from conftest import triple_rocker_linkage
+
+    names = ["joints.C.coordinates.x", "joints.D.coordinates.y"]
+    times = np.linspace(0.0, 10.0, 1001)
+    s = kinematic_sensitivities(triple_rocker_linkage(), names, times, at_limit="reverse")
+    family = ParameterFamily(triple_rocker_linkage(), names)
+    limits = [k for _, k in linkdyn.kinematics(family.base, times, at_limit="reverse").limits]
+    assert len(limits) == 3 and len(s.t) == len(times)
+    away = np.ones(len(times), dtype=bool)
+    for k in limits:
+        away[max(0, k - 20):k + 20] = False
+    for j in range(len(names)):
+        runs = [linkdyn.kinematics(family.model(family.values + step * np.eye(2)[j]), times,
+                                   at_limit="reverse") for step in (1e-6, -1e-6)]
+        fd = (runs[0].q - runs[1].q) / 2e-6      # (they agree to 3e-11 here)
+        np.testing.assert_allclose(s.dq[away, :, j], fd[away], rtol=0.0,
+                                   atol=1e-7 * np.abs(fd[away]).max())
+
+
+@pytest.mark.parametrize("every_time", [True, False])
+def test_derivatives_at_a_singular_sample_are_nan(every_time):
+    """A parallelogram four-bar sampled exactly at its change point (t = 1 s), analysed
+    with on_singular="continue": Phi_q has no inverse there and the derivatives do not
+    exist: NaN (they were round-off, 3e7 and 1.6e16). Elsewhere they are finite, as large
+    as the approach to the change point makes them."""
+    from conftest import bar_fourbar_builder
+
+    b = bar_fourbar_builder("parallelogram", crank=0.5, coupler=1.0, rocker=0.5)
+    b.add_angle_driver("drive", "A", laws.linear(-math.pi / 2, -math.pi / 2))
+    t = np.linspace(0.0, 1.5, 151)
+    s = kinematic_sensitivities(b.build(), ["bodies.coupler.length"], t,
+                                at=None if every_time else t, on_singular="continue")
+    bad = np.flatnonzero(np.isnan(s.dq).any(axis=(1, 2)))
+    assert list(bad) == [100] and s.t[100] == 1.0
+    assert np.isnan(s.dv[100]).all() and np.isnan(s.da[100]).all()
+    assert np.all(np.isfinite(np.delete(s.dq, 100, axis=0)))
+    with pytest.raises(linkdyn.SingularConfigurationError, match="t = 1 s"):
+        kinematic_sensitivities(b.build(), ["bodies.coupler.length"], t)
+
+
 def whole_run_differences(model_source, params, times, marker, h=1e-6):
     """d(marker position, velocity, acceleration)/dp by central differences of whole
     analyses of the models compiled at p +- h."""

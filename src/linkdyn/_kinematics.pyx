@@ -1,15 +1,16 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """Kinematic sweep of a fully driven model on KLU, without the GIL.
 
-At each time: a Taylor predictor from the previous solution (q + v dt + a dt^2 / 2), Newton
-on Phi(q, t) = 0 with one numeric refactorisation of Phi_q (the pattern was analysed once) and
+At each time: a Taylor predictor from the previous solution (q + v dt + a dt^2 / 2), Newton on
+Phi(q, t) = 0 with one numeric refactorisation of Phi_q (the pattern was analysed once) and
 further steps on the same factors while they cut the residual tenfold; then Phi_q v = -Phi_t
 and Phi_q a = gamma with the factors at the solution (equilibrated, below) and iterative
-refinement against the Jacobian's values there. An estimate of the reciprocal condition number of Phi_q is recorded at every
-time: KLU's pivot ratio (klu_rcond) while it exceeds 1e-2, else the reciprocal of KLU's 1-norm
-condition estimate (klu_condest); it falls towards zero as the configuration approaches a
-singular one. (The pivot ratio alone is not enough: after refactorisations with old pivots it
-was measured at 3e-8 on the Jansen linkage where the true singular-value ratio is 0.018.)
+refinement against the Jacobian's values there. An estimate of the reciprocal condition number
+of Phi_q is recorded at every time: KLU's pivot ratio (klu_rcond) while it exceeds 1e-2, else
+the reciprocal of KLU's 1-norm condition estimate (klu_condest); it falls towards zero as the
+configuration approaches a singular one. (The pivot ratio alone is not enough: after
+refactorisations with old pivots it was measured at 3e-8 on the Jansen linkage where the true
+singular-value ratio is 0.018.)
 """
 
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_Import
@@ -310,11 +311,11 @@ cdef class KinematicSweep:
     cdef void _refined_solve_block(self, double *X, double *B, double *R, double *active,
                                    int nrhs, const double *vals) noexcept nogil:
         """X (n x nrhs, a column each) <- Phi_q^{-1} X, Phi_q given by vals, with the factors
-        solve_num (made at vals, or at a nearby configuration) and iterative refinement, the solves of all
-        columns in one call: each column is refined until its backward error is within the
-        rounding of its residual or its correction reaches round-off, the columns still
-        refining gathered into R. B, R: scratch of n x nrhs each (B may
-        hold X's values already); active: nrhs."""
+        solve_num (made at vals, or at a nearby configuration) and iterative refinement, the
+        solves of all columns in one call: each column is refined until its backward error
+        is within the rounding of its residual or its correction reaches round-off, the
+        columns still refining gathered into R. B, R: scratch of n x nrhs each (B may hold
+        X's values already); active: nrhs."""
         cdef int i, c, sweep, n = self.n, na = nrhs
         cdef double dx, xm
         cdef double *x

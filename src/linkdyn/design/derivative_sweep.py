@@ -1,11 +1,11 @@
-"""The compiled sensitivity sweep's inputs (linkdyn._kinematics.DerivativePlan): the
-kernels whose weighted residuals are each parameter's derivatives of the rows, and the sweep
-run on them after the analysis (:func:`_swept`; the exact kernels are also formed in the
-analysis' own sweep: linkdyn.solve.kinematics.kinematics_with_derivatives). Either members compiled at shifted parameter values (linkdyn.design.sensitivity
-differences them), restricted to the rows they change where that pays, or, for parameters
-whose derivatives the compile knows (a linkage's joint coordinates, a planar model's points
-and bar lengths), kernels that give the derivatives exactly with no member compiled
-(:func:`_exact_sweep`)."""
+"""The compiled sensitivity sweep's inputs (linkdyn._kinematics.DerivativePlan): the kernels
+whose weighted residuals are each parameter's derivatives of the rows, and the sweep run on
+them after the analysis (:func:`_swept`; the exact kernels are also formed in the analysis'
+own sweep: linkdyn.solve.kinematics.kinematics_with_derivatives). Either members compiled at
+shifted parameter values (linkdyn.design.sensitivity differences them), restricted to the
+rows they change where that pays, or, for parameters whose derivatives the compile knows (a
+linkage's joint coordinates, a planar model's points and bar lengths), kernels that give the
+derivatives exactly with no member compiled (:func:`_exact_sweep`)."""
 
 from __future__ import annotations
 

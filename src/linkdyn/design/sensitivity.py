@@ -380,7 +380,9 @@ def kinematic_sensitivities(model, parameters, times, *, at=None,
         alters the model's coordinates or rows, or one that does not enter the kinematics
         at all (its derivatives would be identically zero).
     SingularConfigurationError
-        A time where Phi_q is singular: the sensitivities do not exist there.
+        A time where Phi_q is singular: the sensitivities do not exist there. (With
+        ``on_singular="continue"`` the analysis goes on, and the derivatives at the times in
+        its ``singularities`` are NaN.)
 
     Notes
     -----
@@ -426,9 +428,9 @@ def _kinematic_sensitivities(model, parameters, times, at, known, options):
     if len(result.t) == 0:          # Ctrl-C before the first time: nothing to keep
         raise KeyboardInterrupt
     if fused is not None:
-        return _exact_sensitivities(family, sweep[-1], result.status,
-                                    (result.t, result.q, result.v, result.a),
-                                    (*fused, [bool(x > 0.0) for x in plan.size]))
+        return _undefined_at_singular(_exact_sensitivities(
+            family, sweep[-1], result.status, (result.t, result.q, result.v, result.a),
+            (*fused, [bool(x > 0.0) for x in plan.size])), result)
     joint = False
     rows = slice(None)      # every time: the analysis' own arrays, not copies
     if at is not None:
@@ -446,8 +448,9 @@ def _kinematic_sensitivities(model, parameters, times, at, known, options):
     p = len(family.names)
     sweep = _exact_sweep(family, model, len(t))
     if sweep is not None:       # derivatives the compile knows: no members (see the notes)
-        return _exact_sensitivities(family, sweep[-1], result.status, (t, q, v, a),
-                                    _swept(base, *sweep[:-1], t, q, v, a))
+        return _undefined_at_singular(_exact_sensitivities(
+            family, sweep[-1], result.status, (t, q, v, a),
+            _swept(base, *sweep[:-1], t, q, v, a)), result)
     steps, member = family.members()
     if known is None and p >= JOINT_TEST_PARAMETERS and \
             _jointly_affine(family, steps, result):
@@ -458,9 +461,9 @@ def _kinematic_sensitivities(model, parameters, times, at, known, options):
     marker_p = marker_parameter_terms(base, member, steps, dict(q=q, v=v, a=a), used, exact,
                                       known)
     if known is not None and not joint:
-        return KinematicSensitivities(base, family.names, family.values, t, q, v, a, dq, dv,
-                                      da, tuple(bool(e) for e in exact), marker_p,
-                                      (member, steps, None), status)
+        return _undefined_at_singular(KinematicSensitivities(
+            base, family.names, family.values, t, q, v, a, dq, dv, da,
+            tuple(bool(e) for e in exact), marker_p, (member, steps, None), status), result)
     if joint:       # the kinetostatic terms are judged when input_torque asks for them
         dynamic_exact = None
         if base.dynamic and not getattr(base.description, "kinematic", False):
@@ -472,9 +475,21 @@ def _kinematic_sensitivities(model, parameters, times, at, known, options):
         dynamic_exact = _kinetostatic_terms(base, member, steps, result.t, result.q, result.v,
                                             result.a, used)
     _refuse_unused(family, used, status, "the kinematics or the kinetostatics")
-    return KinematicSensitivities(base, family.names, family.values, t, q, v, a, dq, dv, da,
-                                  tuple(bool(e) for e in exact), marker_p,
-                                  (member, steps, dynamic_exact), status)
+    return _undefined_at_singular(KinematicSensitivities(
+        base, family.names, family.values, t, q, v, a, dq, dv, da,
+        tuple(bool(e) for e in exact), marker_p, (member, steps, dynamic_exact), status),
+        result)
+
+
+def _undefined_at_singular(s, result):
+    """``s`` with NaN derivatives at the rows that the analysis found singular
+    (on_singular="continue" let it go on there): Phi_q has no inverse, and the derivatives
+    do not exist (what the solves gave there was its round-off, up to 1e16)."""
+    for point in result.singularities:
+        rows = np.flatnonzero(s.t == point.t)
+        for x in (s.dq, s.dv, s.da):
+            x[rows] = np.nan
+    return s
 
 
 #: From this many parameters on, their affinity is first tested jointly (two members, at

@@ -286,10 +286,11 @@ class _Projector:
             worst = np.argsort(-np.abs(scaled))[:4]
             worst = [i for i in worst if scaled[i] != 0.0] or list(worst[:1])
             names = [self.model.constraint_names[self.active[i]] for i in worst]
+            text = ", ".join(f"{n} = {residual[i]:.3g}" for n, i in zip(names, worst))
             raise RedundantConstraintsError(
                 f"model {self.model.name!r}: the {what} cannot be met near the guess "
-                f"(largest residuals {', '.join(f'{n} = {residual[i]:.3g}' for n, i in zip(names, worst))}"
-                f"), and no redundant constraints conflict there: the Jacobian of the "
+                f"(largest residuals {text}), and no redundant constraints conflict there: "
+                f"the Jacobian of the "
                 f"{len(self.active)} rows has rank {rank} at the last iterate, so the rows "
                 "that were redundant at the start are no longer (an overconstrained linkage "
                 "whose dimensions lost its special geometry holds in isolated positions "
