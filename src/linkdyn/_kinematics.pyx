@@ -457,7 +457,7 @@ cdef class KinematicSweep:
                     fresh = 0
                     if not factored or rn > 0.1 * rn_prev:
                         self.sys.phi_q(self.sys.user, t, q, vals)
-                        status = self._factor(vals, &self.num)
+                        status = self._factor_only(vals, &self.num)   # (rcond: num_sol's)
                         if status != OK:
                             break
                         factored = 1
