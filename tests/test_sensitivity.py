@@ -126,6 +126,10 @@ def test_derivatives_follow_the_analysis_through_reversals_at_limits():
         fd = (runs[0].q - runs[1].q) / 2e-6      # (they agree to 3e-11 here)
         np.testing.assert_allclose(s.dq[away, :, j], fd[away], rtol=0.0,
                                    atol=1e-7 * np.abs(fd[away]).max())
+    # (times that repeat cannot name rows: ``at`` is refused with the reason)
+    with pytest.raises(ArgumentError, match="go back and forth"):
+        kinematic_sensitivities(triple_rocker_linkage(), names, times, at=[0.3],
+                                at_limit="reverse")
 
 
 @pytest.mark.parametrize("every_time", [True, False])
@@ -147,6 +151,11 @@ def test_derivatives_at_a_singular_sample_are_nan(every_time):
     assert np.all(np.isfinite(np.delete(s.dq, 100, axis=0)))
     with pytest.raises(linkdyn.SingularConfigurationError, match="t = 1 s"):
         kinematic_sensitivities(b.build(), ["bodies.coupler.length"], t)
+
+
+def test_an_unknown_option_is_named():
+    with pytest.raises(linkdyn.errors.ArgumentTypeError, match="unknown option.*'foo'"):
+        kinematic_sensitivities(fourbar(), PARAMS, np.linspace(0.0, 1.0, 5), foo=1)
 
 
 def whole_run_differences(model_source, params, times, marker, h=1e-6):

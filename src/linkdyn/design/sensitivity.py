@@ -56,6 +56,7 @@ density) is accepted for them.
 
 from __future__ import annotations
 
+import inspect
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -352,6 +353,11 @@ def _affine_difference(values, h):
     return _difference(values, h)[0], False
 
 
+#: The options kinematic_sensitivities passes on: linkdyn.kinematics' keywords.
+KINEMATICS_OPTIONS = frozenset(k for k, p in inspect.signature(kinematics).parameters.items()
+                               if p.kind is inspect.Parameter.KEYWORD_ONLY)
+
+
 def kinematic_sensitivities(model, parameters, times, *, at=None,
                             **options) -> KinematicSensitivities:
     """Run ``linkdyn.kinematics(model, times, **options)`` and differentiate it with respect
@@ -369,7 +375,9 @@ def kinematic_sensitivities(model, parameters, times, *, at=None,
     at : array_like, optional
         Differentiate at these times only (each one of ``times``): the analysis still runs
         over all of ``times`` (its branch is followed step by step), and the result holds
-        the rows of ``at``. Default: every time.
+        the rows of ``at``. Default: every time (then the derivatives are formed in the
+        analysis' own sweep where their kernels are known). Not with ``at_limit="reverse"``
+        once a limit is passed: the times then repeat.
     **options
         Passed to :func:`linkdyn.kinematics`.
 
@@ -392,6 +400,11 @@ def kinematic_sensitivities(model, parameters, times, *, at=None,
     """
     # Ctrl-C in Python between the analysis and the derivatives' sweep (the members'
     # compiles) is a request polled before the sweep (linkdyn.solve.interrupt)
+    unknown = sorted(set(options) - KINEMATICS_OPTIONS)
+    if unknown:
+        raise ArgumentTypeError(f"kinematic_sensitivities: unknown option(s) "
+                                f"{', '.join(map(repr, unknown))} (those of linkdyn.kinematics "
+                                f"are taken: {', '.join(sorted(KINEMATICS_OPTIONS))})")
     with StopRequest() as stop:
         result = _kinematic_sensitivities(model, parameters, times, at, None, options)
         if result.status == "interrupted":
@@ -435,6 +448,11 @@ def _kinematic_sensitivities(model, parameters, times, at, known, options):
     rows = slice(None)      # every time: the analysis' own arrays, not copies
     if at is not None:
         at = np.atleast_1d(checked_array("at", at))
+        if result.limits:
+            raise ArgumentError("at: the input was reversed at limit positions "
+                                "(at_limit='reverse'), so the analysis' times go back and forth "
+                                "and repeat; differentiate every time (at=None) and take the "
+                                "rows wanted")
         if result.status == "interrupted":      # the times the analysis reached
             at = at[at <= result.t[-1]]
             if len(at) == 0:
