@@ -1,6 +1,6 @@
 """Dimensional synthesis (linkdyn.design.synthesis): a four-bar recovered from points of its
-own coupler curve, with and without prescribed timing; designers' constraints reported with
-their reasons; bad input named."""
+own coupler curve, with and without prescribed timing; six-bars (Watt, Stephenson);
+designers' constraints reported with their reasons; bad input named."""
 import numpy as np
 import pytest
 
@@ -241,6 +241,56 @@ def test_a_stephenson_six_bar_with_sliders_is_recovered_from_its_coupler_points(
     names = [p for p in linkage_parameters(start) if not p.startswith("joints.J7")]
     r = path_generation(start, "J8", targets, times=times, starts=1, parameters=names)
     assert r.residual < 1e-10
+
+
+WATT = {"A": (0.0, 0.0), "B": (0.1, 0.05), "C": (0.35, 0.3), "D": (0.4, 0.0),
+        "E": (0.6, 0.2), "F": (0.75, 0.5), "G": (0.95, 0.15), "P": (0.72, 0.3)}
+
+
+def watt_six_bar(points):
+    """A Watt-II six-bar: the crank-rocker A-B-C-D, whose rocker (C, D, E: ternary) drives
+    the four-bar D-E-F-G through the link E-F, which carries the coupler point P; the
+    ground (A, D, G) is the other ternary link."""
+    from linkdyn.geometric import Linkage
+
+    g = Linkage("watt2")
+    for joint in "ABCDEFG":
+        g.revolute(joint, tuple(points[joint]))
+    g.coupler("P", tuple(points["P"]))
+    for name, joints in (("crank", "AB"), ("coupler", "BC"), ("rocker", "CDE"),
+                         ("link", "EFP"), ("output", "FG")):
+        g.link(name, list(joints))
+    g.link("base", ["A", "D", "G"], ground=True)
+    g.input("A", rate=1.0)
+    return g
+
+
+def test_a_watt_six_bar_is_recovered_up_to_the_similarity_of_its_first_loop():
+    """Every joint moved by about a centimetre, path generation through 24 points of P's
+    curve at their crank angles passes through them. The second loop and P come back to
+    1e-8 m; the first loop (A, B, C) comes back up to a rotation and scaling about D: the
+    rocker's motion, all that P sees of it, does not change when the crank-rocker is so
+    transformed (its angles are the same), and the optimum found is such a copy: the same
+    complex ratio (A' - D) / (A - D) for A, B and C."""
+    times = np.linspace(0.3, 6.0, 24)
+    grid = np.union1d(np.linspace(0.0, 2 * np.pi, 181), times)
+    k = linkdyn.kinematics(watt_six_bar(WATT).build(), grid)
+    goal = k.marker("P")[np.searchsorted(k.t, times)]
+    rng = np.random.default_rng(3)
+    start = watt_six_bar({n: np.array(v) + 0.01 * rng.standard_normal(2)
+                          for n, v in WATT.items()})
+    r = path_generation(start, "P", goal, times=times, starts=1)
+    assert r.residual < 1e-10 and r.evaluations <= 30
+
+    def point(joint):
+        return complex(r.parameters[f"joints.{joint}.coordinates.x"],
+                       r.parameters[f"joints.{joint}.coordinates.y"])
+
+    for joint in "DEFGP":
+        assert abs(point(joint) - complex(*WATT[joint])) < 1e-8
+    ratios = [(point(j) - point("D")) / (complex(*WATT[j]) - complex(*WATT["D"]))
+              for j in "ABC"]
+    assert max(abs(c - ratios[0]) for c in ratios) < 1e-8
 
 
 def test_parameters_that_cannot_move_the_targets_are_named():
