@@ -39,6 +39,7 @@ STEP_MOTION = 0.5
 MAX_CUTS = 1000
 MAX_SUB_STEPS = 100_000
 
+
 def _law_table(model: Model, times):
     """Values (f, f', f'') of the drivers' Python-function laws at ``times``, or None."""
     drivers = model.driver_laws
