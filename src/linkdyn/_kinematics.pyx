@@ -581,6 +581,41 @@ cdef inline void _member_residuals(const ld_system *s, double t, const double *q
     _residual_pair(s, t, q, v, a, vals, tmp, r3 + s.nc, r3 + 2 * s.nc)
 
 
+cdef inline void _restricted_residuals(const ld_system *s, double t, const double *q,
+                                       const double *v, const double *a, double *vals,
+                                       double *tmp, double *r3, const int *rows, int nrows,
+                                       const int *slots, const int *slot_col,
+                                       int nslots) noexcept nogil:
+    """_member_residuals of a restricted member on its own rows and Jacobian slots only:
+    the rest of r3 is never written (zero from the start), and the products Phi_q v and
+    Phi_q a run over its slots, not the whole pattern (with every row zeroed and the whole
+    pattern multiplied, a restricted member cost as much as a whole one on the Jansen
+    linkage)."""
+    cdef int n = s.nc, i, k, row
+    cdef double x
+    for i in range(nrows):
+        row = rows[i]
+        r3[n + row] = 0.0
+        r3[2 * n + row] = 0.0
+        tmp[row] = 0.0
+    s.phi(s.user, t, q, r3)
+    s.phi_q(s.user, t, q, vals)
+    for k in range(nslots):
+        row = s.phiq_rowind[slots[k]]
+        x = vals[slots[k]]
+        r3[n + row] += x * v[slot_col[k]]
+        r3[2 * n + row] += x * a[slot_col[k]]
+    s.phi_t(s.user, t, q, tmp)
+    for i in range(nrows):
+        row = rows[i]
+        r3[n + row] += tmp[row]
+        tmp[row] = 0.0
+    s.gamma(s.user, t, q, v, tmp)
+    for i in range(nrows):
+        row = rows[i]
+        r3[2 * n + row] -= tmp[row]
+
+
 cdef inline double _backward_error(const double *r, const double *den, int n) noexcept nogil:
     """max_i |r_i| / den_i (0 / 0 counted as 0, r_i / 0 as infinite)."""
     cdef int i
@@ -630,6 +665,11 @@ cdef inline void _jacobian_times(const ld_system *s, const double *vals, const d
 cdef struct deriv_ws:
     # what one row's derivatives need (a DerivativePlan's, pointers into its arrays)
     int p, nm, nt_cols, restricted, affine, own, base
+    const int *rows                 # (restricted) the rows the members write
+    int nrows
+    const int *slots                # (restricted) their Jacobian slots, and each one's column
+    const int *slot_col
+    int nslots
     const ld_system **sys           # [nm] the members' systems
     const int *start                # [p + 1] parameter j: its terms start[j] .. start[j + 1]
     const int *member_index         # a term's member
@@ -664,7 +704,9 @@ cdef class DerivativePlan:
     k in start[j] .. start[j + 1] (F: Phi, Phi_q v + Phi_t and Phi_q a - gamma). ``base``:
     the model's own kernels; a member that is the model (every forward difference) is
     evaluated once a row with the sweep's own system. ``affine_q``, ``time_cols`` and
-    ``restricted`` as SensitivitySweep.derivatives describes them. ``size[j]`` gets the
+    ``restricted`` as SensitivitySweep.derivatives describes them; with ``rows``, the rows
+    that the restricted members write (every member has the model's pattern), on which
+    alone they are then evaluated. ``size[j]`` gets the
     largest |Phi_p| met over every row the plan served. A plan belongs to one run: its
     work space is not shared."""
 
@@ -675,7 +717,7 @@ cdef class DerivativePlan:
     cdef readonly int n, p
 
     def __cinit__(self, base, members, start, member_index, weight, int affine_q=0,
-                  time_cols=None, int restricted=0):
+                  time_cols=None, int restricted=0, rows=None):
         cdef const ld_system *own = <const ld_system *> PyCapsule_GetPointer(
             base.system_capsule(), b"linkdyn.ld_system")
         cdef int n = own.nq, nm = len(members), m, i, maxnnz = own.phiq_nnz
@@ -722,6 +764,19 @@ cdef class DerivativePlan:
         self.arrays += (ix, wt, tc, sz)
         self.ws.p, self.ws.nm, self.ws.nt_cols = p, nm, nt_cols
         self.ws.restricted, self.ws.affine = restricted != 0, affine_q != 0
+        if restricted and rows is not None:     # the rows and slots the members write
+            written = np.unique(np.ascontiguousarray(rows, dtype=np.intc))
+            if np.any(written < 0) or np.any(written >= n):
+                raise ValueError("derivatives: a restricted row is out of range")
+            colptr = np.asarray(<int[:n + 1]> own.phiq_colptr)
+            rowind = np.asarray(<int[:max(own.phiq_nnz, 1)]> own.phiq_rowind)[:own.phiq_nnz]
+            slot = np.flatnonzero(np.isin(rowind, written)).astype(np.intc)
+            column = (np.searchsorted(colptr, slot, side="right") - 1).astype(np.intc)
+            written = np.append(written, np.intc(0))     # (never empty)
+            slot, column = np.append(slot, np.intc(0)), np.append(column, np.intc(0))
+            self.arrays += (written, slot, column)
+            self.ws.nrows, self.ws.nslots = len(written) - 1, len(slot) - 1
+            self._point_rows(written, slot, column)
         self.ws.own = affine_q != 0 or self.ws.base >= 0
         self.ws.sys = self.sys
         self.ws.start, self.ws.member_index, self.ws.weight = &st[0], &ix[0], &wt[0]
@@ -747,6 +802,9 @@ cdef class DerivativePlan:
         self.ws.active = self.ws.R + n * q
         self.ws.Cv = self.ws.active + q
         self.ws.Ca = self.ws.Cv + n * nt_cols
+
+    cdef void _point_rows(self, int[::1] rows, int[::1] slots, int[::1] cols):
+        self.ws.rows, self.ws.slots, self.ws.slot_col = &rows[0], &slots[0], &cols[0]
 
     def __dealloc__(self):
         free(self.sys)
@@ -914,6 +972,9 @@ cdef class SensitivitySweep(KinematicSweep):
                 for i in range(n):
                     r3[n + i] = w.rv0[i]
                     r3[2 * n + i] = w.ra0[i]
+            elif w.rows != NULL:
+                _restricted_residuals(w.sys[m], t, q, v, a, w.mvals, w.tmp, r3, w.rows,
+                                      w.nrows, w.slots, w.slot_col, w.nslots)
             else:
                 _member_residuals(w.sys[m], t, q, v, a, w.mvals, w.tmp, r3,
                                   w.restricted != 0)

@@ -22,18 +22,20 @@ from ..errors import SingularConfigurationError
 from ..solve.interrupt import requested
 
 
-def derivative_plan(base, models, start, index, weight, restricted):
+def derivative_plan(base, models, start, index, weight, rows):
     """The compiled plan of the parameters' derivatives on the kernels ``models`` (each
     parameter's residual derivatives: sum of weight[k] F(models[index[k]]) over k in
-    start[j] .. start[j + 1]) for the model ``base``."""
+    start[j] .. start[j + 1]) for the model ``base``; ``rows``: None, or the rows that the
+    models, restricted to them (:func:`_restricted`), write."""
     from .._kinematics import DerivativePlan
 
     return DerivativePlan(base.kernels, models, np.array(start, dtype=np.intc),
                           np.array(index, dtype=np.intc), np.array(weight, dtype=float),
-                          _affine_in_q(base), _time_columns(base), restricted)
+                          _affine_in_q(base), _time_columns(base), int(rows is not None),
+                          rows)
 
 
-def _swept(base, models, start, index, weight, restricted, t, q, v, a) -> tuple:
+def _swept(base, models, start, index, weight, rows, t, q, v, a) -> tuple:
     """The compiled sweep of :func:`derivative_plan` at the analysis' rows: (dq, dv, da,
     used), the rows done (all, or those before Ctrl-C) and whether each parameter's
     residual derivatives were nonzero anywhere."""
@@ -43,7 +45,7 @@ def _swept(base, models, start, index, weight, restricted, t, q, v, a) -> tuple:
     dq, dv, da = (np.zeros((n, nq, p)) for _ in range(3))
     if requested():     # Ctrl-C pressed in Python (compiling the members): no rows done
         return dq[:0], dv[:0], da[:0], [False] * p
-    plan = derivative_plan(base, models, start, index, weight, restricted)
+    plan = derivative_plan(base, models, start, index, weight, rows)
     sweep = SensitivitySweep(base.kernels)
     status, row = sweep.derivatives(
         np.ascontiguousarray(t, dtype=float), np.ascontiguousarray(q), np.ascontiguousarray(v),
@@ -61,7 +63,7 @@ def _swept(base, models, start, index, weight, restricted, t, q, v, a) -> tuple:
 def _exact_sweep(family, source, n) -> tuple | None:
     """The derivatives of the rows with respect to parameters that move only points,
     without compiled members, where they are known exactly: (kernels, start, index,
-    weight, restricted, own) for :func:`_swept` and the markers' own derivatives
+    weight, rows, own) for :func:`_swept` (rows: see :func:`_restricted`) and the markers' own derivatives
     ``own(q, v, a)`` -> {(marker, part): (n, dim, p)}; None otherwise (differenced members
     then).
 
@@ -80,7 +82,7 @@ def _exact_sweep(family, source, n) -> tuple | None:
         p = len(derived)
         marks = np.stack([m for _, m in derived], axis=-1)           # (nmarkers, 3, p)
         return ([k for k, _ in derived], np.arange(p + 1, dtype=np.intc),
-                np.arange(p, dtype=np.intc), np.ones(p), False,
+                np.arange(p, dtype=np.intc), np.ones(p), None,
                 lambda q, v, a: {(name, "q"): np.broadcast_to(marks[k], (len(q),) +
                                                               marks[k].shape)
                                  for k, name in enumerate(base.marker_names)
@@ -95,7 +97,7 @@ def _exact_sweep(family, source, n) -> tuple | None:
                       body_stride=base.kernels.body_stride)
         kernels.append(Kernels(arrays))
     p = len(moved)
-    kernels, restricted = _restricted(base, kernels, n)
+    kernels, rows = _restricted(base, kernels, n)
     marks = np.stack([m for _, m in moved], axis=-1)                # (nmarkers, 2, p)
     body = base.marker_body
 
@@ -113,7 +115,7 @@ def _exact_sweep(family, source, n) -> tuple | None:
         return out
     return (kernels, np.arange(0, 2 * p + 1, 2, dtype=np.intc),
             np.ravel([(j + 1, 0) for j in range(p)]).astype(np.intc),
-            np.tile([1.0, -1.0], p), restricted, own)
+            np.tile([1.0, -1.0], p), rows, own)
 
 
 _AXIS = {"x": 0, "y": 1, "0": 0, "1": 1}
@@ -176,21 +178,26 @@ RESTRICT_WORK = 20_000
 
 
 def _restricted(base, models, positions) -> tuple:
-    """(kernels, restricted): the members' kernels restricted to the rows where any of them
-    differs from the model's (linkdyn.compile.rows), and True; ``models`` as they are and
-    False where a member differs in structure, or where too few rows times ``positions``
-    would be spared to pay for the restriction (RESTRICT_WORK)."""
+    """(kernels, rows): the members' kernels restricted to the rows where any of them
+    differs from the model's (linkdyn.compile.rows), and the rows they write (those, with
+    a revolute joint's other row); ``models`` as they are and None where a member differs
+    in structure, or where too few rows times ``positions`` would be spared to pay for the
+    restriction (RESTRICT_WORK)."""
     if positions * base.nc < RESTRICT_WORK:
-        return models, False
+        return models, None
     union = np.zeros(base.nc, dtype=bool)
     for kernels in models:
         rows = changed_rows(base.kernels, kernels)
         if rows is None:
-            return models, False
+            return models, None
         union |= rows
     if positions * int(np.count_nonzero(~union)) < RESTRICT_WORK:
-        return models, False
-    return [restricted_kernels(k, union) for k in models], True
+        return models, None
+    kept = [restricted_kernels(k, union) for k in models]
+    a = kept[0].arrays
+    written = np.unique(np.concatenate([a["rev_row"], a["rev_row"] + 1, a["term_row"],
+                                        a["gen_row"]]))
+    return kept, written.astype(np.intc)
 
 
 def _affine_in_q(model) -> int:

@@ -711,8 +711,8 @@ def _derivatives_compiled(base, member, steps, t, q, v, a, p, known=None):
             index.append(use(member(j, shift).kernels))
             weight.append(w)
         start.append(len(index))
-    models, restricted = _restricted(base, models, n)
-    dq, dv, da, used = _swept(base, models, start, index, weight, restricted, t, q, v, a)
+    models, rows = _restricted(base, models, n)
+    dq, dv, da, used = _swept(base, models, start, index, weight, rows, t, q, v, a)
     return dq, dv, da, exact, used
 
 
