@@ -80,6 +80,8 @@ cdef class KinematicSweep:
     cdef klu_numeric *num_sol     # factors at each solution: the branch's sign, rcond, and
                                   # the solves of v, a (and the parameters' derivatives)
     cdef double *scales           # num_sol's row, then column scales (2 n)
+    cdef double *rhs_kept         # -Phi_t, then gamma at the row just solved (2 n), kept
+    cdef bint keep_rhs            # where _row_done uses them
     cdef klu_numeric *solve_num   # the factors _refined_solve_block uses,
     cdef const double *solve_rs   # with their row and column scales (NULL: none)
     cdef const double *solve_cs
@@ -112,7 +114,9 @@ cdef class KinematicSweep:
         self.den = <double *> malloc((self.n + 1) * sizeof(double))
         self.den_size = self.n + 1
         self.scales = <double *> malloc((2 * self.n + 1) * sizeof(double))
-        if self.buf == NULL or self.mark == NULL or self.den == NULL or self.scales == NULL:
+        self.rhs_kept = <double *> malloc((2 * self.n + 1) * sizeof(double))
+        if self.buf == NULL or self.mark == NULL or self.den == NULL or self.scales == NULL \
+                or self.rhs_kept == NULL:
             raise MemoryError()
         per_row = np.bincount(np.asarray(<int[:self.nnz]> self.sys.phiq_rowind)
                               if self.nnz else np.zeros(0, dtype=np.intc), minlength=1)
@@ -140,6 +144,7 @@ cdef class KinematicSweep:
         free(self.den)
         free(self.mark)
         free(self.scales)
+        free(self.rhs_kept)
 
     cdef int _factor(self, double *vals, klu_numeric **num) noexcept nogil:
         """Factors of vals into *num (a refactorisation with its pivots while their ratio
@@ -349,9 +354,10 @@ cdef class KinematicSweep:
                 na += 1
 
     cdef int _row_done(self, int k, double t, const double *q, const double *v,
-                       const double *a, const double *vals) noexcept nogil:
+                       const double *a, const double *vals, const double *kept) noexcept nogil:
         """Called with each row of a sweep once it is solved (vals: Phi_q there, whose
-        factors are the solves' current ones); a status other than OK stops the sweep."""
+        factors are the solves' current ones; kept: -Phi_t and gamma there where keep_rhs
+        is set); a status other than OK stops the sweep."""
         return OK
 
     cdef double _roundoff_floor(self, const double *q, const double *vals,
@@ -501,12 +507,18 @@ cdef class KinematicSweep:
                     rhs[i] = -rhs[i]
                 for i in range(n):
                     v[i] = rhs[i]
+                if self.keep_rhs:
+                    for i in range(n):
+                        self.rhs_kept[i] = rhs[i]
                 self._refined_solve_block(v, rhs, tmp, &one, 1, vals)
                 self.sys.gamma(self.sys.user, t, q, v, rhs)
                 for i in range(n):
                     a[i] = rhs[i]
+                if self.keep_rhs:
+                    for i in range(n):
+                        self.rhs_kept[n + i] = rhs[i]
                 self._refined_solve_block(a, rhs, tmp, &one, 1, vals)
-                status = self._row_done(k, t, q, v, a, vals)
+                status = self._row_done(k, t, q, v, a, vals, self.rhs_kept)
                 if status != OK:
                     break
                 for i in range(n):
@@ -555,6 +567,29 @@ cdef inline void _pair_from_values(const ld_system *s, double t, const double *q
         ra[i] -= tmp[i]
 
 
+cdef inline void _pair_from_kept(const ld_system *s, const double *v, const double *a,
+                                 const double *vals, const double *kept, double *rv,
+                                 double *ra) noexcept nogil:
+    """_pair_from_values with -Phi_t and gamma already evaluated (kept[:nc], kept[nc:]):
+    the same operations on the same numbers."""
+    cdef int i, j, p
+    cdef double x, vj, aj
+    cdef const int *cp = s.phiq_colptr
+    cdef const int *ri = s.phiq_rowind
+    for i in range(s.nc):
+        rv[i] = 0.0
+        ra[i] = 0.0
+    for j in range(s.nq):
+        vj, aj = v[j], a[j]
+        for p in range(cp[j], cp[j + 1]):
+            x = vals[p]
+            rv[ri[p]] += x * vj
+            ra[ri[p]] += x * aj
+    for i in range(s.nc):
+        rv[i] -= kept[i]
+        ra[i] -= kept[s.nc + i]
+
+
 cdef inline void _residual_pair(const ld_system *s, double t, const double *q,
                                 const double *v, const double *a, double *vals,
                                 double *tmp, double *rv, double *ra) noexcept nogil:
@@ -566,17 +601,8 @@ cdef inline void _residual_pair(const ld_system *s, double t, const double *q,
 
 cdef inline void _member_residuals(const ld_system *s, double t, const double *q,
                                    const double *v, const double *a, double *vals,
-                                   double *tmp, double *r3, bint restricted) noexcept nogil:
-    """r3[3 nc] <- [Phi, Phi_q v + Phi_t, Phi_q a - gamma] of member s at the row. A
-    restricted member (kernels restricted to some rows, linkdyn.compile.rows) writes only
-    its own rows and Jacobian slots: the others are zeroed first and come out exactly zero,
-    its own rows exactly as the whole member's."""
-    cdef int i
-    if restricted:
-        for i in range(s.nc):
-            r3[i] = 0.0
-        for i in range(s.phiq_nnz):
-            vals[i] = 0.0
+                                   double *tmp, double *r3) noexcept nogil:
+    """r3[3 nc] <- [Phi, Phi_q v + Phi_t, Phi_q a - gamma] of member s at the row."""
     s.phi(s.user, t, q, r3)
     _residual_pair(s, t, q, v, a, vals, tmp, r3 + s.nc, r3 + 2 * s.nc)
 
@@ -586,11 +612,12 @@ cdef inline void _restricted_residuals(const ld_system *s, double t, const doubl
                                        double *tmp, double *r3, const int *rows, int nrows,
                                        const int *slots, const int *slot_col,
                                        int nslots) noexcept nogil:
-    """_member_residuals of a restricted member on its own rows and Jacobian slots only:
-    the rest of r3 is never written (zero from the start), and the products Phi_q v and
-    Phi_q a run over its slots, not the whole pattern (with every row zeroed and the whole
-    pattern multiplied, a restricted member cost as much as a whole one on the Jansen
-    linkage)."""
+    """_member_residuals of a member restricted to some rows (linkdyn.compile.rows), which
+    writes only those rows and their Jacobian slots: on them alone. The rest of r3 is
+    never written (zero from the start, as every other row's weighted sum is), and the
+    products Phi_q v and Phi_q a run over its slots, not the whole pattern (with every row
+    zeroed and the whole pattern multiplied, a restricted member cost as much as a whole
+    one on the Jansen linkage)."""
     cdef int n = s.nc, i, k, row
     cdef double x
     for i in range(nrows):
@@ -598,6 +625,8 @@ cdef inline void _restricted_residuals(const ld_system *s, double t, const doubl
         r3[n + row] = 0.0
         r3[2 * n + row] = 0.0
         tmp[row] = 0.0
+    for k in range(nslots):         # (the scratch holds other members' values)
+        vals[slots[k]] = 0.0
     s.phi(s.user, t, q, r3)
     s.phi_q(s.user, t, q, vals)
     for k in range(nslots):
@@ -664,8 +693,8 @@ cdef inline void _jacobian_times(const ld_system *s, const double *vals, const d
 
 cdef struct deriv_ws:
     # what one row's derivatives need (a DerivativePlan's, pointers into its arrays)
-    int p, nm, nt_cols, restricted, affine, own, base
-    const int *rows                 # (restricted) the rows the members write
+    int p, nm, nt_cols, affine, own, base
+    const int *rows                 # (restricted members) the rows they write, or NULL
     int nrows
     const int *slots                # (restricted) their Jacobian slots, and each one's column
     const int *slot_col
@@ -698,17 +727,30 @@ cdef struct deriv_ws:
     double *size                    # [p] the largest |Phi_p| met
 
 
+cdef inline void _store_row(const deriv_ws *w, int n, int k, double[:, :, ::1] dQ,
+                            double[:, :, ::1] dV, double[:, :, ::1] dA) noexcept nogil:
+    """Row k of dQ, dV, dA (rows, n, p) <- the row's derivatives in w.F, w.X, w.Y."""
+    cdef int i, j
+    for j in range(w.p):
+        for i in range(n):
+            dQ[k, i, j] = w.F[j * n + i]
+            dV[k, i, j] = w.X[j * n + i]
+            dA[k, i, j] = w.Y[j * n + i]
+
+
 cdef class DerivativePlan:
     """The terms of p parameters' derivatives of the rows and the work space to form them:
     parameter j's residual derivatives are sum_k weight[k] F(members[member_index[k]]) over
     k in start[j] .. start[j + 1] (F: Phi, Phi_q v + Phi_t and Phi_q a - gamma). ``base``:
     the model's own kernels; a member that is the model (every forward difference) is
-    evaluated once a row with the sweep's own system. ``affine_q``, ``time_cols`` and
-    ``restricted`` as SensitivitySweep.derivatives describes them; with ``rows``, the rows
-    that the restricted members write (every member has the model's pattern), on which
-    alone they are then evaluated. ``size[j]`` gets the
-    largest |Phi_p| met over every row the plan served. A plan belongs to one run: its
-    work space is not shared."""
+    evaluated once a row with the sweep's own system. ``affine_q`` and ``time_cols`` as
+    SensitivitySweep.derivatives describes them. ``rows``: None, or the rows that the
+    members, restricted to the rows where they differ (linkdyn.compile.rows), write; every
+    member then has the model's pattern, and is evaluated on those rows alone (their other
+    rows count as zero, which is what every other row's weighted sum is: the weights of a
+    difference add up to zero, and those rows are the same in every member). ``size[j]``
+    gets the largest |Phi_p| met over every row the plan served. A plan belongs to one
+    run: its work space is not shared."""
 
     cdef deriv_ws ws
     cdef const ld_system **sys
@@ -717,7 +759,7 @@ cdef class DerivativePlan:
     cdef readonly int n, p
 
     def __cinit__(self, base, members, start, member_index, weight, int affine_q=0,
-                  time_cols=None, int restricted=0, rows=None):
+                  time_cols=None, rows=None):
         cdef const ld_system *own = <const ld_system *> PyCapsule_GetPointer(
             base.system_capsule(), b"linkdyn.ld_system")
         cdef int n = own.nq, nm = len(members), m, i, maxnnz = own.phiq_nnz
@@ -763,8 +805,8 @@ cdef class DerivativePlan:
         cdef int[::1] tc = cols if nt_cols else np.zeros(1, dtype=np.intc)
         self.arrays += (ix, wt, tc, sz)
         self.ws.p, self.ws.nm, self.ws.nt_cols = p, nm, nt_cols
-        self.ws.restricted, self.ws.affine = restricted != 0, affine_q != 0
-        if restricted and rows is not None:     # the rows and slots the members write
+        self.ws.affine = affine_q != 0
+        if rows is not None:     # the rows and slots the restricted members write
             written = np.unique(np.ascontiguousarray(rows, dtype=np.intc))
             if np.any(written < 0) or np.any(written >= n):
                 raise ValueError("derivatives: a restricted row is out of range")
@@ -826,6 +868,7 @@ cdef class SensitivitySweep(KinematicSweep):
         plain sweeps again)."""
         if plan is None:
             self.plan = None
+            self.keep_rhs = False
             return
         if plan.n != self.n or dQ.shape[1] != self.n or dQ.shape[2] != plan.p or \
                 dV.shape[0] != dQ.shape[0] or dA.shape[0] != dQ.shape[0] or \
@@ -834,21 +877,14 @@ cdef class SensitivitySweep(KinematicSweep):
             raise ValueError("attach: array sizes do not match the plan")
         self._reserve(max(plan.p, 1))
         self.plan, self.dQ, self.dV, self.dA = plan, dQ, dV, dA
+        self.keep_rhs = True
 
     cdef int _row_done(self, int k, double t, const double *q, const double *v,
-                       const double *a, const double *vals) noexcept nogil:
-        cdef int i, j, p
-        cdef deriv_ws *w
+                       const double *a, const double *vals, const double *kept) noexcept nogil:
         if self.plan is None:
             return OK
-        w = &self.plan.ws
-        p = w.p
-        self._row_derivatives(w, t, q, v, a, vals)
-        for j in range(p):
-            for i in range(self.n):
-                self.dQ[k, i, j] = w.F[j * self.n + i]
-                self.dV[k, i, j] = w.X[j * self.n + i]
-                self.dA[k, i, j] = w.Y[j * self.n + i]
+        self._row_derivatives(&self.plan.ws, t, q, v, a, vals, kept)
+        _store_row(&self.plan.ws, self.n, k, self.dQ, self.dV, self.dA)
         return OK
 
     cdef void _directional_jacobians(self, deriv_ws *w, double t, const double *q,
@@ -947,10 +983,12 @@ cdef class SensitivitySweep(KinematicSweep):
                 Y[j * n + i] = -Y[j * n + i]
 
     cdef void _row_derivatives(self, deriv_ws *w, double t, const double *q, const double *v,
-                               const double *a, const double *vals) noexcept nogil:
+                               const double *a, const double *vals,
+                               const double *kept) noexcept nogil:
         """dq, dv, dA of every parameter at the solved row (t, q, v, a) into w.F, w.X,
         w.Y (n x p), with the current solve factors (made at vals = Phi_q there, or at a
-        configuration near enough for iterative refinement)."""
+        configuration near enough for iterative refinement). kept: -Phi_t and gamma at the
+        row, as the analysis' sweep solved v and a with them (NULL: evaluated here)."""
         cdef int n = self.n, p = w.p, i, j, m
         cdef int nt_cols = w.nt_cols
         cdef double eps, scale = 1.0, wk
@@ -958,12 +996,13 @@ cdef class SensitivitySweep(KinematicSweep):
         cdef double *F = w.F
         cdef double *X = w.X
         cdef double *Y = w.Y
-        cdef const ld_system *s
         for i in range(n):
             scale = fabs(q[i]) if fabs(q[i]) > scale else scale
         # the model's own rv and ra (the affine paths' base, and a member's where the model
         # itself is one: every forward difference)
-        if w.own:
+        if w.own and kept != NULL:
+            _pair_from_kept(self.sys, v, a, vals, kept, w.rv0, w.ra0)
+        elif w.own:
             _pair_from_values(self.sys, t, q, v, a, vals, w.tmp, w.rv0, w.ra0)
         for m in range(w.nm):
             r3 = &w.mres[3 * n * m]
@@ -976,8 +1015,7 @@ cdef class SensitivitySweep(KinematicSweep):
                 _restricted_residuals(w.sys[m], t, q, v, a, w.mvals, w.tmp, r3, w.rows,
                                       w.nrows, w.slots, w.slot_col, w.nslots)
             else:
-                _member_residuals(w.sys[m], t, q, v, a, w.mvals, w.tmp, r3,
-                                  w.restricted != 0)
+                _member_residuals(w.sys[m], t, q, v, a, w.mvals, w.tmp, r3)
         # Phi_p, (Phi_q v + Phi_t)_p, (Phi_q a - gamma)_p: weighted member sums
         for j in range(p):
             for i in range(n):
@@ -1036,11 +1074,8 @@ cdef class SensitivitySweep(KinematicSweep):
         ra themselves (exact, both are affine in q). gamma_v = -2 rv_q (gamma = -(Phi_q v)_q
         v - 2 Phi_qt v - Phi_tt), so the parameters' directional terms are products with
         these two matrices. Without, each parameter's are differences along its own dq and
-        dv. The plan's ``restricted``: the members' kernels are restricted to the rows where
-        they differ (linkdyn.compile.rows); their other rows count as zero, which is what
-        every other row's weighted sum is (the weights of a difference add up to zero, and
-        those rows are the same in every member). Returns (status, row): OK, or SINGULAR at
-        the row whose Phi_q would not factor, or INTERRUPTED."""
+        dv. Restricted members: see DerivativePlan. Returns (status, row): OK, or SINGULAR
+        at the row whose Phi_q would not factor, or INTERRUPTED."""
         cdef int n = self.n, nt = times.shape[0], k, i, j, status = OK, row = nt
         cdef deriv_ws *w = &plan.ws
         cdef double t
@@ -1062,11 +1097,7 @@ cdef class SensitivitySweep(KinematicSweep):
                     row = k
                     break
                 self.solve_num, self.solve_rs, self.solve_cs = self.num, NULL, NULL
-                self._row_derivatives(w, t, &Q[k, 0], &V[k, 0], &A[k, 0], w.jac)
-                for j in range(plan.p):
-                    for i in range(n):
-                        dQ[k, i, j] = w.F[j * n + i]
-                        dV[k, i, j] = w.X[j * n + i]
-                        dA[k, i, j] = w.Y[j * n + i]
+                self._row_derivatives(w, t, &Q[k, 0], &V[k, 0], &A[k, 0], w.jac, NULL)
+                _store_row(w, n, k, dQ, dV, dA)
         ctrl_c.leave()
         return status, row

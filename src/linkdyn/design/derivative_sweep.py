@@ -31,8 +31,7 @@ def derivative_plan(base, models, start, index, weight, rows):
 
     return DerivativePlan(base.kernels, models, np.array(start, dtype=np.intc),
                           np.array(index, dtype=np.intc), np.array(weight, dtype=float),
-                          _affine_in_q(base), _time_columns(base), int(rows is not None),
-                          rows)
+                          _affine_in_q(base), _time_columns(base), rows)
 
 
 def _swept(base, models, start, index, weight, rows, t, q, v, a) -> tuple:
