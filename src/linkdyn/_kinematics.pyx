@@ -80,7 +80,7 @@ cdef class KinematicSweep:
     cdef klu_numeric *num_sol     # factors at each solution: the branch's sign, rcond, and
                                   # the solves of v, a (and the parameters' derivatives)
     cdef double *scales           # num_sol's row, then column scales (2 n)
-    cdef double *rhs_kept         # -Phi_t, then gamma at the row just solved (2 n), kept
+    cdef double *rhs_kept         # -Phi_t, gamma and Phi at the row just solved (3 n), kept
     cdef bint keep_rhs            # where _row_done uses them
     cdef klu_numeric *solve_num   # the factors _refined_solve_block uses,
     cdef const double *solve_rs   # with their row and column scales (NULL: none)
@@ -90,6 +90,8 @@ cdef class KinematicSweep:
     cdef double berr_floor        # the backward error a residual can resolve
     cdef int den_size
     cdef int *mark
+    cdef int perm_sign            # the parities of num_sol's row and the column permutation
+    cdef bint perm_stale          # (num_sol freshly factorised since: recount)
     cdef readonly int n, nnz
     cdef readonly long factorizations, iterations
     cdef readonly long solves     # columns solved with solve_num (refinement's included)
@@ -114,7 +116,7 @@ cdef class KinematicSweep:
         self.den = <double *> malloc((self.n + 1) * sizeof(double))
         self.den_size = self.n + 1
         self.scales = <double *> malloc((2 * self.n + 1) * sizeof(double))
-        self.rhs_kept = <double *> malloc((2 * self.n + 1) * sizeof(double))
+        self.rhs_kept = <double *> malloc((3 * self.n + 1) * sizeof(double))
         if self.buf == NULL or self.mark == NULL or self.den == NULL or self.scales == NULL \
                 or self.rhs_kept == NULL:
             raise MemoryError()
@@ -122,6 +124,7 @@ cdef class KinematicSweep:
                               if self.nnz else np.zeros(0, dtype=np.intc), minlength=1)
         self.berr_floor = (int(per_row.max()) + 1) * DBL_EPSILON
         self.fail_index = -1
+        self.perm_stale = 1
 
     cdef int _reserve(self, int columns) except -1:
         """Room in den for the residual scales of ``columns`` right-hand sides."""
@@ -167,6 +170,8 @@ cdef class KinematicSweep:
             klu_free_numeric(num, &self.common)
         num[0] = klu_factor(<int *> self.sys.phiq_colptr, <int *> self.sys.phiq_rowind, vals,
                             self.sym, &self.common)
+        if num == &self.num_sol:    # new pivots (a refactorisation keeps them)
+            self.perm_stale = 1
         if num[0] == NULL:
             self.fail_index = self.common.singular_col
             return SINGULAR
@@ -262,9 +267,14 @@ cdef class KinematicSweep:
         triangular and positive row scales R, so sign det A = sign(prod diag U) times the
         parities of P and Q. Along a branch of positions it stays constant; it flips across a
         limit position (the two branches meeting there) and where the branch itself passes a
-        singular configuration."""
+        singular configuration. The permutations' parities are counted again only after a
+        fresh factorisation (a refactorisation keeps the pivots; Q is the analysis')."""
         cdef const double *d = <const double *> self.num_sol.Udiag
-        cdef int i, sign = self._parity(self.num_sol.Pnum) * self._parity(self.sym.Q)
+        cdef int i, sign
+        if self.perm_stale:
+            self.perm_sign = self._parity(self.num_sol.Pnum) * self._parity(self.sym.Q)
+            self.perm_stale = 0
+        sign = self.perm_sign
         for i in range(self.n):
             if d[i] < 0.0:
                 sign = -sign
@@ -356,8 +366,8 @@ cdef class KinematicSweep:
     cdef int _row_done(self, int k, double t, const double *q, const double *v,
                        const double *a, const double *vals, const double *kept) noexcept nogil:
         """Called with each row of a sweep once it is solved (vals: Phi_q there, whose
-        factors are the solves' current ones; kept: -Phi_t and gamma there where keep_rhs
-        is set); a status other than OK stops the sweep."""
+        factors are the solves' current ones; kept: -Phi_t, gamma and Phi there where
+        keep_rhs is set); a status other than OK stops the sweep."""
         return OK
 
     cdef double _roundoff_floor(self, const double *q, const double *vals,
@@ -517,6 +527,7 @@ cdef class KinematicSweep:
                 if self.keep_rhs:
                     for i in range(n):
                         self.rhs_kept[n + i] = rhs[i]
+                        self.rhs_kept[2 * n + i] = r[i]     # Phi at q: Newton's last
                 self._refined_solve_block(a, rhs, tmp, &one, 1, vals)
                 status = self._row_done(k, t, q, v, a, vals, self.rhs_kept)
                 if status != OK:
@@ -988,7 +999,8 @@ cdef class SensitivitySweep(KinematicSweep):
         """dq, dv, dA of every parameter at the solved row (t, q, v, a) into w.F, w.X,
         w.Y (n x p), with the current solve factors (made at vals = Phi_q there, or at a
         configuration near enough for iterative refinement). kept: -Phi_t and gamma at the
-        row, as the analysis' sweep solved v and a with them (NULL: evaluated here)."""
+        row, as the analysis' sweep solved v and a with them, and Phi, Newton's last
+        residual (NULL: evaluated here)."""
         cdef int n = self.n, p = w.p, i, j, m
         cdef int nt_cols = w.nt_cols
         cdef double eps, scale = 1.0, wk
@@ -1007,7 +1019,11 @@ cdef class SensitivitySweep(KinematicSweep):
         for m in range(w.nm):
             r3 = &w.mres[3 * n * m]
             if m == w.base:
-                self.sys.phi(self.sys.user, t, q, r3)
+                if kept != NULL:
+                    for i in range(n):
+                        r3[i] = kept[2 * n + i]
+                else:
+                    self.sys.phi(self.sys.user, t, q, r3)
                 for i in range(n):
                     r3[n + i] = w.rv0[i]
                     r3[2 * n + i] = w.ra0[i]
