@@ -711,6 +711,11 @@ cdef struct deriv_ws:
     const int *slot_col
     int nslots
     const ld_system **sys           # [nm] the members' systems
+    const int *move_start           # [p + 1] (point moves) parameter j: its moves
+    const int *move_row             # a move's revolute joint: its first row (x, then y)
+    const int *move_body            # the side's planar body (-1: the ground)
+    const double *move_d            # [2 per move] the side's local point's derivative
+                                    # (times the side's sign): (d xi, d eta)
     const int *start                # [p + 1] parameter j: its terms start[j] .. start[j + 1]
     const int *member_index         # a term's member
     const double *weight            # a term's weight
@@ -738,6 +743,27 @@ cdef struct deriv_ws:
     double *size                    # [p] the largest |Phi_p| met
 
 
+cdef inline void _add_moves(const deriv_ws *w, int j, int n, const double *q,
+                            const double *v, const double *a) noexcept nogil:
+    """Parameter j's point moves (DerivativePlan's notes) added to its columns of w.F,
+    w.X, w.Y (Phi_p and its rates' derivatives, before their sign is turned)."""
+    cdef int k, r, o
+    cdef double dx, dy
+    for k in range(w.move_start[j], w.move_start[j + 1]):
+        r, dx, dy = j * n + w.move_row[k], w.move_d[2 * k], w.move_d[2 * k + 1]
+        if w.move_body[k] < 0:
+            w.F[r] += dx
+            w.F[r + 1] += dy
+            continue
+        o = 4 * w.move_body[k] + 2
+        w.F[r] += dx * q[o] - dy * q[o + 1]
+        w.F[r + 1] += dx * q[o + 1] + dy * q[o]
+        w.X[r] += dx * v[o] - dy * v[o + 1]
+        w.X[r + 1] += dx * v[o + 1] + dy * v[o]
+        w.Y[r] += dx * a[o] - dy * a[o + 1]
+        w.Y[r + 1] += dx * a[o + 1] + dy * a[o]
+
+
 cdef inline void _store_row(const deriv_ws *w, int n, int k, double[:, :, ::1] dQ,
                             double[:, :, ::1] dV, double[:, :, ::1] dA) noexcept nogil:
     """Row k of dQ, dV, dA (rows, n, p) <- the row's derivatives in w.F, w.X, w.Y."""
@@ -759,7 +785,17 @@ cdef class DerivativePlan:
     members, restricted to the rows where they differ (linkdyn.compile.rows), write; every
     member then has the model's pattern, and is evaluated on those rows alone (their other
     rows count as zero, which is what every other row's weighted sum is: the weights of a
-    difference add up to zero, and those rows are the same in every member). ``size[j]``
+    difference add up to zero, and those rows are the same in every member). ``moves``:
+    None, or (start[p + 1], row, body, d) of parameters that move local points of a planar
+    model's revolute joints (linkdyn.design.derivative_sweep._point_moves): parameter j's
+    moves are start[j] .. start[j + 1], each a side of the joint whose rows are row,
+    row + 1, on planar body ``body`` (-1: the ground), its local point's derivative (times
+    the side's sign) d[2 k], d[2 k + 1] = (dxi, deta). Those rows are linear in q and in
+    the point (x + xi ux - eta uy, y + xi uy + eta ux on a body; the point itself on the
+    ground), so the move adds (dxi ux - deta uy, dxi uy + deta ux) to Phi_p, the same with
+    u's rates to (Phi_q v + Phi_t)_p and with its accelerations to (Phi_q a - gamma)_p
+    (gamma is zero on these rows); nothing on the ground but (dxi, deta) to Phi_p. They
+    add to the members' terms (a plan of moves alone has no members). ``size[j]``
     gets the largest |Phi_p| met over every row the plan served. A plan belongs to one
     run: its work space is not shared."""
 
@@ -770,7 +806,7 @@ cdef class DerivativePlan:
     cdef readonly int n, p
 
     def __cinit__(self, base, members, start, member_index, weight, int affine_q=0,
-                  time_cols=None, rows=None):
+                  time_cols=None, rows=None, moves=None):
         cdef const ld_system *own = <const ld_system *> PyCapsule_GetPointer(
             base.system_capsule(), b"linkdyn.ld_system")
         cdef int n = own.nq, nm = len(members), m, i, maxnnz = own.phiq_nnz
@@ -830,6 +866,8 @@ cdef class DerivativePlan:
             self.arrays += (written, slot, column)
             self.ws.nrows, self.ws.nslots = len(written) - 1, len(slot) - 1
             self._point_rows(written, slot, column)
+        if moves is not None:
+            self._moves(moves, p, n, base.body_stride)
         self.ws.own = affine_q != 0 or self.ws.base >= 0
         self.ws.sys = self.sys
         self.ws.start, self.ws.member_index, self.ws.weight = &st[0], &ix[0], &wt[0]
@@ -858,6 +896,30 @@ cdef class DerivativePlan:
 
     cdef void _point_rows(self, int[::1] rows, int[::1] slots, int[::1] cols):
         self.ws.rows, self.ws.slots, self.ws.slot_col = &rows[0], &slots[0], &cols[0]
+
+    def _moves(self, moves, int p, int n, int stride):
+        """The point moves (start, row, body, d) of planar revolute joints' local points;
+        see the class notes."""
+        start, row, body, d = moves
+        start = np.ascontiguousarray(start, dtype=np.intc)
+        row = np.ascontiguousarray(row, dtype=np.intc)
+        body = np.ascontiguousarray(body, dtype=np.intc)
+        d = np.ascontiguousarray(d, dtype=np.float64).reshape(-1)
+        k = len(row)
+        if stride != 4 or len(start) != p + 1 or start[0] != 0 or start[p] != k or \
+                np.any(np.diff(start) < 0) or len(body) != k or len(d) != 2 * k or \
+                np.any(row < 0) or np.any(row > n - 2) or np.any(body < -1) or \
+                np.any(4 * body + 3 >= n) or not np.all(np.isfinite(d)):
+            raise ValueError("derivatives: the point moves do not match the model")
+        row, body = np.append(row, np.intc(0)), np.append(body, np.intc(-1))   # (never
+        d = np.append(d, [0.0, 0.0])                                            # empty)
+        self.arrays += (start, row, body, d)
+        cdef int[::1] ms = start
+        cdef int[::1] mr = row
+        cdef int[::1] mb = body
+        cdef double[::1] md = d
+        self.ws.move_start, self.ws.move_row = &ms[0], &mr[0]
+        self.ws.move_body, self.ws.move_d = &mb[0], &md[0]
 
     def __dealloc__(self):
         free(self.sys)
@@ -1045,6 +1107,8 @@ cdef class SensitivitySweep(KinematicSweep):
                     F[j * n + i] += wk * r3[i]
                     X[j * n + i] += wk * r3[n + i]
                     Y[j * n + i] += wk * r3[2 * n + i]
+            if w.move_start != NULL:
+                _add_moves(w, j, n, q, v, a)
             eps = _inf_norm(&F[j * n], n)
             w.size[j] = eps if eps > w.size[j] else w.size[j]
             for i in range(n):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels import Kernels
 from ..compile.cartesian import point_arrays
 from ..compile.natural import NaturalModel, parameter_kernels
 from ..compile.rows import changed_rows, restricted_kernels
@@ -22,19 +21,20 @@ from ..errors import SingularConfigurationError
 from ..solve.interrupt import requested
 
 
-def derivative_plan(base, models, start, index, weight, rows):
+def derivative_plan(base, models, start, index, weight, rows, moves=None):
     """The compiled plan of the parameters' derivatives on the kernels ``models`` (each
     parameter's residual derivatives: sum of weight[k] F(models[index[k]]) over k in
     start[j] .. start[j + 1]) for the model ``base``; ``rows``: None, or the rows that the
-    models, restricted to them (:func:`_restricted`), write."""
+    models, restricted to them (:func:`_restricted`), write; ``moves``: None, or the
+    revolute joints' point moves of :func:`_move_arrays` (no members then)."""
     from .._kinematics import DerivativePlan
 
     return DerivativePlan(base.kernels, models, np.array(start, dtype=np.intc),
                           np.array(index, dtype=np.intc), np.array(weight, dtype=float),
-                          _affine_in_q(base), _time_columns(base), rows)
+                          _affine_in_q(base), _time_columns(base), rows, moves)
 
 
-def _swept(base, models, start, index, weight, rows, t, q, v, a) -> tuple:
+def _swept(base, models, start, index, weight, rows, moves, t, q, v, a) -> tuple:
     """The compiled sweep of :func:`derivative_plan` at the analysis' rows: (dq, dv, da,
     used), the rows done (all, or those before Ctrl-C) and whether each parameter's
     residual derivatives were nonzero anywhere."""
@@ -44,7 +44,7 @@ def _swept(base, models, start, index, weight, rows, t, q, v, a) -> tuple:
     dq, dv, da = (np.zeros((n, nq, p)) for _ in range(3))
     if requested():     # Ctrl-C pressed in Python (compiling the members): no rows done
         return dq[:0], dv[:0], da[:0], [False] * p
-    plan = derivative_plan(base, models, start, index, weight, rows)
+    plan = derivative_plan(base, models, start, index, weight, rows, moves)
     sweep = SensitivitySweep(base.kernels)
     status, row = sweep.derivatives(
         np.ascontiguousarray(t, dtype=float), np.ascontiguousarray(q), np.ascontiguousarray(v),
@@ -62,17 +62,18 @@ def _swept(base, models, start, index, weight, rows, t, q, v, a) -> tuple:
 def _exact_sweep(family, source, n) -> tuple | None:
     """The derivatives of the rows with respect to parameters that move only points,
     without compiled members, where they are known exactly: (kernels, start, index,
-    weight, rows, own) for :func:`_swept` (rows: see :func:`_restricted`) and the markers' own derivatives
-    ``own(q, v, a)`` -> {(marker, part): (n, dim, p)}; None otherwise (differenced members
-    then).
+    weight, rows, moves) for :func:`_swept` (rows: see :func:`_restricted`; moves: see
+    :func:`_move_arrays`) and the markers' own derivatives ``own(q, v, a)`` ->
+    {(marker, part): (n, dim, p)}; None otherwise (differenced members then).
 
     - A spherical or spatial linkage's joint coordinates: kernels of its rows' derivatives
       (linkdyn.compile.natural.parameter_kernels: one complex step each), weighted 1; a
       ground joint's marker moves with its own coordinates.
     - Planar bodies' points (:func:`_point_moves`): the revolute rows and the markers are
-      linear in them, so the model's kernels with the points moved by their derivatives,
-      less the model's own (weights 1 and -1), give the rows' derivatives, and a marker
-      r + A(u) s moves by A(u) ds/dp."""
+      linear in them, so the rows' derivatives are the moves' own terms, formed in the
+      compiled sweep (DerivativePlan's ``moves``: before, a copy of the model's kernels
+      with the points moved, less the model's own, for every parameter, built at each
+      call), and a marker r + A(u) s moves by A(u) ds/dp."""
     base = family.base
     if isinstance(base, NaturalModel):
         derived = parameter_kernels(base, family.names)
@@ -81,7 +82,7 @@ def _exact_sweep(family, source, n) -> tuple | None:
         p = len(derived)
         marks = np.stack([m for _, m in derived], axis=-1)           # (nmarkers, 3, p)
         return ([k for k, _ in derived], np.arange(p + 1, dtype=np.intc),
-                np.arange(p, dtype=np.intc), np.ones(p), None,
+                np.arange(p, dtype=np.intc), np.ones(p), None, None,
                 lambda q, v, a: {(name, "q"): np.broadcast_to(marks[k], (len(q),) +
                                                               marks[k].shape)
                                  for k, name in enumerate(base.marker_names)
@@ -89,14 +90,8 @@ def _exact_sweep(family, source, n) -> tuple | None:
     moved = _point_moves(family, source)
     if moved is None:
         return None
-    kernels = [base.kernels]
-    for rev, _ in moved:
-        arrays = dict(base.kernels.arrays)
-        arrays.update(rev_local=arrays["rev_local"] + rev, nc=base.nc,
-                      body_stride=base.kernels.body_stride)
-        kernels.append(Kernels(arrays))
     p = len(moved)
-    kernels, rows = _restricted(base, kernels, n)
+    moves = _move_arrays(base, [rev for rev, _ in moved])
     marks = np.stack([m for _, m in moved], axis=-1)                # (nmarkers, 2, p)
     body = base.marker_body
 
@@ -112,9 +107,28 @@ def _exact_sweep(family, source, n) -> tuple | None:
                 dx, dy = marks[k][0], marks[k][1]
                 out[(name, part)] = np.stack([ux * dx - uy * dy, uy * dx + ux * dy], axis=1)
         return out
-    return (kernels, np.arange(0, 2 * p + 1, 2, dtype=np.intc),
-            np.ravel([(j + 1, 0) for j in range(p)]).astype(np.intc),
-            np.tile([1.0, -1.0], p), rows, own)
+    return ([], np.zeros(p + 1, dtype=np.intc), np.zeros(0, dtype=np.intc), np.zeros(0), None,
+            moves, own)
+
+
+def _move_arrays(base, revs) -> tuple:
+    """The DerivativePlan ``moves`` of the parameters whose derivatives of the revolute
+    records' local points (``rev_local``'s layout: per joint, (xi, eta) of each side) are
+    ``revs``: (start, row, body, d), each side a point of which moves, with the side's
+    sign (+1 for the first, -1 for the second) on its d."""
+    a = base.kernels.arrays
+    rev_row, rev_body = a["rev_row"], a["rev_body"].reshape(-1, 2)
+    start, row, body, d = [0], [], [], []
+    for rev in revs:
+        moved = np.asarray(rev, dtype=float).reshape(-1, 2, 2)
+        for k, side in zip(*np.nonzero(np.any(moved != 0.0, axis=2))):
+            sign = 1.0 if side == 0 else -1.0
+            row.append(rev_row[k])
+            body.append(rev_body[k, side])
+            d.append(sign * moved[k, side])
+        start.append(len(row))
+    return (np.array(start, dtype=np.intc), np.array(row, dtype=np.intc),
+            np.array(body, dtype=np.intc), np.array(d, dtype=float).reshape(-1))
 
 
 _AXIS = {"x": 0, "y": 1, "0": 0, "1": 1}

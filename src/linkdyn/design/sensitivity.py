@@ -44,8 +44,9 @@ each gives their derivatives exactly (:func:`linkdyn.compile.natural.parameter_k
 as kernels that the sweep evaluates in place of the members' weighted sums; and the
 parameters of planar models that only move points that revolute joints and markers hold (a
 planar linkage's joint coordinates, :meth:`linkdyn.geometric.Linkage.point_derivatives`; a
-model file's ground and body points and bar lengths), in which the rows are linear: the
-model's own kernels with those points moved give the rows' derivatives.
+model file's ground and body points and bar lengths), in which the rows are linear: a
+moved point adds A(u) ds/dp to its revolute joint's rows (and u's rates in place of u to
+their rates' derivatives), terms the compiled sweep forms with no kernels at all.
 
 Markers are linear in q with body-fixed points that may depend on p: their derivatives add
 the marker's own p-derivative at fixed q. The kinetostatic input torque's derivatives
@@ -712,7 +713,7 @@ def _derivatives_compiled(base, member, steps, t, q, v, a, p, known=None):
             weight.append(w)
         start.append(len(index))
     models, rows = _restricted(base, models, n)
-    dq, dv, da, used = _swept(base, models, start, index, weight, rows, t, q, v, a)
+    dq, dv, da, used = _swept(base, models, start, index, weight, rows, None, t, q, v, a)
     return dq, dv, da, exact, used
 
 
