@@ -59,7 +59,7 @@ def _swept(base, models, start, index, weight, rows, moves, t, q, v, a) -> tuple
     return dq, dv, da, [bool(x > 0.0) for x in size]
 
 
-def _exact_sweep(family, source, n) -> tuple | None:
+def _exact_sweep(family, source) -> tuple | None:
     """The derivatives of the rows with respect to parameters that move only points,
     without compiled members, where they are known exactly: (kernels, start, index,
     weight, rows, moves) for :func:`_swept` (rows: see :func:`_restricted`; moves: see

@@ -433,7 +433,7 @@ def _kinematic_sensitivities(model, parameters, times, at, known, options):
                          "no motion of their own) to differentiate the rest", base.name)
     # Derivatives the compile knows (see the notes) are formed in the analysis' own sweep,
     # with its factors, when every time is asked for; at some times (``at``), afterwards.
-    sweep = _exact_sweep(family, model, np.size(times)) if at is None else None
+    sweep = _exact_sweep(family, model) if at is None else None
     if sweep is not None:
         plan = derivative_plan(base, *sweep[:-1])
         result, fused = kinematics_with_derivatives(base, times, plan, **options)
@@ -465,7 +465,7 @@ def _kinematic_sensitivities(model, parameters, times, at, known, options):
             raise ArgumentError("at: every time must be one of the analysis' times")
     t, q, v, a = result.t[rows], result.q[rows], result.v[rows], result.a[rows]
     p = len(family.names)
-    sweep = _exact_sweep(family, model, len(t))
+    sweep = _exact_sweep(family, model)
     if sweep is not None:       # derivatives the compile knows: no members (see the notes)
         return _undefined_at_singular(_exact_sensitivities(
             family, sweep[-1], result.status, (t, q, v, a),
