@@ -551,11 +551,10 @@ cdef class KinematicSweep:
 # (SensitivitySweep.attach), or afterwards at given rows (SensitivitySweep.derivatives).
 
 
-cdef inline void _pair_from_values(const ld_system *s, double t, const double *q,
-                                   const double *v, const double *a, const double *vals,
-                                   double *tmp, double *rv, double *ra) noexcept nogil:
-    """rv = Phi_q(q, t) v + Phi_t(q, t) and ra = Phi_q(q, t) a - gamma(q, v, t), given the
-    Jacobian's values at (q, t) in vals (on s's pattern)."""
+cdef inline void _jacobian_pair(const ld_system *s, const double *v, const double *a,
+                                const double *vals, double *rv, double *ra) noexcept nogil:
+    """rv = Phi_q v and ra = Phi_q a, one pass over the Jacobian's values vals (on s's
+    pattern)."""
     cdef int i, j, p
     cdef double x, vj, aj
     cdef const int *cp = s.phiq_colptr
@@ -569,6 +568,15 @@ cdef inline void _pair_from_values(const ld_system *s, double t, const double *q
             x = vals[p]
             rv[ri[p]] += x * vj
             ra[ri[p]] += x * aj
+
+
+cdef inline void _pair_from_values(const ld_system *s, double t, const double *q,
+                                   const double *v, const double *a, const double *vals,
+                                   double *tmp, double *rv, double *ra) noexcept nogil:
+    """rv = Phi_q(q, t) v + Phi_t(q, t) and ra = Phi_q(q, t) a - gamma(q, v, t), given the
+    Jacobian's values at (q, t) in vals (on s's pattern)."""
+    cdef int i
+    _jacobian_pair(s, v, a, vals, rv, ra)
     s.phi_t(s.user, t, q, tmp)
     for i in range(s.nc):
         rv[i] += tmp[i]
@@ -583,19 +591,8 @@ cdef inline void _pair_from_kept(const ld_system *s, const double *v, const doub
                                  double *ra) noexcept nogil:
     """_pair_from_values with -Phi_t and gamma already evaluated (kept[:nc], kept[nc:]):
     the same operations on the same numbers."""
-    cdef int i, j, p
-    cdef double x, vj, aj
-    cdef const int *cp = s.phiq_colptr
-    cdef const int *ri = s.phiq_rowind
-    for i in range(s.nc):
-        rv[i] = 0.0
-        ra[i] = 0.0
-    for j in range(s.nq):
-        vj, aj = v[j], a[j]
-        for p in range(cp[j], cp[j + 1]):
-            x = vals[p]
-            rv[ri[p]] += x * vj
-            ra[ri[p]] += x * aj
+    cdef int i
+    _jacobian_pair(s, v, a, vals, rv, ra)
     for i in range(s.nc):
         rv[i] -= kept[i]
         ra[i] -= kept[s.nc + i]
@@ -897,7 +894,7 @@ cdef class DerivativePlan:
     cdef void _point_rows(self, int[::1] rows, int[::1] slots, int[::1] cols):
         self.ws.rows, self.ws.slots, self.ws.slot_col = &rows[0], &slots[0], &cols[0]
 
-    def _moves(self, moves, int p, int n, int stride):
+    cdef int _moves(self, moves, int p, int n, int stride) except -1:
         """The point moves (start, row, body, d) of planar revolute joints' local points;
         see the class notes."""
         start, row, body, d = moves
@@ -920,6 +917,7 @@ cdef class DerivativePlan:
         cdef double[::1] md = d
         self.ws.move_start, self.ws.move_row = &ms[0], &mr[0]
         self.ws.move_body, self.ws.move_d = &mb[0], &md[0]
+        return 0
 
     def __dealloc__(self):
         free(self.sys)
