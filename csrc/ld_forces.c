@@ -283,9 +283,12 @@ int ld_forces_add(const ld_forces *F, const ld_forces_run *run, double t, const 
     }
     if (spatial(F)) {
         for (l = 0; l < F->nload; l++) {
-            double Ql[12], G[3], *o = out + 12 * F->load_body[l];
+            double Ql[12], G[3];
             ld_forces3_load(F, l, t, q, Ql, G, NULL);
-            for (i = 0; i < 12; i++) o[i] += Ql[i];
+            for (i = 0; i < 12; i++) {
+                int g = ld_forces3_index(F, F->load_body[l], i);
+                if (g >= 0) out[g] += Ql[i];
+            }
         }
         return LD_OK;
     }
@@ -422,10 +425,12 @@ int ld_forces_rates(const ld_forces *F, const ld_forces_run *run, double t, cons
         if (spatial(F)) {   /* the power of a spatial load is Q . v on its body */
             double Ql[12], G[3];
             int i;
-            const double *vb = v + 12 * F->load_body[l];
             ld_forces3_load(F, l, t, q, Ql, G, NULL);
             z[F->nrec + l] = 0.0;
-            for (i = 0; i < 12; i++) z[F->nrec + l] += Ql[i] * vb[i];
+            for (i = 0; i < 12; i++) {
+                int g = ld_forces3_index(F, F->load_body[l], i);
+                if (g >= 0) z[F->nrec + l] += Ql[i] * v[g];
+            }
         } else {
             double Fg[2], Fl[2], xi = F->load_point[2 * l], eta = F->load_point[2 * l + 1];
             const double *vb = v + 4 * F->load_body[l];

@@ -56,6 +56,8 @@
  *   LD_COORD_ANGLE     s = atan2(d . b, d . a): the rotation of side 1 relative to side 0
  *                      about a x b (a, b orthonormal, perpendicular to a revolute axis; d is
  *                      along a at the configuration where s = 0), continuous over turns
+ * A rod (a body whose mass lies on a line) has only r and e_1: its e_2 and e_3 read as zero
+ * and take no force (body_view); its points and directions lie along e_1.
  * Contact laws and rolling records are planar. Spatial loads (load_kind) are a force
  * F at a body point (Q_r = F, Q_e_k = p_k F) or a torque T on a body (Q_e_k = T x e_k / 2,
  * so that Q . v = T . omega with omega = sum_k e_k x e_k' / 2), with three components from
@@ -109,6 +111,9 @@ typedef struct ld_forces {
     const int *law;             /* [nrec] LD_FORCE_* (NULL: all linear) */
     const double *law_par;      /* [nrec, 4] contact laws: K, n, c or e, gap */
     const double *geom3;        /* [nrec, 15] spatial geometry (p0, p1, a, b, d) */
+    const int *body_view;       /* [nbody, 12] spatial: the global index of each body's
+                                   r, e_1, e_2, e_3, -1 for a rod's absent e_2, e_3 (a rod
+                                   carries only r and its axis e_1); NULL: 12 b + j */
 
     int nload;
     const int *load_body;       /* [nload] */

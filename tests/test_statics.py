@@ -312,23 +312,31 @@ def test_equilibria_of_random_chains_satisfy_the_statics():
 
 
 def test_newton_iterates_outside_the_models_domain_are_an_equilibrium_error(monkeypatch):
-    """The fourth walker, released, has Newton iterates whose foot spring's two points
-    meet: the kernels refuse that state with a ValueError, which escaped the search. It is
-    an EquilibriumError now that names the model's domain, and the search goes on to its
-    end (the walker, held by friction, has no equilibrium in the statics)."""
+    """The fourth walker, released, has no equilibrium in the statics (friction holds it):
+    the search ends with an EquilibriumError. On its way Newton's iterates leave the
+    model's domain; where they do depends on the linear algebra's last bits (numpy 2.2: a
+    foot spring's two points met, which the kernels refuse with a ValueError; numpy 2.4: the
+    residual overflowed, which compared as converged). Both ways out are EquilibriumErrors,
+    checked here each at a chosen iterate."""
     from linkdyn.solve import statics
 
-    met = []
-    steps = statics._newton_steps
-
-    def watched(*args):
-        try:
-            return steps(*args)
-        except ValueError as exc:
-            met.append(exc)
-            raise
-
-    monkeypatch.setattr(statics, "_newton_steps", watched)
     with pytest.raises(EquilibriumError, match="did not come to rest"):
         linkdyn.equilibrium("walker_gait4")
-    assert met and "coincide" in str(met[0])       # the path this test is about was taken
+    model = linkdyn.load_model("walker_gait4")
+    residual = statics._kkt_residual
+
+    def refused(*args):     # the kernels' refusal at the first iterate
+        if calls.append(1) or len(calls) > 1:
+            raise ValueError("spring-damper 'foot': its two points coincide")
+        return residual(*args)
+
+    def overflowed(*args):
+        return residual(*args) * (np.inf if calls.append(1) or len(calls) > 1 else 1.0)
+
+    for fake, match in ((refused, "left the model's domain.*coincide"),
+                        (overflowed, "residual overflowed at Newton iteration 1")):
+        calls = []
+        monkeypatch.setattr(statics, "_kkt_residual", fake)
+        with pytest.raises(EquilibriumError, match=match):
+            linkdyn.equilibrium(model, release=False)
+        assert len(calls) >= 2        # the start, then the iterate the fake acted on

@@ -62,6 +62,7 @@ cdef extern from "ld_forces.h":
         const int *law
         const double *law_par
         const double *geom3
+        const int *body_view
         int nload
         const int *load_body
         const double *load_point
@@ -840,6 +841,17 @@ cdef class Kernels:
                 raise ValueError("kernel arrays: spatial force records need 15 geometry "
                                  "entries and 576 slots each, loads 3 points, 3 laws, 9 "
                                  "axes and 144 slots each")
+            # Each body's twelve coordinates r, e_1, e_2, e_3 in q (-1: a rod's absent
+            # e_2, e_3); the records and loads read and write q through it.
+            view = np.asarray(arrays.get("body_view", np.zeros(0)), dtype=np.int64).ravel()
+            nview = view.shape[0] // 12
+            if (view.shape[0] % 12 or view.shape[0] and (view.min() < -1 or
+                                                          view.max() >= a["mass"].shape[0])
+                    or np.any(a["rec_body"] >= nview) or np.any(a["load_body"] >= nview)
+                    or np.any(a["load_body"] < 0)):
+                raise ValueError("kernel arrays: body_view must hold 12 coordinates (or -1) "
+                                 "of every body that a force record or load names")
+            a["body_view"] = np.ascontiguousarray(view, dtype=np.intc)
         a.update(term_subsets(a))
         for arr in a.values():
             arr.flags.writeable = False
@@ -926,6 +938,7 @@ cdef class Kernels:
         F.law = _ip(a["rec_law"])
         F.law_par = _dp(a["rec_law_par"])
         F.geom3 = _dp(a["rec_geom3"]) if "rec_geom3" in a else NULL
+        F.body_view = _ip(a["body_view"]) if "body_view" in a else NULL
         F.nload = a["load_body"].shape[0]
         F.load_body = _ip(a["load_body"])
         F.load_point = _dp(a["load_point"])

@@ -145,6 +145,10 @@ class Model:
     #: the symmetric pattern (AMD): see ld_bdf.c, reorder().
     column_ordering = False
 
+    def body_start(self, index: int) -> int:
+        """The first coordinate of body ``index`` (its centre of mass's x)."""
+        return self.body_stride * index
+
     @property
     def driver_laws(self) -> tuple:
         """(driver name, Law) of each driver, in row order."""

@@ -3,8 +3,12 @@
 
 Each body has twelve coordinates, ``"<body>.x|y|z"`` (centre of mass) and
 ``"<body>.ux|uy|uz"``, ``".vx|vy|vz"``, ``".wx|wy|wz"`` (its principal axes), with the
-constant diagonal mass matrix of :mod:`linkdyn.elements.spatial`. Every constraint row is a
-quadratic form in these coordinates, so Phi_q, gamma and the Hessian are exact. The frame rows
+constant diagonal mass matrix of :mod:`linkdyn.elements.spatial`; a rod (mass on a line)
+has six, ``"<rod>.x|y|z"`` and its axis ``"<rod>.ux|uy|uz"``, and one row, ``"<rod>.uu"``.
+The bodies' coordinates follow one another in the description's order
+(``SpatialModel.body_base``); ``SpatialModel.body_view`` gives each body's twelve r, e_1,
+e_2, e_3 (-1 for a rod's absent e_2, e_3), which the force kernels read. Every constraint
+row is a quadratic form in these coordinates, so Phi_q, gamma and the Hessian are exact. The frame rows
 have kernels of their own (``_kernels.pyx``, ``frame_*``, their entries in the order of
 :data:`FRAME_JACOBIAN` and :data:`FRAME_HESSIAN`); the others are the compiled kernels'
 generic rows (the same rows as the spatial linkages of :mod:`.natural`):
@@ -44,10 +48,10 @@ import numpy as np
 from ..elements.bodies import GROUND
 from ..elements.description import Description
 from ..elements import spatial_forces
-from ..elements.spatial_forces import perpendiculars
+from ..elements.spatial_forces import across_rod, perpendiculars
 from ..elements.spatial import (AxisJointSpec, SpatialBodySpec, SpatialDescription,
-                                principal_frame)
-from ..errors import UnknownNameError, name_list
+                                principal_frame, rod_axis)
+from ..errors import ArgumentError, ModelError, UnknownNameError, name_list
 from .._checks import checked_path
 from .model import Model, checked_array, checked_coordinates, checked_time
 from .patterns import Numbering, assign_slots, mul
@@ -73,21 +77,33 @@ _AXES = ("u", "v", "w")
 class SpatialModel(Model):
     """A compiled spatial model of rigid bodies in natural coordinates.
 
-    Attributes as :class:`linkdyn.Model`, with 12 coordinates per body (see
+    Attributes as :class:`linkdyn.Model`, with 12 coordinates per body and 6 per rod (see
     :mod:`linkdyn.compile.spatial`); ``mass`` is diag(m, m, m, P_1 x3, P_2 x3, P_3 x3) per
-    body; markers are 3D (``marker_positions``: (..., nmarkers, 3)). ``principal_axes``:
-    (nbody, 3, 3), the principal axes of each body as columns in its own body axes."""
+    body, diag(m, m, m, I x3) per rod; markers are 3D (``marker_positions``: (...,
+    nmarkers, 3)). ``principal_axes``: (nbody, 3, 3), the principal axes of each body as
+    columns in its own body axes."""
 
     space = "spatial"
     marker_dimension = 3
-    #: coordinates per body
+    #: coordinates of a body with a frame (the force kernels' view of every body)
     body_stride = 12
     #: the iteration matrix's pivots leave the diagonal (ld_bdf.c, reorder): COLAMD
     column_ordering = True
 
     def __init__(self, description, arrays: dict, names: dict, principal_axes, markers,
-                 cosines, compiled=None, *, compiler):
+                 cosines, compiled=None, view=None, base=None, *, compiler):
         super().__init__(description, arrays, names, compiler)
+        nb = principal_axes.shape[0]
+        if view is None:
+            view, base = body_view([None] * nb)
+        #: (nbody, 12) the coordinate of each body's r, e_1, e_2, e_3, -1 for a rod's
+        #: absent axes; (nbody + 1,) each body's first coordinate (a rod has 6, others 12)
+        self.body_view, self.body_base = view, base
+        #: (nbody,) which bodies are rods (mass on a line: r and the axis only)
+        self.rods = np.any(view < 0, axis=1)
+        self._gather = np.where(view < 0, base[-1], view).reshape(-1)
+        for x in (view, base, self.rods, self._gather):
+            x.flags.writeable = False
         #: the bodies and joints as compiled: the description's with the rotor bodies and
         #: pins of flexible joints (linkdyn.elements.spatial_forces.expand)
         compiled = description if compiled is None else compiled
@@ -125,9 +141,35 @@ class SpatialModel(Model):
             return np.ones_like(t)
         return 2.0 * np.array([spec.law(float(x))[0] for x in t.reshape(-1)]).reshape(t.shape)
 
+    def body_start(self, index: int) -> int:
+        """The first coordinate of body ``index``."""
+        return int(self.body_base[index])
+
     def _frame_rows(self, z) -> np.ndarray:
+        """Each body's twelve r, e_1, e_2, e_3 (..., nbody, 12) of coordinates (or rates)
+        z, a rod's absent e_2, e_3 zero."""
         z = checked_coordinates(self, z, "coordinates")
-        return z.reshape(z.shape[:-1] + (self.nbody, 12))
+        if not self.rods.any():
+            return z.reshape(z.shape[:-1] + (self.nbody, 12))
+        padded = np.concatenate([z, np.zeros(z.shape[:-1] + (1,))], axis=-1)
+        return padded[..., self._gather].reshape(z.shape[:-1] + (self.nbody, 12))
+
+    def require_frame(self, what: str, name) -> int:
+        """The index of body ``name``; ArgumentError naming ``what`` if it is a rod, which
+        has an axis (:meth:`body_axis`), not a frame."""
+        i = self.body_index(name)
+        if self.rods[i]:
+            raise ArgumentError(f"{what}: body {name!r} of model {self.name!r} is a rod (its "
+                                "mass lies on its axis): it has an axis (body_axis), not a "
+                                "frame")
+        return i
+
+    def body_axis(self, q, name) -> np.ndarray:
+        """A rod's unit axis (..., 3) in global axes (of a body with a frame: its first
+        principal axis)."""
+        i = self.body_index(name)
+        k = int(np.argmax(self.body_view[i, 3::3] >= 0)) if self.rods[i] else 0
+        return self._frame_rows(q)[..., i, 3 + 3 * k:6 + 3 * k]
 
     def _markers_linear(self, z) -> np.ndarray:
         # r + p1 u + p2 v + p3 w is linear in the coordinates: one map serves q, v and qdd.
@@ -143,7 +185,7 @@ class SpatialModel(Model):
     def _direction(self, q, body, d) -> np.ndarray:
         if body < 0:
             return np.asarray(d, dtype=float)
-        zb = q[12 * body:12 * body + 12]
+        zb = np.append(q, 0.0)[self._gather[12 * body:12 * body + 12]]
         return d[0] * zb[3:6] + d[1] * zb[6:9] + d[2] * zb[9:12]
 
     def orientation_cosines(self, q, t: float = 0.0, state=None) -> np.ndarray:
@@ -154,7 +196,7 @@ class SpatialModel(Model):
         lock directions, and angle drivers (cos(theta - f))."""
         q = checked_coordinates(self, q)
         t = checked_time(t)
-        frames = q.reshape(self.nbody, 12)
+        frames = self._frame_rows(q)[~self.rods]
         out = [float(np.cross(f[3:6], f[6:9]) @ f[9:12]) for f in frames]
         for entry in self._cosines:
             a = self._direction(q, entry[0], entry[1])
@@ -179,7 +221,7 @@ class SpatialModel(Model):
         """Rotation matrices (..., 3, 3) from the body's own axes to global axes: the
         columns are its axes in global coordinates (the principal frame [u v w] turned back
         by its principal axes in body axes)."""
-        i = self.body_index(name)
+        i = self.require_frame("body_rotation", name)
         zb = self._frame_rows(q)[..., i, :]
         frame = np.stack([zb[..., 3:6], zb[..., 6:9], zb[..., 9:12]], axis=-1)
         return frame @ self.principal_axes[i].T
@@ -187,11 +229,13 @@ class SpatialModel(Model):
     def body_angular_velocity(self, q, v, name) -> np.ndarray:
         """Angular velocity (..., 3), rad/s, global axes: omega = (1/2) sum_k e_k x e_k'
         (exact for an orthonormal frame; with the accelerations for v, the angular
-        acceleration: e_k x e_k'' sums the same way since e_k' x e_k' = 0)."""
+        acceleration: e_k x e_k'' sums the same way since e_k' x e_k' = 0). A rod's is
+        u x u', the part across its axis (it has no spin)."""
         i = self.body_index(name)
         zq, zv = self._frame_rows(q)[..., i, :], self._frame_rows(v)[..., i, :]
-        return 0.5 * sum(np.cross(zq[..., 3 + 3 * k:6 + 3 * k], zv[..., 3 + 3 * k:6 + 3 * k])
-                         for k in range(3))
+        return (1.0 if self.rods[i] else 0.5) * sum(
+            np.cross(zq[..., 3 + 3 * k:6 + 3 * k], zv[..., 3 + 3 * k:6 + 3 * k])
+            for k in range(3))
 
     def joint_reaction(self, q, lam, t, joint) -> tuple[np.ndarray, np.ndarray]:
         """Force (n, 3) and moment (n, 3) about the joint's first point that ``joint``
@@ -201,20 +245,21 @@ class SpatialModel(Model):
         spec = self.joint_spec(joint)
         rows = [i for i, o in enumerate(self.constraint_owner) if o == joint]
         i = self.body_index(spec.first[0])
-        o = 12 * i
+        o, width = self.body_start(i), int(self.body_base[i + 1] - self.body_base[i])
         p = self.principal_axes[i].T @ np.array(
             self.body_specs[i].local_points()[spec.first[1]])
         q, lam, t = np.atleast_2d(q), np.atleast_2d(lam), np.atleast_1d(t)
-        # The Jacobian's entries in the body's 12 columns and the joint's rows, in the fixed
+        # The Jacobian's entries in the body's columns and the joint's rows, in the fixed
         # pattern: each state's values come from the kernels, with no sparse matrix made.
-        slots = np.arange(self.phiq_colptr[o], self.phiq_colptr[o + 12])
+        slots = np.arange(self.phiq_colptr[o], self.phiq_colptr[o + width])
         slots = slots[np.isin(self.phiq_rowind[slots], rows)]
         cols, which = self.phiq_colind[slots] - o, self.phiq_rowind[slots]
-        gen = np.empty((len(q), 12))
+        gen = np.zeros((len(q), 12))       # on r, e_1, e_2, e_3 (a rod's e_2, e_3: none)
+        kept = self.body_view[i] >= 0
         for k in range(len(q)):
             vals = self.kernels.phi_q_values(q[k], float(t[k]))
-            gen[k] = -np.bincount(cols, vals[slots] * lam[k, which], minlength=12)
-        e = q[:, o + 3:o + 12].reshape(-1, 3, 3)
+            gen[k, kept] = -np.bincount(cols, vals[slots] * lam[k, which], minlength=width)
+        e = self._frame_rows(q)[:, i, 3:].reshape(-1, 3, 3)
         arm = np.einsum("a,nad->nd", p, e)        # the first point relative to the centre
         force = gen[:, :3]
         moment = sum(np.cross(e[:, a], gen[:, 3 + 3 * a:6 + 3 * a]) for a in range(3)) - \
@@ -250,18 +295,35 @@ class SpatialModel(Model):
                                          indent=2) + "\n", encoding="utf-8")
 
 
-def _point_forms(body_base, p):
+def _point_forms(view, p):
     """The three linear forms {coordinate: coef} of a body point with principal-frame
-    coordinates p."""
-    o = body_base
-    return [{o + x: 1.0, o + 3 + x: p[0], o + 6 + x: p[1], o + 9 + x: p[2]} for x in range(3)]
+    coordinates p (``view``: the body's twelve coordinates r, e_1, e_2, e_3, -1 for a rod's
+    absent axes, where p has no component)."""
+    return [{int(view[a + x]): c for a, c in ((0, 1.0), (3, p[0]), (6, p[1]), (9, p[2]))
+             if view[a + x] >= 0} for x in range(3)]
 
 
-def _direction_forms(body_base, d):
+def _direction_forms(view, d):
     """The three linear forms of a body-fixed direction with principal-frame components d
     (its global components)."""
-    o = body_base
-    return [{o + 3 + x: d[0], o + 6 + x: d[1], o + 9 + x: d[2]} for x in range(3)]
+    return [{int(view[a + x]): c for a, c in ((3, d[0]), (6, d[1]), (9, d[2]))
+             if view[a + x] >= 0} for x in range(3)]
+
+
+def body_view(axes) -> tuple[np.ndarray, np.ndarray]:
+    """(view, base) of bodies whose rod axes are ``axes`` (None for a body with a full
+    frame): view (nbody, 12) the coordinate of each body's r, e_1, e_2, e_3 (-1 for a rod's
+    absent axes), base (nbody + 1,) the first coordinate of each body."""
+    width = [12 if k is None else 6 for k in axes]
+    base = np.concatenate([[0], np.cumsum(width, dtype=np.intp)]).astype(np.intp)
+    view = np.full((len(axes), 12), -1, dtype=np.intp)
+    for i, k in enumerate(axes):
+        if k is None:
+            view[i] = base[i] + np.arange(12)
+        else:
+            view[i, :3] = base[i] + np.arange(3)
+            view[i, 3 + 3 * k:6 + 3 * k] = base[i] + np.arange(3, 6)
+    return view, base
 
 
 def _bilinear(f, g) -> dict:
@@ -284,11 +346,11 @@ def _difference(f, g) -> list:
     return out
 
 
-def _any_point(ref, index, local, ground) -> list:
+def _any_point(ref, views, local, ground) -> list:
     """The three linear forms of a body point, or constants for a ground point."""
     if ref[0] == GROUND:
         return [{-1: float(x)} for x in ground[ref[1]]]
-    return _point_forms(index[ref[0]], local[ref[0]][ref[1]])
+    return _point_forms(views[ref[0]], local[ref[0]][ref[1]])
 
 
 class _Rows:
@@ -297,10 +359,16 @@ class _Rows:
 
     def __init__(self, desc: SpatialDescription):
         nb = len(desc.bodies)
-        self.index = {b.name: 12 * k for k, b in enumerate(desc.bodies)}
+        self.index = {b.name: k for k, b in enumerate(desc.bodies)}
+        #: each body's rod axis (None: a full frame), view and first coordinate (body_view)
+        self.axes = [rod_axis(b.inertia) for b in desc.bodies]
+        self.view, self.base = body_view(self.axes)
+        self.views = {b.name: self.view[k] for k, b in enumerate(desc.bodies)}
         self.frames = np.zeros((nb, 3, 3))
-        self.mass, self.q0, self.v0, self.applied = (np.zeros(12 * nb) for _ in range(4))
+        self.mass, self.q0, self.v0, self.applied = (np.zeros(self.base[-1]) for _ in range(4))
         self.local, self.generic, self.cosines = {}, [], []
+        #: the element whose rows are being made (named in refusals)
+        self.entry = ""
         self.ground = dict(desc.ground)
         self.orient = {b.name: np.array(b.orientation) for b in desc.bodies}
         self.joints = {j.name: j for j in desc.joints}
@@ -321,32 +389,50 @@ class _Rows:
         axes_rate = np.stack([w1 * R[:, 2] - w2 * R[:, 1], w2 * R[:, 0] - w0 * R[:, 2],
                               w0 * R[:, 1] - w1 * R[:, 0]], axis=1)
         mass = np.array([b.mass for b in bodies], dtype=float)
-        M, q0, v0 = (x.reshape(nb, 12) for x in (self.mass, self.q0, self.v0))
+        # Each body's twelve r, e_1, e_2, e_3 (a rod keeps r and its axis: the view).
+        M, q0, v0, applied = (np.zeros((nb, 12)) for _ in range(4))
         M[:, :3] = mass[:, None]
         M[:, 3:] = np.repeat(np.array([f[1] for f in frames]), 3, axis=1)
         q0[:, :3] = [b.position for b in bodies]
         v0[:, :3] = [b.velocity for b in bodies]
         q0[:, 3:] = R.transpose(0, 2, 1).reshape(nb, 9)
         v0[:, 3:] = axes_rate.transpose(0, 2, 1).reshape(nb, 9)
-        self.applied.reshape(nb, 12)[:, :3] = mass[:, None] * self.gravity
-        for b, (E_b, _) in zip(bodies, frames):
+        applied[:, :3] = mass[:, None] * self.gravity
+        kept = self.view >= 0
+        for mine, full in ((self.mass, M), (self.q0, q0), (self.v0, v0),
+                           (self.applied, applied)):
+            mine[self.view[kept]] = full[kept]
+        for b, (E_b, _), k in zip(bodies, frames, self.axes):
             self.local[b.name] = {name: E_b.T @ np.array(p) for name, p in
                                   b.local_points().items()}
+            if k is not None:       # a rod's points lie on its axis (the builder's check)
+                for p in self.local[b.name].values():
+                    p[[i for i in range(3) if i != k]] = 0.0
+                view = self.views[b.name]
+                u = [(int(c), int(c)) for c in view[3 + 3 * k:6 + 3 * k]]
+                self.generic.append((f"{b.name}.uu", b.name,
+                                     [({**{c: 1.0 for c in u}, (-1, -1): -1.0}, 0, -1)]))
 
     def principal(self, body, axis):
         """(body index or -1, the direction's principal-frame components or global)."""
         if body == GROUND:
             return -1, tuple(float(x) for x in axis)
-        k = self.index[body] // 12
+        k = self.index[body]
         return k, tuple(float(x) for x in self.frames[k].T @ np.asarray(axis))
 
     def direction(self, body, axis) -> list:
         """The three linear forms of a direction fixed in ``body`` (``axis`` in its body
-        axes; constants for the ground)."""
+        axes; constants for the ground); ModelError naming the element for a direction
+        across a rod."""
         if body == GROUND:
             return [{-1: float(x)} for x in axis]
-        o = self.index[body]
-        return _direction_forms(o, self.frames[o // 12].T @ np.asarray(axis))
+        k = self.index[body]
+        d = self.frames[k].T @ np.asarray(axis)
+        if self.axes[k] is not None:
+            why = across_rod(body, self.axes[k], d)
+            if why:
+                raise ModelError(f"{self.entry}: {why}")
+        return _direction_forms(self.view[k], d)
 
     def first_b1(self, j, b1):
         """In the first body's axes, the direction that is the second body's b1 at the start
@@ -355,6 +441,7 @@ class _Rows:
         return self.orient[j.first[0]].T @ b1_global
 
     def joint(self, j):
+        self.entry = f"joint {j.name!r}"
         diff = _difference(self.point(j.first), self.point(j.second))
         axial = isinstance(j, AxisJointSpec)
         if axial and j.kind in ("planar", "point_plane", "point_line"):
@@ -420,10 +507,11 @@ class _Rows:
                 for k, b in enumerate(perpendiculars(j.axis_second))]
 
     def point(self, ref):
-        return _any_point(ref, self.index, self.local, self.ground)
+        return _any_point(ref, self.views, self.local, self.ground)
 
     def driver(self, k, d):
         """Driver ``d``'s row (law k) and, for an angle driver, its orientation check."""
+        self.entry = f"driver {d.name!r}"
         if d.kind == "angle":
             j = self.joints[d.joint]
             b1, b2 = perpendiculars(j.axis_second)       # in the second body's axes
@@ -458,19 +546,21 @@ def number_spatial(desc: SpatialDescription) -> Numbering:
         rows.driver(k, d)
     index, local, frames, generic = rows.index, rows.local, rows.frames, rows.generic
     # The bodies' frame rows, a family of the kernels of their own (_kernels.pyx, frame_*):
-    # rows 6 k .. 6 k + 5 of body k, their Jacobian entries and Hessian pairs in the
-    # kernels' order.
-    nb = len(desc.bodies)
+    # rows 6 f .. 6 f + 5 of the f-th body with a frame, their Jacobian entries and Hessian
+    # pairs in the kernels' order. Rods have none: their unit rows are generic rows (made
+    # with their bodies).
+    framed = [k for k, a in enumerate(rows.axes) if a is None]
+    nf = len(framed)
     frame_rows, frame_cols, frame_names, frame_owners, frame_pairs = [], [], [], [], []
-    for k, b in enumerate(desc.bodies):
-        e = 12 * k + 3
+    for f, k in enumerate(framed):
+        b, e = desc.bodies[k], int(rows.base[k]) + 3
         for r, (row, col) in enumerate(FRAME_JACOBIAN):
-            frame_rows.append(6 * k + row)
+            frame_rows.append(6 * f + row)
             frame_cols.append(e + col)
         frame_pairs += [(e + i, e + j) for _, i, j in FRAME_HESSIAN]
         frame_names += [f"{b.name}.{a}" for a in ("uu", "vv", "ww", "uv", "uw", "vw")]
         frame_owners += [b.name] * 6
-    mbody = np.array([index[m.body] // 12 for m in desc.markers], dtype=np.intp)
+    mbody = np.array([index[m.body] for m in desc.markers], dtype=np.intp)
     mlocal = np.array([local[m.body][m.point] for m in desc.markers], dtype=float)
     none = np.zeros(0, dtype=np.intc)
 
@@ -479,15 +569,15 @@ def number_spatial(desc: SpatialDescription) -> Numbering:
         or revolute rows)."""
         return dict(nbody=0, unit_row=none, unit_body=none, unit_slot=none, unit_hslot=none,
                     rev_body=none, rev_local=np.zeros(0), rev_row=none, rev_slot=none,
-                    frame_base=np.arange(nb, dtype=np.intc) * 12 + 3,
-                    frame_row=np.arange(nb, dtype=np.intc) * 6,
-                    frame_slot=np.asarray(slot[:27 * nb], dtype=np.intc),
+                    frame_base=np.asarray(rows.base[framed] + 3, dtype=np.intc),
+                    frame_row=np.arange(nf, dtype=np.intc) * 6,
+                    frame_slot=np.asarray(slot[:27 * nf], dtype=np.intc),
                     frame_hslot=np.asarray(hess_slot, dtype=np.intc))
 
     empty = Description(name=desc.name, gravity=(0.0, 0.0), ground=(), bodies=(), joints=(),
                         markers=())
-    geometry = spatial_forces.Geometry({b.name: k for k, b in enumerate(desc.bodies)}, frames,
-                                       rows.orient, local, rows.ground)
+    geometry = spatial_forces.Geometry(index, frames, rows.orient, local, rows.ground,
+                                       rows.view, rows.axes)
 
     def compile_forces(add_law, nq):
         a, info, fq_blocks, fv_blocks = spatial_forces.spatial_force_arrays(
@@ -502,12 +592,14 @@ def number_spatial(desc: SpatialDescription) -> Numbering:
 
     return Numbering(
         description=user_desc, model_type=SpatialModel,
-        model_args=(frames, (mbody, mlocal.reshape(-1, 3)), tuple(rows.cosines), desc),
+        model_args=(frames, (mbody, mlocal.reshape(-1, 3)), tuple(rows.cosines), desc,
+                    rows.view, rows.base),
         q0=rows.q0, v0=rows.v0, hold=np.zeros(len(rows.mass), dtype=bool), mass=rows.mass,
         q_applied=rows.applied,
-        coordinates=[f"{b.name}.{c}" for b in desc.bodies for c in COORDINATES_3D],
+        coordinates=[f"{b.name}.{c}" for b, a in zip(desc.bodies, rows.axes)
+                     for c in (COORDINATES_3D if a is None else COORDINATES_3D[:6])],
         rows=frame_rows, cols=frame_cols, row_names=frame_names, owners=frame_owners,
-        nc=6 * nb, hdiag=np.array(frame_pairs, dtype=np.intc).reshape(-1, 2),
+        nc=6 * nf, hdiag=np.array(frame_pairs, dtype=np.intc).reshape(-1, 2),
         generic=generic, laws=[d.law for d in desc.drivers], force_description=empty,
         body_index={}, local_of=None, ground={}, marker_body=np.zeros(0, dtype=np.intp),
         marker_local=np.zeros((0, 2)),

@@ -26,10 +26,29 @@ from ..elements.spatial_contacts import SpatialContactBuilder
 from ..elements.spatial_forces import SpatialForceBuilder
 from ..elements.spatial import (AxisJointSpec, SpatialBodySpec, SpatialDescription,
                                 SpatialDriverSpec, SpatialMarkerSpec, SphericalSpec,
-                                inertia_tensor, rotation_matrix, unit_vec3, vec3)
+                                inertia_tensor, principal_frame, rod_axis, rotation_matrix,
+                                unit_vec3, vec3)
 from ..errors import ModelError
 
 __all__ = ["SpatialModelBuilder"]
+
+
+def _points_on_rod(entry: str, inertia, points) -> None:
+    """ModelError naming the point unless every point of a rod lies on its axis (to 1e-9
+    of its distance from the centre of mass)."""
+    k = rod_axis(inertia)
+    if k is None:
+        return
+    a = principal_frame(inertia)[0][:, k]
+    for name, p in points:
+        p = np.asarray(p)
+        off = float(np.linalg.norm(p - (p @ a) * a))
+        if off > 1e-9 * float(np.linalg.norm(p)):
+            raise ModelError(f"{entry}: point {name!r} at {p.tolist()} is {off:.3g} m off "
+                             f"the body's axis {a.tolist()}; the body is a rod (principal "
+                             "moments (0, I, I): its mass lies on that line), whose points "
+                             "lie on its axis; give the body a thickness to attach points "
+                             "off it")
 
 
 class SpatialModelBuilder(SpatialForceBuilder, SpatialContactBuilder):
@@ -90,7 +109,10 @@ class SpatialModelBuilder(SpatialForceBuilder, SpatialContactBuilder):
         at ``position``; ``orientation`` the rotation matrix from body to global axes
         (default: aligned); ``velocity`` of the centre of mass and ``angular_velocity``
         (rad/s), both in global axes. Initial values are guesses that
-        :func:`linkdyn.consistent_state` makes consistent."""
+        :func:`linkdyn.consistent_state` makes consistent.
+
+        A body with principal moments (0, I, I) is a rod (mass on a line: six coordinates,
+        see :mod:`linkdyn.elements.spatial`); its points must lie on its axis."""
         name = self._new_name("body", name)
         entry = f"body '{name}'"
         with _element(name):
@@ -98,6 +120,7 @@ class SpatialModelBuilder(SpatialForceBuilder, SpatialContactBuilder):
                 raise ModelError(f"{entry}: mass {mass!r} is too small for double precision")
             J = inertia_tensor(entry, inertia)
             pts = named_points(entry, points, ("cm",), vec3, "(x, y, z)")
+            _points_on_rod(entry, J, pts)
             R = rotation_matrix(entry, np.eye(3) if orientation is None else orientation)
             self._bodies[name] = SpatialBodySpec(
                 name=name, mass=float(mass), inertia=J, points=pts,

@@ -246,7 +246,9 @@ def _user_event(model, i, ev, names, out, records, swings) -> None:
             # r_a + p_1 e1_a + p_2 e2_a + p_3 e3_a (a the axis) of the marker's body
             a, b = "xyz".index(ev.axis), int(model.spatial_marker_body[k])
             out["body"][i] = b
-            out["index"][i] = 12 * b + a + np.array([0, 3, 6, 9])
+            view = model.body_view[b, a + np.array([0, 3, 6, 9])]
+            # a rod's absent axes: its r_a again, with the marker's zero component there
+            out["index"][i] = np.where(view < 0, view[0], view)
             out["coef"][i] = (1.0, *model.spatial_marker_local[k])
             return
         if model.space != "planar" or ev.axis == "z":

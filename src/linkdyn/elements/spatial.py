@@ -16,8 +16,18 @@ Conventions (SI units throughout)
   integral of x_k^2 dm`` is the body's second moment along principal axis k: the mass matrix
   is constant and diagonal, ``diag(m, m, m, P_1 (x3), P_2 (x3), P_3 (x3))``, as for the planar
   bodies (``diag(m, m, Jz, Jz)``). P_k > 0 needs the strict triangle inequality of the
-  principal moments, I_k < I_l + I_m: a body whose mass lies on a plane or a line has none
-  along the plane's normal and is refused (give it a thickness).
+  principal moments, I_k < I_l + I_m: a body whose mass lies on a plane has none along the
+  plane's normal and is refused (give it a thickness).
+* A *rod* is a body whose mass lies on a line: principal moments (0, I, I), the zero one
+  about its axis (a slender bar, or point masses on a massless rod, as in a chain of
+  spatial pendulums). It carries only its centre of mass and the unit axis ``u``: six
+  coordinates, one row (``u.u = 1``) and the mass matrix ``diag(m, m, m, I, I, I)``, the
+  spatial twin of the planar bar. Its points lie on its axis; it has no spin about the axis
+  (the axial part of ``angular_velocity`` is not a state and is dropped) and no frame
+  across it, so joints, drivers, loads and contacts that need a direction across a rod's
+  axis (a revolute joint's perpendiculars, an angle driver, a torque) are refused by name.
+  Spherical joints, point primitives, distance and coordinate drivers, point forces in
+  global axes, spring-dampers, contacts at its points and markers take rods.
 * The user describes a body in its own axes: ``inertia`` about the centre of mass in those
   axes (3 principal moments, or a symmetric 3 x 3 tensor), ``orientation`` the rotation
   matrix from body axes to global axes, ``points`` in body axes relative to the centre of
@@ -38,7 +48,7 @@ from .spatial_contacts import to_dict as contact_to_dict
 from .spatial_forces import to_dict as force_to_dict
 
 __all__ = ["SpatialBodySpec", "SphericalSpec", "AxisJointSpec", "SpatialDriverSpec",
-           "SpatialDescription", "Vec3", "principal_frame", "vec3", "rotation_matrix",
+           "SpatialDescription", "Vec3", "principal_frame", "rod_axis", "vec3", "rotation_matrix",
            "unit_vec3"]
 
 Vec3 = tuple[float, float, float]
@@ -189,19 +199,43 @@ def _check_range(entry: str, J) -> None:
                          "of range (entries below 1e150 kg m^2)")
 
 
+#: A rod's axial moment, relative to its transverse ones, at most (module conventions).
+ROD_TOL = 1e-12
+
+
+def _rod_moments(moments) -> bool:
+    """Whether principal ``moments`` (ascending) are a rod's (0, I, I): the smallest zero
+    and the other two equal, to ROD_TOL of the largest."""
+    scale = moments[2]
+    return (scale > 0 and abs(moments[0]) <= ROD_TOL * scale and
+            moments[2] - moments[1] <= ROD_TOL * scale)
+
+
+def rod_axis(inertia):
+    """The principal axis (0, 1 or 2: a column of :func:`principal_frame`'s E) of a rod's
+    zero moment, or None for a body with a full frame (module conventions)."""
+    _, P = principal_frame(inertia)
+    moments = P.sum() - P            # I_k = (I_1 + I_2 + I_3) / 2 - P_k, sum(P) = that half
+    if not _rod_moments(sorted(moments.tolist())):
+        return None
+    return int(np.argmin(moments))
+
+
 def _check_moments(entry: str, moments: list) -> None:
     """ModelError unless the principal ``moments`` (ascending) are positive and each below
-    the sum of the other two."""
+    the sum of the other two, or are a rod's (0, I, I)."""
+    if _rod_moments(moments):
+        return
     if not moments[0] > 0:
-        raise ModelError(f"{entry}: inertia must be positive definite (principal moments "
-                         f"{moments} kg m^2)")
+        raise ModelError(f"{entry}: inertia must be positive definite, or a rod's (0, I, "
+                         f"I) (principal moments {moments} kg m^2)")
     half = 0.5 * (moments[0] + moments[1] + moments[2])
     if not min(half - x for x in moments) > 1e-9 * moments[2]:
         raise ModelError(f"{entry}: principal moments {moments} kg m^2 break the "
                          "triangle inequality (each must be less than the sum of the other "
-                         "two): the body's mass lies on a plane or a line, which leaves its "
-                         "natural coordinates without mass along it; give the body a "
-                         "thickness")
+                         "two): the body's mass lies on a plane, which leaves its natural "
+                         "coordinates without mass along it; give the body a thickness (a "
+                         "body whose mass lies on a line is a rod: moments (0, I, I))")
 
 
 def principal_frame(inertia) -> tuple[np.ndarray, np.ndarray]:

@@ -114,9 +114,10 @@ def contact_records(desc, geometry) -> list:
     :class:`linkdyn.elements.spatial_forces.Geometry`)."""
     recs = []
     for c in desc.contacts:
+        geometry.entry = f"contact {c.name!r}"
         b0, b1 = geometry.body(c.plane_point[0]), geometry.body(c.point[0])
         normal = (tuple(float(x) for x in c.normal) if b0 < 0 else
-                  tuple(float(x) for x in geometry.frames[b0].T @ np.asarray(c.normal)))
+                  geometry.principal(c.plane_point[0], c.normal))
         rec = _Record(c.name, SLIDE, (b0, b1),
                       geometry.point(c.plane_point) + geometry.point(c.point) + normal +
                       (0.0,) * 6)

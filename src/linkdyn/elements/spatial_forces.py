@@ -59,7 +59,7 @@ from .records import (ANGLE, DISTANCE, INPUT_ADD, INPUT_TARGET, SLIDE, _Record, 
 from .spatial_contacts import contact_records
 
 __all__ = ["SpatialLoadSpec", "SpatialFlexibleJointSpec", "SpatialForceBuilder", "FILE_TYPES",
-           "to_dict", "expand", "spatial_force_arrays", "perpendiculars"]
+           "to_dict", "expand", "spatial_force_arrays", "perpendiculars", "across_rod"]
 
 #: Kinds of the kernels' spatial loads (csrc/ld_forces.h).
 LOAD_FORCE, LOAD_TORQUE = 0, 1
@@ -374,6 +374,19 @@ def expand(desc, body_spec, revolute_spec):
                    joints=desc.joints + tuple(new_joints), forces=tuple(forces))
 
 
+def across_rod(body_name: str, axis: int, d) -> str:
+    """Why a direction with principal-frame components ``d`` cannot be fixed in the rod
+    ``body_name`` (empty if it lies along the rod's axis ``axis``)."""
+    d = np.asarray(d, dtype=float)
+    off = np.delete(d, axis)
+    if np.abs(off).max() <= 1e-9 * np.abs(d).max():
+        return ""
+    return (f"it needs a direction across the axis of body {body_name!r}, a rod (principal "
+            "moments (0, I, I)), which carries only its axis: use joints, drivers and loads "
+            "at its points (spherical joints, point primitives, distance drivers, forces, "
+            "spring-dampers) or give the body a thickness")
+
+
 def perpendiculars(a) -> tuple[np.ndarray, np.ndarray]:
     """Two unit vectors b1, b2 perpendicular to the unit vector ``a`` and to each other, with
     (b1, b2, a) right-handed. Joint rotations are measured from b1 about a: angle drivers
@@ -398,11 +411,23 @@ class Geometry:
     """Principal-frame components of points and directions, from the compiled bodies:
     ``index`` body name -> body number, ``frames`` (nbody, 3, 3) principal axes in body axes,
     ``orient`` body name -> initial rotation matrix, ``local`` body name -> {point:
-    principal-frame coordinates}, ``ground`` point name -> position."""
+    principal-frame coordinates}, ``ground`` point name -> position; ``view`` (nbody, 12)
+    each body's coordinates r, e_1, e_2, e_3 (-1: a rod's absent axes) and ``axes`` each
+    body's rod axis or None (:func:`linkdyn.compile.spatial.body_view`)."""
 
-    def __init__(self, index, frames, orient, local, ground):
+    def __init__(self, index, frames, orient, local, ground, view=None, axes=None):
         self.index, self.frames, self.orient = index, frames, orient
         self.local, self.ground = local, ground
+        nb = len(frames)
+        self.view = (np.arange(12 * nb).reshape(nb, 12) if view is None else view)
+        self.axes = [None] * nb if axes is None else axes
+        #: the element whose records are being made (named in refusals)
+        self.entry = ""
+
+    def glob(self, body, j) -> int:
+        """The coordinate of body's r, e_1, e_2, e_3 entry j (-1: the ground's, or a rod's
+        absent axes)."""
+        return -1 if body < 0 else int(self.view[body, j])
 
     def body(self, name) -> int:
         return -1 if name == GROUND else self.index[name]
@@ -417,9 +442,18 @@ class Geometry:
         """Components of a direction given globally at the initial configuration."""
         if body == GROUND:
             return tuple(float(x) for x in global_dir)
+        return self.principal(body, self.orient[body].T @ np.asarray(global_dir))
+
+    def principal(self, body, d) -> tuple:
+        """Principal-frame components of a direction ``d`` in ``body``'s own axes
+        (ModelError naming the element for a direction across a rod)."""
         k = self.index[body]
-        return tuple(float(x) for x in
-                     self.frames[k].T @ (self.orient[body].T @ np.asarray(global_dir)))
+        d = self.frames[k].T @ np.asarray(d, dtype=float)
+        if self.axes[k] is not None:
+            why = across_rod(body, self.axes[k], d)
+            if why:
+                raise ModelError(f"{self.entry}: {why}")
+        return tuple(float(x) for x in d)
 
     def angle_geometry(self, body0, body1, axis) -> tuple:
         """(p0, p1, a, b, d) of the rotation of body1 relative to body0 about the global
@@ -438,6 +472,7 @@ def _records(desc, geo: Geometry):
     joints = {j.name: j for j in desc.joints}
     recs, loads = [], []
     for f in desc.forces:
+        geo.entry = f"force element {f.name!r}"
         if isinstance(f, SpringDamperSpec):
             recs.append(_Record(f.name, DISTANCE, (geo.body(f.first[0]), geo.body(f.second[0])),
                                 geo.point(f.first) + geo.point(f.second) + (0.0,) * 9,
@@ -449,6 +484,10 @@ def _records(desc, geo: Geometry):
         elif isinstance(f, SpatialLoadSpec):
             body = f.target[0] if f.kind == "force" else f.target
             b = geo.index[body]
+            if geo.axes[b] is not None and (f.kind == "torque" or f.frame == "body"):
+                raise ModelError(f"{geo.entry}: body {body!r} is a rod (principal moments "
+                                 "(0, I, I)), which has no frame for a torque or body-axes "
+                                 "components; apply forces in global axes at its points")
             point = geo.point(f.target) if f.kind == "force" else (0.0, 0.0, 0.0)
             # components in body axes c -> principal axes E^T c (the kernels' load_axes)
             loads.append((f.name, b, point, f.laws, 1 if f.frame == "body" else 0,
@@ -531,19 +570,19 @@ def spatial_force_arrays(desc, geo: Geometry, add_law, q0):
     fq_blocks, fv_blocks = [], []
     for r in recs:
         g = _mask(r.geom, r.bodies, r.coord)
-        glob = np.array([-1 if r.bodies[i // 12] < 0 else 12 * r.bodies[i // 12] + i % 12
-                         for i in range(24)])
+        glob = np.array([geo.glob(r.bodies[i // 12], i % 12) for i in range(24)])
         for mask, out in ((np.outer(g, g), fq_blocks),
                           (np.outer(g, g) if (r.c or r.law) else np.zeros((24, 24), bool),
                            fv_blocks)):
             out.append([(int(glob[i]), int(glob[j])) if mask[i, j] else None
                         for i in range(24) for j in range(24)])
     for ld in loads:
-        o = 12 * ld[1]
+        glob = geo.view[ld[1]]
         dependent = ld[4] == 1 or ld[5] == LOAD_TORQUE
-        fq_blocks.append([(o + i, o + j) if dependent else None
+        fq_blocks.append([(int(glob[i]), int(glob[j])) if dependent else None
                           for i in range(12) for j in range(12)])
-    a.update(body_stride=12, angle_ref0=_angles(a["rec_geom3"].reshape(-1, 15), recs, q0))
+    a.update(body_stride=12, body_view=np.asarray(geo.view, dtype=np.intc).reshape(-1),
+             angle_ref0=_angles(a["rec_geom3"].reshape(-1, 15), recs, q0, geo))
     info = dict(elements=element_index(recs, loads), inputs=tuple(inputs), nrec=nrec,
                 nload=nload,
                 coord=tuple(r.coord for r in recs),
@@ -553,14 +592,14 @@ def spatial_force_arrays(desc, geo: Geometry, add_law, q0):
     return a, info, fq_blocks, fv_blocks
 
 
-def _angles(geom3, recs, q0) -> np.ndarray:
+def _angles(geom3, recs, q0, geo) -> np.ndarray:
     """The principal value of each angle record at q0 (its branch's start)."""
     out = np.zeros(len(recs))
 
     def vec(body, c):
         if body < 0:
             return np.asarray(c)
-        z = q0[12 * body:12 * body + 12]
+        z = np.append(q0, 0.0)[np.where(geo.view[body] < 0, len(q0), geo.view[body])]
         return c[0] * z[3:6] + c[1] * z[6:9] + c[2] * z[9:12]
 
     for i, r in enumerate(recs):

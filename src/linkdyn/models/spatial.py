@@ -83,11 +83,15 @@ def spatial_chain(n_bars: int, length: float = 0.1, density: float = 1.0,
     """The spatial counterpart of :func:`linkdyn.chain`: ``n_bars`` equal bars of square
     section (``width`` times their length) hanging from the ground point ``O``, joined end
     to end by spherical joints, all at ``angle`` (rad) from the x axis in the xz plane and
-    at rest, gravity along -z: 3 n degrees of freedom. Marker ``tip`` at the free end."""
+    at rest, gravity along -z: 3 n degrees of freedom (2 n with ``width`` 0: slender rods,
+    six coordinates each, whose spin about their axes is not a freedom). Marker ``tip`` at
+    the free end."""
     from ..errors import ModelError
 
     if isinstance(n_bars, bool) or not isinstance(n_bars, int) or n_bars < 1:
         raise ModelError(f"spatial_chain: n_bars must be a positive integer, got {n_bars!r}")
+    if isinstance(width, bool) or not isinstance(width, (int, float)) or not width >= 0:
+        raise ModelError(f"spatial_chain: width must be a number >= 0, got {width!r}")
     check_model_size(n_bars, 5e4, "spatial_chain", "bars")   # 23 kB a bar measured
     mass = density * length
     side = width * length

@@ -59,7 +59,7 @@ class TrajectoryAccessors:
         if not isinstance(name, str) or name not in names:
             raise UnknownNameError(f"model {self.model.name!r} has no body {name!r} (bodies: "
                                    f"{name_list(names)})")
-        return self.model.body_stride * names.index(name)
+        return self.model.body_start(names.index(name))
 
     def _planar(self, what):
         if self.model.space != "planar":
@@ -128,6 +128,14 @@ class TrajectoryAccessors:
         return np.unwrap(np.arctan2(self.q[:, i + 3], self.q[:, i + 2]))
 
     @recordable
+    def body_axis(self, name) -> np.ndarray:
+        """A spatial rod's unit axis (n, 3) in global axes (a body with a frame: its first
+        principal axis); a rod's orientation, as a quaternion is a framed body's."""
+        self._spatial("body_axis")
+        self._body(name)
+        return self.model.body_axis(self.q, name)
+
+    @recordable
     def body_velocity(self, name) -> np.ndarray:
         """Velocity of the centre of mass (n, 2) or (n, 3), m/s."""
         i = self._body(name)
@@ -162,6 +170,7 @@ class TrajectoryAccessors:
         result with recorded series: from the body's recorded quaternions)."""
         self._spatial("body_rotation")
         self._body(name)
+        self.model.require_frame("body_rotation", name)
         recorded = getattr(self, "recorded", None)
         if recorded is None:
             return self.model.body_rotation(self.q, name)
@@ -235,9 +244,14 @@ class TrajectoryAccessors:
             for i, axis in enumerate("xyz"[:position.shape[1]]):
                 columns[f"{b}.{axis}"] = position[:, i]
             if spatial:
-                quaternion, omega = self.body_quaternion(b), self.body_angular_velocity(b)
-                for i, part in enumerate(("qw", "qx", "qy", "qz")):
-                    columns[f"{b}.{part}"] = quaternion[:, i]
+                rod = self.model.rods[self.model.body_index(b)]
+                omega = self.body_angular_velocity(b)
+                if rod:                 # an axis, not a frame
+                    parts, values = ("ux", "uy", "uz"), self.body_axis(b)
+                else:
+                    parts, values = ("qw", "qx", "qy", "qz"), self.body_quaternion(b)
+                for i, part in enumerate(parts):
+                    columns[f"{b}.{part}"] = values[:, i]
                 for i, axis in enumerate("xyz"):
                     columns[f"{b}.omega_{axis}"] = omega[:, i]
             else:

@@ -21,7 +21,8 @@ What each entry records (the result accessor of the same name returns it):
 ================  ============================================================================
 ``markers``       ``marker``, ``marker_velocity``
 ``bodies``        ``body_position``, ``body_angle`` (spatial: ``body_quaternion``, and
-                  ``body_rotation`` from it), ``body_velocity``, ``body_angular_velocity``
+                  ``body_rotation`` from it; a rod's ``body_axis``), ``body_velocity``,
+                  ``body_angular_velocity``
 ``joints``        ``joint_force``, ``joint_moment``
 ``drivers``       ``driver_effort``
 ``elements``      ``element_force``, ``element_work`` and, unless a point load,
@@ -123,6 +124,9 @@ class Record:
                         f"Record.{field}: model {model.name!r} has no {field[:-1]} {name!r} "
                         f"({field}: {name_list(known[field])})")
                 for accessor, width in accessors:
+                    if accessor == "body_quaternion" and \
+                            model.rods[model.body_index(name)]:
+                        accessor, width = "body_axis", 3     # a rod: an axis, no frame
                     if field == "elements":
                         recs, _ = model.force_info["elements"][name]
                         if accessor == "element_coordinate" and not recs:

@@ -364,6 +364,10 @@ def _newton_steps(model, q, t, tol, max_iterations) -> tuple:
             if norm_new < norm or alpha < 1e-4:
                 break
             alpha *= 0.5
+        if not math.isfinite(norm_new):     # overflow: the residual cannot say it converged
+            raise EquilibriumError(f"model {model.name!r}: the equilibrium equations' "
+                                   f"residual overflowed at Newton iteration {it + 1} (the "
+                                   "iterates ran away from the guess)", q, norm)
         q, lam, res, norm = q_new, lam_new, res_new, norm_new
         it += 1
     return q, lam, it, norm
