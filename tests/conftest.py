@@ -54,6 +54,28 @@ def central_difference(f, x, h=1e-6):
     return np.array(cols).T
 
 
+def assert_rows_match_differences(model, q, v, lam):
+    """Phi_q, gamma = -(Phi_q v)_q v and the Hessian (Phi_q^T lam)_q of ``model`` at q
+    against central differences."""
+    np.testing.assert_allclose(model.phi_q(q).toarray(), central_difference(model.phi, q),
+                               atol=1e-9)
+    rate = central_difference(lambda x: model.phi_q(x).toarray() @ v, q) @ v
+    np.testing.assert_allclose(model.gamma(q, v), -rate, atol=1e-8)
+    fd = central_difference(lambda x: model.phi_q(x).toarray().T @ lam, q)
+    np.testing.assert_allclose(model.constraint_hessian(q, lam).toarray(), fd, atol=1e-8)
+
+
+def sampled_peaks(t, z, after=0.1):
+    """Times of the local maxima of samples z(t) on a uniform grid after ``after``, each
+    refined by the parabola through the samples around it."""
+    dt, peaks = t[1] - t[0], []
+    for k in range(1, len(z) - 1):
+        if z[k] > z[k - 1] and z[k] >= z[k + 1] and t[k] > after:
+            a, b, c = z[k - 1:k + 2]
+            peaks.append(t[k] + 0.5 * dt * (a - c) / (a - 2 * b + c))
+    return np.array(peaks)
+
+
 def random_state(model, seed):
     """q near the model's guesses but off the constraint manifold (kernels must be right
     everywhere) and an arbitrary v."""

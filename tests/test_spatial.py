@@ -14,7 +14,7 @@ from linkdyn import SpatialModelBuilder
 from linkdyn.errors import ModelError, UnknownNameError
 from linkdyn.models.spatial import HEAVY_TOP, heavy_top, heavy_top_nutation
 
-from conftest import central_difference
+from conftest import assert_rows_match_differences, central_difference, sampled_peaks
 
 
 def tumbling_body(seed=3):
@@ -57,15 +57,8 @@ def test_jacobian_gamma_and_hessian_match_finite_differences():
     rng = np.random.default_rng(7)
     q = model.q0 + 1e-3 * rng.standard_normal(model.nq)
     v = rng.standard_normal(model.nq)
-    lam = rng.standard_normal(model.nc)
-    jac = model.phi_q(q).toarray()
-    np.testing.assert_allclose(jac, central_difference(model.phi, q, h=1e-6), atol=1e-9)
     # gamma = -(Phi_q v)_q v: the rate of Phi_q v along v, negated
-    rate = central_difference(lambda x: model.phi_q(x).toarray() @ v, q, h=1e-6) @ v
-    np.testing.assert_allclose(model.gamma(q, v), -rate, atol=1e-8)
-    hess = model.constraint_hessian(q, lam).toarray()
-    fd = central_difference(lambda x: model.phi_q(x).toarray().T @ lam, q, h=1e-6)
-    np.testing.assert_allclose(hess, fd, atol=1e-8)
+    assert_rows_match_differences(model, q, v, rng.standard_normal(model.nc))
 
 
 def top_invariants(r):
@@ -248,13 +241,8 @@ def test_revolute_joint_makes_the_compound_pendulum():
     assert np.abs(r.marker("tip")[:, 1]).max() < 1e-12
     # the tip's height peaks (at the opposite horizontal, then back) at T/2 and T: each
     # peak refined by the parabola through the samples around it
-    z = r.marker("tip")[:, 2]
-    peaks = []
-    for k in range(1, len(z) - 1):
-        if z[k] > z[k - 1] and z[k] >= z[k + 1] and r.t[k] > 0.1:
-            a, b, c = z[k - 1:k + 2]
-            peaks.append(r.t[k] + 0.5e-4 * (a - c) / (a - 2 * b + c))
-    np.testing.assert_allclose(peaks, [0.5 * period, period], atol=1e-7)
+    np.testing.assert_allclose(sampled_peaks(r.t, r.marker("tip")[:, 2]),
+                               [0.5 * period, period], atol=1e-7)
     # marker events in space: the tip passes below the pivot (x = 0) at T/4 and 3T/4, and
     # its height falls through -0.5 m once in each half swing, half a period apart
     events = [linkdyn.events.marker_crosses("tip", "x", 0.0, terminal=False),
@@ -309,13 +297,7 @@ def test_universal_and_revolute_rows_match_finite_differences():
     rng = np.random.default_rng(11)
     q = model.q0 + 1e-3 * rng.standard_normal(model.nq)
     v = rng.standard_normal(model.nq)
-    lam = rng.standard_normal(model.nc)
-    np.testing.assert_allclose(model.phi_q(q).toarray(), central_difference(model.phi, q),
-                               atol=1e-9)
-    rate = central_difference(lambda x: model.phi_q(x).toarray() @ v, q) @ v
-    np.testing.assert_allclose(model.gamma(q, v), -rate, atol=1e-8)
-    fd = central_difference(lambda x: model.phi_q(x).toarray().T @ lam, q)
-    np.testing.assert_allclose(model.constraint_hessian(q, lam).toarray(), fd, atol=1e-8)
+    assert_rows_match_differences(model, q, v, rng.standard_normal(model.nc))
     # Set turning, the double pendulum swings in space; its energy is kept in proportion
     # to the tolerance (measured relative drifts 2.2e-9 and 1.1e-11 at 1e-7 and 1e-9).
     state = linkdyn.consistent_state(model)

@@ -14,7 +14,7 @@ import linkdyn
 from linkdyn import SpatialModelBuilder
 from linkdyn.errors import ArgumentError, ModelError
 
-from conftest import central_difference
+from conftest import assert_rows_match_differences, central_difference, sampled_peaks
 
 G = 9.81
 
@@ -65,13 +65,7 @@ def test_rod_rows_match_finite_differences():
     rng = np.random.default_rng(11)
     q = model.q0 + 1e-2 * rng.standard_normal(model.nq)
     v = rng.standard_normal(model.nq)
-    lam = rng.standard_normal(model.nc)
-    np.testing.assert_allclose(model.phi_q(q).toarray(), central_difference(model.phi, q),
-                               atol=1e-9)
-    rate = central_difference(lambda x: model.phi_q(x).toarray() @ v, q) @ v
-    np.testing.assert_allclose(model.gamma(q, v), -rate, atol=1e-8)
-    fd = central_difference(lambda x: model.phi_q(x).toarray().T @ lam, q)
-    np.testing.assert_allclose(model.constraint_hessian(q, lam).toarray(), fd, atol=1e-8)
+    assert_rows_match_differences(model, q, v, rng.standard_normal(model.nc))
 
 
 def test_a_rod_swings_with_the_compound_pendulum_period():
@@ -82,13 +76,8 @@ def test_a_rod_swings_with_the_compound_pendulum_period():
     period = 4.0 * ellipk(0.5) / math.sqrt(G * 0.5 / (1.0 / 3.0))
     r = linkdyn.simulate(model, 1.1 * period, rtol=1e-10, atol=1e-10, dt_out=1e-4)
     assert np.abs(r.marker("tip")[:, 1]).max() < 1e-12
-    z = r.marker("tip")[:, 2]
-    peaks = []
-    for k in range(1, len(z) - 1):
-        if z[k] > z[k - 1] and z[k] >= z[k + 1] and r.t[k] > 0.1:
-            a, b, c = z[k - 1:k + 2]
-            peaks.append(r.t[k] + 0.5e-4 * (a - c) / (a - 2 * b + c))
-    np.testing.assert_allclose(peaks, [0.5 * period, period], atol=1e-7)
+    np.testing.assert_allclose(sampled_peaks(r.t, r.marker("tip")[:, 2]),
+                               [0.5 * period, period], atol=1e-7)
     assert np.ptp(r.energy) < 1e-9 * G * 0.5      # of m g L / 2
     crossing = linkdyn.simulate(model, period, rtol=1e-10, atol=1e-10, events=[
         linkdyn.events.marker_crosses("tip", "x", 0.0, terminal=False)])
