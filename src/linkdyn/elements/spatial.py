@@ -48,8 +48,8 @@ from .spatial_contacts import to_dict as contact_to_dict
 from .spatial_forces import to_dict as force_to_dict
 
 __all__ = ["SpatialBodySpec", "SphericalSpec", "AxisJointSpec", "SpatialDriverSpec",
-           "SpatialDescription", "Vec3", "principal_frame", "rod_axis", "vec3", "rotation_matrix",
-           "unit_vec3"]
+           "SpatialDescription", "Vec3", "principal_frame", "rod_axis", "vec3",
+           "rotation_matrix", "unit_vec3"]
 
 Vec3 = tuple[float, float, float]
 Mat3 = tuple[Vec3, Vec3, Vec3]

@@ -415,12 +415,9 @@ class Geometry:
     each body's coordinates r, e_1, e_2, e_3 (-1: a rod's absent axes) and ``axes`` each
     body's rod axis or None (:func:`linkdyn.compile.spatial.body_view`)."""
 
-    def __init__(self, index, frames, orient, local, ground, view=None, axes=None):
+    def __init__(self, index, frames, orient, local, ground, view, axes):
         self.index, self.frames, self.orient = index, frames, orient
-        self.local, self.ground = local, ground
-        nb = len(frames)
-        self.view = (np.arange(12 * nb).reshape(nb, 12) if view is None else view)
-        self.axes = [None] * nb if axes is None else axes
+        self.local, self.ground, self.view, self.axes = local, ground, view, axes
         #: the element whose records are being made (named in refusals)
         self.entry = ""
 
