@@ -14,6 +14,7 @@ Format (version 1)::
       "bodies": [
         {"name": "top", "mass": 1.0,
          "inertia": [0.004, 0.004, 0.002],             # 3 moments or a 3 x 3 tensor, body axes
+                                                       # ([0, I, I]: a rod, points on its axis)
          "points": {"pivot": [0.0, 0.0, -0.1]},        # optional, body axes
          "position": [0.0, 0.0, 0.1],                  # optional, the centre of mass
          "orientation": [[1, 0, 0], [0, 1, 0], [0, 0, 1]],   # optional, body to global
