@@ -1,8 +1,9 @@
 /*
  * Plain-C tests of the force elements (ld_forces.c, ld_forces3.c): two planar bodies with one
- * record of each coordinate kind and a body-frame load, and two spatial bodies with records
- * of the three spatial coordinates and body-frame force and torque loads, written directly
- * against ld_forces.h.
+ * record of each coordinate kind and a body-frame load, two spatial bodies with records
+ * of the three spatial coordinates and body-frame force and torque loads, and two rods
+ * (six coordinates each, read through body_view) with distance records and a global force,
+ * written directly against ld_forces.h.
  * Build: cc -std=c99 test_forces.c ../ld_forces.c ../ld_forces3.c -I.. -lm
  * Prints one line per check and "N passed, M failed"; exits non-zero on any failure.
  */
@@ -193,6 +194,109 @@ static void spatial_section(void)
     }
 }
 
+/* Two rods (6 coordinates each: r and the axis e1, read through body_view with -1 for the
+ * absent e2, e3): records DISTANCE (ground point - rod 0's point on its axis) and DISTANCE
+ * (rod 0's end - rod 1's point), with stiffness, damping and a moving free length, and a
+ * global force at rod 1's point. Q_q and Q_v against central differences, the power balance,
+ * and the same elements on two framed bodies (12 coordinates each, the same r and e1, any
+ * e2, e3): the rods' Q is the framed bodies' on r and e1. */
+#define NQR 12
+static int slotr_q[2 * 576], slotr_v[2 * 576], loadr_slot[144];
+
+static void rod_section(void)
+{
+    static const int kind[1] = {LD_LAW_HARMONIC};
+    static const int start[2] = {0, 4};
+    static const double par[4] = {0.5, 0.1, 3.0, 0.2};
+    static const int coord[2] = {LD_COORD_DISTANCE, LD_COORD_DISTANCE};
+    static const int body[4] = {-1, 0, 0, 1};
+    static const double geom3[30] = {
+        0.3, -0.2, 0.5, -0.25, 0.0, 0.0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        0.25, 0.0, 0.0, -0.2, 0.0, 0.0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    static const double k[2] = {40.0, 25.0}, c[2] = {0.7, 1.1};
+    static const int ref_law[2] = {0, -1}, load_law[2] = {-1, -1};
+    static const double ref_value[2] = {0.0, 0.45};
+    static const int input_mode[2] = {LD_INPUT_NONE, LD_INPUT_NONE}, input[2] = {-1, -1};
+    static const int lbody[1] = {1}, lframe[1] = {0}, lkind[1] = {LD_LOAD_FORCE};
+    static const int llaws[3] = {0, -1, 0};
+    static const double lpoint[3] = {0.2, 0.0, 0.0};
+    static const double laxes[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    /* the rods' views: r, then e1 (the axis), e2 and e3 absent */
+    static const int view[24] = {0, 1, 2, 3, 4, 5, -1, -1, -1, -1, -1, -1,
+                                 6, 7, 8, 9, 10, 11, -1, -1, -1, -1, -1, -1};
+    static const double axis0[3] = {0.48, 0.6, 0.64}, axis1[3] = {0.0, 0.6, -0.8};
+    double angle_ref[2] = {0, 0}, q[NQR], v[NQR], Q[NQR], Qp[NQR], Qm[NQR], t = 0.7;
+    double q24[24], v24[24], Q24[24];
+    static double fq[NQR * NQR], fv[NQR * NQR], fd_q[NQR * NQR], fd_v[NQR * NQR];
+    double err_q = 0, err_v = 0, big = 0, gap12 = 0;
+    int fail = -1, r, i, j, b;
+    ld_laws laws;
+    ld_forces F;
+    ld_forces_run run;
+    for (b = 0; b < 2; b++) {
+        const double *u = b ? axis1 : axis0;
+        q[6 * b] = 0.1 + 0.5 * b; q[6 * b + 1] = -0.2; q[6 * b + 2] = 0.3 * b;
+        for (i = 0; i < 3; i++) q[6 * b + 3 + i] = u[i];
+    }
+    for (i = 0; i < NQR; i++) v[i] = 0.3 * sin(1.0 + 1.7 * i);
+    for (r = 0; r < 2; r++)
+        for (i = 0; i < 24; i++)
+            for (j = 0; j < 24; j++) {
+                int bi = body[2 * r + i / 12], bj = body[2 * r + j / 12];
+                int gi = bi < 0 ? -1 : view[12 * bi + i % 12];
+                int gj = bj < 0 ? -1 : view[12 * bj + j % 12];
+                slotr_q[576 * r + 24 * i + j] = slotr_v[576 * r + 24 * i + j] =
+                    (gi < 0 || gj < 0) ? -1 : NQR * gi + gj;
+            }
+    for (i = 0; i < 144; i++) loadr_slot[i] = -1;   /* a global force: constant in q */
+    laws.nlaw = 1; laws.kind = kind; laws.start = start; laws.par = par; laws.values = NULL;
+    memset(&F, 0, sizeof F);
+    F.stride = LD_STRIDE_SPATIAL;
+    F.nrec = 2; F.coord = coord; F.body = body; F.geom3 = geom3; F.stiffness = k;
+    F.damping = c; F.ref_law = ref_law; F.ref_value = ref_value; F.load_law = load_law;
+    F.input_mode = input_mode; F.input = input; F.slot_q = slotr_q; F.slot_v = slotr_v;
+    F.body_view = view;
+    F.nload = 1; F.load_body = lbody; F.load_point = lpoint; F.load_frame = lframe;
+    F.load_laws = llaws; F.load_slot_q = loadr_slot; F.load_kind = lkind; F.load_axes = laxes;
+    F.laws = &laws;
+    memset(&run, 0, sizeof run);
+    run.angle_ref = angle_ref;
+    run.fail_record = &fail;
+    memset(fq, 0, sizeof fq);
+    memset(fv, 0, sizeof fv);
+    check(ld_forces_jacobians(&F, &run, t, q, v, fq, fv) == LD_OK, "rods: jacobians evaluate");
+    fd_jacobians(&F, &run, t, q, v, NQR, fd_q, fd_v, Qp, Qm);
+    for (i = 0; i < NQR * NQR; i++) {
+        err_q = fmax(err_q, fabs(fq[i] - fd_q[i]));
+        err_v = fmax(err_v, fabs(fv[i] - fd_v[i]));
+        big = fmax(big, fabs(fq[i]));
+    }
+    check(big > 1.0 && err_q < 1e-6 * big, "rods: Q_q matches central differences");
+    check(err_v < 1e-6 * big, "rods: Q_v matches central differences");
+    {
+        double z[2 + 1 + 2], q1[NQR], P;
+        double gap = power_gap(&F, &run, t, q, v, NQR, 3, Q, q1, z, &P);
+        check(fabs(gap) < 1e-6 * (1 + fabs(P)), "rods: dV/dt + Q.v = P");
+    }
+    /* the same elements on framed bodies: r and e1 the rods', e2 and e3 arbitrary */
+    memset(Q, 0, sizeof Q);
+    ld_forces_add(&F, &run, t, q, v, Q);
+    for (b = 0; b < 2; b++)
+        for (i = 0; i < 12; i++) {
+            q24[12 * b + i] = i < 6 ? q[6 * b + i] : 0.4 * cos(2.0 + i + b);
+            v24[12 * b + i] = i < 6 ? v[6 * b + i] : 0.2 * sin(1.0 + i - b);
+        }
+    F.body_view = NULL;
+    F.slot_q = NULL; F.slot_v = NULL; F.load_slot_q = NULL;
+    memset(Q24, 0, sizeof Q24);
+    check(ld_forces_add(&F, &run, t, q24, v24, Q24) == LD_OK, "rods as framed bodies: Q");
+    for (b = 0; b < 2; b++)
+        for (i = 0; i < 12; i++)
+            gap12 = fmax(gap12, fabs(i < 6 ? Q24[12 * b + i] - Q[6 * b + i]
+                                           : Q24[12 * b + i]));
+    check(gap12 < 1e-12 * big, "rods: Q is the framed bodies' on r and e1, none on e2, e3");
+}
+
 int main(void)
 {
     /* Records: 0 spring ground point (0.3, -0.2) - body 0 point (0.1, 0.05), free length
@@ -340,6 +444,7 @@ int main(void)
     }
 
     spatial_section();
+    rod_section();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
