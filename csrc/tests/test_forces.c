@@ -47,6 +47,33 @@ static void fd_jacobians(const ld_forces *F, const ld_forces_run *run, double t,
     }
 }
 
+/* Q_q and Q_v of ld_forces_jacobians (dense n x n slots, n <= 24) against central
+ * differences at (q, v, t), checked as "<label>...", within 1e-6 of Q_q's largest entry;
+ * returns that entry. */
+static double check_jacobians(const ld_forces *F, const ld_forces_run *run, double t,
+                              double *q, double *v, int n, const char *label)
+{
+    static double fq[24 * 24], fv[24 * 24], fd_q[24 * 24], fd_v[24 * 24];
+    double Qp[24], Qm[24], err_q = 0, err_v = 0, big = 0;
+    char what[96];
+    int i;
+    memset(fq, 0, sizeof fq);
+    memset(fv, 0, sizeof fv);
+    snprintf(what, sizeof what, "%sjacobians evaluate", label);
+    check(ld_forces_jacobians(F, run, t, q, v, fq, fv) == LD_OK, what);
+    fd_jacobians(F, run, t, q, v, n, fd_q, fd_v, Qp, Qm);
+    for (i = 0; i < n * n; i++) {
+        err_q = fmax(err_q, fabs(fq[i] - fd_q[i]));
+        err_v = fmax(err_v, fabs(fv[i] - fd_v[i]));
+        big = fmax(big, fabs(fq[i]));
+    }
+    snprintf(what, sizeof what, "%sQ_q matches central differences", label);
+    check(big > 1.0 && err_q < 1e-6 * big, what);
+    snprintf(what, sizeof what, "%sQ_v matches central differences", label);
+    check(err_v < 1e-6 * big, what);
+    return big;
+}
+
 /* The power balance of the elements alone along the motion (q, v) at t: dV/dt (a central
  * difference over dt = 1e-6) + Q . v - P, with P the sum of the first `nrates` rates z of
  * ld_forces_rates (the records' and loads' power); *P_out gets P. Q, q1, z: scratch of n,
@@ -125,9 +152,7 @@ static void spatial_section(void)
     ld_laws laws;
     ld_forces F;
     ld_forces_run run;
-    double q[NQ3], v[NQ3], Q[NQ3], Qp[NQ3], Qm[NQ3], t = 0.7;
-    static double fq[NQ3 * NQ3], fv[NQ3 * NQ3], fd_q[NQ3 * NQ3], fd_v[NQ3 * NQ3];
-    double err_q = 0, err_v = 0, big = 0;
+    double q[NQ3], v[NQ3], Q[NQ3], t = 0.7;
     /* two turned frames (rotations about (1,2,2)/3 by 0.7 and about (0,1,0) by -0.4) */
     static const double R0[9] = {0.7918, -0.2745, 0.5457, 0.4919, 0.8159, -0.3038,
                                  -0.3618, 0.5087, 0.7811};
@@ -166,17 +191,7 @@ static void spatial_section(void)
     run.fail_record = &fail;
     ld_forces_accept(&F, &run, q);
 
-    memset(fq, 0, sizeof fq);
-    memset(fv, 0, sizeof fv);
-    check(ld_forces_jacobians(&F, &run, t, q, v, fq, fv) == LD_OK, "spatial: jacobians evaluate");
-    fd_jacobians(&F, &run, t, q, v, NQ3, fd_q, fd_v, Qp, Qm);
-    for (i = 0; i < NQ3 * NQ3; i++) {
-        err_q = fmax(err_q, fabs(fq[i] - fd_q[i]));
-        err_v = fmax(err_v, fabs(fv[i] - fd_v[i]));
-        big = fmax(big, fabs(fq[i]));
-    }
-    check(big > 1.0 && err_q < 1e-6 * big, "spatial: Q_q matches central differences");
-    check(err_v < 1e-6 * big, "spatial: Q_v matches central differences");
+    check_jacobians(&F, &run, t, q, v, NQ3, "spatial: ");
     {   /* dV/dt + Q . v = P of the records and loads (3 records, 2 loads) */
         double z[3 + 2 + 3], q1[NQ3], P;
         double gap = power_gap(&F, &run, t, q, v, NQ3, 5, Q, q1, z, &P);
@@ -225,10 +240,8 @@ static void rod_section(void)
     static const int view[24] = {0, 1, 2, 3, 4, 5, -1, -1, -1, -1, -1, -1,
                                  6, 7, 8, 9, 10, 11, -1, -1, -1, -1, -1, -1};
     static const double axis0[3] = {0.48, 0.6, 0.64}, axis1[3] = {0.0, 0.6, -0.8};
-    double angle_ref[2] = {0, 0}, q[NQR], v[NQR], Q[NQR], Qp[NQR], Qm[NQR], t = 0.7;
-    double q24[24], v24[24], Q24[24];
-    static double fq[NQR * NQR], fv[NQR * NQR], fd_q[NQR * NQR], fd_v[NQR * NQR];
-    double err_q = 0, err_v = 0, big = 0, gap12 = 0;
+    double angle_ref[2] = {0, 0}, q[NQR], v[NQR], Q[NQR], t = 0.7;
+    double q24[24], v24[24], Q24[24], big, gap12 = 0;
     int fail = -1, r, i, j, b;
     ld_laws laws;
     ld_forces F;
@@ -250,29 +263,18 @@ static void rod_section(void)
             }
     for (i = 0; i < 144; i++) loadr_slot[i] = -1;   /* a global force: constant in q */
     laws.nlaw = 1; laws.kind = kind; laws.start = start; laws.par = par; laws.values = NULL;
-    memset(&F, 0, sizeof F);
-    F.stride = LD_STRIDE_SPATIAL;
-    F.nrec = 2; F.coord = coord; F.body = body; F.geom3 = geom3; F.stiffness = k;
-    F.damping = c; F.ref_law = ref_law; F.ref_value = ref_value; F.load_law = load_law;
-    F.input_mode = input_mode; F.input = input; F.slot_q = slotr_q; F.slot_v = slotr_v;
-    F.body_view = view;
-    F.nload = 1; F.load_body = lbody; F.load_point = lpoint; F.load_frame = lframe;
-    F.load_laws = llaws; F.load_slot_q = loadr_slot; F.load_kind = lkind; F.load_axes = laxes;
-    F.laws = &laws;
+    F = (ld_forces){
+        .stride = LD_STRIDE_SPATIAL, .nrec = 2, .coord = coord, .body = body,
+        .geom3 = geom3, .body_view = view, .stiffness = k, .damping = c,
+        .ref_law = ref_law, .ref_value = ref_value, .load_law = load_law,
+        .input_mode = input_mode, .input = input, .slot_q = slotr_q, .slot_v = slotr_v,
+        .nload = 1, .load_body = lbody, .load_point = lpoint, .load_frame = lframe,
+        .load_laws = llaws, .load_slot_q = loadr_slot, .load_kind = lkind,
+        .load_axes = laxes, .laws = &laws};
     memset(&run, 0, sizeof run);
     run.angle_ref = angle_ref;
     run.fail_record = &fail;
-    memset(fq, 0, sizeof fq);
-    memset(fv, 0, sizeof fv);
-    check(ld_forces_jacobians(&F, &run, t, q, v, fq, fv) == LD_OK, "rods: jacobians evaluate");
-    fd_jacobians(&F, &run, t, q, v, NQR, fd_q, fd_v, Qp, Qm);
-    for (i = 0; i < NQR * NQR; i++) {
-        err_q = fmax(err_q, fabs(fq[i] - fd_q[i]));
-        err_v = fmax(err_v, fabs(fv[i] - fd_v[i]));
-        big = fmax(big, fabs(fq[i]));
-    }
-    check(big > 1.0 && err_q < 1e-6 * big, "rods: Q_q matches central differences");
-    check(err_v < 1e-6 * big, "rods: Q_v matches central differences");
+    big = check_jacobians(&F, &run, t, q, v, NQR, "rods: ");
     {
         double z[2 + 1 + 2], q1[NQR], P;
         double gap = power_gap(&F, &run, t, q, v, NQR, 3, Q, q1, z, &P);
@@ -338,8 +340,7 @@ int main(void)
     ld_forces_run run;
     double q[NQ] = {0.4, 0.1, 0.8, 0.6, 0.9, 0.5, 0.6, -0.8};
     double v[NQ] = {0.3, -0.2, 0.5, -0.4, 0.1, 0.7, -0.2, 0.3};
-    double fq[64], fv[64], fd_q[64], fd_v[64], Q[NQ], Qp[NQ], Qm[NQ], t = 0.7;
-    double err_q = 0, err_v = 0, big = 0;
+    double Q[NQ], t = 0.7;
     int i;
 
     memcpy(g, geom, sizeof g);
@@ -364,17 +365,7 @@ int main(void)
     ld_forces_accept(&F, &run, q);
 
     /* 1. Q_q and Q_v against central differences. */
-    memset(fq, 0, sizeof fq);
-    memset(fv, 0, sizeof fv);
-    check(ld_forces_jacobians(&F, &run, t, q, v, fq, fv) == LD_OK, "jacobians evaluate");
-    fd_jacobians(&F, &run, t, q, v, NQ, fd_q, fd_v, Qp, Qm);
-    for (i = 0; i < 64; i++) {
-        err_q = fmax(err_q, fabs(fq[i] - fd_q[i]));
-        err_v = fmax(err_v, fabs(fv[i] - fd_v[i]));
-        big = fmax(big, fabs(fq[i]));
-    }
-    check(big > 1.0 && err_q < 1e-6 * big, "Q_q matches central differences");
-    check(err_v < 1e-6 * big, "Q_v matches central differences");
+    check_jacobians(&F, &run, t, q, v, NQ, "");
 
     /* 2. Power: d/dt of the stored energy along a motion + the power P of the records and
      * the load equals Q . v (energy balance of the elements alone). */
