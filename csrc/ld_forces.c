@@ -287,7 +287,7 @@ int ld_forces_add(const ld_forces *F, const ld_forces_run *run, double t, const 
             ld_forces3_load(F, l, t, q, Ql, G, NULL);
             for (i = 0; i < 12; i++) {
                 int g = ld_forces3_index(F, F->load_body[l], i);
-                if (g >= 0) out[g] += Ql[i];
+                if (g >= 0) out[g] += Ql[i];    /* (-1: a rod's absent axes) */
             }
         }
         return LD_OK;

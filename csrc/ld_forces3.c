@@ -19,19 +19,18 @@
 #define NL 24   /* local block side */
 #define TWO_PI 6.283185307179586476925286766559
 
-int ld_forces3_index(const ld_forces *F, int b, int j)
-{
-    return F->body_view ? F->body_view[12 * b + j] : 12 * b + j;
-}
-
-/* The twelve coordinates r, e_1, e_2, e_3 of spatial body b (a rod's e_2, e_3 zero). */
-static void body_coordinates(const ld_forces *F, int b, const double *q, double *z)
+/* The twelve coordinates r, e_1, e_2, e_3 of spatial body b: in q itself without a view
+ * (no rods), else gathered into buf (a rod's e_2, e_3 zero). */
+static const double *body_coordinates(const ld_forces *F, int b, const double *q,
+                                      double *buf)
 {
     int j;
+    if (!F->body_view) return q + 12 * b;
     for (j = 0; j < 12; j++) {
-        int g = ld_forces3_index(F, b, j);
-        z[j] = g >= 0 ? q[g] : 0.0;
+        int g = F->body_view[12 * b + j];
+        buf[j] = g >= 0 ? q[g] : 0.0;
     }
+    return buf;
 }
 
 /* A point (origin = 1) or direction (origin = 0) with components c on side `side` of record
@@ -41,12 +40,13 @@ static void side_map(const ld_forces *F, int r, int side, const double *c, int o
                      const double *q, double *x, double *J, double sign)
 {
     int b = F->body[2 * r + side], i, k, o = 12 * side;
-    double z[12];
+    double buf[12];
+    const double *z;
     if (b < 0) {
         for (i = 0; i < 3; i++) x[i] = c[i];
         return;
     }
-    body_coordinates(F, b, q, z);
+    z = body_coordinates(F, b, q, buf);
     for (i = 0; i < 3; i++) {
         x[i] = origin ? z[i] : 0.0;
         for (k = 0; k < 3; k++) x[i] += c[k] * z[3 + 3 * k + i];
@@ -79,7 +79,8 @@ int ld_forces3_coordinate(const ld_forces *F, const ld_forces_run *run, int r,
     e->n = NL;
     for (side = 0; side < 2; side++) {
         int b = F->body[2 * r + side];
-        for (j = 0; j < 12; j++) e->idx[12 * side + j] = b < 0 ? -1 : ld_forces3_index(F, b, j);
+        for (j = 0; j < 12; j++)
+            e->idx[12 * side + j] = b < 0 ? -1 : ld_forces3_index(F, b, j);
     }
     for (i = 0; i < NL; i++) e->g[i] = 0.0;
     for (i = 0; i < NL * NL; i++) e->H[i] = 0.0;
@@ -155,9 +156,9 @@ void ld_forces3_load(const ld_forces *F, int l, double t, const double *q, doubl
 {
     const double *p = F->load_point + 3 * l;
     int torque = F->load_kind && F->load_kind[l] == LD_LOAD_TORQUE, body = F->load_frame[l];
-    double c[3], lf[3], B[144], qb[12];
+    double c[3], lf[3], B[144], buf[12];
+    const double *qb = body_coordinates(F, F->load_body[l], q, buf);
     int i, j, k;
-    body_coordinates(F, F->load_body[l], q, qb);
     for (k = 0; k < 3; k++) {
         lf[k] = 0.0;
         if (F->load_laws[3 * l + k] >= 0) {

@@ -28,7 +28,10 @@ int ld_forces3_coordinate(const ld_forces *F, const ld_forces_run *run, int r,
                           const double *q, record_eval *e);
 /* The global index of coordinate j (0..11: r, e_1, e_2, e_3) of spatial body b, -1 for a
  * rod's absent e_2, e_3 (ld_forces.body_view). */
-int ld_forces3_index(const ld_forces *F, int b, int j);
+static inline int ld_forces3_index(const ld_forces *F, int b, int j)
+{
+    return F->body_view ? F->body_view[12 * b + j] : 12 * b + j;
+}
 /* Spatial load l: its generalised force on its body's 12 coordinates into Ql[12], the
  * global force or torque into G[3], and, when fq is not NULL, adds its Q_q values. */
 void ld_forces3_load(const ld_forces *F, int l, double t, const double *q, double *Ql,

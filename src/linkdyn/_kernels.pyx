@@ -842,16 +842,20 @@ cdef class Kernels:
                                  "entries and 576 slots each, loads 3 points, 3 laws, 9 "
                                  "axes and 144 slots each")
             # Each body's twelve coordinates r, e_1, e_2, e_3 in q (-1: a rod's absent
-            # e_2, e_3); the records and loads read and write q through it.
-            view = np.asarray(arrays.get("body_view", np.zeros(0)), dtype=np.int64).ravel()
-            nview = view.shape[0] // 12
+            # e_2, e_3), which the records and loads read and write q through; without
+            # rods there is none, and body b's are 12 b .. 12 b + 11.
+            if "body_view" in arrays:
+                view = np.asarray(arrays["body_view"], dtype=np.int64).ravel()
+                a["body_view"] = np.ascontiguousarray(view, dtype=np.intc)
+                nview = view.shape[0] // 12
+            else:
+                view, nview = np.zeros(0, dtype=np.int64), a["mass"].shape[0] // 12
             if (view.shape[0] % 12 or view.shape[0] and (view.min() < -1 or
                                                           view.max() >= a["mass"].shape[0])
                     or np.any(a["rec_body"] >= nview) or np.any(a["load_body"] >= nview)
                     or np.any(a["load_body"] < 0)):
-                raise ValueError("kernel arrays: body_view must hold 12 coordinates (or -1) "
-                                 "of every body that a force record or load names")
-            a["body_view"] = np.ascontiguousarray(view, dtype=np.intc)
+                raise ValueError("kernel arrays: the 12 coordinates (body_view: or -1) of "
+                                 "every body that a force record or load names must be in q")
         a.update(term_subsets(a))
         for arr in a.values():
             arr.flags.writeable = False

@@ -48,10 +48,10 @@ import numpy as np
 from ..elements.bodies import GROUND
 from ..elements.description import Description
 from ..elements import spatial_forces
-from ..elements.spatial_forces import across_rod, perpendiculars
+from ..elements.spatial_forces import along_rod, perpendiculars
 from ..elements.spatial import (AxisJointSpec, SpatialBodySpec, SpatialDescription,
                                 principal_frame, rod_axis)
-from ..errors import ArgumentError, ModelError, UnknownNameError, name_list
+from ..errors import ArgumentError, UnknownNameError, name_list
 from .._checks import checked_path
 from .model import Model, checked_array, checked_coordinates, checked_time
 from .patterns import Numbering, assign_slots, mul
@@ -91,11 +91,8 @@ class SpatialModel(Model):
     column_ordering = True
 
     def __init__(self, description, arrays: dict, names: dict, principal_axes, markers,
-                 cosines, compiled=None, view=None, base=None, *, compiler):
+                 cosines, compiled, view, base, *, compiler):
         super().__init__(description, arrays, names, compiler)
-        nb = principal_axes.shape[0]
-        if view is None:
-            view, base = body_view([None] * nb)
         #: (nbody, 12) the coordinate of each body's r, e_1, e_2, e_3, -1 for a rod's
         #: absent axes; (nbody + 1,) each body's first coordinate (a rod has 6, others 12)
         self.body_view, self.body_base = view, base
@@ -106,7 +103,6 @@ class SpatialModel(Model):
             x.flags.writeable = False
         #: the bodies and joints as compiled: the description's with the rotor bodies and
         #: pins of flexible joints (linkdyn.elements.spatial_forces.expand)
-        compiled = description if compiled is None else compiled
         self.body_specs = tuple(compiled.bodies)
         self._joint_specs = {j.name: j for j in compiled.joints}
         #: rows met also with a direction turned half a turn: (body, direction, body,
@@ -185,7 +181,8 @@ class SpatialModel(Model):
     def _direction(self, q, body, d) -> np.ndarray:
         if body < 0:
             return np.asarray(d, dtype=float)
-        zb = np.append(q, 0.0)[self._gather[12 * body:12 * body + 12]]
+        view = self.body_view[body]
+        zb = np.where(view >= 0, q[np.maximum(view, 0)], 0.0)
         return d[0] * zb[3:6] + d[1] * zb[6:9] + d[2] * zb[9:12]
 
     def orientation_cosines(self, q, t: float = 0.0, state=None) -> np.ndarray:
@@ -295,34 +292,38 @@ class SpatialModel(Model):
                                          indent=2) + "\n", encoding="utf-8")
 
 
-def _point_forms(view, p):
+def _point_forms(place, p):
     """The three linear forms {coordinate: coef} of a body point with principal-frame
-    coordinates p (``view``: the body's twelve coordinates r, e_1, e_2, e_3, -1 for a rod's
-    absent axes, where p has no component)."""
-    return [{int(view[a + x]): c for a, c in ((0, 1.0), (3, p[0]), (6, p[1]), (9, p[2]))
-             if view[a + x] >= 0} for x in range(3)]
+    coordinates p (``place``: the body's first coordinate and its rod axis, or None for a
+    body with a full frame; a rod's point lies on its axis)."""
+    o, k = place
+    if k is None:
+        return [{o + x: 1.0, o + 3 + x: p[0], o + 6 + x: p[1], o + 9 + x: p[2]}
+                for x in range(3)]
+    return [{o + x: 1.0, o + 3 + x: p[k]} for x in range(3)]
 
 
-def _direction_forms(view, d):
+def _direction_forms(place, d):
     """The three linear forms of a body-fixed direction with principal-frame components d
-    (its global components)."""
-    return [{int(view[a + x]): c for a, c in ((3, d[0]), (6, d[1]), (9, d[2]))
-             if view[a + x] >= 0} for x in range(3)]
+    (its global components; a rod's lies along its axis)."""
+    o, k = place
+    if k is None:
+        return [{o + 3 + x: d[0], o + 6 + x: d[1], o + 9 + x: d[2]} for x in range(3)]
+    return [{o + 3 + x: d[k]} for x in range(3)]
 
 
 def body_view(axes) -> tuple[np.ndarray, np.ndarray]:
     """(view, base) of bodies whose rod axes are ``axes`` (None for a body with a full
     frame): view (nbody, 12) the coordinate of each body's r, e_1, e_2, e_3 (-1 for a rod's
     absent axes), base (nbody + 1,) the first coordinate of each body."""
-    width = [12 if k is None else 6 for k in axes]
-    base = np.concatenate([[0], np.cumsum(width, dtype=np.intp)]).astype(np.intp)
-    view = np.full((len(axes), 12), -1, dtype=np.intp)
-    for i, k in enumerate(axes):
-        if k is None:
-            view[i] = base[i] + np.arange(12)
-        else:
-            view[i, :3] = base[i] + np.arange(3)
-            view[i, 3 + 3 * k:6 + 3 * k] = base[i] + np.arange(3, 6)
+    axis = np.array([-1 if k is None else k for k in axes], dtype=np.intp)
+    width = np.where(axis < 0, 12, 6)
+    base = np.concatenate([[0], np.cumsum(width)]).astype(np.intp)
+    view = base[:-1, None] + np.arange(12)
+    view[axis >= 0, 3:] = -1
+    for k in range(3):         # a rod's axis takes the slots of its principal axis k
+        rods = np.flatnonzero(axis == k)
+        view[rods, 3 + 3 * k:6 + 3 * k] = base[rods, None] + np.arange(3, 6)
     return view, base
 
 
@@ -346,11 +347,11 @@ def _difference(f, g) -> list:
     return out
 
 
-def _any_point(ref, views, local, ground) -> list:
+def _any_point(ref, places, local, ground) -> list:
     """The three linear forms of a body point, or constants for a ground point."""
     if ref[0] == GROUND:
         return [{-1: float(x)} for x in ground[ref[1]]]
-    return _point_forms(views[ref[0]], local[ref[0]][ref[1]])
+    return _point_forms(places[ref[0]], local[ref[0]][ref[1]])
 
 
 class _Rows:
@@ -359,11 +360,16 @@ class _Rows:
 
     def __init__(self, desc: SpatialDescription):
         nb = len(desc.bodies)
+        self.body_specs = desc.bodies
         self.index = {b.name: k for k, b in enumerate(desc.bodies)}
-        #: each body's rod axis (None: a full frame), view and first coordinate (body_view)
-        self.axes = [rod_axis(b.inertia) for b in desc.bodies]
+        #: each body's principal axes and second moments (principal_frame), rod axis (None:
+        #: a full frame), view and first coordinate (body_view)
+        self.principal_frames = [principal_frame(b.inertia) for b in desc.bodies]
+        self.axes = [rod_axis(P) for _, P in self.principal_frames]
         self.view, self.base = body_view(self.axes)
-        self.views = {b.name: self.view[k] for k, b in enumerate(desc.bodies)}
+        #: body name -> (first coordinate, rod axis or None): where its forms point
+        self.places = {b.name: (int(self.base[k]), a)
+                       for k, (b, a) in enumerate(zip(desc.bodies, self.axes))}
         self.frames = np.zeros((nb, 3, 3))
         self.mass, self.q0, self.v0, self.applied = (np.zeros(self.base[-1]) for _ in range(4))
         self.local, self.generic, self.cosines = {}, [], []
@@ -374,13 +380,14 @@ class _Rows:
         self.joints = {j.name: j for j in desc.joints}
         self.gravity = np.array(desc.gravity)
 
-    def bodies(self, bodies):
+    def bodies(self):
         """Every body's coordinates, masses, initial guesses, gravity and principal-frame
         points, the bodies stacked (each body's arithmetic as it would be on its own)."""
+        bodies = self.body_specs
         nb = len(bodies)
         if nb == 0:
             return
-        frames = [principal_frame(b.inertia) for b in bodies]
+        frames = self.principal_frames
         E = np.array([f[0] for f in frames])
         self.frames[:] = E
         R = np.array([b.orientation for b in bodies], dtype=float) @ E   # principal, global
@@ -408,8 +415,8 @@ class _Rows:
             if k is not None:       # a rod's points lie on its axis (the builder's check)
                 for p in self.local[b.name].values():
                     p[[i for i in range(3) if i != k]] = 0.0
-                view = self.views[b.name]
-                u = [(int(c), int(c)) for c in view[3 + 3 * k:6 + 3 * k]]
+                o = self.places[b.name][0]
+                u = [(c, c) for c in range(o + 3, o + 6)]
                 self.generic.append((f"{b.name}.uu", b.name,
                                      [({**{c: 1.0 for c in u}, (-1, -1): -1.0}, 0, -1)]))
 
@@ -428,11 +435,8 @@ class _Rows:
             return [{-1: float(x)} for x in axis]
         k = self.index[body]
         d = self.frames[k].T @ np.asarray(axis)
-        if self.axes[k] is not None:
-            why = across_rod(body, self.axes[k], d)
-            if why:
-                raise ModelError(f"{self.entry}: {why}")
-        return _direction_forms(self.view[k], d)
+        along_rod(self.entry, body, self.axes[k], d)
+        return _direction_forms(self.places[body], d)
 
     def first_b1(self, j, b1):
         """In the first body's axes, the direction that is the second body's b1 at the start
@@ -507,7 +511,7 @@ class _Rows:
                 for k, b in enumerate(perpendiculars(j.axis_second))]
 
     def point(self, ref):
-        return _any_point(ref, self.views, self.local, self.ground)
+        return _any_point(ref, self.places, self.local, self.ground)
 
     def driver(self, k, d):
         """Driver ``d``'s row (law k) and, for an angle driver, its orientation check."""
@@ -539,7 +543,7 @@ def number_spatial(desc: SpatialDescription) -> Numbering:
     # Rotors of flexible joints become bodies, pins and records of their own.
     desc = spatial_forces.expand(desc, SpatialBodySpec, AxisJointSpec)
     rows = _Rows(desc)
-    rows.bodies(desc.bodies)
+    rows.bodies()
     for j in desc.joints:
         rows.joint(j)
     for k, d in enumerate(desc.drivers):

@@ -26,8 +26,8 @@ from ..elements.spatial_contacts import SpatialContactBuilder
 from ..elements.spatial_forces import SpatialForceBuilder
 from ..elements.spatial import (AxisJointSpec, SpatialBodySpec, SpatialDescription,
                                 SpatialDriverSpec, SpatialMarkerSpec, SphericalSpec,
-                                inertia_tensor, principal_frame, rod_axis, rotation_matrix,
-                                unit_vec3, vec3)
+                                inertia_tensor, may_be_rod, principal_frame, rod_axis,
+                                rotation_matrix, unit_vec3, vec3)
 from ..errors import ModelError
 
 __all__ = ["SpatialModelBuilder"]
@@ -36,10 +36,13 @@ __all__ = ["SpatialModelBuilder"]
 def _points_on_rod(entry: str, inertia, points) -> None:
     """ModelError naming the point unless every point of a rod lies on its axis (to 1e-9
     of its distance from the centre of mass)."""
-    k = rod_axis(inertia)
+    if not may_be_rod(inertia):
+        return
+    E, P = principal_frame(inertia)
+    k = rod_axis(P)
     if k is None:
         return
-    a = principal_frame(inertia)[0][:, k]
+    a = E[:, k]
     for name, p in points:
         p = np.asarray(p)
         off = float(np.linalg.norm(p - (p @ a) * a))

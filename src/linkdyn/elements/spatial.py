@@ -48,7 +48,7 @@ from .spatial_contacts import to_dict as contact_to_dict
 from .spatial_forces import to_dict as force_to_dict
 
 __all__ = ["SpatialBodySpec", "SphericalSpec", "AxisJointSpec", "SpatialDriverSpec",
-           "SpatialDescription", "Vec3", "principal_frame", "rod_axis", "vec3",
+           "SpatialDescription", "Vec3", "principal_frame", "rod_axis", "may_be_rod", "vec3",
            "rotation_matrix", "unit_vec3"]
 
 Vec3 = tuple[float, float, float]
@@ -211,14 +211,24 @@ def _rod_moments(moments) -> bool:
             moments[2] - moments[1] <= ROD_TOL * scale)
 
 
-def rod_axis(inertia):
+def rod_axis(P):
     """The principal axis (0, 1 or 2: a column of :func:`principal_frame`'s E) of a rod's
-    zero moment, or None for a body with a full frame (module conventions)."""
-    _, P = principal_frame(inertia)
+    zero moment, or None for a body with a full frame (module conventions); ``P``: the
+    second moments :func:`principal_frame` gives."""
     moments = P.sum() - P            # I_k = (I_1 + I_2 + I_3) / 2 - P_k, sum(P) = that half
     if not _rod_moments(sorted(moments.tolist())):
         return None
     return int(np.argmin(moments))
+
+
+def may_be_rod(J) -> bool:
+    """False for a checked inertia tensor ``J`` (tuples) that is surely not a rod's: its
+    determinant, the product of the moments, is not small against the largest entry
+    cubed (a cheap test before :func:`principal_frame` and :func:`rod_axis`; the largest
+    entry of a positive semi-definite J is on its diagonal)."""
+    (a, b, c), (_, e, f), (_, _, i) = J
+    det = a * (e * i - f * f) - b * (b * i - f * c) + c * (b * f - e * c)
+    return abs(det) <= 1e-6 * max(a, e, i) ** 3
 
 
 def _check_moments(entry: str, moments: list) -> None:

@@ -59,7 +59,7 @@ from .records import (ANGLE, DISTANCE, INPUT_ADD, INPUT_TARGET, SLIDE, _Record, 
 from .spatial_contacts import contact_records
 
 __all__ = ["SpatialLoadSpec", "SpatialFlexibleJointSpec", "SpatialForceBuilder", "FILE_TYPES",
-           "to_dict", "expand", "spatial_force_arrays", "perpendiculars", "across_rod"]
+           "to_dict", "expand", "spatial_force_arrays", "perpendiculars", "along_rod"]
 
 #: Kinds of the kernels' spatial loads (csrc/ld_forces.h).
 LOAD_FORCE, LOAD_TORQUE = 0, 1
@@ -374,17 +374,20 @@ def expand(desc, body_spec, revolute_spec):
                    joints=desc.joints + tuple(new_joints), forces=tuple(forces))
 
 
-def across_rod(body_name: str, axis: int, d) -> str:
-    """Why a direction with principal-frame components ``d`` cannot be fixed in the rod
-    ``body_name`` (empty if it lies along the rod's axis ``axis``)."""
+def along_rod(entry: str, body_name: str, axis, d) -> None:
+    """ModelError naming ``entry`` unless a direction with principal-frame components ``d``
+    can be fixed in body ``body_name``: any direction in a body with a frame (``axis``
+    None), only its axis in a rod (principal axis ``axis``)."""
+    if axis is None:
+        return
     d = np.asarray(d, dtype=float)
-    off = np.delete(d, axis)
-    if np.abs(off).max() <= 1e-9 * np.abs(d).max():
-        return ""
-    return (f"it needs a direction across the axis of body {body_name!r}, a rod (principal "
-            "moments (0, I, I)), which carries only its axis: use joints, drivers and loads "
-            "at its points (spherical joints, point primitives, distance drivers, forces, "
-            "spring-dampers) or give the body a thickness")
+    if np.abs(np.delete(d, axis)).max() <= 1e-9 * np.abs(d).max():
+        return
+    raise ModelError(f"{entry}: it needs a direction across the axis of body {body_name!r}, "
+                     "a rod (principal moments (0, I, I)), which carries only its axis: use "
+                     "joints, drivers and loads at its points (spherical joints, point "
+                     "primitives, distance drivers, forces, spring-dampers) or give the body "
+                     "a thickness")
 
 
 def perpendiculars(a) -> tuple[np.ndarray, np.ndarray]:
@@ -446,10 +449,7 @@ class Geometry:
         (ModelError naming the element for a direction across a rod)."""
         k = self.index[body]
         d = self.frames[k].T @ np.asarray(d, dtype=float)
-        if self.axes[k] is not None:
-            why = across_rod(body, self.axes[k], d)
-            if why:
-                raise ModelError(f"{self.entry}: {why}")
+        along_rod(self.entry, body, self.axes[k], d)
         return tuple(float(x) for x in d)
 
     def angle_geometry(self, body0, body1, axis) -> tuple:
@@ -578,8 +578,10 @@ def spatial_force_arrays(desc, geo: Geometry, add_law, q0):
         dependent = ld[4] == 1 or ld[5] == LOAD_TORQUE
         fq_blocks.append([(int(glob[i]), int(glob[j])) if dependent else None
                           for i in range(12) for j in range(12)])
-    a.update(body_stride=12, body_view=np.asarray(geo.view, dtype=np.intc).reshape(-1),
+    a.update(body_stride=12,
              angle_ref0=_angles(a["rec_geom3"].reshape(-1, 15), recs, q0, geo))
+    if any(k is not None for k in geo.axes):     # rods: the kernels read bodies by the view
+        a["body_view"] = np.asarray(geo.view, dtype=np.intc).reshape(-1)
     info = dict(elements=element_index(recs, loads), inputs=tuple(inputs), nrec=nrec,
                 nload=nload,
                 coord=tuple(r.coord for r in recs),
@@ -596,7 +598,8 @@ def _angles(geom3, recs, q0, geo) -> np.ndarray:
     def vec(body, c):
         if body < 0:
             return np.asarray(c)
-        z = np.append(q0, 0.0)[np.where(geo.view[body] < 0, len(q0), geo.view[body])]
+        view = geo.view[body]
+        z = np.where(view >= 0, q0[np.maximum(view, 0)], 0.0)
         return c[0] * z[3:6] + c[1] * z[6:9] + c[2] * z[9:12]
 
     for i, r in enumerate(recs):
