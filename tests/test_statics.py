@@ -340,3 +340,7 @@ def test_newton_iterates_outside_the_models_domain_are_an_equilibrium_error(monk
         with pytest.raises(EquilibriumError, match=match):
             linkdyn.equilibrium(model, release=False)
         assert len(calls) >= 2        # the start, then the iterate the fake acted on
+    # a residual that is NaN at the guess already is not taken for converged either
+    monkeypatch.setattr(statics, "_kkt_residual", lambda *args: residual(*args) * np.nan)
+    with pytest.raises(EquilibriumError, match="not finite at the guess"):
+        linkdyn.equilibrium(model, release=False)

@@ -129,8 +129,8 @@ class TrajectoryAccessors:
 
     @recordable
     def body_axis(self, name) -> np.ndarray:
-        """A spatial rod's unit axis (n, 3) in global axes (a body with a frame: its first
-        principal axis); a rod's orientation, as a quaternion is a framed body's."""
+        """A spatial body's unit axis (n, 3) in global axes: a rod's axis, which is its
+        orientation (it has no frame); of a body with a frame, its first principal axis."""
         self._spatial("body_axis")
         self._body(name)
         return self.model.body_axis(self.q, name)

@@ -329,6 +329,9 @@ def _newton_steps(model, q, t, tol, max_iterations) -> tuple:
     scale = max(1.0, float(np.abs(model.force(q, zero, t)).max()))
     res = _kkt_residual(model, q, lam, t, zero)
     norm = float(np.abs(res).max())
+    if not math.isfinite(norm):     # NaN would compare as converged below
+        raise EquilibriumError(f"model {model.name!r}: the equilibrium equations' residual "
+                               "is not finite at the guess", q, norm)
     it = 0
     while norm > tol * scale:
         if it >= max_iterations:
