@@ -738,6 +738,8 @@ cdef struct deriv_ws:
     double *Cv                      # rv_q, ra_q in the time columns (dense)
     double *Ca
     double *size                    # [p] the largest |Phi_p| met
+    double *pt0                     # -Phi_t and gamma at a standalone row (affine in q,
+    double *g0                      # from one parameter to MATRIX_PARAMETERS - 1)
 
 
 cdef inline void _add_moves(const deriv_ws *w, int j, int n, const double *q,
@@ -837,7 +839,7 @@ cdef class DerivativePlan:
         self.arrays = (starts, index, weights, cols)
         self.n, self.p = n, p
         cdef int q = max(p, 1), nt_cols = len(cols)
-        self.work = np.zeros(5 * maxnnz + 8 * n + 5 * n * q + q + 2 * n * nt_cols)
+        self.work = np.zeros(5 * maxnnz + 10 * n + 5 * n * q + q + 2 * n * nt_cols)
         self.mres = np.zeros(3 * n * nm + 1)
         self.size = np.zeros(p)
         cdef double[::1] w = self.work
@@ -865,7 +867,9 @@ cdef class DerivativePlan:
             self._point_rows(written, slot, column)
         if moves is not None:
             self._moves(moves, p, n, base.body_stride)
-        self.ws.own = affine_q != 0 or self.ws.base >= 0
+        # the row's own rv and ra: a member that is the model, or the time columns of the
+        # Jacobians formed once a row
+        self.ws.own = self.ws.base >= 0 or (affine_q != 0 and p >= MATRIX_PARAMETERS)
         self.ws.sys = self.sys
         self.ws.start, self.ws.member_index, self.ws.weight = &st[0], &ix[0], &wt[0]
         self.ws.time_cols = &tc[0]
@@ -890,6 +894,8 @@ cdef class DerivativePlan:
         self.ws.active = self.ws.R + n * q
         self.ws.Cv = self.ws.active + q
         self.ws.Ca = self.ws.Cv + n * nt_cols
+        self.ws.pt0 = self.ws.Ca + n * nt_cols
+        self.ws.g0 = self.ws.pt0 + n
 
     cdef void _point_rows(self, int[::1] rows, int[::1] slots, int[::1] cols):
         self.ws.rows, self.ws.slots, self.ws.slot_col = &rows[0], &slots[0], &cols[0]
@@ -999,31 +1005,52 @@ cdef class SensitivitySweep(KinematicSweep):
 
     cdef void _directional_each(self, deriv_ws *w, double t, const double *q,
                                 const double *v, const double *a, const double *vals,
-                                double scale, bint forward) noexcept nogil:
+                                double scale, const double *npt0,
+                                const double *g0) noexcept nogil:
         """X <- dv (solved) and Y <- the right-hand side of da for every parameter, given
-        dq in F, parameter by parameter (``derivatives``): the q-derivatives of rv and ra
-        along each dq and gamma's v-derivative along each dv are central differences,
-        exact for these quadratic residuals; ``forward`` (rv and ra affine in q, the row's
-        own in rv0 and ra0) the q-derivatives are forward differences from them, as
-        exact."""
-        cdef int n = self.n, i, j
-        cdef double eps
+        dq in F, parameter by parameter (``derivatives``). Where rv and ra are affine in q
+        (``npt0``: -Phi_t at the row, ``g0``: gamma there; NULL otherwise) their changes
+        along each dq are those of Phi_q (vals at the row), of Phi_t and of gamma over a
+        move of the coordinates' own scale, exact: only the Jacobian entries that change
+        are multiplied (a revolute joint's are constants, their differences exactly zero;
+        two whole products Phi_q v and Phi_q a a parameter made up a fifth of one
+        parameter's work on the Jansen linkage). Otherwise central differences along each
+        dq, exact for these quadratic residuals. gamma's v-derivative along each dv is a
+        central difference (gamma is quadratic in v)."""
+        cdef int n = self.n, i, j, c, k, r
+        cdef double eps, d, vc, ac
         cdef double *dq
         cdef double *dv
         cdef double *X = w.X
         cdef double *Y = w.Y
+        cdef const int *cp = self.sys.phiq_colptr
+        cdef const int *ri = self.sys.phiq_rowind
         for j in range(w.p):
             dq = &w.F[j * n]
             eps = _inf_norm(dq, n)
-            eps = 1e-3 * scale / eps if eps > 0.0 else 0.0
-            if eps > 0.0 and forward:
+            if eps > 0.0 and npt0 != NULL:
+                eps = scale / eps
                 for i in range(n):
                     w.qp[i] = q[i] + eps * dq[i]
-                _residual_pair(self.sys, t, w.qp, v, a, w.mvals, w.tmp, w.g, w.z)
+                eps = 1.0 / eps
+                self.sys.phi_q(self.sys.user, t, w.qp, w.mvals)
+                for c in range(n):
+                    vc, ac = v[c] * eps, a[c] * eps
+                    for k in range(cp[c], cp[c + 1]):
+                        d = w.mvals[k] - vals[k]
+                        if d != 0.0:
+                            r = j * n + ri[k]
+                            X[r] += d * vc
+                            Y[r] += d * ac
+                self.sys.phi_t(self.sys.user, t, w.qp, w.tmp)
                 for i in range(n):
-                    X[j * n + i] += (w.g[i] - w.rv0[i]) / eps
-                    Y[j * n + i] += (w.z[i] - w.ra0[i]) / eps
+                    w.g[i] = 0.0
+                self.sys.gamma(self.sys.user, t, w.qp, v, w.g)
+                for i in range(n):
+                    X[j * n + i] += (w.tmp[i] + npt0[i]) * eps
+                    Y[j * n + i] -= (w.g[i] - g0[i]) * eps
             elif eps > 0.0:
+                eps = 1e-3 * scale / eps
                 for i in range(n):
                     w.qp[i] = q[i] + eps * dq[i]
                     w.qm[i] = q[i] - eps * dq[i]
@@ -1042,7 +1069,7 @@ cdef class SensitivitySweep(KinematicSweep):
             dv = &X[j * n]
             eps = _inf_norm(dv, n)
             if eps > 0.0:
-                eps = 1e-3 * (1.0 + _inf_norm(v, n)) / eps
+                eps = (1.0 + _inf_norm(v, n)) / eps     # (least rounding: a move of v's size)
                 for i in range(n):
                     w.qp[i] = v[i] + eps * dv[i]
                     w.qm[i] = v[i] - eps * dv[i]
@@ -1070,8 +1097,8 @@ cdef class SensitivitySweep(KinematicSweep):
         cdef double *Y = w.Y
         for i in range(n):
             scale = fabs(q[i]) if fabs(q[i]) > scale else scale
-        # the model's own rv and ra (the affine paths' base, and a member's where the model
-        # itself is one: every forward difference)
+        # the model's own rv and ra (a member's where the model itself is one: every
+        # forward difference; the base of the time columns of rv_q and ra_q)
         if w.own and kept != NULL:
             _pair_from_kept(self.sys, v, a, vals, kept, w.rv0, w.ra0)
         elif w.own:
@@ -1114,7 +1141,15 @@ cdef class SensitivitySweep(KinematicSweep):
         # dq = -Phi_q^-1 Phi_p, every parameter at once
         self._refined_solve_block(F, w.B, w.R, w.active, p, vals)
         if w.affine and p < MATRIX_PARAMETERS:
-            self._directional_each(w, t, q, v, a, vals, scale, True)
+            if kept == NULL:        # -Phi_t and gamma at the row, as the sweep has them
+                self.sys.phi_t(self.sys.user, t, q, w.pt0)
+                for i in range(n):
+                    w.pt0[i] = -w.pt0[i]
+                    w.g0[i] = 0.0
+                self.sys.gamma(self.sys.user, t, q, v, w.g0)
+                self._directional_each(w, t, q, v, a, vals, scale, w.pt0, w.g0)
+            else:
+                self._directional_each(w, t, q, v, a, vals, scale, kept, kept + n)
         elif w.affine:
             self._directional_jacobians(w, t, q, v, a, vals, scale)
             for j in range(p):
@@ -1132,7 +1167,7 @@ cdef class SensitivitySweep(KinematicSweep):
                 for i in range(n):
                     Y[j * n + i] = -Y[j * n + i]
         else:
-            self._directional_each(w, t, q, v, a, vals, scale, False)
+            self._directional_each(w, t, q, v, a, vals, scale, NULL, NULL)
         self._refined_solve_block(Y, w.B, w.R, w.active, p, vals)
 
     def derivatives(self, const double[::1] times, const double[:, ::1] Q,

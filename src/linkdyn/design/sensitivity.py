@@ -27,9 +27,10 @@ at most quadratic in the coordinates (fully Cartesian and natural coordinates), 
 gamma are at most quadratic in q and v and a central difference of a quadratic is exact;
 where no time factor multiplies a product of two coordinates (every driver but an angle
 between two moving bodies), Phi_q v + Phi_t and Phi_q a - gamma are even affine in q and
-their q-derivatives are forward differences from the row's own values (from three
-parameters on, their Jacobians formed once a row: see SensitivitySweep.derivatives). The
-derivatives in p are forward differences from the model itself to the model compiled at
+their q-derivatives are the changes of Phi_q (its entries that change: a revolute joint's
+are constants), Phi_t and gamma over a move along dq of the coordinates' own size (from
+three parameters on, their Jacobians formed once a row: see SensitivitySweep.derivatives).
+The derivatives in p are forward differences from the model itself to the model compiled at
 p + h where the parameter enters the constraints affinely (lengths, body points, ground
 points, a law's offset and amplitude: exact, and the result says so per parameter,
 ``exact``), checked by a zero second difference of the residuals of the models at p +- h at
