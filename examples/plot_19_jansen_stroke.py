@@ -8,7 +8,8 @@ ground is flatter and its stride longer, at the same crank speed, while the link
 assembles over the whole turn. The objective is a least-squares one: the heights of the
 foot over the contact part (the lowest third of the path, chosen on the initial design) from
 their mean, and the stride against a target 15 percent longer; its Jacobian comes from
-:func:`linkdyn.kinematic_sensitivities`.
+:func:`linkdyn.kinematic_sensitivities`, which needs only the positions' derivatives here
+(``order=0``).
 """
 
 import matplotlib.pyplot as plt
@@ -16,7 +17,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 import linkdyn
-from linkdyn.design.sensitivity import ParameterFamily
+from linkdyn.design.family import ParameterFamily
 
 links = [f"L{i}" for i in range(2, 12)]
 names = [f"bodies.{link}.length" for link in links]
@@ -33,7 +34,8 @@ weight = 0.2                                         # the stride's weight again
 
 
 def analyse(x):
-    s = linkdyn.kinematic_sensitivities(family.source(x), names, turn, at=turn[contact])
+    s = linkdyn.kinematic_sensitivities(family.source(x), names, turn, at=turn[contact],
+                                        order=0)
     foot = s.model.marker_positions(s.q)[:, s.model.marker_index("foot")]
     return foot, s.marker("foot")
 

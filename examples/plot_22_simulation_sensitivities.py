@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import linkdyn
-from linkdyn.design.sensitivity import ParameterFamily
+from linkdyn.design.family import ParameterFamily
 
 names = ["bodies.L5.length", "bodies.L2.density"]
 s = linkdyn.simulation_sensitivities("jansen", names, 1.0, rtol=1e-9, atol=1e-9,

@@ -810,3 +810,112 @@ def test_each_parameters_directional_terms_match_the_jacobians_formed_once_a_row
             y = y[:, :, :k]
             assert np.abs(y).max() > 1.0
             assert np.abs(x - y).max() <= 1e-13 * np.abs(y).max()
+
+
+def _relative_angle_fourbar():
+    """fourbar() driven at its coupler pin B (relative angle: not affine in q)."""
+    from linkdyn.compile import compile_model
+    from linkdyn.describe import modelfile
+
+    base = fourbar()
+    crank_, coupler = (math.atan2(base.q0[4 * i + 3], base.q0[4 * i + 2]) for i in (0, 1))
+    data = modelfile.to_dict(base.description)
+    data["drivers"] = [{"type": "angle", "name": "motor", "joint": "B",
+                        "law": {"law": "linear", "value": coupler - crank_, "rate": 1.0}}]
+    return compile_model(modelfile.from_dict(data))
+
+
+@pytest.mark.parametrize("case", ["moves", "moves at", "members", "four members",
+                                  "not affine", "spatial linkage"])
+def test_a_lower_order_gives_the_same_derivatives_as_far_as_it_goes(case):
+    """order=0 forms dq alone, order=1 dq and dv: on every path of the sweep (points moved
+    in the analysis' own sweep, or at some rows after it; members; the Jacobians formed
+    once a row; central differences in q; a spatial linkage's compiled derivatives)
+    what they form is what order=2 forms, bit for bit, and the rest is None."""
+    from linkdyn.models.linkages import linkage
+
+    times, at = np.linspace(0.0, 1.0, 21), None
+    model, names = fourbar(), ["bodies.crank.length", "ground.D.x"]
+    if case == "moves at":
+        at = times[::4]
+    elif case == "members":
+        model, names = slider_crank(), ["bodies.crank.length", "ground.G.y"]
+    elif case == "four members":
+        names = ["bodies.crank.length", "bodies.coupler.length", "ground.D.x",
+                 "drivers.motor.law.rate"]
+    elif case == "not affine":
+        model = _relative_angle_fourbar()
+    elif case == "spatial linkage":
+        model = linkage("five_ss")
+        names, times = ["joints.J11.coordinates.x", "joints.J8.coordinates.z"], \
+            np.linspace(0.0, 0.5, 11)
+    full = kinematic_sensitivities(model, names, times, at=at)
+    marker = "P" if case != "spatial linkage" and case != "members" else (
+        "M" if case == "members" else full.model.marker_names[0])
+    for order in (0, 1):
+        s = kinematic_sensitivities(model, names, times, at=at, order=order)
+        assert s.order == order and s.exact == full.exact
+        np.testing.assert_array_equal(s.q, full.q)
+        np.testing.assert_array_equal(s.dq, full.dq)
+        np.testing.assert_array_equal(s.marker(marker), full.marker(marker))
+        assert s.da is None
+        if order == 1:
+            np.testing.assert_array_equal(s.dv, full.dv)
+            np.testing.assert_array_equal(s.marker_velocity(marker),
+                                          full.marker_velocity(marker))
+            with pytest.raises(ArgumentError, match="accelerations were not formed.*order=1"):
+                s.marker_acceleration(marker)
+        else:
+            assert s.dv is None
+            with pytest.raises(ArgumentError, match="velocities were not formed.*order=0"):
+                s.marker_velocity(marker)
+    assert np.abs(full.dq).max() > 1e-3
+
+
+def _sweep_solves(monkeypatch):
+    """The linear solves of every kinematic sweep run (KinematicSweep.solves), collected."""
+    import linkdyn.solve.tracking as tracking
+
+    solves, sweep = [], tracking._sweep
+
+    def counted(*args, **kwargs):
+        out = sweep(*args, **kwargs)
+        solves.append(out[3].solves)
+        return out
+    monkeypatch.setattr(tracking, "_sweep", counted)
+    return solves
+
+
+def test_each_order_is_one_more_solve_a_position(monkeypatch):
+    """The derivatives of order k take k + 1 solves a position beyond the analysis' own
+    (dq, then dv, then da, with their refinement's corrections: a tenth of a solve a
+    column measured on the Jansen linkage, allowed up to a half)."""
+    solves = _sweep_solves(monkeypatch)
+    times = np.linspace(0.0, 1.0, 181)
+    linkdyn.kinematics("jansen_driven", times)
+    analysis = solves.pop()
+    for order in (0, 1, 2):
+        kinematic_sensitivities("jansen_driven", ["bodies.L5.length"], times, order=order)
+        extra = solves.pop() - analysis
+        assert (order + 1) * len(times) <= extra <= 1.5 * (order + 1) * len(times), order
+
+
+@pytest.mark.parametrize("order", [3, -1, True, 1.5, "2", None])
+def test_a_bad_order_is_refused(order):
+    with pytest.raises(ArgumentError, match="order must be 0 .* got"):
+        kinematic_sensitivities("jansen_driven", ["bodies.L5.length"], [0.0, 0.1],
+                                order=order)
+
+
+def test_below_order_2_there_is_no_input_torque_and_a_density_does_not_enter():
+    """The input torque's derivatives need the accelerations': refused below order=2, and
+    a parameter that enters only the kinetostatics (a density) then enters nothing asked
+    for, which is named."""
+    times = np.linspace(0.0, 1.0, 11)
+    s = kinematic_sensitivities(crank(), ["bodies.bar.length"], times, order=1)
+    with pytest.raises(ArgumentError, match="accelerations were not formed"):
+        s.input_torque("motor")
+    with pytest.raises(ArgumentError, match="'bodies.bar.density' do not enter the "
+                                            "kinematics of"):
+        kinematic_sensitivities(crank(), ["bodies.bar.length", "bodies.bar.density"], times,
+                                order=0)

@@ -295,12 +295,32 @@ def test_a_watt_six_bar_is_recovered_up_to_the_similarity_of_its_first_loop():
 
 def test_parameters_that_cannot_move_the_targets_are_named():
     # A bar's density changes no position of the driven Jansen linkage: its foot's path
-    # cannot be reached through it.
+    # cannot be reached through it. (The synthesis differentiates the positions alone, so
+    # the sensitivities refuse it first; for a parameter that moves positions but not the
+    # targets, see the next test.)
     model = linkdyn.load_model("jansen_driven")
-    with pytest.raises(ArgumentError, match="none of the parameters moves the targets.*"
-                                            r"bodies\.L2\.density"):
+    with pytest.raises(ArgumentError, match=r"'bodies\.L2\.density' do not enter the "
+                                            "kinematics"):
         path_generation(model, "foot", np.zeros((3, 2)), times=[1.0, 2.0, 3.0], starts=1,
                         parameters=["bodies.L2.density"])
+
+
+def test_parameters_that_move_positions_but_not_the_targets_are_named():
+    """Two cranks driven side by side, the target a point of the first: the second's length
+    moves its own positions, not the targets."""
+    from linkdyn import laws
+
+    b = linkdyn.ModelBuilder("two_cranks", gravity=(0.0, 0.0))
+    for k, x in ((1, 0.0), (2, 1.0)):
+        b.add_ground_point(f"O{k}", (x, 0.0))
+        b.add_bar(f"crank{k}", length=0.2, density=1.0, position=(x + 0.1, 0.0), angle=0.0)
+        b.add_revolute(f"pin{k}", f"crank{k}.a", f"ground.O{k}")
+        b.add_angle_driver(f"motor{k}", f"pin{k}", laws.linear(0.0, -1.0))
+    b.add_marker("tip", "crank1.b")
+    with pytest.raises(ArgumentError, match="none of the parameters moves the targets.*"
+                                            r"bodies\.crank2\.length"):
+        path_generation(b.build(), "tip", [[0.2, 0.0], [0.0, 0.2], [-0.2, 0.0]],
+                        times=[0.0, 1.0, 2.0], starts=1, parameters=["bodies.crank2.length"])
 
 
 def test_a_model_without_named_parameters_is_told_to_name_them():

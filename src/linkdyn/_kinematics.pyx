@@ -702,6 +702,7 @@ cdef inline void _jacobian_times(const ld_system *s, const double *vals, const d
 cdef struct deriv_ws:
     # what one row's derivatives need (a DerivativePlan's, pointers into its arrays)
     int p, nm, nt_cols, affine, own, base
+    int order                       # the highest time derivative formed: 0 dq, 1 dv, 2 da
     const int *rows                 # (restricted members) the rows they write, or NULL
     int nrows
     const int *slots                # (restricted) their Jacobian slots, and each one's column
@@ -765,13 +766,20 @@ cdef inline void _add_moves(const deriv_ws *w, int j, int n, const double *q,
 
 cdef inline void _store_row(const deriv_ws *w, int n, int k, double[:, :, ::1] dQ,
                             double[:, :, ::1] dV, double[:, :, ::1] dA) noexcept nogil:
-    """Row k of dQ, dV, dA (rows, n, p) <- the row's derivatives in w.F, w.X, w.Y."""
+    """Row k of dQ, dV, dA (rows, n, p) <- the row's derivatives in w.F, w.X, w.Y, up to
+    the plan's order (dV, dA unused above it)."""
     cdef int i, j
     for j in range(w.p):
         for i in range(n):
             dQ[k, i, j] = w.F[j * n + i]
-            dV[k, i, j] = w.X[j * n + i]
-            dA[k, i, j] = w.Y[j * n + i]
+    if w.order >= 1:
+        for j in range(w.p):
+            for i in range(n):
+                dV[k, i, j] = w.X[j * n + i]
+    if w.order >= 2:
+        for j in range(w.p):
+            for i in range(n):
+                dA[k, i, j] = w.Y[j * n + i]
 
 
 cdef class DerivativePlan:
@@ -794,7 +802,9 @@ cdef class DerivativePlan:
     ground), so the move adds (dxi ux - deta uy, dxi uy + deta ux) to Phi_p, the same with
     u's rates to (Phi_q v + Phi_t)_p and with its accelerations to (Phi_q a - gamma)_p
     (gamma is zero on these rows); nothing on the ground but (dxi, deta) to Phi_p. They
-    add to the members' terms (a plan of moves alone has no members). ``size[j]``
+    add to the members' terms (a plan of moves alone has no members). ``order``: the
+    highest time derivative formed, 0 (dq), 1 (and dv) or 2 (and da): each order is one
+    more solve a row (the arrays of the orders above it have no columns). ``size[j]``
     gets the largest |Phi_p| met over every row the plan served. A plan belongs to one
     run: its work space is not shared."""
 
@@ -802,10 +812,10 @@ cdef class DerivativePlan:
     cdef const ld_system **sys
     cdef object members, arrays, work, mres
     cdef readonly object size
-    cdef readonly int n, p
+    cdef readonly int n, p, order
 
     def __cinit__(self, base, members, start, member_index, weight, int affine_q=0,
-                  time_cols=None, rows=None, moves=None):
+                  time_cols=None, rows=None, moves=None, int order=2):
         cdef const ld_system *own = <const ld_system *> PyCapsule_GetPointer(
             base.system_capsule(), b"linkdyn.ld_system")
         cdef int n = own.nq, nm = len(members), m, i, maxnnz = own.phiq_nnz
@@ -825,6 +835,8 @@ cdef class DerivativePlan:
                 self.ws.base = m
         if affine_q and time_cols is None:
             raise ValueError("derivatives: affine_q needs time_cols")
+        if not 0 <= order <= 2:
+            raise ValueError("derivatives: order must be 0, 1 or 2")
         starts = np.ascontiguousarray(start, dtype=np.intc)
         index = np.ascontiguousarray(member_index, dtype=np.intc)
         weights = np.ascontiguousarray(weight, dtype=np.float64)
@@ -851,6 +863,7 @@ cdef class DerivativePlan:
         cdef int[::1] tc = cols if nt_cols else np.zeros(1, dtype=np.intc)
         self.arrays += (ix, wt, tc, sz)
         self.ws.p, self.ws.nm, self.ws.nt_cols = p, nm, nt_cols
+        self.ws.order = self.order = order
         self.ws.affine = affine_q != 0
         if rows is not None:     # the rows and slots the restricted members write
             written = np.unique(np.ascontiguousarray(rows, dtype=np.intc))
@@ -929,6 +942,17 @@ cdef class DerivativePlan:
         free(self.sys)
 
 
+cdef bint _derivative_arrays_fit(DerivativePlan plan, int n, int rows, double[:, :, ::1] dQ,
+                                 double[:, :, ::1] dV, double[:, :, ::1] dA):
+    """Whether dQ, dV, dA hold ``rows`` rows of n coordinates and, up to the plan's order,
+    its p parameters (none above it)."""
+    return plan.n == n and dQ.shape[0] >= rows and dV.shape[0] >= rows and \
+        dA.shape[0] >= rows and dQ.shape[1] == n and dV.shape[1] == n and \
+        dA.shape[1] == n and dQ.shape[2] == plan.p and \
+        dV.shape[2] == (plan.p if plan.order >= 1 else 0) and \
+        dA.shape[2] == (plan.p if plan.order >= 2 else 0)
+
+
 cdef class SensitivitySweep(KinematicSweep):
     """The kinematic sweep's workspace with the parameter derivatives of its solution: in
     its own sweep (``attach`` a plan first) or at given rows (``derivatives``)."""
@@ -947,10 +971,7 @@ cdef class SensitivitySweep(KinematicSweep):
             self.plan = None
             self.keep_rhs = False
             return
-        if plan.n != self.n or dQ.shape[1] != self.n or dQ.shape[2] != plan.p or \
-                dV.shape[0] != dQ.shape[0] or dA.shape[0] != dQ.shape[0] or \
-                dV.shape[1] != self.n or dA.shape[1] != self.n or \
-                dV.shape[2] != plan.p or dA.shape[2] != plan.p:
+        if not _derivative_arrays_fit(plan, self.n, dQ.shape[0], dQ, dV, dA):
             raise ValueError("attach: array sizes do not match the plan")
         self._reserve(max(plan.p, 1))
         self.plan, self.dQ, self.dV, self.dA = plan, dQ, dV, dA
@@ -1065,6 +1086,8 @@ cdef class SensitivitySweep(KinematicSweep):
             for i in range(n):
                 X[j * n + i] = -X[j * n + i]
         self._refined_solve_block(X, w.B, w.R, w.active, w.p, vals)
+        if w.order < 2:
+            return
         for j in range(w.p):
             dv = &X[j * n]
             eps = _inf_norm(dv, n)
@@ -1099,13 +1122,15 @@ cdef class SensitivitySweep(KinematicSweep):
             scale = fabs(q[i]) if fabs(q[i]) > scale else scale
         # the model's own rv and ra (a member's where the model itself is one: every
         # forward difference; the base of the time columns of rv_q and ra_q)
-        if w.own and kept != NULL:
+        if w.own and w.order > 0 and kept != NULL:
             _pair_from_kept(self.sys, v, a, vals, kept, w.rv0, w.ra0)
-        elif w.own:
+        elif w.own and w.order > 0:
             _pair_from_values(self.sys, t, q, v, a, vals, w.tmp, w.rv0, w.ra0)
         for m in range(w.nm):
             r3 = &w.mres[3 * n * m]
-            if m == w.base:
+            if w.order == 0 and m != w.base:    # Phi alone (a restricted member's rows)
+                w.sys[m].phi(w.sys[m].user, t, q, r3)
+            elif m == w.base:
                 if kept != NULL:
                     for i in range(n):
                         r3[i] = kept[2 * n + i]
@@ -1140,6 +1165,8 @@ cdef class SensitivitySweep(KinematicSweep):
                 F[j * n + i] = -F[j * n + i]
         # dq = -Phi_q^-1 Phi_p, every parameter at once
         self._refined_solve_block(F, w.B, w.R, w.active, p, vals)
+        if w.order == 0:
+            return
         if w.affine and p < MATRIX_PARAMETERS:
             if kept == NULL:        # -Phi_t and gamma at the row, as the sweep has them
                 self.sys.phi_t(self.sys.user, t, q, w.pt0)
@@ -1160,6 +1187,8 @@ cdef class SensitivitySweep(KinematicSweep):
                 for i in range(n):
                     X[j * n + i] = -X[j * n + i]
             self._refined_solve_block(X, w.B, w.R, w.active, p, vals)
+            if w.order == 1:
+                return
             # ra_v dv = -gamma_v dv = 2 rv_q dv
             for j in range(p):
                 _jacobian_times(self.sys, w.Rv, w.Cv, w.time_cols, nt_cols, &X[j * n], 2.0,
@@ -1168,7 +1197,8 @@ cdef class SensitivitySweep(KinematicSweep):
                     Y[j * n + i] = -Y[j * n + i]
         else:
             self._directional_each(w, t, q, v, a, vals, scale, NULL, NULL)
-        self._refined_solve_block(Y, w.B, w.R, w.active, p, vals)
+        if w.order == 2:
+            self._refined_solve_block(Y, w.B, w.R, w.active, p, vals)
 
     def derivatives(self, const double[::1] times, const double[:, ::1] Q,
                     const double[:, ::1] V, const double[:, ::1] A, DerivativePlan plan,
@@ -1192,8 +1222,9 @@ cdef class SensitivitySweep(KinematicSweep):
         cdef int n = self.n, nt = times.shape[0], k, i, j, status = OK, row = nt
         cdef deriv_ws *w = &plan.ws
         cdef double t
-        if plan.n != n or Q.shape[0] < nt or Q.shape[1] != n or dQ.shape[0] < nt or \
-                dQ.shape[1] != n or dQ.shape[2] != plan.p:
+        if Q.shape[0] < nt or Q.shape[1] != n or V.shape[0] < nt or V.shape[1] != n or \
+                A.shape[0] < nt or A.shape[1] != n or \
+                not _derivative_arrays_fit(plan, n, nt, dQ, dV, dA):
             raise ValueError("derivatives: array sizes do not match the model")
         self._reserve(max(plan.p, 1))
         ctrl_c.enter()   # nothing below raises: leave() always runs

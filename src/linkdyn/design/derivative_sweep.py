@@ -19,32 +19,36 @@ from ..elements.bodies import GROUND, BarSpec
 from ..elements.description import Description
 from ..errors import SingularConfigurationError
 from ..solve.interrupt import requested
+from ..solve.tracking import derivative_arrays
 
 
-def derivative_plan(base, models, start, index, weight, rows, moves=None):
+def derivative_plan(base, models, start, index, weight, rows, moves=None, order=2):
     """The compiled plan of the parameters' derivatives on the kernels ``models`` (each
     parameter's residual derivatives: sum of weight[k] F(models[index[k]]) over k in
     start[j] .. start[j + 1]) for the model ``base``; ``rows``: None, or the rows that the
     models, restricted to them (:func:`_restricted`), write; ``moves``: None, or the
-    revolute joints' point moves of :func:`_move_arrays` (no members then)."""
+    revolute joints' point moves of :func:`_move_arrays` (no members then); ``order``: the
+    highest time derivative formed (0 dq, 1 and dv, 2 and da)."""
     from .._kinematics import DerivativePlan
 
     return DerivativePlan(base.kernels, models, np.array(start, dtype=np.intc),
                           np.array(index, dtype=np.intc), np.array(weight, dtype=float),
-                          _affine_in_q(base), _time_columns(base), rows, moves)
+                          _affine_in_q(base), _time_columns(base), rows, moves, order)
 
 
-def _swept(base, models, start, index, weight, rows, moves, t, q, v, a) -> tuple:
+
+def _swept(base, models, start, index, weight, rows, moves, t, q, v, a, order=2) -> tuple:
     """The compiled sweep of :func:`derivative_plan` at the analysis' rows: (dq, dv, da,
     used), the rows done (all, or those before Ctrl-C) and whether each parameter's
-    residual derivatives were nonzero anywhere."""
+    residual derivatives were nonzero anywhere; dv and da up to ``order`` (above it, no
+    columns)."""
     from .._kinematics import STATUS, SensitivitySweep
 
     n, nq, p = len(t), base.nq, len(start) - 1
-    dq, dv, da = (np.zeros((n, nq, p)) for _ in range(3))
+    dq, dv, da = derivative_arrays(n, nq, p, order)
     if requested():     # Ctrl-C pressed in Python (compiling the members): no rows done
         return dq[:0], dv[:0], da[:0], [False] * p
-    plan = derivative_plan(base, models, start, index, weight, rows, moves)
+    plan = derivative_plan(base, models, start, index, weight, rows, moves, order)
     sweep = SensitivitySweep(base.kernels)
     status, row = sweep.derivatives(
         np.ascontiguousarray(t, dtype=float), np.ascontiguousarray(q), np.ascontiguousarray(v),
@@ -63,7 +67,7 @@ def _exact_sweep(family, source) -> tuple | None:
     """The derivatives of the rows with respect to parameters that move only points,
     without compiled members, where they are known exactly: (kernels, start, index,
     weight, rows, moves) for :func:`_swept` (rows: see :func:`_restricted`; moves: see
-    :func:`_move_arrays`) and the markers' own derivatives ``own(q, v, a)`` ->
+    :func:`_move_arrays`) and the markers' own derivatives ``own(q, v=None, a=None)`` ->
     {(marker, part): (n, dim, p)}; None otherwise (differenced members then).
 
     - A spherical or spatial linkage's joint coordinates: kernels of its rows' derivatives
@@ -83,7 +87,7 @@ def _exact_sweep(family, source) -> tuple | None:
         marks = np.stack([m for _, m in derived], axis=-1)           # (nmarkers, 3, p)
         return ([k for k, _ in derived], np.arange(p + 1, dtype=np.intc),
                 np.arange(p, dtype=np.intc), np.ones(p), None, None,
-                lambda q, v, a: {(name, "q"): np.broadcast_to(marks[k], (len(q),) +
+                lambda q, v=None, a=None: {(name, "q"): np.broadcast_to(marks[k], (len(q),) +
                                                               marks[k].shape)
                                  for k, name in enumerate(base.marker_names)
                                  if np.any(marks[k] != 0.0)})
@@ -95,14 +99,17 @@ def _exact_sweep(family, source) -> tuple | None:
     marks = np.stack([m for _, m in moved], axis=-1)                # (nmarkers, 2, p)
     body = base.marker_body
 
-    def own(q, v, a):
+    def own(q, v=None, a=None):
         # a marker r + A(u) s moves with s at fixed q by A(u) ds = (ux dx - uy dy,
         # uy dx + ux dy), and its velocity and acceleration by the same with u's rates
+        # (the parts given: a lower order leaves v and a out)
         out = {}
         for k, name in enumerate(base.marker_names):
             if not np.any(marks[k] != 0.0):
                 continue
             for part, x in (("q", q), ("v", v), ("a", a)):
+                if x is None:
+                    continue
                 ux, uy = x[:, 4 * body[k] + 2, None], x[:, 4 * body[k] + 3, None]
                 dx, dy = marks[k][0], marks[k][1]
                 out[(name, part)] = np.stack([ux * dx - uy * dy, uy * dx + ux * dy], axis=1)

@@ -63,8 +63,9 @@ from ..solve.assembly import consistent_state
 from ..solve.dynamics_run import DynamicsRun
 from ..solve.run_options import check_options
 from ..solve.simulate import simulate
-from .sensitivity import (ParameterFamily, _difference, _ParameterDerivatives,
-                          dynamic_affinity, marker_parameter_terms)
+from .family import ParameterFamily
+from .sensitivity import (_difference, _ParameterDerivatives, dynamic_affinity,
+                          marker_parameter_terms)
 
 __all__ = ["simulation_sensitivities", "SimulationSensitivities"]
 

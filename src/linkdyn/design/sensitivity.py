@@ -59,150 +59,20 @@ density) is accepted for them.
 from __future__ import annotations
 
 import inspect
-import math
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..compile.compiler import compile_model
 from ..compile.model import Model, checked_array
-from ..describe import geometric, modelfile
-from ..describe.parameters import get_parameter, inertia_entry, with_parameters
 from ..errors import ArgumentError, ArgumentTypeError, ModelError, counted, summary
-from ..models import as_model
 from ..solve.interrupt import StopRequest
 from ..solve.kinematics import kinematics, kinematics_with_derivatives
 from .derivative_sweep import _exact_sweep, _restricted, _swept, derivative_plan
+from .family import ParameterFamily
 from .metrics import input_torque
 
 __all__ = ["kinematic_sensitivities", "KinematicSensitivities", "ParameterFamily"]
-
-#: Relative step of the parameter differences (times max(1, abs(value))).
-PARAMETER_STEP = 1e-3
-
-
-class ParameterFamily:
-    """A model as a function of named scalar parameters: its file form (a model file or a
-    linkage file) and how to compile it with parameters changed. ``model(values)`` compiles
-    the member with the parameters set to ``values``."""
-
-    def __init__(self, source, parameters):
-        if isinstance(source, geometric.Linkage):
-            self.linkage, self.data, self.base = True, geometric.to_dict(source), source.build()
-        else:
-            self.base = as_model(source)
-            description = self.base.description
-            self.linkage = isinstance(description, geometric.Linkage)
-            self.data = (geometric.to_dict(description) if self.linkage
-                         else modelfile.to_dict(description))
-        if isinstance(parameters, str) or not all(isinstance(p, str) for p in parameters):
-            raise ArgumentTypeError("parameters must be a sequence of parameter paths "
-                                    "(strings), e.g. ['bodies.L5.length', 'ground.P2.x']")
-        self.names = tuple(parameters)
-        if not self.names:
-            raise ArgumentError("no parameters given")
-        if len(set(self.names)) != len(self.names):
-            raise ArgumentError("a parameter is named twice")
-        values, scales = [], []
-        for name in self.names:
-            value = get_parameter(self.data, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-                    not math.isfinite(value):
-                raise ArgumentError(f"parameter {name!r} is {value!r}: sensitivities need a "
-                                    "path that ends at a number (a component such as "
-                                    f"'{name}.x' of a point)")
-            values.append(float(value))
-            scales.append(_scale(self.data, name, float(value)))
-        self.values = np.array(values)
-        #: each parameter's size, which its difference step is a fraction of
-        self.scales = np.array(scales)
-
-    def source(self, values):
-        """The member at ``values`` as the family describes it: a Linkage for a linkage,
-        else the compiled model."""
-        # only the values that differ from the family's own: a member moves one of them,
-        # and each set value copies its entry of the file form
-        data = with_parameters(self.data, {name: float(value) for name, value, own
-                                            in zip(self.names, values, self.values)
-                                            if float(value) != own})
-        if self.linkage:
-            return geometric.from_dict(data)
-        return compile_model(modelfile.from_dict(data, path="<parameters>"))
-
-    def model(self, values) -> Model:
-        """The member compiled at ``values`` (one per parameter); it must have the base
-        model's coordinates and constraint rows."""
-        member = self.source(values)
-        if isinstance(member, geometric.Linkage):
-            member = member.build()
-        if (member.nq, member.nc) != (self.base.nq, self.base.nc):
-            raise ModelError("changing the parameters changed the model's coordinates or "
-                             "constraint rows")
-        return member
-
-    def shifted(self, j: int, step: float) -> Model:
-        """The member with parameter j moved by ``step``."""
-        delta = np.zeros(len(self.values))
-        delta[j] = step
-        return self.moved(delta, self.names[j])
-
-    def moved(self, delta, name: str) -> Model:
-        """The member with the parameters moved by ``delta``; ``name`` is what an error
-        about it names."""
-        member = self.model(self.values + delta)
-        # A spatial body's coordinates are its principal axes: where its inertia has equal
-        # moments and is not given in principal axes (a diagonal tensor), the axes a small
-        # change picks need not be the model's, and the members' coordinates would not mean
-        # the model's (linkdyn.elements.spatial.principal_frame).
-        axes = getattr(self.base, "principal_axes", None)
-        if axes is not None:
-            jump = np.abs(member.principal_axes - axes).max(axis=(1, 2))
-            if np.any(jump > 0.1):
-                body = self.base.body_names[int(np.argmax(jump))]
-                entry = inertia_entry(name)
-                if entry is not None and entry[0] != entry[1]:
-                    raise ModelError(
-                        f"parameter {name!r}: a product of inertia of body {body!r}, two of "
-                        "whose principal moments are equal: the smallest change of it turns "
-                        "the principal axes that the body's coordinates follow by a finite "
-                        "angle, so the members' coordinates mean other axes and cannot be "
-                        "differenced; sensitivities to it are not available")
-                raise ModelError(
-                    f"parameter {name!r}: the principal axes of body {body!r} turn "
-                    "by a finite angle under a small change of it (equal principal moments "
-                    "of an inertia not given in principal axes): give that body's inertia "
-                    "as a diagonal tensor in its principal axes")
-        return member
-
-    def members(self):
-        """(steps, member): each parameter's difference step h (PARAMETER_STEP times its
-        scale: max(1, abs(value)), or an inertia tensor's largest entry for one of its
-        entries) and ``member(j, step)``, the model with parameter j moved by step,
-        compiled once when first asked for (step 0: the base)."""
-        steps = PARAMETER_STEP * self.scales
-        cache = [{0.0: self.base} for _ in steps]
-
-        def member(j, step):
-            if step not in cache[j]:
-                cache[j][step] = self.shifted(j, step)
-            return cache[j][step]
-
-        return steps, member
-
-
-def _scale(data, name, value) -> float:
-    """A parameter's size: max(1, abs(value)), or for an entry of a spatial body's inertia
-    tensor (kg m^2, often far below 1) the tensor's largest entry, so that a step on a
-    product of inertia (zero in principal axes) stays a small part of the tensor: a step of
-    1e-3 on the heavy top's 0.004 kg m^2 made a member whose mass lay on a plane."""
-    if inertia_entry(name) is not None:
-        tensor = get_parameter(data, name.rsplit(".", 2)[0])
-        entries = [abs(float(x)) for row in tensor for x in
-                   (row if isinstance(row, (list, tuple)) else [row])]
-        if entries and max(entries) > 0 and all(math.isfinite(x) for x in entries):
-            return max(entries)
-    return max(1.0, abs(value))
 
 
 class _ParameterDerivatives:
@@ -217,6 +87,8 @@ class _ParameterDerivatives:
                        f"{exact} exact")
 
     def _marker(self, name, dx, part) -> np.ndarray:
+        if dx is None:
+            _beyond_order(self, part)
         model = self.model
         B = _marker_map(model)[0][model.marker_index(name)]   # (dim, nq): markers are affine
         own = self._marker_p.get((name, part))
@@ -244,12 +116,35 @@ class _ParameterDerivatives:
         return (ux * self.dq[:, k + 3] - uy * self.dq[:, k + 2]) / (ux**2 + uy**2)
 
 
+#: A kinematic part's time derivative order, and what it is called.
+PART_ORDER = {"q": 0, "v": 1, "a": 2}
+ORDER_NAMES = ("positions", "velocities", "accelerations")
+
+
+def _beyond_order(s, part):
+    """ArgumentError: ``s`` was not differentiated as far as ``part`` ("v" or "a")."""
+    k = PART_ORDER[part]
+    raise ArgumentError(f"the derivatives of the {ORDER_NAMES[k]} were not formed: these "
+                        f"sensitivities were computed with order={s.order} (up to the "
+                        f"{ORDER_NAMES[s.order]}); compute them with order={k} or more")
+
+
+def checked_order(order) -> int:
+    """``order`` (0, 1 or 2) checked, or an ArgumentError that says what it takes."""
+    if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or \
+            order not in (0, 1, 2):
+        raise ArgumentError(f"order must be 0 (the positions' derivatives), 1 (and the "
+                            f"velocities') or 2 (and the accelerations'), got {order!r}")
+    return int(order)
+
+
 @dataclass(frozen=True, repr=False)
 class KinematicSensitivities(_ParameterDerivatives):
     """Derivatives of a kinematic analysis with respect to named parameters.
 
     ``t`` (n,); ``q``, ``v``, ``a`` (n, nq), the analysis itself; ``dq``, ``dv``, ``da``
-    (n, nq, p), their derivatives with respect to ``parameters`` (p names, at ``values``);
+    (n, nq, p), their derivatives with respect to ``parameters`` (p names, at ``values``),
+    up to ``order`` (0: dq alone, dv and da None; 1: dq and dv; 2: all three);
     ``exact`` (p,) whether each parameter's derivatives are exact to round-off (it enters
     the constraints affinely, or it is a joint coordinate of a spherical or spatial linkage,
     whose rows the compile differentiates; otherwise of order h^4, see the module notes);
@@ -271,6 +166,7 @@ class KinematicSensitivities(_ParameterDerivatives):
     _marker_p: dict = field(default_factory=dict, repr=False, compare=False)
     _members: tuple = field(default=None, repr=False, compare=False)
     status: str = "success"
+    order: int = 2
 
     def input_torque(self, driver: str) -> np.ndarray:
         """d(input torque)/dp, (n, p): the derivatives of
@@ -283,7 +179,9 @@ class KinematicSensitivities(_ParameterDerivatives):
         with H(lam) = d(Phi_q^T lam)/dq and f_p = d(M a + Phi_q^T lam - Q)/dp at fixed
         (q, v, a, lam): central differences of the members at p +- h where that residual is
         affine in p (masses, densities, force parameters: exact), Richardson's
-        extrapolation otherwise (a length moves a bar's inertia, L^3)."""
+        extrapolation otherwise (a length moves a bar's inertia, L^3). Needs order=2."""
+        if self.order < 2:
+            _beyond_order(self, "a")
         model = self.model
         input_torque(self, driver)          # the checks: a dynamic model, a known driver
         from scipy.sparse.linalg import splu
@@ -360,7 +258,7 @@ KINEMATICS_OPTIONS = frozenset(k for k, p in inspect.signature(kinematics).param
                                if p.kind is inspect.Parameter.KEYWORD_ONLY)
 
 
-def kinematic_sensitivities(model, parameters, times, *, at=None,
+def kinematic_sensitivities(model, parameters, times, *, at=None, order=2,
                             **options) -> KinematicSensitivities:
     """Run ``linkdyn.kinematics(model, times, **options)`` and differentiate it with respect
     to ``parameters`` (see the module notes for the method).
@@ -380,6 +278,13 @@ def kinematic_sensitivities(model, parameters, times, *, at=None,
         the rows of ``at``. Default: every time (then the derivatives are formed in the
         analysis' own sweep where their kernels are known). Not with ``at_limit="reverse"``
         once a limit is passed: the times then repeat.
+    order : {2, 1, 0}, optional
+        The highest time derivative differentiated: 2 (default) the positions, velocities
+        and accelerations; 1 the positions and velocities (``da`` is None); 0 the
+        positions alone (``dv`` and ``da`` are None), which is what a path, function or
+        motion synthesis needs. Each order is one more sparse solve a position and
+        parameter: for one length of the Jansen linkage, some 0.2 to 0.3 of an analysis
+        (docs: theory/sensitivities, "Cost").
     **options
         Passed to :func:`linkdyn.kinematics`.
 
@@ -407,21 +312,23 @@ def kinematic_sensitivities(model, parameters, times, *, at=None,
         raise ArgumentTypeError(f"kinematic_sensitivities: unknown option(s) "
                                 f"{', '.join(map(repr, unknown))} (those of linkdyn.kinematics "
                                 f"are taken: {', '.join(sorted(KINEMATICS_OPTIONS))})")
+    order = checked_order(order)
     with StopRequest() as stop:
-        result = _kinematic_sensitivities(model, parameters, times, at, None, options)
+        result = _kinematic_sensitivities(model, parameters, times, at, None, options,
+                                          order)
         if result.status == "interrupted":
             stop.consume()
     return result
 
 
-def _kinematic_sensitivities(model, parameters, times, at, known, options):
+def _kinematic_sensitivities(model, parameters, times, at, known, options, order=2):
     """kinematic_sensitivities; ``known`` (or None): per parameter, whether an earlier call
     on the same family found it affine (its ``exact``), as a synthesis that differentiates
     one family at many values knows after its first analysis. An affine parameter then
     needs only its member at p + h: the forward difference from the base is exact for a
     residual affine in p, and the test is not run again. The parameters are not checked
     again either (the earlier call did), and the kinetostatic terms are judged only when
-    ``input_torque`` asks for them."""
+    ``input_torque`` asks for them. ``order``: as in :func:`kinematic_sensitivities`."""
     family = ParameterFamily(model, parameters)
     base = family.base
     if base.nc > base.nq:
@@ -436,7 +343,7 @@ def _kinematic_sensitivities(model, parameters, times, at, known, options):
     # with its factors, when every time is asked for; at some times (``at``), afterwards.
     sweep = _exact_sweep(family, model) if at is None else None
     if sweep is not None:
-        plan = derivative_plan(base, *sweep[:-1])
+        plan = derivative_plan(base, *sweep[:-1], order=order)
         result, fused = kinematics_with_derivatives(base, times, plan, **options)
     else:
         result, fused = kinematics(base, times, **options), None
@@ -445,7 +352,7 @@ def _kinematic_sensitivities(model, parameters, times, at, known, options):
     if fused is not None:
         return _undefined_at_singular(_exact_sensitivities(
             family, sweep[-1], result.status, (result.t, result.q, result.v, result.a),
-            (*fused, [bool(x > 0.0) for x in plan.size])), result)
+            (*fused, [bool(x > 0.0) for x in plan.size]), order), result)
     joint = False
     rows = slice(None)      # every time: the analysis' own arrays, not copies
     if at is not None:
@@ -470,21 +377,27 @@ def _kinematic_sensitivities(model, parameters, times, at, known, options):
     if sweep is not None:       # derivatives the compile knows: no members (see the notes)
         return _undefined_at_singular(_exact_sensitivities(
             family, sweep[-1], result.status, (t, q, v, a),
-            _swept(base, *sweep[:-1], t, q, v, a)), result)
+            _swept(base, *sweep[:-1], t, q, v, a, order), order), result)
     steps, member = family.members()
     if known is None and p >= JOINT_TEST_PARAMETERS and \
             _jointly_affine(family, steps, result):
         known, joint = [True] * p, True
 
-    dq, dv, da, exact, used = _derivatives_compiled(base, member, steps, t, q, v, a, p, known)
+    dq, dv, da, exact, used = _derivatives_compiled(base, member, steps, t, q, v, a, p, known,
+                                                    order)
     status, (t, q, v, a) = _rows_done(len(dq), result.status, (t, q, v, a), stacklevel=4)
-    marker_p = marker_parameter_terms(base, member, steps, dict(q=q, v=v, a=a), used, exact,
-                                      known)
+    marker_p = marker_parameter_terms(base, member, steps, _states(q, v, a, order), used,
+                                      exact, known)
+    dq, dv, da = _up_to(order, dq, dv, da)
     if known is not None and not joint:
         return _undefined_at_singular(KinematicSensitivities(
             base, family.names, family.values, t, q, v, a, dq, dv, da,
-            tuple(bool(e) for e in exact), marker_p, (member, steps, None), status), result)
-    if joint:       # the kinetostatic terms are judged when input_torque asks for them
+            tuple(bool(e) for e in exact), marker_p, (member, steps, None), status, order),
+            result)
+    what = "the kinematics or the kinetostatics"
+    if order < 2:       # no input torque's derivatives: the kinematics alone count
+        dynamic_exact, what = None, "the kinematics"
+    elif joint:     # the kinetostatic terms are judged when input_torque asks for them
         dynamic_exact = None
         if base.dynamic and not getattr(base.description, "kinematic", False):
             for j, e in enumerate(_kinetostatic_entries(base, member, steps, result)):
@@ -494,11 +407,11 @@ def _kinematic_sensitivities(model, parameters, times, at, known, options):
     else:   # judged near rows of the whole analysis (an interrupted one may have none)
         dynamic_exact = _kinetostatic_terms(base, member, steps, result.t, result.q, result.v,
                                             result.a, used)
-    _refuse_unused(family, used, status, "the kinematics or the kinetostatics")
+    _refuse_unused(family, used, status, what)
     return _undefined_at_singular(KinematicSensitivities(
         base, family.names, family.values, t, q, v, a, dq, dv, da,
-        tuple(bool(e) for e in exact), marker_p, (member, steps, dynamic_exact), status),
-        result)
+        tuple(bool(e) for e in exact), marker_p, (member, steps, dynamic_exact), status,
+        order), result)
 
 
 def _undefined_at_singular(s, result):
@@ -508,7 +421,8 @@ def _undefined_at_singular(s, result):
     for point in result.singularities:
         rows = np.flatnonzero(s.t == point.t)
         for x in (s.dq, s.dv, s.da):
-            x[rows] = np.nan
+            if x is not None:
+                x[rows] = np.nan
     return s
 
 
@@ -662,7 +576,7 @@ def _residuals(model, t, q, v, a, cols):
                            _phi_q_times(model, q, t, a, cols) - model.gamma(q, v, t)])
 
 
-def _derivatives_compiled(base, member, steps, t, q, v, a, p, known=None):
+def _derivatives_compiled(base, member, steps, t, q, v, a, p, known=None, order=2):
     """The derivatives on the compiled sweep (linkdyn._kinematics.SensitivitySweep): each
     parameter's residual derivatives are weighted sums over member models, the forward
     difference from the base to the member at p + h where the parameter enters affinely
@@ -671,7 +585,8 @@ def _derivatives_compiled(base, member, steps, t, q, v, a, p, known=None):
     three of the rows (first, middle, last) from the members at p +- h and the base: their
     residuals' second difference vanishes to round-off, evaluated at states moved off the
     solution (see :func:`_affine_test`). ``known``: as in :func:`_kinematic_sensitivities`,
-    a parameter known affine needs no test (nor its member at p - h)."""
+    a parameter known affine needs no test (nor its member at p - h). dv and da up to
+    ``order`` (above it, arrays without columns)."""
     n, nq = len(t), base.nq
     cols = base.phiq_colind
     sample = sorted({0, n // 2, n - 1})
@@ -714,7 +629,8 @@ def _derivatives_compiled(base, member, steps, t, q, v, a, p, known=None):
             weight.append(w)
         start.append(len(index))
     models, rows = _restricted(base, models, n)
-    dq, dv, da, used = _swept(base, models, start, index, weight, rows, None, t, q, v, a)
+    dq, dv, da, used = _swept(base, models, start, index, weight, rows, None, t, q, v, a,
+                              order)
     return dq, dv, da, exact, used
 
 
@@ -739,22 +655,35 @@ def _refuse_unused(family, used, status, what) -> None:
                             "zero)")
 
 
-def _exact_sensitivities(family, own, status, rows, derivatives) -> KinematicSensitivities:
+def _exact_sensitivities(family, own, status, rows, derivatives,
+                         order=2) -> KinematicSensitivities:
     """The sensitivities from :func:`_exact_sweep`'s kernels, formed in the analysis' sweep
     or after it (``derivatives``: dq, dv, da at the analysis' ``rows`` t, q, v, a and
     whether each parameter's were nonzero anywhere), and its marker terms ``own``: no
     member compiled (until ``input_torque`` asks for the kinetostatics'), every derivative
-    exact."""
+    exact. ``order``: as in :func:`kinematic_sensitivities` (dv and da above it: arrays
+    without columns)."""
     base, p = family.base, len(family.names)
     dq, dv, da, used = derivatives
     status, (t, q, v, a) = _rows_done(len(dq), status, rows, stacklevel=5)
-    marker_p = own(q, v, a)
+    marker_p = own(*_states(q, v, a, order).values())
     for x in marker_p.values():     # a parameter that moves only a marker is used too
         used = np.logical_or(used, np.any(x != 0.0, axis=(0, 1)))
     _refuse_unused(family, used, status, "the kinematics")
     steps, member = family.members()        # compiled if input_torque asks for them
-    return KinematicSensitivities(base, family.names, family.values, t, q, v, a, dq, dv, da,
-                                  (True,) * p, marker_p, (member, steps, None), status)
+    return KinematicSensitivities(base, family.names, family.values, t, q, v, a,
+                                  *_up_to(order, dq, dv, da), (True,) * p, marker_p,
+                                  (member, steps, None), status, order)
+
+
+def _states(q, v, a, order) -> dict:
+    """{"q": q, "v": v, "a": a}, the parts up to ``order``."""
+    return {part: x for part, x in (("q", q), ("v", v), ("a", a)) if PART_ORDER[part] <= order}
+
+
+def _up_to(order, dq, dv, da) -> tuple:
+    """(dq, dv, da) with None for those above ``order``."""
+    return dq, (dv if order >= 1 else None), (da if order >= 2 else None)
 
 
 def _phi_q_times(model, q, t, x, cols) -> np.ndarray:

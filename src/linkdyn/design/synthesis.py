@@ -42,7 +42,8 @@ from ..errors import (ArgumentError, ArgumentTypeError, LinkdynError, SynthesisE
                       name_list, summary)
 from ..solve.interrupt import StopRequest, requested
 from .metrics import grashof as grashof_of, transmission_angle
-from .sensitivity import ParameterFamily, _kinematic_sensitivities
+from .family import ParameterFamily
+from .sensitivity import _kinematic_sensitivities
 
 __all__ = ["path_generation", "function_generation", "motion_generation", "SynthesisResult",
            "linkage_parameters", "fourbar_lengths"]
@@ -209,13 +210,15 @@ class _Problem:
                     s = _kinematic_sensitivities(self.family.source(values),
                                                  self.family.names,
                                                  _cycle_times(self.cycle, times), times[order],
-                                                 self._affine, {})
+                                                 self._affine, {}, 0)  # (order 0: dq)
                 if s.status == "interrupted" or requested():
                     raise KeyboardInterrupt     # Ctrl-C in the sweeps or since: as anywhere
                 self._affine = s.exact
                 inverse = np.empty_like(order)
                 inverse[order] = np.arange(len(order))
                 self._cache = {key: (_reordered(s, inverse), None)}
+            except ArgumentError:   # a parameter that moves no position: not the design's
+                raise
             except LinkdynError as exc:     # no assembly, a limit, a singular position
                 self._cache = {key: (None, exc)}
             self.evaluations += 1           # (not one that Ctrl-C interrupted)
@@ -315,7 +318,8 @@ def _reordered(s, inverse):
     """A sensitivities result with its rows put in the targets' order."""
     from dataclasses import replace
 
-    rows = {k: getattr(s, k)[inverse] for k in ("t", "q", "v", "a", "dq", "dv", "da")}
+    rows = {k: getattr(s, k)[inverse] for k in ("t", "q", "v", "a", "dq", "dv", "da")
+            if getattr(s, k) is not None}
     own = {key: value[inverse] for key, value in s._marker_p.items()}
     return replace(s, _marker_p=own, **rows)
 

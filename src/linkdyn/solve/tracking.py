@@ -119,6 +119,12 @@ def _reverse_at_limits(model, t, out, done, status, tol, max_iterations, run, st
     return t_all, arrays, total, status, tuple(limits), tuple(changes)
 
 
+def derivative_arrays(rows, nq, p, order) -> tuple:
+    """Zero dq, dv, da (rows, nq, p) for a DerivativePlan of ``order``; those above it have
+    no columns (the sweep leaves them alone)."""
+    return tuple(np.zeros((rows, nq, p if k <= order else 0)) for k in range(3))
+
+
 #: The compiled sweep's status for Ctrl-C.
 INTERRUPTED = next(k for k, v in STATUS.items() if v == "interrupted")
 
@@ -126,7 +132,8 @@ INTERRUPTED = next(k for k, v in STATUS.items() if v == "interrupted")
 def _sweep(model, times, q_start, tol, max_iterations, run, progress=None, sign0=0,
            plan=None):
     """One compiled sweep: (status, rows done, (Q, V, A, rcond, sign), the sweep); with a
-    ``plan``, the arrays are followed by the rows' derivatives dQ, dV, dA (rows, nq, p)."""
+    ``plan``, the arrays are followed by the rows' derivatives dQ, dV, dA (rows, nq, p; those
+    above the plan's order have no columns)."""
     n = model.nq
     p = plan.p if plan is not None else 0
     check_output_size(len(times), 3 * n * (1 + p) + 1, f"kinematics of model {model.name!r}")
@@ -135,7 +142,7 @@ def _sweep(model, times, q_start, tol, max_iterations, run, progress=None, sign0
     if plan is None:
         sweep = KinematicSweep(run)
     else:
-        derivatives = tuple(np.zeros((len(times), n, p)) for _ in range(3))
+        derivatives = derivative_arrays(len(times), n, p, plan.order)
         out += derivatives
         sweep = SensitivitySweep(run)
         sweep.attach(plan, *derivatives)
