@@ -72,7 +72,7 @@ from .derivative_sweep import _exact_sweep, _restricted, _swept, derivative_plan
 from .family import ParameterFamily
 from .metrics import input_torque
 
-__all__ = ["kinematic_sensitivities", "KinematicSensitivities", "ParameterFamily"]
+__all__ = ["kinematic_sensitivities", "KinematicSensitivities"]
 
 
 class _ParameterDerivatives:
