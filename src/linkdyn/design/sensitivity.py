@@ -283,7 +283,7 @@ def kinematic_sensitivities(model, parameters, times, *, at=None, order=2,
         and accelerations; 1 the positions and velocities (``da`` is None); 0 the
         positions alone (``dv`` and ``da`` are None), which is what a path, function or
         motion synthesis needs. Each order is one more sparse solve a position and
-        parameter: for one length of the Jansen linkage, some 0.2 to 0.3 of an analysis
+        parameter: for one length of the Jansen linkage, some 0.15 to 0.3 of an analysis
         (docs: theory/sensitivities, "Cost").
     **options
         Passed to :func:`linkdyn.kinematics`.
