@@ -317,7 +317,8 @@ cdef class KinematicSweep:
         """The residuals of _refined_solve_block's active columns (a sparse product each, row
         by row: a row's sum and its absolute sum stay in registers, where the column-ordered
         scatter stored both at every entry; one pass over Phi_q for all columns, its inner
-        loop over the columns, was 5 to 10% slower), packed into R's leading columns. A column whose componentwise
+        loop over the columns, was 5 to 10% slower), packed into R's leading columns. A
+        column whose componentwise
         backward error max_i |r_i| / (|Phi_q| |x| + |b|)_i is within the rounding of its own
         evaluation (a row's sum of m + 1 terms: m + 1 units of round-off, m the most entries
         of a row) is done, active[c] cleared: its residual is noise, and so would be a
@@ -1065,11 +1066,10 @@ cdef class SensitivitySweep(KinematicSweep):
         (``npt0``: -Phi_t at the row, ``g0``: gamma there; NULL otherwise) their changes
         along each dq are those of Phi_q (vals at the row), of Phi_t and of gamma over a
         move of the coordinates' own scale, exact: only the Jacobian entries that change
-        are multiplied (a revolute joint's are constants, their differences exactly zero;
-        two whole products Phi_q v and Phi_q a a parameter made up a fifth of one
-        parameter's work on the Jansen linkage). Otherwise central differences along each
-        dq, exact for these quadratic residuals. gamma's v-derivative along each dv is a
-        central difference (gamma is quadratic in v)."""
+        are multiplied (a revolute joint's are constants, their differences exactly zero).
+        Otherwise central differences along each dq, exact for these quadratic residuals.
+        gamma's v-derivative along each dv is a central difference (gamma is quadratic in
+        v). Y is formed only for order 2."""
         cdef int n = self.n, i, j, c, k, r
         cdef double eps, d, vc, ac
         cdef double *dq
@@ -1097,11 +1097,13 @@ cdef class SensitivitySweep(KinematicSweep):
                             Y[r] += d * ac
                 self.sys.phi_t(self.sys.user, t, w.qp, w.tmp)
                 for i in range(n):
-                    w.g[i] = 0.0
-                self.sys.gamma(self.sys.user, t, w.qp, v, w.g)
-                for i in range(n):
                     X[j * n + i] += (w.tmp[i] + npt0[i]) * eps
-                    Y[j * n + i] -= (w.g[i] - g0[i]) * eps
+                if w.order >= 2:    # gamma's change, for da only
+                    for i in range(n):
+                        w.g[i] = 0.0
+                    self.sys.gamma(self.sys.user, t, w.qp, v, w.g)
+                    for i in range(n):
+                        Y[j * n + i] -= (w.g[i] - g0[i]) * eps
             elif eps > 0.0:
                 eps = 1e-3 * scale / eps
                 for i in range(n):
