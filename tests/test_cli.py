@@ -55,12 +55,17 @@ def test_errors_are_reported_not_raised(capsys, tmp_path):
 
 
 def test_assemble_an_overconstrained_linkage_with_redundant_allow(capsys):
-    # Bricard's linkage (IFToMM A04): refused by default with the remedy named, assembled
-    # with one degree of freedom (60 coordinates, Phi_q of rank 59) when allowed
-    assert main(["assemble", "bricard"]) == 2
-    assert "--redundant allow" in capsys.readouterr().err
-    assert main(["assemble", "bricard", "--redundant", "allow"]) == 0
-    assert "rank 59, degrees of freedom 1" in capsys.readouterr().out
+    # Bricard's linkage (IFToMM A04): its own run default allows its redundant row, so it
+    # assembles with one degree of freedom (60 coordinates, Phi_q of rank 59); asked to
+    # refuse them, it is refused with the remedy named before the long list of rows
+    assert main(["assemble", "bricard", "--redundant", "raise"]) == 2
+    err = capsys.readouterr().err
+    assert "--redundant allow" in err
+    assert err.index("--redundant allow") < err.index("Constraints involved")
+    assert main(["assemble", "bricard"]) == 0
+    out = capsys.readouterr().out
+    assert "rank 59, degrees of freedom 1" in out
+    assert "the model's own run defaults: --redundant allow" in out
 
 
 def test_generated_models_refuse_a_bad_or_too_large_size_at_once(capsys):
@@ -209,19 +214,19 @@ def test_kinematics_command_rejects_undriven_model(capsys):
 
 
 def test_kinematics_command_runs_a_rocking_input_back_at_its_limits(tmp_path, capsys):
-    # The spherical Watt-I's input rocks between two limit positions: by default the sweep
-    # stops at the first and says how to go on; --at-limit reverse passes both, at the input
-    # times the API finds (tests/test_natural.py), and writes every position.
+    # The spherical Watt-I's input rocks between two limit positions: with --at-limit raise
+    # the sweep stops at the first and says how to go on; by the model's own default
+    # (reverse) it passes both, at the input times the API finds (tests/test_natural.py),
+    # and writes every position, the input's time with the analysis' clock beside it.
     import numpy as np
 
     import linkdyn
 
-    assert main(["kinematics", "spherical_watt1"]) == 2
+    assert main(["kinematics", "spherical_watt1", "--at-limit", "raise"]) == 2
     err = capsys.readouterr().err
     assert "cannot go on past t = 1.69408313 s" in err and "--at-limit reverse" in err
     out = tmp_path / "watt.txt"
-    assert main(["kinematics", "spherical_watt1", "--at-limit", "reverse", "--output",
-                 str(out)]) == 0
+    assert main(["kinematics", "spherical_watt1", "--output", str(out)]) == 0
     printed = capsys.readouterr().out
     api = linkdyn.kinematics("spherical_watt1", np.linspace(0.0, 2 * np.pi, 361),
                              at_limit="reverse")
@@ -231,6 +236,11 @@ def test_kinematics_command_runs_a_rocking_input_back_at_its_limits(tmp_path, ca
     data = np.loadtxt(out)
     assert data.shape[0] == len(api.t) == 361
     np.testing.assert_allclose(data[:, 0], api.t, rtol=0.0, atol=1e-12)   # the schedule
+    assert np.all(np.diff(data[:, 1]) > 0)                                 # the clock
+    np.testing.assert_allclose(np.diff(data[:, 1]), data[1, 1], rtol=1e-9)  # one step a row
+    assert data[0, 1] == 0.0
+    assert "# t is the input's time, which runs back" in out.read_text()
+    assert "input time t = 0 -> 1.69408 (limit) -> -0.756936 (limit) ->" in printed
     # a limit the input cannot pass is not suggested to be reversed again
     with pytest.raises(linkdyn.SingularConfigurationError) as info:
         linkdyn.kinematics("spherical_watt1", np.linspace(0.0, 2.0, 11))
@@ -308,8 +318,9 @@ def test_command_checks_arguments_and_paths_up_front(tmp_path, capsys):
     # A bad output path fails before the run, not after it.
     assert main(["simulate", "--output", str(tmp_path / "no" / "x.txt")]) == 2
     assert "does not exist" in capsys.readouterr().err
-    assert main(["kinematics", "--plot", str(tmp_path / "no" / "plots")]) == 2
-    assert "does not exist" in capsys.readouterr().err
+    (tmp_path / "file.txt").write_text("")
+    assert main(["kinematics", "--plot", str(tmp_path / "file.txt" / "plots")]) == 2
+    assert "cannot make the directory" in capsys.readouterr().err
     # chain:N reaches the generator; counts read as words.
     assert main(["assemble", "chain:1"]) == 0
     out = capsys.readouterr().out
@@ -337,7 +348,7 @@ def test_terminal_progress_line():
     time reached and the work done, then cleared."""
     import io
 
-    from linkdyn.cli import _TerminalProgress
+    from linkdyn._command import TerminalProgress as _TerminalProgress
 
     stream = io.StringIO()
     shown = _TerminalProgress(10.0, stream)
@@ -449,3 +460,98 @@ def test_kinematics_of_a_turning_input_covers_one_turn_by_default(capsys):
     assert "361 positions, t = 0 .. 6.28319 s" in capsys.readouterr().out
     assert main(["kinematics", "stephenson2", "--t-end", "1", "--dt", "0.01"]) == 0
     assert "101 positions, t = 0 .. 1 s" in capsys.readouterr().out
+
+
+def _runnable_names():
+    return linkdyn.builtin_names() + list(linkdyn.models.PROBLEMS)
+
+
+def _refusal(name, command):
+    """Why ``command`` does not apply to built-in ``name`` (None: it must run): a linkage
+    with kinematics only has no dynamics to simulate; a model with free degrees of freedom
+    has no kinematic analysis."""
+    from linkdyn.compile.model import kinematic_only
+
+    model = linkdyn.load_model(name)
+    if command == "simulate" and kinematic_only(model):
+        return "kinematic description"
+    if command == "kinematics" and len(model.driver_names) == 0:
+        return "under-driven"
+    return None
+
+
+@pytest.mark.parametrize("command", ["assemble", "simulate", "kinematics"])
+@pytest.mark.parametrize("name", _runnable_names())
+def test_every_builtin_runs_with_its_own_defaults(name, command, capsys, tmp_path,
+                                                  monkeypatch):
+    """`linkdyn COMMAND NAME` with no options: each built-in runs with the defaults its
+    model carries (Andrews' 0.03 s, Bricard's redundant row, the Watt-I's rocking input),
+    and a command that does not apply to it refuses it in one line that says why. Before,
+    iftomm_a03 ran three minutes into a step budget, bricard was refused and
+    spherical_watt1 stopped at its first limit position."""
+    monkeypatch.chdir(tmp_path)
+    refusal = _refusal(name, command)
+    code = main([command, name])
+    captured = capsys.readouterr()
+    if refusal is None:
+        assert code == 0, captured.err
+        assert "error" not in captured.err
+    else:
+        assert code == 2
+        assert refusal in captured.err and len(captured.err.splitlines()) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", _runnable_names())
+def test_every_builtin_animates_with_its_own_defaults(name, capsys, tmp_path, monkeypatch):
+    """`linkdyn animate NAME`: dynamics, or kinematics for a linkage that has only
+    kinematics, over the model's own horizon; it writes linkdyn.gif."""
+    from linkdyn.compile.model import kinematic_only
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["animate", name]) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    kind = "kinematics" if kinematic_only(linkdyn.load_model(name)) else "dynamics"
+    assert f": {kind}, " in out
+    assert (tmp_path / "linkdyn.gif").stat().st_size > 0
+
+
+def test_output_paths_and_input_files_are_checked_before_the_run(tmp_path, capsys):
+    """A directory where a file is to be written, a --plot directory that cannot be made,
+    and an input that is not a regular file are refused at once, by name (before: a
+    traceback after the run, or /dev/zero read whole into a MemoryError)."""
+    for option in ("--output", "--stats-json"):
+        assert main(["simulate", "jansen", option, str(tmp_path)]) == 2
+        assert f"{option} {tmp_path}: is a directory" in capsys.readouterr().err
+    assert main(["animate", "jansen", "--html", str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert main(["simulate", "jansen", "--plot", str(blocker / "plots")]) == 2
+    assert "cannot make the directory" in capsys.readouterr().err
+    made = tmp_path / "a" / "b"
+    assert main(["simulate", "iftomm_a01", "--t-end", "0.05", "--plot", str(made)]) == 0
+    assert made.is_dir() and list(made.glob("*.png"))
+    capsys.readouterr()
+    for source in ("/dev/zero", str(tmp_path)):
+        assert main(["simulate", source]) == 2
+        err = capsys.readouterr().err
+        assert source in err and ("not a regular file" in err or "is a directory" in err)
+    assert main(["sweep", "/dev/zero"]) == 2
+    assert "not a regular file" in capsys.readouterr().err
+
+
+def test_a_long_build_is_announced(capsys, monkeypatch):
+    import linkdyn._command as command
+
+    monkeypatch.setattr(command, "BUILD_NOTICE_SECONDS", 0.0)
+    assert main(["assemble", "chain:3"]) == 0
+    err = capsys.readouterr().err
+    assert "building model chain:3" in err and "built model chain:3 in" in err
+
+
+def test_generators_and_problems_resolve_in_the_api_as_in_the_command():
+    assert linkdyn.load_model("chain:3").nbody == 3
+    assert linkdyn.load_model("iftomm_a03").name == "andrews"
+    with pytest.raises(linkdyn.errors.ArgumentError, match="positive whole number"):
+        linkdyn.load_model("chain:0")

@@ -22,7 +22,7 @@ LAYERS = [
     ("solve", ("solve",)),
     ("design", ("design",)),
     ("batch", ("batch",)),
-    ("command", ("cli", "__main__", "__init__")),
+    ("command", ("cli", "_command", "__main__", "__init__")),
 ]
 
 

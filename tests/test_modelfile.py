@@ -66,7 +66,7 @@ def _mutated(fn):
     (lambda d: d.update(bodies={}), "bodies", "expected a list"),
     (lambda d: d["bodies"].__setitem__(0, 5), "bodies[0]", "expected an object"),
     (lambda d: d.update(ground=[1, 2]), "ground", "expected an object"),
-    (lambda d: d.update(gravity="down"), "name/gravity", "gravity must be a pair"),
+    (lambda d: d.update(gravity="down"), "gravity", "gravity must be a pair"),
     (lambda d: d["bodies"][0].update(hold="yes"), "bodies[0]", "hold must be true or false"),
 ])
 def test_bad_fields_are_named(tmp_path, mutate, field, message):

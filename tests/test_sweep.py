@@ -339,3 +339,152 @@ def test_a_sweep_file_output_of_a_point_load_names_its_component(tmp_path):
         run([{"name": "f", "element": "push", "axis": "w"}])
     table = run([{"name": "f", "element": "push", "axis": "x", "value": "coordinate"}])
     assert "point load: it has no coordinate" in table["error_message"][0]
+
+
+def test_counters_stay_integers_when_a_case_fails():
+    table = linkdyn.sweep("iftomm_a01", [{"rtol": 1e-8}, {"rtol": -1.0}],
+                          run_options={"t_end": 0.1, "atol": 1e-8}, executor="serial",
+                          progress=False)
+    assert list(table["status"]) == ["ok", "error"]
+    assert str(table["steps"].dtype) == "Int64"
+    assert table["steps"][0] > 0 and pd.isna(table["steps"][1])
+
+
+def test_the_sweep_command_names_failures_and_exits_130_when_interrupted(tmp_path, capsys):
+    """A failed case's error is in the summary; Ctrl-C keeps the table, counts the cases it
+    stopped as cancelled (not failed) and exits 130, as simulate and kinematics do."""
+    import json
+
+    from conftest import ctrl_c_after
+    from linkdyn.cli import main
+
+    spec = {"model": "iftomm_a01", "run": "simulate", "run_options": {"t_end": 0.1},
+            "parameters": [{"rtol": 1e-8}, {"rtol": -1.0}], "executor": "serial"}
+    path = tmp_path / "sweep.json"
+    path.write_text(json.dumps(spec))
+    assert main(["sweep", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "2 cases, 1 succeeded, 1 failed;" in out
+    assert "case 1 failed: ArgumentError: " in out and "rtol" in out
+    spec = {"model": "chain:20", "run": "simulate",
+            "run_options": {"t_end": 200.0, "rtol": 1e-10, "atol": 1e-10, "t_out": "final"},
+            "parameters": {"rtol": [1e-10] * 3}, "executor": "serial"}
+    path.write_text(json.dumps(spec))
+    out_csv = tmp_path / "table.csv"
+    with ctrl_c_after(0.5) as caught:
+        code = main(["sweep", str(path), "--output", str(out_csv)])
+    out = capsys.readouterr().out
+    assert code == 130
+    assert "0 failed, " in out and "cancelled (interrupted)" in out
+    assert set(pd.read_csv(out_csv)["status"]) <= {"ok", "cancelled"}
+    assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]
+
+
+_SWEEP_SCRIPT = '''
+import os, signal, sys
+import linkdyn
+
+if __name__ == "__main__":
+    if sys.argv[2] == "ignore-sigint":
+        signal.signal(signal.SIGINT, signal.SIG_IGN)   # a job started with & by a script
+    table = linkdyn.sweep("chain:20", {"rtol": [1e-10] * 6}, executor="process", workers=2,
+                          run_options={"t_end": 400.0, "atol": 1e-10, "t_out": "final"},
+                          outputs=lambda r: {"pid": os.getpid()}, progress=False)
+    print("STATUS", " ".join(table["status"]), flush=True)
+'''
+
+
+def _worker_pids(parent):
+    """The pids of the processes descended from ``parent`` (Linux /proc)."""
+    children, found = {}, []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] != "Z":
+                children.setdefault(int(fields[1]), []).append(int(entry))
+    todo = [parent]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"   # a zombie has ended
+    except OSError:
+        return False
+
+
+def _wait(predicate, seconds):
+    import time
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return predicate()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc (Linux)")
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM"])
+def test_process_pool_workers_end_with_the_sweep(tmp_path, how):
+    """Killed (SIGKILL) or stopped by `timeout` (SIGTERM), the sweep's process leaves no
+    fork server, resource tracker or worker behind: before, a set was still running 15
+    minutes later. Each case here would run for minutes."""
+    import signal
+    import subprocess
+    import sys
+
+    script = tmp_path / "sweep.py"
+    script.write_text(_SWEEP_SCRIPT)
+    proc = subprocess.Popen([sys.executable, str(script), str(tmp_path), "default"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert _wait(lambda: len(_worker_pids(proc.pid)) >= 4, 60), "no pool started"
+        pids = _worker_pids(proc.pid)   # fork server, resource tracker, two workers
+        proc.send_signal(getattr(signal, how))
+        proc.wait(timeout=30)
+        assert _wait(lambda: not any(_alive(p) for p in pids), 20), \
+            [p for p in pids if _alive(p)]
+    finally:
+        proc.kill()
+        proc.wait()
+    if how == "SIGTERM":
+        assert proc.returncode == 143
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc (Linux)")
+def test_ctrl_c_stops_a_pool_sweep_whose_process_ignores_sigint(tmp_path):
+    """Ctrl-C at the terminal reaches the whole process group: a sweep whose own process
+    ignores SIGINT (a job started with & from a script) stops all the same, at the first
+    case a worker reports interrupted, with the cases not run "cancelled"."""
+    import signal
+    import subprocess
+    import sys
+
+    script = tmp_path / "sweep.py"
+    script.write_text(_SWEEP_SCRIPT)
+    proc = subprocess.Popen([sys.executable, str(script), str(tmp_path), "ignore-sigint"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        assert _wait(lambda: len(_worker_pids(proc.pid)) >= 4, 60), "no pool started"
+        import time
+
+        time.sleep(1.0)    # the workers are in their first cases' runs
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    status = out.split("STATUS", 1)[1].split()
+    assert len(status) == 6 and set(status) == {"cancelled"}, (out, err)
+    assert "RuntimeWarning" not in err and "InterruptedWarning" not in err

@@ -20,7 +20,7 @@ from .errors import (ArgumentError, ArgumentTypeError, AssemblyError, Controller
                      NotRecordedError,
                      RedundantConstraintsError, SimulationError, SingularConfigurationError,
                      SingularJacobianError, StepSizeError, SynthesisError,
-                     ToleranceWarning)
+                     ToleranceWarning, InterruptedWarning)
 from .elements import contacts, events, forces, friction, laws, lcp
 from .elements.bodies import GROUND
 from .elements.description import Description
@@ -76,6 +76,7 @@ __all__ = [
     "ArgumentTypeError",
     "UnknownNameError",
     "ToleranceWarning",
+    "InterruptedWarning",
     "AssemblyError",
     "AssemblyMode",
     "ConsistentState",

@@ -35,6 +35,30 @@ def real(entry: str, what: str, value, *, positive: bool = False,
     return value
 
 
+#: Largest model or sweep file read (bytes): a bigger one is refused before it is read.
+MAX_INPUT_FILE_BYTES = 1 << 30
+
+
+def input_file_problem(path) -> str | None:
+    """Why ``path`` cannot be read as an input file, or None: it must be a regular file
+    (not a directory, a device such as /dev/zero, or a pipe, which would be read without
+    end) of at most MAX_INPUT_FILE_BYTES. A path that does not exist is left to open()."""
+    import stat
+
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    if stat.S_ISDIR(info.st_mode):
+        return "is a directory, not a file"
+    if not stat.S_ISREG(info.st_mode):
+        return "is not a regular file (a device, pipe or socket): give a JSON file"
+    if info.st_size > MAX_INPUT_FILE_BYTES:
+        return (f"is {info.st_size / 2**20:.0f} MiB, over the {MAX_INPUT_FILE_BYTES >> 20} "
+                "MiB that linkdyn reads")
+    return None
+
+
 def as_file_error(path, where, fn, *args, **kwargs):
     """Call a builder method; its ModelError becomes a ModelFileError at ``where`` in the
     file ``path``."""

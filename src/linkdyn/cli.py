@@ -20,15 +20,19 @@ import os
 import re
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
 
 from . import __version__
-from .compile.model import check_output_size
+from .compile.model import check_output_size, kinematic_only
 from .errors import ArgumentError, KinematicsError, LinkdynError, ModelError, counted
-from .models import andrews, builtin_names, chain, nfourbar, simple_pendulum, truss
-from .models import load_model as _load_model
+from .models import builtin_names, load_model
+from ._command import (STATS_KEYS, TerminalProgress, checked_output, format_warning,
+                       load_announced, plot_dir, print_defaults_used,
+                       resolve_defaults, span, writable, write_markers, write_output,
+                       write_trajectory)
 from .solve.accuracy import estimate_error
 from .solve.assembly import consistent_state, describe_rows
 from .solve.kinematics import kinematics
@@ -40,23 +44,9 @@ from .solve.simulate import output_times, simulate
 PUBLISHED_SECONDS = 76.17
 #: The benchmark's own settings: the comparison with the published time is made only there.
 BENCHMARK = dict(model="jansen", t_end=10.0, rtol=1e-10, atol=1e-10)
-
-
-def load_model(text: str):
-    """A built-in model, ``chain:N``, ``nfourbar:N`` or ``truss:N`` (the generators),
-    ``iftomm_a01``, ``iftomm_a03`` or a model file."""
-    match = re.fullmatch(r"(chain|nfourbar|truss):(.*)", text)
-    if match:
-        if not re.fullmatch(r"\d+", match.group(2)):
-            raise ArgumentError(f"{text}: {match.group(1)}:N needs a positive whole number N, "
-                                f"got {match.group(2)!r}")
-        n = int(match.group(2))
-        return {"chain": chain, "nfourbar": nfourbar, "truss": truss}[match.group(1)](n)
-    if text == "iftomm_a01":
-        return simple_pendulum()
-    if text == "iftomm_a03":
-        return andrews()
-    return _load_model(text)
+#: Horizons (s) of simulate and animate for a model that names none of its own.
+SIMULATE_T_END = 10.0
+ANIMATE_T_END = 2.0
 
 
 def _cmd_models(args) -> int:
@@ -64,17 +54,23 @@ def _cmd_models(args) -> int:
     width = max(len(n) for n in names + ["nfourbar:N"]) + 2
     for name in names:
         model = load_model(name)
-        # bodies (planar or spatial); a linkage of points, lines and planes has none
-        what = counted(model.nbody, 'body', 'bodies') if model.nbody else model.space
+        # bodies (planar or spatial); a spherical or spatial linkage of points, lines and
+        # planes has links in natural coordinates instead
+        links = getattr(model.description, "links", None)
+        what = (counted(len(links), 'link') if model.nbody == 0 and links is not None
+                else counted(model.nbody, 'body', 'bodies'))
+        kind = [model.space] if model.space != "planar" else []
+        if kinematic_only(model):
+            kind.append("kinematics only")
         print(f"{name:{width}s}{what:>11s}, "
               f"{counted(len(model.joint_names), 'joint'):>10s}, "
               f"{counted(model.nq, 'coordinate'):>15s}, "
               f"{counted(model.nc, 'constraint'):>15s}"
-              + (", spatial" if model.space == "spatial" and model.nbody else ""))
+              + "".join(f", {k}" for k in kind))
     print(f"{'iftomm_a01':{width}s}IFToMM benchmark A01, the simple pendulum "
           "(linkdyn.models.simple_pendulum)")
-    print(f"{'iftomm_a03':{width}s}IFToMM benchmark A03, Andrews' squeezing mechanism "
-          "(linkdyn.models.andrews)")
+    print(f"{'iftomm_a03':{width}s}IFToMM benchmark A03, Andrews' squeezing mechanism, "
+          "0.03 s (linkdyn.models.andrews)")
     print(f"{'chain:N':{width}s}a hanging chain of N bars (the generator linkdyn.chain)")
     print(f"{'nfourbar:N':{width}s}IFToMM benchmark A02, N parallelogram windows "
           "(linkdyn.models.nfourbar; the benchmark uses N = 40)")
@@ -83,38 +79,20 @@ def _cmd_models(args) -> int:
     return 0
 
 
-def _writable(path, what):
-    """Check up front that a file can be written there (before a long run)."""
-    if path is None:
-        return
-    parent = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(parent):
-        raise ArgumentError(f"{what} {path}: the directory {parent} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise ArgumentError(f"{what} {path}: the directory {parent} is not writable")
-
-
-def _plot_dir(path):
-    """--plot DIR: an existing directory, or one that can be made where it is named."""
-    if path is None:
-        return
-    if os.path.exists(path) and not os.path.isdir(path):
-        raise ArgumentError(f"--plot {path}: exists and is not a directory")
-    _writable(os.path.join(path, "x") if os.path.isdir(path) else path, "--plot")
-
-
 def _cmd_assemble(args) -> int:
     t0 = time.perf_counter()
-    model = load_model(args.model)
+    model = load_announced(args.model)
+    resolve_defaults(args, model, "redundant")
     t1 = time.perf_counter()
     state = consistent_state(model, redundant=args.redundant)
     t2 = time.perf_counter()
     kinetic, potential = model.energy(state.q, state.v)
     rank = np.linalg.matrix_rank(model.phi_q(state.q).toarray()) if model.nq <= 2000 else None
-    # bodies with masses (planar ones, spatial ones in natural coordinates), or a spherical
-    # or spatial linkage of points and lines, which has none
-    bodies = model.space == "planar" or bool(getattr(model, "dynamic", False))
-    what = counted(model.nbody, 'body', 'bodies') if bodies else f"a {model.space} linkage"
+    # bodies with masses (planar ones, spatial ones in natural coordinates), or a linkage
+    # of points, lines and planes, whose bodies (if any) carry placeholder masses
+    bodies = not kinematic_only(model)
+    what = (counted(model.nbody, 'body', 'bodies') if bodies else
+            f"a {model.space} linkage of points and lines (kinematics only)")
     print(f"model {model.name}: {what}, {counted(len(model.joint_names), 'joint')}, "
           f"{counted(len(model.marker_names), 'marker')}")
     print(f"  coordinates {model.nq}, constraints {model.nc}, nonzeros in Phi_q "
@@ -131,97 +109,19 @@ def _cmd_assemble(args) -> int:
         print(f"  marker {name}: position ({', '.join(f'{x:.6f}' for x in p)}) m, "
               f"velocity ({', '.join(f'{x:.6f}' for x in v)}) m/s")
     print(f"  compile {1e3 * (t1 - t0):.2f} ms, consistent state {1e3 * (t2 - t1):.2f} ms")
+    print_defaults_used(args)
     return 0
 
 
-def write_trajectory(result, path) -> None:
-    """Plain-text output: a header line, then one row per output time."""
-    model = result.model
-    cols = ["t"] + [f"{m}.{c}" for m in model.marker_names
-                    for c in "xyz"[:model.marker_dimension]] + [
-        "energy", "phi_norm", "phid_norm"]
-    columns = [result.t, model.marker_positions(result.q).reshape(len(result.t), -1),
-               result.energy, result.phi_norm, result.phid_norm]
-    if model.force_names:   # the work of the force elements, for the energy balance
-        cols.append("work")
-        columns.append(result.work)
-    data = np.column_stack(columns)
-    np.savetxt(path, data, fmt="%.15e", header=" ".join(cols), comments="# ")
-
-
-def write_markers(result, path) -> None:
-    """A kinematic analysis as plain text: a header line, then each output time's marker
-    positions, velocities and accelerations."""
-    model = result.model
-    axes = "xyz"[:model.marker_dimension]
-    cols = ["t"] + [f"{m}.{k}{c}" for m in model.marker_names for k in ("", "v", "a")
-                    for c in axes]
-    data = [result.t]
-    for m in model.marker_names:
-        data += [result.marker(m), result.marker_velocity(m), result.marker_acceleration(m)]
-    np.savetxt(path, np.column_stack(data), fmt="%.15e", header=" ".join(cols),
-               comments="# ")
-
-
-def _is_page(path) -> bool:
-    return path is not None and path.lower().endswith((".html", ".htm"))
-
-
-def _checked_output(path) -> None:
-    """--output, checked before the run: a writable place, and for a page plotly (the
-    ``html`` extra), whose absence would otherwise show only after the run."""
-    _writable(path, "--output")
-    if _is_page(path):
-        from .results.html import _plotly
-
-        _plotly()
-
-
-def _write_output(result, path, as_text) -> None:
-    """--output: plain text (``as_text``), or for a FILE ending in .html or .htm the result's
-    interactive page (what ``linkdyn animate --html`` writes; a page's name written as
-    columns of numbers was what a user got before)."""
-    if _is_page(path):
-        result.to_html(path)
-        print(f"  wrote {path} (interactive page)")
-        return
-    as_text(result, path)
-    print(f"  wrote {path}")
-
-
-STATS_KEYS = ("integration_seconds", "output_seconds", "steps", "rejected_steps",
-              "newton_iterations", "residual_evaluations", "jacobian_evaluations",
-              "factorizations")
-
-
-class _TerminalProgress:
-    """The progress callback of simulate and kinematics for a terminal: a tqdm bar on
-    stderr over the simulated time, with the work done, cleared at the end."""
-
-    def __init__(self, t_end, stream=None, unit="steps"):
-        from tqdm import tqdm
-
-        self.unit = unit
-        self.bar = tqdm(total=float(t_end), file=stream or sys.stderr, leave=False,
-                        dynamic_ncols=True, unit="s",
-                        bar_format="  t = {n:.4g} s of {total:g} s {percentage:3.0f}%|{bar}| "
-                                   "{desc}")
-
-    def __call__(self, t, count):
-        self.bar.n = min(float(t), self.bar.total)
-        self.bar.set_description_str(f"{count} {self.unit}", refresh=False)
-        self.bar.refresh()
-
-    def clear(self):
-        self.bar.close()
-
-
 def _cmd_simulate(args) -> int:
-    _checked_output(args.output)
-    _writable(args.stats_json, "--stats-json")
-    _plot_dir(args.plot)
-    model = load_model(args.model)
-    shown = _TerminalProgress(args.t_end) if sys.stderr.isatty() else None
+    checked_output(args.output)
+    writable(args.stats_json, "--stats-json")
+    plot_dir(args.plot)
+    model = load_announced(args.model)
+    resolve_defaults(args, model, "t_end", "redundant")
+    if args.t_end is None:
+        args.t_end = SIMULATE_T_END
+    shown = TerminalProgress(args.t_end) if sys.stderr.isatty() else None
     options = dict(rtol=args.rtol, atol=args.atol, dt_out=args.dt_out,
                    proportional=not args.per_step_tolerance, progress=shown,
                    method=args.method, redundant=args.redundant)
@@ -276,10 +176,11 @@ def _cmd_simulate(args) -> int:
         p = result.marker(name)[-1]
         print(f"  marker {name} at t = {result.t[-1]:g} s: "
               f"({', '.join(f'{x:.9f}' for x in p)}) m")
+    print_defaults_used(args)
     if estimate is not None:
         _print_estimate(estimate, args)
     if args.output:
-        _write_output(result, args.output, write_trajectory)
+        write_output(result, args.output, write_trajectory)
     if args.stats_json:
         with open(args.stats_json, "w", encoding="utf-8") as f:
             json.dump({k: st[k] for k in STATS_KEYS}, f, indent=2)
@@ -329,14 +230,22 @@ def _cmd_animate(args) -> int:
     if output is None and args.html is None:
         output = "linkdyn.gif"
     if output is not None:
-        _writable(output, "--output")
+        writable(output, "--output")
         _writer(Path(output), args.fps)   # an unknown format or no ffmpeg: say so now
     if args.html is not None:
-        _writable(args.html, "--html")
-    model = load_model(args.model)
+        writable(args.html, "--html")
+    model = load_announced(args.model)
+    # A linkage with kinematics only is analysed, not simulated (its own default).
+    kinematic = args.kinematics or kinematic_only(model)
+    resolve_defaults(args, model, "t_end", "redundant", "at_limit")
+    if args.t_end is None:
+        args.t_end = ANIMATE_T_END
+    if args.speed is None:   # a model's own short horizon still lasts 2 s of animation
+        args.speed = (min(1.0, args.t_end / ANIMATE_T_END)
+                      if args.t_end == model.run_defaults.get("t_end") else 1.0)
     # Outputs at least as often as the frames need them.
     dt = min(args.dt_out, args.speed / args.fps)
-    if args.kinematics:
+    if kinematic:
         result = kinematics(model, output_times(0.0, args.t_end, dt), redundant=args.redundant,
                             at_limit=args.at_limit)
     else:
@@ -356,8 +265,9 @@ def _cmd_animate(args) -> int:
     limits = getattr(result, "limits", ())
     back = (f" (the input run back at {counted(len(limits), 'limit position')})"
             if limits else "")
-    print(f"model {model.name}: t = 0 .. {result.t[-1]:g} s{back}; wrote "
-          f"{' and '.join(str(p) for p in written)}")
+    print(f"model {model.name}: {'kinematics' if kinematic else 'dynamics'}, "
+          f"{span(result)}{back}; wrote {' and '.join(str(p) for p in written)}")
+    print_defaults_used(args)
     return 0 if result.status == "success" else 130
 
 
@@ -374,9 +284,10 @@ def _turn_time(model):
 
 
 def _cmd_kinematics(args) -> int:
-    _checked_output(args.output)
-    _plot_dir(args.plot)
-    model = load_model(args.model)
+    checked_output(args.output)
+    plot_dir(args.plot)
+    model = load_announced(args.model)
+    resolve_defaults(args, model, "t_end", "redundant", "at_limit")
     if args.metrics and model.space != "planar":     # before the sweep, not after it
         raise ModelError(f"--metrics: model {model.name!r} is {model.space}; the design "
                          "metrics are for planar models (a spherical or spatial linkage has "
@@ -392,7 +303,7 @@ def _cmd_kinematics(args) -> int:
                       f"kinematics of model {model.name!r}")
     times = output_times(0.0, args.t_end, args.dt)
     stopped = None
-    shown = _TerminalProgress(args.t_end, unit="positions") if sys.stderr.isatty() else None
+    shown = TerminalProgress(args.t_end, unit="positions") if sys.stderr.isatty() else None
     try:
         result = kinematics(model, times, on_singular="continue" if args.continue_singular
                             else "raise", progress=shown, redundant=args.redundant,
@@ -413,8 +324,7 @@ def _cmd_kinematics(args) -> int:
         note = f" (interrupted: {len(result.t)} of {len(times)} positions solved)"
     print(f"model {model.name}: {model.nq} coordinates, "
           f"{counted(len(model.driver_names), 'driver')}; "
-          f"{len(result.t)} positions, t = 0 .. {result.t[-1] if len(result.t) else 0.0:g} s"
-          + note)
+          f"{len(result.t)} positions, {span(result)}" + note)
     if stopped is not None:
         print(f"  {stopped}")
     print(f"  sweep {st['sweep_seconds'] * 1e3:.2f} ms: {st['newton_iterations']} Newton "
@@ -426,8 +336,10 @@ def _cmd_kinematics(args) -> int:
     for s in result.singularities:
         print(f"  singular configuration at t = {s.t:.6g} s: "
               f"{describe_rows(model, s.constraints) or 'rows not diagnosed'}")
+    print_defaults_used(args)
     if args.output:
-        _write_output(result, args.output, write_markers)
+        write_output(result, args.output,
+                      lambda r, path: write_markers(r, path, clock=times[:len(r.t)]))
     report = None
     if args.metrics:
         from .design.report import cycle_metrics, format_cycle_metrics
@@ -465,20 +377,30 @@ def _cmd_sweep(args) -> int:
     if out and not out.endswith((".csv", ".parquet")):
         raise ArgumentError(f"--output {out}: the file name must end in .csv or .parquet")
     if out:
-        _writable(out, "--output")
+        writable(out, "--output")
         if out.endswith(".parquet") and not _parquet_engine():
             # Checked before the sweep runs: its results would be lost at the end.
             raise ArgumentError(f"--output {out}: writing Parquet needs pyarrow (pip install "
                                 "pyarrow) or fastparquet; or write .csv")
     if args.executor:
         kwargs["executor"] = args.executor
-    if args.workers:
+    if args.workers is not None:
         kwargs["workers"] = args.workers
     table = sweep(kwargs.pop("model"), kwargs.pop("parameters"), progress=None, **kwargs)
-    ok = int((table["status"] == "ok").sum())
+    status = table["status"]
+    ok, failed = int((status == "ok").sum()), int((status == "error").sum())
+    cancelled = len(table) - ok - failed
     print(f"sweep {args.file}: {counted(len(table), 'case')}, {ok} succeeded, "
-          f"{len(table) - ok} failed; "
-          f"{table['seconds'].sum():.2f} s of case time")
+          f"{failed} failed" + (f", {cancelled} cancelled (interrupted)" if cancelled else "")
+          + f"; {table['seconds'].sum():.2f} s of case time")
+    for i in np.flatnonzero((status == "error").to_numpy())[:SWEEP_ERRORS_SHOWN]:
+        row = table.iloc[i]
+        when = (f" at t = {row['error_t']:g} s" if "error_t" in table.columns
+                and not _missing(row["error_t"]) else "")
+        print(f"  case {i} failed: {row['error_type']}{when}: {row['error_message']}")
+    if failed > SWEEP_ERRORS_SHOWN:
+        print(f"  ... and {failed - SWEEP_ERRORS_SHOWN} more failed cases (status, error_type "
+              "and error_message in the table)")
     if out:
         if out.endswith(".csv"):
             table.to_csv(out, index=False)
@@ -487,15 +409,25 @@ def _cmd_sweep(args) -> int:
         print(f"  wrote {out}")
     else:
         print(table.to_string(index=False))
+    if cancelled:
+        return 130   # interrupted, as simulate and kinematics
     return 0 if ok == len(table) else 1
+
+
+#: Failed cases whose errors the sweep command prints (the table has them all).
+SWEEP_ERRORS_SHOWN = 5
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 def _cmd_gait(args) -> int:
     from .elements.events import passes
     from .solve.periodic import PeriodicOrbitError, periodic_orbit
 
-    _plot_dir(args.plot)
-    model = load_model(args.model)
+    plot_dir(args.plot)
+    model = load_announced(args.model)
     missing = [b for b in ("leg1", "leg2") if b not in model.body_names]
     if missing or "hip" not in model.marker_names or len(model.force_info["contacts"]) != 2:
         raise ArgumentError(f"model {model.name!r} is not a walker (it needs bodies leg1, leg2, "
@@ -543,6 +475,20 @@ def _cmd_gait(args) -> int:
         for path in plot_gait(result, args.plot):
             print(f"  wrote {path}")
     return 0 if result.status == "success" and not fell else 1
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got "
+                                         f"{text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return value
+
+
+_positive_int.__name__ = "positive whole number"
 
 
 def _positive_float(text):
@@ -596,17 +542,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_redundant(p) -> None:
-    p.add_argument("--redundant", choices=("raise", "allow"), default="raise",
-                   help="redundant constraints: refuse them (raise) or accept consistent ones "
-                   "with least-norm reactions (allow; e.g. bricard, IFToMM A04)")
+    p.add_argument("--redundant", choices=("raise", "allow"), default=None,
+                   help="redundant constraints: refuse them (raise, the default unless the "
+                   "model says otherwise) or accept consistent ones with least-norm "
+                   "reactions (allow; bricard, IFToMM A04, allows them by its own default)")
 
 
 def _add_at_limit(p, when: str = "") -> None:
-    p.add_argument("--at-limit", choices=("raise", "reverse"), default="raise",
+    p.add_argument("--at-limit", choices=("raise", "reverse"), default=None,
                    help=f"{when}where the input reaches a limit position and cannot go on: "
-                   "stop there (raise, the default) or pass onto the other branch and run the "
-                   "input back (reverse, as often as limits come; t is then the input's "
-                   "schedule, e.g. spherical_watt1, whose input rocks)")
+                   "stop there (raise, the default unless the model says otherwise) or pass "
+                   "onto the other branch and run the input back (reverse, as often as limits "
+                   "come; t is then the input's schedule; spherical_watt1, whose input rocks, "
+                   "reverses by its own default)")
 
 
 def _add_simulate(sub) -> None:
@@ -616,7 +564,8 @@ def _add_simulate(sub) -> None:
                        "report work, timing and invariants.")
     p.add_argument("model", nargs="?", default="jansen",
                    help="built-in model name or model file (default: jansen)")
-    p.add_argument("--t-end", type=_positive_float, default=10.0, help="end time in s (10)")
+    p.add_argument("--t-end", type=_positive_float, default=None,
+                   help="end time in s (default: the model's own, else 10)")
     p.add_argument("--rtol", type=_positive_float, default=1e-10,
                    help="relative tolerance (1e-10; the Python API's default is 1e-8)")
     p.add_argument("--atol", type=_positive_float, default=1e-10,
@@ -649,8 +598,8 @@ def _add_kinematics(sub) -> None:
     p.add_argument("model", nargs="?", default="jansen_driven",
                    help="built-in model name or model file (default: jansen_driven)")
     p.add_argument("--t-end", type=_positive_float, default=None,
-                   help="end time in s (default: one turn of an input that turns at a "
-                   "constant rate, else 1)")
+                   help="end time in s (default: the model's own, else one turn of an input "
+                   "that turns at a constant rate, else 1)")
     p.add_argument("--dt", type=_positive_float, default=None,
                    help="time step in s (default: 0.001, or a 360th of the input's turn)")
     p.add_argument("--continue-singular", action="store_true",
@@ -683,9 +632,11 @@ def _add_animate_gait_sweep(sub) -> None:
                    help="also (or only) write one self-contained interactive HTML page: "
                    "the mechanism with a time slider, play button and plotted series "
                    "(needs plotly)")
-    p.add_argument("--t-end", type=_positive_float, default=2.0, help="end time in s (2)")
+    p.add_argument("--t-end", type=_positive_float, default=None,
+                   help="end time in s (default: the model's own, else 2)")
     p.add_argument("--kinematics", action="store_true",
-                   help="kinematic analysis of a fully driven model instead of dynamics")
+                   help="kinematic analysis of a fully driven model instead of dynamics "
+                   "(the default for a linkage with kinematics only)")
     _add_at_limit(p, "with --kinematics, ")
     p.add_argument("--rtol", type=_positive_float, default=1e-8,
                    help="tolerance of the dynamics, rtol = atol (1e-8)")
@@ -693,8 +644,9 @@ def _add_animate_gait_sweep(sub) -> None:
                    help="largest output interval in s (0.01; smaller when the frames need it)")
     p.add_argument("--fps", type=_positive_float, default=25.0,
                    help="frames per second (25)")
-    p.add_argument("--speed", type=_positive_float, default=1.0,
-                   help="simulated seconds per second of animation (1)")
+    p.add_argument("--speed", type=_positive_float, default=None,
+                   help="simulated seconds per second of animation (1; for a model's own "
+                   "horizon under 2 s, that horizon / 2 s)")
     _add_redundant(p)
     p.set_defaults(func=_cmd_animate)
     p = sub.add_parser("gait", help="simulate a passive walker (walker_gait1, ...), report "
@@ -719,12 +671,14 @@ def _add_animate_gait_sweep(sub) -> None:
     p.add_argument("--output", metavar="FILE", help="write the table as .csv or .parquet")
     p.add_argument("--executor", choices=("serial", "process", "dask"),
                    help="where the cases run (default: the file's, else a process pool)")
-    p.add_argument("--workers", type=int, help="number of worker processes")
+    p.add_argument("--workers", type=_positive_int, help="number of worker processes")
     p.set_defaults(func=_cmd_sweep)
 
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    previous = warnings.formatwarning
+    warnings.formatwarning = format_warning
     try:
         return args.func(args)
     except (LinkdynError, ValueError) as exc:
@@ -738,6 +692,8 @@ def main(argv=None) -> int:
         # flush from failing on the closed pipe too.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    finally:
+        warnings.formatwarning = previous
 
 
 if __name__ == "__main__":  # pragma: no cover

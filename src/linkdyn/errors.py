@@ -50,6 +50,7 @@ __all__ = [
     "ArgumentTypeError",
     "UnknownNameError",
     "ToleranceWarning",
+    "InterruptedWarning",
     "ModelError",
     "ModelFileError",
     "AssemblyError",
@@ -102,6 +103,11 @@ class LinkdynError(Exception):
 class ToleranceWarning(UserWarning):
     """A run could not use the tolerance asked for (the local error test stopped at the
     round-off floor of the model's coordinates); the message says what it used and why."""
+
+
+class InterruptedWarning(RuntimeWarning):
+    """A run was interrupted (Ctrl-C): its result holds what was computed up to then, and
+    its ``status`` is ``"interrupted"``."""
 
 
 class ArgumentError(LinkdynError, ValueError):

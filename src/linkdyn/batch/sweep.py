@@ -32,25 +32,34 @@ the same numbers in every executor.
 Failures. A case that raises is recorded (``status`` "error", ``error_type``,
 ``error_message`` and, for simulation errors, ``error_t``), and the sweep goes on. Ctrl-C
 cancels the pending cases and returns the table of what finished (``status`` "cancelled"
-for the others).
+for the others); so does a case interrupted where it runs (a worker that got the Ctrl-C of
+its terminal while the sweep's own process did not, as when a script started it with
+``&``). The workers of a process pool end with the sweep's process, however it ends
+(Ctrl-C, ``SIGTERM`` from ``timeout``, ``SIGKILL``): each watches it and exits when it is
+gone.
 
 The result is a pandas DataFrame, one row per case in case order: the parameters, the
 outputs, the run's main statistics (``steps``, ``integration_seconds``, ... when the result
-has them), ``status`` and ``seconds`` (wall time of the case where it ran).
+has them; the counters are integers, ``<NA>`` in the rows of cases that did not finish),
+``status`` and ``seconds`` (wall time of the case where it ran).
 """
 
 from __future__ import annotations
 
 import itertools
 import os
+import select
+import signal
 import sys
+import threading
 import time
+import warnings
 from collections.abc import Mapping
 
-from .._checks import checked_path
+from .._checks import checked_path, input_file_problem
 from ..describe.parameters import apply_parameters
 from ..describe.parameters import is_model_parameter as _is_model_parameter
-from ..errors import ArgumentError, ArgumentTypeError, ModelError
+from ..errors import ArgumentError, ArgumentTypeError, InterruptedWarning, ModelError
 from ..solve.interrupt import StopRequest
 
 __all__ = ["sweep", "expand_cases", "apply_parameters"]
@@ -58,6 +67,8 @@ __all__ = ["sweep", "expand_cases", "apply_parameters"]
 RUNS = ("simulate", "kinematics", "equilibrium")
 STAT_KEYS = ("steps", "rejected_steps", "newton_iterations", "factorizations",
              "integration_seconds", "sweep_seconds", "events")
+#: The statistics that count things: integer columns of the table.
+COUNT_KEYS = ("steps", "rejected_steps", "newton_iterations", "factorizations", "events")
 
 
 def expand_cases(parameters) -> list[dict]:
@@ -223,7 +234,10 @@ def run_case(base, factory, run, run_options, outputs, case) -> dict:
         model = _model_for(base, factory, case)
         options = {**run_options, **{k: v for k, v in case.items()
                                      if not _is_model_parameter(k)}}
-        result = _call_run(run, model, options)
+        with warnings.catch_warnings():
+            # an interrupted run's row says "cancelled": no warning line per worker
+            warnings.simplefilter("ignore", InterruptedWarning)
+            result = _call_run(run, model, options)
         if getattr(result, "status", None) == "interrupted":
             # Ctrl-C in the run: not a result. A row, not a KeyboardInterrupt, which a Dask
             # worker would take for its own shutdown; the serial loop stops at it.
@@ -324,7 +338,13 @@ def sweep(model, parameters, *, run="simulate", run_options=None, outputs=None,
     table = []
     for case, row in zip(cases, rows):
         table.append({**case, **(row if row is not None else {"status": "cancelled"})})
-    return pd.DataFrame(table)
+    frame = pd.DataFrame(table)
+    if "seconds" not in frame.columns:   # no case got to run
+        frame["seconds"] = float("nan")
+    for key in COUNT_KEYS:   # counts stay integers where some cases have none
+        if key in frame.columns:
+            frame[key] = frame[key].astype("Int64")
+    return frame
 
 
 def _serial(args, cases, rows, bar):
@@ -344,21 +364,56 @@ def _serial(args, cases, rows, bar):
         stop.consume()
 
 
+def watch_parent(pid: int) -> None:
+    """A process-pool worker's initializer: a daemon thread that ends the worker when the
+    sweep's process ``pid`` has ended (killed, or stopped by a signal that left it no time
+    to shut its pool down). A worker's parent is the pool's fork server, not the sweep, so
+    the kernel's parent-death signal does not reach it; a pidfd (Linux 5.3 and later)
+    becomes readable when the process ends, and elsewhere the thread polls for it."""
+    def watch():
+        try:
+            fd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            os._exit(1)
+        except (AttributeError, OSError):
+            fd = None
+        if fd is not None:
+            select.select([fd], [], [])
+        else:
+            while True:
+                time.sleep(0.5)
+                try:
+                    os.kill(pid, 0)
+                except ProcessLookupError:
+                    break
+                except PermissionError:   # there, but another user's: pid reused
+                    break
+        os._exit(1)
+
+    threading.Thread(target=watch, name="linkdyn-sweep-parent", daemon=True).start()
+
+
 def _process(args, cases, rows, bar, workers):
     import concurrent.futures as cf
     import multiprocessing
 
     # forkserver/spawn keep the workers free of the parent's threads and handlers.
     context = multiprocessing.get_context("spawn" if sys.platform != "linux" else "forkserver")
-    pool = cf.ProcessPoolExecutor(max_workers=workers or os.cpu_count(), mp_context=context)
+    pool = cf.ProcessPoolExecutor(max_workers=workers or os.cpu_count(), mp_context=context,
+                                  initializer=watch_parent, initargs=(os.getpid(),))
     futures = {}
     blob = _dumps(args)
+    previous = _exit_on_sigterm()
     try:
         futures = {pool.submit(run_blob, blob, case): i for i, case in enumerate(cases)}
         for future in cf.as_completed(futures):
             rows[futures[future]] = future.result()
             if bar is not None:
                 bar.update()
+            if rows[futures[future]]["status"] == "cancelled":
+                # Ctrl-C reached a worker (and perhaps not this process, whose SIGINT a
+                # script may have set to be ignored): stop as for a Ctrl-C here.
+                raise KeyboardInterrupt
         pool.shutdown(wait=True)
     except KeyboardInterrupt:
         for future in futures:
@@ -366,7 +421,43 @@ def _process(args, cases, rows, bar, workers):
         for future, i in futures.items():   # keep what finished
             if future.done() and not future.cancelled() and future.exception() is None:
                 rows[i] = future.result()
-        pool.shutdown(wait=False, cancel_futures=True)
+        _stop_workers(pool)
+    except SystemExit:   # SIGTERM (what `timeout` sends): the pending cases are dropped
+        _stop_workers(pool)
+        raise
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _stop_workers(pool) -> None:
+    """End a pool whose sweep stops: its queued cases dropped, its running ones ended (an
+    interrupted case is "cancelled" whatever it computed; without this the interpreter's
+    exit would wait for each to finish its run, minutes perhaps)."""
+    # ProcessPoolExecutor has no public way to end running work; its _processes (pid ->
+    # Process, emptied by shutdown) has been there since Python 3.2.
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+    pool.shutdown(wait=True)
+
+
+def _exit_on_sigterm():
+    """In the main thread, SIGTERM raises SystemExit(143) for the length of a pool sweep,
+    so that the pool is shut down and its semaphores released on the way out (the workers
+    end with this process in any case: watch_parent). The handler it replaced, or None."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous not in (signal.SIG_DFL, None):   # someone else's handler: leave it
+        return None
+
+    def handler(signum, frame):
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, handler)
+    return previous
 
 
 def _is_dask_client(obj) -> bool:
@@ -536,6 +627,9 @@ def load_sweep_file(path) -> dict:
     executor, workers; returns the keyword arguments of :func:`sweep` plus ``model``."""
     import json
 
+    problem = input_file_problem(checked_path("load_sweep_file", path))
+    if problem:
+        raise ArgumentError(f"cannot read the sweep file {path}: it {problem}")
     try:
         with open(checked_path("load_sweep_file", path), encoding="utf-8") as f:
             data = json.load(f)

@@ -18,9 +18,10 @@ from .._kernels import Kernels
 from ..elements.description import Description
 from ..elements.description import save as save_description
 from ..elements.joints import AngleDriverSpec, PrismaticSpec
+from ..elements.run_defaults import as_mapping
 from ..errors import ArgumentError, ModelError, UnknownNameError, counted, name_list
 
-__all__ = ["Model", "COORDINATES", "require_dynamic", "check_output_size",
+__all__ = ["Model", "COORDINATES", "kinematic_only", "require_dynamic", "check_output_size",
            "check_model_size", "checked_array", "checked_coordinates", "checked_count",
            "checked_positive", "checked_time"]
 
@@ -90,6 +91,13 @@ class Model:
         self.hold = _readonly(arrays["hold"])
         self.marker_body = _readonly(arrays["marker_body"])
         self.marker_local = _readonly(arrays["marker_local"])
+
+    @property
+    def run_defaults(self):
+        """The model's own run settings (a read-only mapping: ``t_end``, ``redundant``,
+        ``at_limit``), which the ``linkdyn`` command uses where its options are not given
+        (:mod:`linkdyn.elements.run_defaults`); empty for most models."""
+        return as_mapping(self.description.run_defaults)
 
     # -- identity ------------------------------------------------------------------------
     def __eq__(self, other):
@@ -304,6 +312,12 @@ class Model:
     def save(self, path) -> None:
         """Write the model description to a JSON model file (see :mod:`linkdyn.modelfile`)."""
         save_description(self.description, checked_path("save", path))
+
+
+def kinematic_only(model: Model) -> bool:
+    """Whether ``model`` has kinematics but no dynamics: a spherical or spatial linkage in
+    natural coordinates, or a planar linkage of points and lines (placeholder masses)."""
+    return not model.dynamic or bool(getattr(model.description, "kinematic", False))
 
 
 def require_dynamic(model: Model, what: str) -> None:

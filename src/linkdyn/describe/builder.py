@@ -24,7 +24,9 @@ from ..elements.forces import ForceBuilder
 from ..elements.joints import (AngleDriverSpec, CoordinateDriverSpec, PrismaticSpec,
                                RevoluteSpec, SlideDriverSpec)
 from ..elements.laws import Law, law_from_dict
-from ..errors import ModelError
+from ..elements.run_defaults import checked_run_defaults
+from .._checks import as_file_error
+from ..errors import ModelError, ModelFileError
 
 __all__ = ["ModelBuilder", "resolve_ref", "named_points"]
 
@@ -101,11 +103,12 @@ class ModelBuilder(ForceBuilder, ContactBuilder):
         if not isinstance(name, str) or not name:
             raise ModelError(f"model name must be a non-empty string, got {name!r}")
         self._name = name
-        self._gravity = _vec2("model", "gravity", gravity)
+        self._gravity = _vec2(f"model '{name}'", "gravity", gravity)
         self._ground: dict[str, Vec2] = {}
         self._bodies: dict[str, BodySpec | BarSpec] = {}
         self._joints: dict[str, RevoluteSpec | PrismaticSpec] = {}
         self._markers: dict[str, MarkerSpec] = {}
+        self._run_defaults: tuple = ()
         self._drivers: dict = {}
         self._forces: dict = {}
         self._contacts: dict = {}
@@ -135,7 +138,7 @@ class ModelBuilder(ForceBuilder, ContactBuilder):
     # -- elements --------------------------------------------------------------------------
     def set_gravity(self, gravity) -> None:
         """Uniform gravity (gx, gy) in m/s^2; default (0, -9.81)."""
-        self._gravity = _vec2("model", "gravity", gravity)
+        self._gravity = _vec2(f"model '{self._name}'", "gravity", gravity)
 
     def add_ground_point(self, name: str, position) -> None:
         """A named point fixed to the ground at global ``position`` (x, y)."""
@@ -338,6 +341,13 @@ class ModelBuilder(ForceBuilder, ContactBuilder):
             raise ModelError(f"{entry}: markers sit on bodies, not on the ground", name)
         self._markers[name] = MarkerSpec(name, body, pname)
 
+    def set_run_defaults(self, **settings) -> None:
+        """The model's own run settings, which the ``linkdyn`` command uses where its
+        options are not given: ``t_end`` (s), ``redundant`` ("raise" or "allow") and
+        ``at_limit`` ("raise" or "reverse"); see :mod:`linkdyn.elements.run_defaults`.
+        Replaces what an earlier call set."""
+        self._run_defaults = checked_run_defaults(f"model '{self._name}'", settings)
+
     # -- results ---------------------------------------------------------------------------
     def description(self) -> Description:
         """The validated description as an immutable record."""
@@ -351,8 +361,27 @@ class ModelBuilder(ForceBuilder, ContactBuilder):
             drivers=tuple(self._drivers.values()),
             forces=tuple(self._forces.values()),
             contacts=tuple(self._contacts.values()),
+            run_defaults=self._run_defaults,
         )
 
     def build(self) -> Model:
         """Compile the description into a frozen :class:`linkdyn.Model`."""
         return compile_model(self.description())
+
+
+def read_run_defaults(data: dict, path, builder) -> None:
+    """A model file's ``run_defaults`` object (:mod:`linkdyn.elements.run_defaults`), if it
+    has one, set on ``builder`` (a planar or spatial one); ModelFileError names the entry."""
+    if "run_defaults" not in data:
+        return
+    settings = data["run_defaults"]
+    if not isinstance(settings, dict):
+        raise ModelFileError(f"expected an object of setting: value, got "
+                             f"{type(settings).__name__}", path, "run_defaults")
+    as_file_error(path, "run_defaults", builder.set_run_defaults, **settings)
+
+
+def name_or_gravity(data) -> str:
+    """Where in a file the builder's first call fails: its name, or else its gravity."""
+    name = data.get("name")
+    return "gravity" if isinstance(name, str) and name else "name"

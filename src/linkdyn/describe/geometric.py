@@ -59,7 +59,8 @@ from ..compile.model import Model
 from ..elements.bodies import GROUND
 from ..elements.laws import linear
 from ..errors import ModelError, ModelFileError
-from .builder import ModelBuilder
+from ..elements.run_defaults import checked_run_defaults
+from .builder import ModelBuilder, read_run_defaults
 
 __all__ = ["Linkage", "from_dict", "to_dict", "save", "LINKAGE_FORMAT_VERSION", "KINDS",
            "SPHERE_TOLERANCE"]
@@ -125,6 +126,7 @@ class Linkage:
         self._ground: str | None = None
         self._input: tuple | None = None
         self._actuator: tuple | None = None
+        self._run_defaults: tuple = ()
 
     def __eq__(self, other):
         if not isinstance(other, Linkage):
@@ -385,6 +387,17 @@ class Linkage:
             return compile_model(self)
         return compile_model(self.description())
 
+    def set_run_defaults(self, **settings) -> None:
+        """The linkage's own run settings for the ``linkdyn`` command (``t_end``, s;
+        ``redundant``; ``at_limit``: "reverse" for an input that rocks between limit
+        positions); see :mod:`linkdyn.elements.run_defaults`."""
+        self._run_defaults = checked_run_defaults(f"linkage '{self.name}'", settings)
+
+    @property
+    def run_defaults(self) -> tuple:
+        """The run settings set by :meth:`set_run_defaults`, sorted (key, value) pairs."""
+        return self._run_defaults
+
     def save(self, path) -> None:
         """Write this linkage as a linkage file (JSON; see the module notes)."""
         save(self, path)
@@ -472,7 +485,7 @@ class Linkage:
         else:
             b.add_slide_driver("input", joint, linear(0.0, rate))
         # Its bodies' masses are placeholders: the description is kinematic.
-        return replace(b.description(), kinematic=True)
+        return replace(b.description(), kinematic=True, run_defaults=self._run_defaults)
 
 
 _TYPES = {"revolute": REVOLUTE, "prismatic": PRISMATIC, "coupler": COUPLER, "spherical": BALL}
@@ -489,7 +502,7 @@ def from_dict(data, path=None) -> Linkage:
     """A :class:`Linkage` from a decoded linkage file; ModelFileError names the file and
     the field (``joints[2].coordinates``) of what is wrong."""
     check_fields(data, "top level", {"linkdyn_linkage", "name", "joints", "links", "input"},
-                 {"notes", "kind"}, path)
+                 {"notes", "kind", "run_defaults"}, path)
     version = data["linkdyn_linkage"]
     if isinstance(version, bool) or version != LINKAGE_FORMAT_VERSION:
         raise ModelFileError(f"unsupported linkage format version {version!r} (this linkdyn "
@@ -532,6 +545,7 @@ def from_dict(data, path=None) -> Linkage:
     else:
         check_fields(driving, "input", {"joint"}, {"rate"}, path)
         call("input", g.input, driving["joint"], driving.get("rate", 1.0))
+    read_run_defaults(data, path, g)
     return g
 
 
@@ -549,6 +563,8 @@ def to_dict(linkage: Linkage) -> dict:
         out["input"] = {"actuator": list(linkage._actuator[0]), "rate": linkage._actuator[1]}
     elif linkage._input is not None:
         out["input"] = {"joint": linkage._input[0], "rate": linkage._input[1]}
+    if linkage.run_defaults:
+        out["run_defaults"] = dict(linkage.run_defaults)
     return out
 
 

@@ -62,13 +62,13 @@ from dataclasses import replace
 import os
 from pathlib import Path
 
-from .._checks import as_file_error, check_fields, checked_path
+from .._checks import as_file_error, check_fields, checked_path, input_file_problem
 from ..elements import contacts, forces
 from ..elements import spatial as _spatial
 from ..elements.description import FORMAT_VERSION, Description, dumps, save
 from ..elements.description import to_dict as _planar_to_dict
 from ..errors import ModelError, ModelFileError
-from .builder import ModelBuilder
+from .builder import ModelBuilder, name_or_gravity, read_run_defaults
 from . import geometric
 
 __all__ = ["FORMAT_VERSION", "load", "loads", "save", "dumps", "to_dict", "from_dict"]
@@ -86,7 +86,7 @@ _DRIVER_FIELDS = {"angle": ({"type", "name", "joint", "law"}, set()),
 _MARKER_FIELDS = ({"name", "point"}, set())
 _TOP_FIELDS = ({"linkdyn_model", "name", "bodies"},
                {"gravity", "ground", "joints", "markers", "drivers", "forces", "contacts",
-                "notes", "kinematic"})
+                "notes", "kinematic", "run_defaults"})
 
 
 def to_dict(desc) -> dict:
@@ -134,7 +134,8 @@ def _planar_from_dict(data, path) -> Description:
         nonlocal builder
         builder = ModelBuilder(data["name"], gravity=data.get("gravity", (0.0, -9.81)))
 
-    call("name/gravity", make)
+    call(name_or_gravity(data), make)
+    read_run_defaults(data, path, builder)
     ground = data.get("ground", {})
     if not isinstance(ground, dict):
         raise ModelFileError("expected an object of name: [x, y]", path, "ground")
@@ -258,6 +259,9 @@ def _depth(data) -> int:
 def load(path):
     """Read and validate a model file (what :func:`loads` returns)."""
     path = os.fspath(checked_path("load", path))
+    problem = input_file_problem(path)
+    if problem:
+        raise ModelFileError(f"cannot read the model file: it {problem}", path)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:

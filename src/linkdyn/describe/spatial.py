@@ -28,6 +28,7 @@ from ..elements.spatial import (AxisJointSpec, SpatialBodySpec, SpatialDescripti
                                 SpatialDriverSpec, SpatialMarkerSpec, SphericalSpec,
                                 inertia_tensor, may_be_rod, principal_frame, rod_axis,
                                 rotation_matrix, unit_vec3, vec3)
+from ..elements.run_defaults import checked_run_defaults
 from ..errors import ModelError
 
 __all__ = ["SpatialModelBuilder"]
@@ -66,11 +67,12 @@ class SpatialModelBuilder(SpatialForceBuilder, SpatialContactBuilder):
         if not isinstance(name, str) or not name:
             raise ModelError(f"model name must be a non-empty string, got {name!r}")
         self._name = name
-        self._gravity = vec3("model", "gravity", gravity)
+        self._gravity = vec3(f"model '{name}'", "gravity", gravity)
         self._ground: dict = {}
         self._bodies: dict = {}
         self._joints: dict = {}
         self._markers: dict = {}
+        self._run_defaults: tuple = ()
         self._drivers: dict = {}
         self._forces: dict = {}
         self._contacts: dict = {}
@@ -296,6 +298,13 @@ class SpatialModelBuilder(SpatialForceBuilder, SpatialContactBuilder):
                 raise ModelError(f"{entry}: markers sit on bodies, not on the ground")
             self._markers[name] = SpatialMarkerSpec(name=name, body=body, point=p)
 
+    def set_run_defaults(self, **settings) -> None:
+        """The model's own run settings, which the ``linkdyn`` command uses where its
+        options are not given: ``t_end`` (s), ``redundant`` ("raise" or "allow") and
+        ``at_limit`` ("raise" or "reverse"); see :mod:`linkdyn.elements.run_defaults`.
+        Replaces what an earlier call set."""
+        self._run_defaults = checked_run_defaults(f"model '{self._name}'", settings)
+
     def description(self) -> SpatialDescription:
         """The validated, immutable description of what was added."""
         if not self._bodies:
@@ -304,7 +313,8 @@ class SpatialModelBuilder(SpatialForceBuilder, SpatialContactBuilder):
             name=self._name, gravity=self._gravity, ground=tuple(self._ground.items()),
             bodies=tuple(self._bodies.values()), joints=tuple(self._joints.values()),
             markers=tuple(self._markers.values()), drivers=tuple(self._drivers.values()),
-            forces=tuple(self._forces.values()), contacts=tuple(self._contacts.values()))
+            forces=tuple(self._forces.values()), contacts=tuple(self._contacts.values()),
+            run_defaults=self._run_defaults)
 
     def build(self):
         """Compile the description into a frozen :class:`linkdyn.SpatialModel`."""

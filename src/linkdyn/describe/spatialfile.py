@@ -59,12 +59,14 @@ from ..elements.spatial import SpatialDescription, to_dict
 from ..elements.spatial_contacts import FILE_FIELDS as _CONTACT
 from ..elements.spatial_forces import FILE_TYPES as _FORCES
 from ..errors import ModelFileError
+from .builder import name_or_gravity, read_run_defaults
 from .spatial import SpatialModelBuilder
 
 __all__ = ["from_dict", "dumps", "save"]
 
 _TOP = ({"linkdyn_model", "space", "name", "bodies"},
-        {"gravity", "ground", "joints", "drivers", "forces", "contacts", "markers", "notes"})
+        {"gravity", "ground", "joints", "drivers", "forces", "contacts", "markers", "notes",
+         "run_defaults"})
 _BODY = ({"name", "mass", "inertia"},
          {"points", "position", "orientation", "velocity", "angular_velocity"})
 _JOINTS = {"spherical": (set(), "add_spherical"), "revolute": ({"axis"}, "add_revolute"),
@@ -91,8 +93,9 @@ def from_dict(data, path=None) -> SpatialDescription:
     def call(where, fn, *args, **kwargs):
         return as_file_error(path, where, fn, *args, **kwargs)
 
-    b = call("name/gravity", SpatialModelBuilder, data["name"],
+    b = call(name_or_gravity(data), SpatialModelBuilder, data["name"],
              gravity=data.get("gravity", (0.0, 0.0, -9.81)))
+    read_run_defaults(data, path, b)
     ground = data.get("ground", {})
     if not isinstance(ground, dict):
         raise ModelFileError("expected an object of name: [x, y, z]", path, "ground")

@@ -65,7 +65,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..compile.model import Model, checked_array
-from ..errors import ArgumentError, ArgumentTypeError, ModelError, counted, summary
+from ..errors import (ArgumentError, ArgumentTypeError, InterruptedWarning, ModelError, counted,
+                      summary)
 from ..solve.interrupt import StopRequest
 from ..solve.kinematics import kinematics, kinematics_with_derivatives
 from .derivative_sweep import _exact_sweep, _restricted, _swept, derivative_plan
@@ -303,7 +304,7 @@ def kinematic_sensitivities(model, parameters, times, *, at=None, order=2,
     -----
     Ctrl-C stops the analysis or its derivatives and keeps what was computed: the result's
     ``status`` is then "interrupted" and its rows end at the last time whose derivatives
-    are complete (a RuntimeWarning says so).
+    are complete (an InterruptedWarning (a RuntimeWarning) says so).
     """
     # Ctrl-C in Python between the analysis and the derivatives' sweep (the members'
     # compiles) is a request polled before the sweep (linkdyn.solve.interrupt)
@@ -636,12 +637,12 @@ def _derivatives_compiled(base, member, steps, t, q, v, a, p, known=None, order=
 
 def _rows_done(done, status, rows, stacklevel) -> tuple:
     """(status, rows): the analysis' rows (t, q, v, a) cut to the ``done`` whose derivatives
-    are complete, "interrupted" and a RuntimeWarning where Ctrl-C stopped the sweep before
+    are complete, "interrupted" and an InterruptedWarning (a RuntimeWarning) where Ctrl-C stopped the sweep before
     the last."""
     if done >= len(rows[0]):
         return status, rows
     warnings.warn(f"linkdyn: sensitivities interrupted after {done} of {len(rows[0])} times; "
-                  "the result holds the times done", RuntimeWarning, stacklevel=stacklevel)
+                  "the result holds the times done", InterruptedWarning, stacklevel=stacklevel)
     return "interrupted", tuple(x[:done] for x in rows)
 
 

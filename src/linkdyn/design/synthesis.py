@@ -38,8 +38,8 @@ import numpy as np
 
 from ..compile.model import Model, checked_array
 from ..describe import geometric
-from ..errors import (ArgumentError, ArgumentTypeError, LinkdynError, SynthesisError, counted,
-                      name_list, summary)
+from ..errors import (ArgumentError, ArgumentTypeError, InterruptedWarning, LinkdynError,
+                      SynthesisError, counted, name_list, summary)
 from ..solve.interrupt import StopRequest, requested
 from .metrics import grashof as grashof_of, transmission_angle
 from .family import ParameterFamily
@@ -512,7 +512,7 @@ def _synthesise(what, family, measure, targets, times, guess, bounds, cycle, sta
                 seed, grashof, transmission, tol, max_evaluations) -> SynthesisResult:
     """The multistart least-squares loop shared by the three kinds of synthesis. Ctrl-C
     ends it with the best linkage found so far (the current start's best analysed design
-    included, if it meets the constraints), status "interrupted" and a RuntimeWarning;
+    included, if it meets the constraints), status "interrupted" and an InterruptedWarning (a RuntimeWarning);
     with nothing found yet, the KeyboardInterrupt goes on."""
     started = time.perf_counter()
     starts, spread, tol, max_evaluations = _checked_options(
@@ -554,7 +554,7 @@ def _synthesise(what, family, measure, targets, times, guess, bounds, cycle, sta
                 raise
             status = "interrupted"
             warnings.warn(f"{what}: interrupted in start {ran - 1}; the result is the best "
-                          "linkage found so far", RuntimeWarning, stacklevel=3)
+                          "linkage found so far", InterruptedWarning, stacklevel=3)
     if best is None:
         raise SynthesisError(f"{what}: none of {starts} starts gave a linkage that meets the "
                              "targets and constraints; "

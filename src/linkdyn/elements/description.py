@@ -39,6 +39,8 @@ class Description:
     #: placeholder masses, so it has kinematics but no dynamics (the solvers of dynamics
     #: refuse it).
     kinematic: bool = False
+    #: The model's own run settings, sorted (key, value) pairs (linkdyn.elements.run_defaults)
+    run_defaults: tuple = ()
 
 
 def to_dict(desc: Description) -> dict:
@@ -74,6 +76,8 @@ def to_dict(desc: Description) -> dict:
     }
     if desc.kinematic:
         out["kinematic"] = True
+    if desc.run_defaults:
+        out["run_defaults"] = dict(desc.run_defaults)
     return out
 
 

@@ -150,6 +150,8 @@ class SpatialDescription:
     forces: tuple = ()
     contacts: tuple = ()
     kinematic: bool = False
+    #: The model's own run settings, sorted (key, value) pairs (linkdyn.elements.run_defaults)
+    run_defaults: tuple = ()
 
 
 def rotation_matrix(entry: str, value) -> Mat3:
@@ -320,11 +322,14 @@ def to_dict(desc: SpatialDescription) -> dict:
             d.update(point=".".join(v.first), axis=v.axis)
         d["law"] = v.law.to_dict()
         drivers.append(d)
-    return {"linkdyn_model": 1, "space": "spatial", "name": desc.name,
-            "gravity": list(desc.gravity), "ground": {n: list(p) for n, p in desc.ground},
-            "bodies": bodies, "joints": joints, "drivers": drivers,
-            "forces": [force_to_dict(f) for f in desc.forces],
-            "contacts": [contact_to_dict(c, orient.get(c.plane_point[0]))
-                         for c in desc.contacts],
-            "markers": [{"name": m.name, "point": f"{m.body}.{m.point}"}
-                        for m in desc.markers]}
+    out = {"linkdyn_model": 1, "space": "spatial", "name": desc.name,
+           "gravity": list(desc.gravity), "ground": {n: list(p) for n, p in desc.ground},
+           "bodies": bodies, "joints": joints, "drivers": drivers,
+           "forces": [force_to_dict(f) for f in desc.forces],
+           "contacts": [contact_to_dict(c, orient.get(c.plane_point[0]))
+                        for c in desc.contacts],
+           "markers": [{"name": m.name, "point": f"{m.body}.{m.point}"}
+                       for m in desc.markers]}
+    if desc.run_defaults:
+        out["run_defaults"] = dict(desc.run_defaults)
+    return out

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from importlib import resources
 
 from .._checks import checked_path
@@ -34,7 +35,7 @@ from ..compile.model import Model, check_model_size
 from ..describe import modelfile
 from ..describe.builder import ModelBuilder
 from ..describe.geometric import Linkage
-from ..errors import ArgumentTypeError, ModelError, ModelFileError
+from ..errors import ArgumentError, ArgumentTypeError, ModelError, ModelFileError
 
 from .iftomm import andrews, nfourbar, simple_pendulum
 from .linkages import LINKAGES, linkage
@@ -77,20 +78,42 @@ _DERIVED = {"jansen_driven": _jansen_driven, "heavy_top": heavy_top, "bricard": 
             **{name: (lambda name=name: linkage(name).build()) for name in LINKAGES}}
 
 
+#: The IFToMM benchmark problems loaded by their benchmark names (also built-ins by
+#: function: simple_pendulum, andrews).
+PROBLEMS = {"iftomm_a01": simple_pendulum, "iftomm_a03": andrews}
+#: Generators loaded as ``NAME:N`` (N a positive whole number).
+GENERATORS = {"chain": lambda n: chain(n), "nfourbar": lambda n: nfourbar(n),
+              "truss": lambda n: truss(n)}
+
+
 def builtin_names() -> list[str]:
-    """Names of the built-in models."""
+    """Names of the built-in models (:func:`load_model` also takes the IFToMM problems'
+    names in :data:`PROBLEMS` and the generators' ``chain:N``, ``nfourbar:N``,
+    ``truss:N``)."""
     return sorted(_file_names() + list(_DERIVED))
 
 
 def load_model(name_or_path) -> Model:
-    """Load and compile a built-in model (by name, e.g. ``"jansen"``) or a model file (path).
+    """Load and compile a built-in model (by name, e.g. ``"jansen"``), an IFToMM problem
+    (``"iftomm_a01"``, ``"iftomm_a03"``), a generated one (``"chain:20"``,
+    ``"nfourbar:40"``, ``"truss:10"``) or a model file (path). The API and the ``linkdyn``
+    command resolve names here alone.
 
     Raises :class:`ModelFileError` for a name that is neither a built-in nor an existing
-    file, and for a file that cannot be read or is invalid; ArgumentTypeError for what is
-    neither a str nor an os.PathLike."""
+    file, and for a file that cannot be read or is invalid; ArgumentError for a generator
+    whose N is not a positive whole number; ArgumentTypeError for what is neither a str nor
+    an os.PathLike."""
     text = os.fspath(checked_path("load_model", name_or_path))
     if text in _DERIVED:
         return _DERIVED[text]()
+    if text in PROBLEMS:
+        return PROBLEMS[text]()
+    kind, colon, count = text.partition(":")
+    if colon and kind in GENERATORS:
+        if not re.fullmatch(r"[0-9]+", count) or int(count) < 1:
+            raise ArgumentError(f"{text}: {kind}:N needs a positive whole number N, got "
+                                f"{count!r}")
+        return GENERATORS[kind](int(count))
     if text in _file_names():
         res = resources.files(__name__).joinpath(f"{text}.json")
         return _compile(modelfile.loads(res.read_text(encoding="utf-8"),

@@ -202,6 +202,7 @@ def andrews() -> Model:
     b.add_spring_damper("spring", "ground.C", "triangle.D", stiffness=p["stiffness"],
                         free_length=p["free_length"])
     b.add_torque("motor", "crank", p["torque"])
+    b.set_run_defaults(t_end=0.03)   # the test set's interval, 0 .. 0.03 s
     return b.build()
 
 

@@ -156,7 +156,7 @@ def _spherical_rrpr() -> Linkage:
 
 
 def _spherical_watt1() -> Linkage:
-    return _linkage("spherical_watt1", [
+    g = _linkage("spherical_watt1", [
         ("J1", "prismatic", (0.0, 0.0, 1.0)), ("J2", "revolute", (0.93, 0.0, 0.37)),
         ("J3", "revolute", (0.85, -0.17, 0.51)), ("J4", "revolute", (0.70, 0.70, 0.14)),
         ("J5", "revolute", (0.73, 0.49, 0.49)), ("J6", "revolute", (0.81, 0.41, -0.41)),
@@ -164,6 +164,9 @@ def _spherical_watt1() -> Linkage:
         [("L1", ("J1", "J2", "J3")), ("L2", ("J2", "J4", "J5")), ("L3", ("J4", "J6")),
          ("L4", ("J3", "J7")), ("L5", ("J5", "J7", "J8")), ("L6", ("J1", "J6"))],
         "L6", "J1", "spherical")
+    # The slide's input rocks between two limit positions: the analysis runs it back there.
+    g.set_run_defaults(at_limit="reverse")
+    return g
 
 
 def _five_ss() -> Linkage:

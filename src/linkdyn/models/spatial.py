@@ -160,6 +160,8 @@ def bricard(redundant_free: bool = False):
     else:
         b.add_revolute("J6", "rod5.b", "ground.Q", axis=(1.0, 0.0, 0.0))
     b.add_marker("P3", "rod2.b")
+    if not redundant_free:   # overconstrained as posed: one of its rows is redundant
+        b.set_run_defaults(redundant="allow")
     return b.build()
 
 

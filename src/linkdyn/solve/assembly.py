@@ -307,10 +307,11 @@ class _Projector:
         raise RedundantConstraintsError(
             f"model {self.model.name!r}: the constraints are redundant or conflicting at this "
             f"configuration (Jacobian rank {rank} of {len(self.active)} rows on the free "
-            f"coordinates); constraints involved: {', '.join(names)}. If the mechanism "
-            "moves all the same (an overconstrained one such as Bricard's linkage, whose "
-            "Grubler count is below its mobility), pass redundant=\"allow\" (the command: "
-            "--redundant allow) and the redundant rows are handled by regularisation", names)
+            f"coordinates). If the mechanism moves all the same (an overconstrained one such "
+            "as Bricard's linkage, whose Grubler count is below its mobility), pass "
+            "redundant=\"allow\" (the command: --redundant allow) and the redundant rows are "
+            "handled by regularisation. Constraints involved, most first: "
+            f"{short_list(names)}", names)
 
     def correction(self, A: sp.csc_matrix, rhs: np.ndarray) -> np.ndarray:
         """The free-coordinate correction dz minimising dz^T M dz with J dz = rhs."""
@@ -344,6 +345,20 @@ def nearly_singular_rows(model: Model, q, t, state=None, threshold: float = np.i
     names = [model.constraint_names[rows[i]] for i in np.argsort(-w) if w[i] > 1e-3 * w.max()]
     names.sort(key=lambda n: n not in model.driver_names)
     return rc, tuple(names)
+
+
+#: How many names a message lists before it says how many more there are.
+MESSAGE_NAMES = 6
+
+
+def short_list(names, limit: int = MESSAGE_NAMES) -> str:
+    """Names for a message: the first ``limit``, then how many more (the exception's
+    ``constraints`` attribute has them all)."""
+    names = list(names)
+    if len(names) <= limit:
+        return ", ".join(names)
+    return (f"{', '.join(names[:limit])} and {len(names) - limit} more (the error's "
+            "constraints attribute lists them all)")
 
 
 def describe_rows(model: Model, rows) -> str:

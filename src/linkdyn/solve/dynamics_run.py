@@ -21,8 +21,8 @@ from ..elements.events import (ARC, BACK, CONTACT, FRICTION_SLIP, FRICTION_STOP,
                                EventRecord, compile_events)
 from ..elements.friction import ContactModes
 from ..elements.records import reference_angles
-from ..errors import (ConvergenceError, ForceElementError, NonFiniteError, SimulationError,
-                      SingularJacobianError, StepSizeError, ToleranceWarning)
+from ..errors import (ConvergenceError, ForceElementError, InterruptedWarning, NonFiniteError,
+                      SimulationError, SingularJacobianError, StepSizeError, ToleranceWarning)
 from ..results.output import RecordedSeries, WholeRows
 from ..results.simulation import SimulationResult
 from .assembly import consistent_state, describe_rows, nearly_singular_rows
@@ -310,7 +310,7 @@ class DynamicsRun:
         if status == INTERRUPTED:
             warnings.warn(f"linkdyn: simulation interrupted at t = {self.integ.t:.6g} s; the "
                           f"result holds the {len(result.t)} output rows computed so far",
-                          RuntimeWarning, stacklevel=3)
+                          InterruptedWarning, stacklevel=3)
         elif status not in (GOING, AT_EVENT):
             raise _failure(self.model, self.integ, status, result, self.run,
                            self.opt.max_steps)

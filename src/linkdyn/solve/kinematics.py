@@ -53,8 +53,8 @@ from .. import _html
 from .._kinematics import STATUS
 from .._progress import check_callback
 from ..compile.model import Model, check_output_size, checked_count, checked_positive
-from ..errors import (ArgumentError, ArgumentTypeError, KinematicsError, ModelError,
-                      SingularConfigurationError, counted, summary)
+from ..errors import (ArgumentError, ArgumentTypeError, InterruptedWarning, KinematicsError,
+                      ModelError, SingularConfigurationError, counted, summary)
 from ..results.accessors import TrajectoryAccessors
 from .assembly import (DIAGNOSIS_MAX_COORDINATES, check_redundant, consistent_state,
                        describe_rows, nearly_singular_rows, residual_roundoff)
@@ -385,7 +385,7 @@ def _kinematics(model, times, q0, tol, singular_rcond, on_singular, max_iteratio
     interrupted = STATUS[status] == "interrupted"
     if interrupted:
         warnings.warn(f"linkdyn: kinematic sweep interrupted after {done} of {t.size} times; "
-                      "the result holds what was computed", RuntimeWarning, stacklevel=3)
+                      "the result holds what was computed", InterruptedWarning, stacklevel=3)
     elif status != 0:
         # Localise where the positions stop existing between the last solved time and the
         # next (of the sub-steps where the given times were too coarse to follow).
@@ -431,6 +431,13 @@ def _checked_times(model, times, redundant, on_singular, at_limit, progress, tol
                 if model.nc > model.nq and not allow else "")
         raise ModelError(f"model {model.name!r} is {kind}: {dofs} and {drivers}; kinematic "
                          f"analysis needs one driver per degree of freedom{hint}")
+    if ndrv == 0 and model.nq > 0:
+        # as many rows as coordinates, none of them a driver: redundant rows hide the
+        # mobility from the count (Bricard's linkage moves with one degree of freedom)
+        raise ModelError(f"model {model.name!r} is under-driven: it has no drivers, and its "
+                         f"{model.nc} rows for {model.nq} coordinates hold redundant ones "
+                         "where it can move at all; kinematic analysis needs one driver per "
+                         "degree of freedom")
     if on_singular not in ("raise", "continue"):
         raise ArgumentError(f"on_singular must be 'raise' or 'continue', got {on_singular!r}")
     if at_limit not in ("raise", "reverse"):
