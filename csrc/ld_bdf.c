@@ -854,7 +854,8 @@ static int start(ld_bdf *w, double t0, const double *q0, const double *v0, const
     }
     if (w->nz) {
         double *zr = w->D + w->n + w->zoff;
-        if (s->aux_rate(s->user, t0, q0, v0, zr) != LD_OK) return LD_BDF_CALLBACK;
+        if (s->aux_rate(s->user, t0, q0, v0, nc > 0 ? w->D + 2 * nq : NULL, zr) != LD_OK)
+            return LD_BDF_CALLBACK;
         for (i = 0; i < w->nz; i++) zr[i] *= w->h;
     }
     return started(w, t0, q0, v0);
@@ -1541,7 +1542,8 @@ static int bdf_step(ld_bdf *w, double t_end, int *accepted)
      * explicit, z = z_pred + c rate - psi_z. */
     if (w->nz) {
         double *z = w->y + w->zoff;
-        if (w->sys->aux_rate(w->sys->user, t_new, w->y, w->y + nq, z) != LD_OK)
+        if (w->sys->aux_rate(w->sys->user, t_new, w->y, w->y + nq,
+                             w->nc > 0 ? w->y + 2 * nq : NULL, z) != LD_OK)
             return fail(w, LD_BDF_CALLBACK, t_new, w->h);
         for (i = w->zoff; i < w->soff; i++) w->y[i] = w->y_pred[i] + c * w->y[i] - w->psi[i];
     }

@@ -529,7 +529,8 @@ static int accelerations(ld_bdf *w, double t, const double *q, const double *v, 
     memcpy(f, v, (size_t)nq * sizeof(double));
     for (i = 0; i < nq; i++) a[i] = r->F[i] * r->minv[i];
     if (nc > 0) minus_minv_jt(w, lam, a);
-    if (w->nz && s->aux_rate(s->user, t, q, v, f + 2 * nq) != LD_OK) return LD_BDF_CALLBACK;
+    if (w->nz && s->aux_rate(s->user, t, q, v, nc > 0 ? lam : NULL, f + 2 * nq) != LD_OK)
+        return LD_BDF_CALLBACK;
     w->stats.rhs_evaluations++;
     return ld__all_finite(f, r->m) ? LD_BDF_SUCCESS : LD_BDF_NONFINITE;
 }

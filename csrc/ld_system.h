@@ -17,9 +17,12 @@
  *   fixed patterns (nnz may be zero).
  *   H(q, lam) = d/dq (Phi_q^T lam) [nq x nq], symmetric, in CSC with its own fixed pattern:
  *   the constraints' second derivatives weighted by the multipliers.
- *   z [nz] quadratures integrated along with the state, z' = aux_rate(q, v, t) (work of
- *   force elements, angles tracked over turns); they never enter the equations of motion and
- *   the step size is not controlled on them. nz may be zero (then aux_rate may be NULL).
+ *   z [nz] quadratures integrated along with the state, z' = aux_rate(q, v, lam, t) (work of
+ *   force elements and of the driven rows, angles tracked over turns); they never enter the
+ *   equations of motion and the step size is not controlled on them. lam [nc] are the
+ *   multipliers at that state (the explicit method's index-1 ones at each stage, the BDF's
+ *   corrector's at each accepted step; NULL when nc is 0). nz may be zero (then aux_rate
+ *   may be NULL).
  *   Events: nev functions g(t, q, v, lam) [nev] whose sign changes the integrator locates
  *   (event_direction[k] = +1: only - to +, -1: only + to -, 0: both; NULL: both). A zero
  *   value has no sign: a crossing is a change between a negative and a positive value.
@@ -50,6 +53,8 @@ enum ld_status {
 
 typedef int (*ld_eval_q)(void *user, double t, const double *q, double *out);
 typedef int (*ld_eval_qv)(void *user, double t, const double *q, const double *v, double *out);
+typedef int (*ld_eval_aux)(void *user, double t, const double *q, const double *v,
+                           const double *lam, double *out);
 
 typedef struct ld_system {
     int nq;                     /* number of coordinates */
@@ -81,7 +86,7 @@ typedef struct ld_system {
     ld_eval_qv phi_qq_lam;      /* H(q, lam) values (v argument = lam[nc]) -> out[hess_nnz] */
 
     int nz;                     /* number of quadratures */
-    ld_eval_qv aux_rate;        /* z'(q, v, t)          -> out[nz] */
+    ld_eval_aux aux_rate;       /* z'(q, v, lam, t)     -> out[nz] */
     int (*accept)(void *user, double t, const double *q, const double *v);
 
     const int *row_active;      /* [nc] or NULL: all rows always active (see above) */

@@ -102,10 +102,11 @@ static int hess(void *user, double t, const double *q, const double *lam, double
 }
 
 /* Quadrature: the power of gravity, -m g v_y, whose integral is -(V(t) - V(0)). */
-static int gravity_power(void *user, double t, const double *q, const double *v, double *out)
+static int gravity_power(void *user, double t, const double *q, const double *v,
+                         const double *lam, double *out)
 {
     const pendulum *p = (const pendulum *)user;
-    (void)t; (void)q;
+    (void)t; (void)q; (void)lam;
     out[0] = -p->mass * p->g * v[1];
     return LD_OK;
 }

@@ -110,7 +110,7 @@ def write_trajectory(result, path) -> None:
         "energy", "phi_norm", "phid_norm"]
     columns = [result.t, model.marker_positions(result.q).reshape(len(result.t), -1),
                result.energy, result.phi_norm, result.phid_norm]
-    if model.force_names:   # the work of the force elements, for the energy balance
+    if model.force_names or model.kernels.driver_work_index >= 0:   # for the balance
         cols.append("work")
         columns.append(result.work)
     data = np.column_stack(columns)

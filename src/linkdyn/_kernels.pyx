@@ -156,6 +156,7 @@ cdef struct KernelData:
     const int *gam_term         # terms with a nonzero gamma: quadratic or time-dependent
     int ntime_term
     const int *time_term        # terms with a time factor (Phi_t)
+    int driver_work             # index in z of the driven rows' work (-1: no time terms)
     int nquad_term
     const int *quad_term        # quadratic terms (the Hessian)
     int hess_nnz
@@ -578,9 +579,27 @@ cdef int k_force_v(void *user, double t, const double *q, const double *v,
 
 
 cdef int k_aux_rate(void *user, double t, const double *q, const double *v,
-                    double *out) noexcept nogil:
+                    const double *lam, double *out) noexcept nogil:
+    # The force elements' power and tracked coordinates, then the power of the driven
+    # (rheonomic) rows on the system: -v^T Phi_q^T lam = lam^T Phi_t, since Phi_q v = -Phi_t.
     cdef KernelData *d = <KernelData *> user
-    return ld_forces_rates(&d.forces, &d.run, t, q, v, out)
+    cdef int st = ld_forces_rates(&d.forces, &d.run, t, q, v, out)
+    cdef int j, k
+    cdef double g[3]
+    cdef double m, power = 0.0
+    if st != LD_OK or d.driver_work < 0:
+        return st
+    for j in range(d.ntime_term):
+        k = d.time_term[j]
+        time_coef(d, k, t, g)
+        m = 1.0
+        if d.term_a[k] >= 0:
+            m = q[d.term_a[k]]
+            if d.term_b[k] >= 0:
+                m *= q[d.term_b[k]]
+        power += lam[d.term_row[k]] * d.term_coef[k] * g[1] * m
+    out[d.driver_work] = power
+    return LD_OK
 
 
 cdef int k_events(void *user, double t, const double *q, const double *v, const double *lam,
@@ -785,7 +804,7 @@ cdef class Kernels:
     cdef readonly object arrays
     cdef readonly object law_values
     cdef readonly int nq, nc, phiq_nnz, fq_nnz, fv_nnz, hess_nnz
-    cdef readonly int nrec, nload, ninput, nz
+    cdef readonly int nrec, nload, ninput, nz, driver_work_index
     cdef readonly int body_stride   # coordinates per body: 4 planar, 12 spatial
     cdef RunState _own
 
@@ -956,6 +975,11 @@ cdef class Kernels:
         self.nload = F.nload
         self.ninput = int(np.max(a["rec_input"], initial=-1)) + 1
         self.nz = 2 * F.nrec + F.nload
+        # z: the force elements' work (nrec + nload), their tracked coordinates (nrec), then
+        # the driven rows' work where rows depend on time
+        self.driver_work_index = self.nz if self.data.ntime_term > 0 else -1
+        self.data.driver_work = self.driver_work_index
+        self.nz += self.driver_work_index >= 0
         # The model's own per-run state: no inputs, reference angles of the guesses, law
         # values zero; runs never write it (the model's ld_system has no accept hook).
         self._own = RunState(self, a["angle_ref0"])

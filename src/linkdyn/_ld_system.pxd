@@ -4,6 +4,8 @@ cdef extern from "ld_system.h":
     ctypedef int (*ld_eval_q)(void *user, double t, const double *q, double *out) noexcept nogil
     ctypedef int (*ld_eval_qv)(void *user, double t, const double *q, const double *v,
                                double *out) noexcept nogil
+    ctypedef int (*ld_eval_aux)(void *user, double t, const double *q, const double *v,
+                                const double *lam, double *out) noexcept nogil
     ctypedef struct ld_system:
         int nq
         int nc
@@ -30,7 +32,7 @@ cdef extern from "ld_system.h":
         ld_eval_qv force_v
         ld_eval_qv phi_qq_lam
         int nz
-        ld_eval_qv aux_rate
+        ld_eval_aux aux_rate
         int (*accept)(void *user, double t, const double *q, const double *v) noexcept nogil
         const int *row_active
         int nev

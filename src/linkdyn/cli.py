@@ -167,11 +167,17 @@ def _cmd_simulate(args) -> int:
               "Goncalves and Silva, 2018), integration and output")
     print(f"  energy variation {np.ptp(energy):.3e} J, max |Phi| {result.phi_norm.max():.3e}, "
           f"max |Phi_q v + Phi_t| {result.phid_norm.max():.3e}")
-    if model.force_names:
-        work = result.work
-        print(f"  force elements {len(model.force_names)}: work {work[-1]:.6e} J at "
-              f"t = {result.t[-1]:g} s, energy balance max |E - E(0) - W| "
-              f"{np.abs(energy - energy[0] - work).max():.3e} J")
+    driven = model.kernels.driver_work_index >= 0
+    if model.force_names or driven:
+        parts = []
+        if model.force_names:
+            parts.append(f"force elements {len(model.force_names)}: work "
+                         f"{result.force_work[-1]:.6e} J")
+        if driven:
+            parts.append(f"drivers {len(model.driver_names)}: work "
+                         f"{result.driver_work[-1]:.6e} J")
+        print(f"  {'; '.join(parts)} at t = {result.t[-1]:g} s; energy balance "
+              f"max |E - E(0) - W| {np.abs(energy - energy[0] - result.work).max():.3e} J")
     for name in model.marker_names:
         p = result.marker(name)[-1]
         print(f"  marker {name} at t = {result.t[-1]:g} s: "

@@ -102,8 +102,11 @@ def plot_simulation(result, directory, markers=None) -> list[Path]:
     fig, axes = plt.subplots(3, 1, sharex=True, figsize=(8, 8), layout="constrained")
     energy = result.energy
     axes[0].plot(result.t, energy - energy[0], label="E - E(0)")
-    if model.force_names:   # the balance E - E(0) = W of the force elements
-        axes[0].plot(result.t, result.work, "--", label="work W of the force elements")
+    driven = model.kernels.driver_work_index >= 0
+    if model.force_names or driven:   # the balance E - E(0) = W
+        what = " and ".join(w for w, on in (("force elements", model.force_names),
+                                            ("drivers", driven)) if on)
+        axes[0].plot(result.t, result.work, "--", label=f"work W of the {what}")
         axes[0].legend()
     axes[0].set_ylabel("E - E(0) [J]")
     _log_panel(axes[1], result.t, result.phi_norm, "|Phi|")

@@ -154,10 +154,29 @@ class SimulationResult(TrajectoryAccessors):
     @property
     @recordable
     def work(self) -> np.ndarray:
-        """Work (J) done since t0 by everything in the force elements but the springs'
-        stored energy: dampers, motors, servos, loads, moving free lengths and rest angles."""
+        """Work (J) done on the mechanism since t0 by everything but gravity and the
+        springs' stored energy: the force elements (dampers, motors, servos, loads, moving
+        free lengths and rest angles, :attr:`force_work`) and the drivers
+        (:attr:`driver_work`). ``energy - energy[0]`` equals it to the tolerance."""
+        return self.force_work + self.driver_work
+
+    @property
+    @recordable
+    def force_work(self) -> np.ndarray:
+        """Work (J) done since t0 by the force elements alone (what ``work`` was before the
+        drivers' work joined it)."""
         info = self.model.force_info
         return self._z()[:, :info["nrec"] + info["nload"]].sum(axis=1)
+
+    @property
+    @recordable
+    def driver_work(self) -> np.ndarray:
+        """Work (J) done since t0 by the drivers (the rows that depend on time) on the
+        mechanism, the integral of lam^T Phi_t; zero for a model without drivers."""
+        index = self.model.kernels.driver_work_index
+        if index < 0:
+            return np.zeros(self.t.shape[0])
+        return self._z()[:, index].copy()
 
     def swinging_at(self, t) -> tuple:
         """The contacts that were swinging (:mod:`linkdyn.contacts`) at time ``t`` of this
@@ -242,7 +261,7 @@ class SimulationResult(TrajectoryAccessors):
         nrec, nload = info["nrec"], info["nload"]
         state = k.run_state()
         z = self._z()
-        tracked = z[:, nrec + nload:] if z.shape[1] else None
+        tracked = z[:, nrec + nload:2 * nrec + nload] if z.shape[1] else None
         sample = (np.searchsorted(self.control_t, self.t, side="left") - 1
                   if self.control_t is not None and len(self.control_t) else None)
         impacts, next_impact = sorted(self.impacts), 0

@@ -76,7 +76,9 @@ class DynamicsRun:
         info = model.force_info
         self.friction = (ContactModes(model, self.run, opt.swinging, opt.t0)
                          if info["frictions"] or info["swings"] or info["arcs"] else None)
-        self.z0 = np.concatenate([np.zeros(info["nrec"] + info["nload"]), rec0[:, 0]])
+        self.z0 = np.concatenate([np.zeros(info["nrec"] + info["nload"]), rec0[:, 0],
+                                  np.zeros(model.kernels.nz - 2 * info["nrec"]
+                                           - info["nload"])])   # the drivers' work
         self.ev = compile_events(model, opt.events)
         self.run.set_events(self.ev)
         self.integ = BDFIntegrator(
