@@ -32,7 +32,9 @@ except ImportError:  # pragma: no cover - exercised where scikit-sparse is absen
 from ..models import as_model
 from ..compile.model import COORDINATES, Model, checked_count, checked_positive, checked_time
 from ..elements.bodies import GROUND
-from ..errors import ArgumentError, AssemblyError, ModelError, RedundantConstraintsError, name_list
+from .._kernels import RunState
+from ..errors import (ArgumentError, ArgumentTypeError, AssemblyError, ModelError,
+                      RedundantConstraintsError, name_list)
 
 __all__ = ["ConsistentState", "consistent_state", "hold_mask", "spd_backend"]
 
@@ -413,6 +415,21 @@ def _loop_hint(model: Model, q, t, state, phi, tol) -> str:
             "to close, or a guess too far from any configuration)")
 
 
+def _check_state(state) -> None:
+    if state is not None and not isinstance(state, RunState):
+        raise ArgumentTypeError(f"state must be a run's state (model.kernels.run_state()) or "
+                                f"None, got {type(state).__name__}")
+
+
+def _own_scale(model, q, t, state, phi, tol):
+    """(each row's rounding noise, the rows within ``tol`` or four times their noise). Each
+    row is held to its own scale besides the norm test: a unit vector's row is
+    dimensionless and not excused by coordinates far from the origin (a body 1e16 m out was
+    returned with |u|^2 - 1 = 2 by the norm test alone)."""
+    noise = row_roundoff(model, q, t, state)
+    return noise, np.abs(phi) <= np.maximum(tol, 4 * noise)
+
+
 def residual_roundoff(model: Model, q, t: float, state=None, ord=2) -> float:
     """The norm (``ord`` 2 or numpy.inf) below which Phi(q, t) is rounding noise: each row
     is a sum of terms as large as its |Phi_q| |q| (a squared distance |p1 - p2|^2 - L^2 has
@@ -420,11 +437,18 @@ def residual_roundoff(model: Model, q, t: float, state=None, ord=2) -> float:
     (entries + 1) eps times that. Newton cannot take a residual below it (the compiled
     kinematic sweep's test, ``KinematicSweep._roundoff_floor``, is the same in the max
     norm)."""
+    return float(np.linalg.norm(row_roundoff(model, q, t, state), ord))
+
+
+def row_roundoff(model: Model, q, t: float, state=None) -> np.ndarray:
+    """Each row's rounding noise (nc,): (entries + 1) eps (|Phi_q| |q|)_i, the size of the
+    row's own terms (a unit-vector row's are of order 1 wherever the body is; a joint's
+    rows are of its points' coordinates). See :func:`residual_roundoff`."""
     J = model.phi_q(q, t, state).tocsr()
     if J.nnz == 0:
-        return 0.0
+        return np.zeros(model.nc)
     entries = int(np.diff(J.indptr).max()) + 1
-    return entries * np.finfo(float).eps * float(np.linalg.norm(abs(J) @ np.abs(q), ord))
+    return entries * np.finfo(float).eps * (abs(J) @ np.abs(q))
 
 
 def _worst_rows(names, res, rows, count=5) -> tuple:
@@ -500,6 +524,7 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
     t = checked_time(t)
     checked_positive("tol", tol)
     checked_count("max_iterations", max_iterations)
+    _check_state(state)
     q = _vector(model, q, model.q0, "q")
     v = _vector(model, v, model.v0, "v")
     held = hold_mask(model, hold)
@@ -515,20 +540,23 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
     phi0 = np.linalg.norm(phi)
     previous = np.inf
     eps = np.finfo(float).eps
+    row_tol = tol
     tol = max(tol, 4 * eps * np.sqrt(model.nc) * max(1.0, np.max(np.abs(q))))
     while True:
         norm = np.linalg.norm(phi)
+        noise, held_rows = _own_scale(model, q, t, state, phi, row_tol)
+        own = bool(held_rows.all())
         if not np.isfinite(norm) or norm > 1e6 * max(phi0, 1.0):
             rows, text = _worst_rows(names, np.nan_to_num(phi, nan=np.inf), proj.active)
             raise AssemblyError(f"model {model.name!r}: Newton diverged while assembling "
                                 f"(|Phi| = {norm:.3g})"
                                 f"{_loop_hint(model, q, t, state, phi, tol)}; largest "
                                 f"residuals: {text}", rows)
-        if norm <= tol:
+        if norm <= tol and own:
             if polished or iterations >= max_iterations:
                 break        # (within tol on the last iteration allowed: the polish is moot)
             polished = True  # one more iteration takes the residual to round-off
-        elif norm > 0.5 * previous and norm <= residual_roundoff(model, q, t, state):
+        elif norm > 0.5 * previous and norm <= float(np.linalg.norm(noise)) and own:
             break            # Newton no longer cuts a residual that is rounding noise
         previous = norm
         if iterations >= max_iterations and proj.regularised and not retried:
@@ -550,7 +578,10 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
                 f"{text}", rows)
         A = proj.scaled_jacobian(q)
         proj.factorize(A)
-        q[proj.free] -= proj.correction(A, phi[proj.active])
+        # Where only rows held to their own scale are left, they are corrected alone: the
+        # others' rounding noise (ulps of coordinates far out) would move them again.
+        rhs = phi if norm > tol or own else np.where(held_rows, 0.0, phi)
+        q[proj.free] -= proj.correction(A, rhs[proj.active])
         iterations += 1
         phi = model.phi(q, t, state)
 
