@@ -12,6 +12,12 @@ import pytest
 
 import linkdyn
 
+#: A margin at the round-off of a quantity of order 1 that holds on every platform: 256 ulps
+#: (5.7e-14). The compiled kernels, BLAS and libm differ in their last bits between the
+#: x86_64, aarch64, macOS and Windows builds, so an assertion at 1e-15 would test the
+#: platform, not the physics. Quantities of another scale take a multiple of it.
+ROUNDOFF = 256 * np.finfo(float).eps
+
 
 @contextlib.contextmanager
 def ctrl_c_after(seconds=0.3):

@@ -7,7 +7,7 @@ import pytest
 
 import linkdyn
 from linkdyn.cli import main
-from conftest import ctrl_c_after
+from conftest import ROUNDOFF, ctrl_c_after
 
 
 def test_assemble_jansen(capsys):
@@ -139,7 +139,7 @@ def test_simulate_writes_outputs(tmp_path, capsys):
     assert lines[0] == "# t P3.x P3.y foot.x foot.y energy phi_norm phid_norm"
     data = np.loadtxt(out)
     np.testing.assert_array_equal(data[:, 0], [0.0, 0.1, 0.2, 0.3, 0.4, 0.5])
-    np.testing.assert_allclose(data[0, 1:3], [0.15, 0.0], atol=1e-15)
+    np.testing.assert_allclose(data[0, 1:3], [0.15, 0.0], atol=ROUNDOFF)
     assert data[:, 5] == __import__("pytest").approx(-0.5806293458, abs=1e-5)
     counters = json.loads(stats.read_text())
     assert set(counters) == {"integration_seconds", "output_seconds", "steps", "rejected_steps",

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import linkdyn
+from linkdyn.design import synthesis
 from linkdyn.errors import ArgumentError, ArgumentTypeError, UnknownNameError
 
 
@@ -141,3 +142,87 @@ def test_errors_of_big_models_list_a_few_names_and_how_many_more():
     with pytest.raises(linkdyn.UnknownNameError) as info:
         model.joint_spec("J0")
     assert "(1980 more)" in str(info.value)
+
+
+def _fourbar():
+    from linkdyn.models.linkages import four_bar
+
+    return four_bar({"A": (0, 0), "B": (0.5, 1.0), "C": (2.5, 1.5), "D": (2.0, 0.0),
+                     "P": (1.5, 2.0)})
+
+
+def _coordinate_driver_axis():
+    b = linkdyn.ModelBuilder("m")
+    b.add_bar("b", length=1.0, density=1.0, position=(0.5, 0.0), angle=0.0)
+    b.add_coordinate_driver("d", "b.a", np.array(["x"]), 0.0)
+
+
+def _link_ground():
+    g = linkdyn.geometric.Linkage("l")
+    g.revolute("A", (0.0, 0.0))
+    g.revolute("B", (1.0, 0.0))
+    g.link("L", ["A", "B"], ground=np.zeros((2, 2)))
+
+
+_PENDULUM, _DRIVEN = "iftomm_a01", "jansen_driven"
+
+#: The fuzzing run's argument escapes: (call, the argument its message names). Each escaped
+#: as a bare TypeError, ValueError or OverflowError (or, for starts=2**63, never ended).
+ESCAPES = {
+    "events=0.5": (lambda: linkdyn.simulate(_PENDULUM, 0.1, events=0.5), "events"),
+    "project_output=array": (lambda: linkdyn.simulate(
+        _PENDULUM, 0.1, project_output=np.array([1, 0])), "project_output"),
+    "proportional=array": (lambda: linkdyn.simulate(
+        _PENDULUM, 0.1, proportional=np.array([1, 0])), "proportional"),
+    "max_iterations=2**63": (lambda: linkdyn.kinematics(
+        _DRIVEN, [0.0, 0.1], max_iterations=2**63), "max_iterations"),
+    "on_singular=array": (lambda: linkdyn.kinematics(
+        _DRIVEN, [0.0, 0.1], on_singular=np.array(["raise"])), "on_singular"),
+    "at_limit=array": (lambda: linkdyn.kinematics(
+        _DRIVEN, [0.0, 0.1], at_limit=np.array(["raise", "x"])), "at_limit"),
+    "state=1.0": (lambda: linkdyn.consistent_state(_PENDULUM, state=1.0), "state"),
+    **{f"kinematic_sensitivities parameters={p!r}": (
+        lambda p=p: linkdyn.kinematic_sensitivities(_DRIVEN, p, [0.0, 0.1]), "parameters")
+       for p in (None, 0, 1.5)},
+    **{f"simulation_sensitivities parameters={p!r}": (
+        lambda p=p: linkdyn.simulation_sensitivities(_PENDULUM, p, 0.1), "parameters")
+       for p in (None, 0, 1.5)},
+    **{f"path_generation parameters={p!r}": (
+        lambda p=p: synthesis.path_generation(_fourbar(), "P", np.zeros((3, 2)),
+                                            parameters=p), "parameters")
+       for p in (0, 1.5)},
+    "simulation_sensitivities t_end=2**63+": (lambda: linkdyn.simulation_sensitivities(
+        _PENDULUM, ["bodies.pendulum.mass"], float("inf")), "t_end"),
+    "path_generation marker=array": (lambda: synthesis.path_generation(
+        _fourbar(), np.array(["P"]), np.zeros((3, 2))), "marker"),
+    "assembly_modes seed=0.0": (lambda: linkdyn.assembly_modes(_DRIVEN, seed=0.0), "seed"),
+    "assembly_modes seed=-5": (lambda: linkdyn.assembly_modes(_DRIVEN, seed=-5), "seed"),
+    "assembly_modes starts=2**63": (lambda: linkdyn.assembly_modes(_DRIVEN, starts=2**63),
+                                    "starts"),
+    "periodic_orbit swinging=1.0": (lambda: linkdyn.periodic_orbit(
+        "walker_gait1", linkdyn.events.passes("foot1"), swinging=1.0), "swinging"),
+    "periodic_orbit translation=array": (lambda: linkdyn.periodic_orbit(
+        "walker_gait1", linkdyn.events.passes("foot1"), translation=np.array(["x"])),
+        "translation"),
+    "sweep run=array": (lambda: linkdyn.sweep(_PENDULUM, {"rtol": [1e-8]},
+                                              run=np.array(["simulate"])), "run"),
+    "sweep executor=array": (lambda: linkdyn.sweep(_PENDULUM, {"rtol": [1e-8]},
+                                                   executor=np.array(["serial"])),
+                             "executor"),
+}
+
+
+@pytest.mark.parametrize("case", list(ESCAPES))
+def test_bad_arguments_are_refused_by_name(case):
+    call, argument = ESCAPES[case]
+    with pytest.raises((ArgumentError, ArgumentTypeError)) as info:
+        call()
+    assert argument in str(info.value)
+
+
+@pytest.mark.parametrize("call, what", [(_coordinate_driver_axis, "axis must be 'x' or 'y'"),
+                                        (_link_ground, "ground must be True or False")])
+def test_builder_arguments_of_the_wrong_type_are_model_errors(call, what):
+    # builders refuse what they are given with ModelError, naming the element
+    with pytest.raises(linkdyn.ModelError, match=what):
+        call()

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import linkdyn
-from conftest import central_difference, random_state
+from conftest import ROUNDOFF, central_difference, random_state
 
 
 @pytest.fixture(params=["fourbar", "jansen", "chain"])
@@ -90,7 +90,7 @@ def test_body_point_positions_rotate_with_u(fourbar):
     xi, eta = 0.05, 0.08  # point P
     expect = (x + xi * math.cos(th) - eta * math.sin(th),
               y + xi * math.sin(th) + eta * math.cos(th))
-    np.testing.assert_allclose(fourbar.marker_positions(q)[0], expect, rtol=1e-15)
+    np.testing.assert_allclose(fourbar.marker_positions(q)[0], expect, rtol=ROUNDOFF)
 
 
 def test_assemble_writes_the_same_values(model):

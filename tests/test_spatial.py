@@ -14,7 +14,7 @@ from linkdyn import SpatialModelBuilder
 from linkdyn.errors import ModelError, UnknownNameError
 from linkdyn.models.spatial import HEAVY_TOP, heavy_top, heavy_top_nutation
 
-from conftest import assert_rows_match_differences, central_difference, sampled_peaks
+from conftest import ROUNDOFF, assert_rows_match_differences, central_difference, sampled_peaks
 
 
 def tumbling_body(seed=3):
@@ -39,17 +39,17 @@ def test_mass_matrix_gives_the_kinetic_energy_of_the_inertia_tensor():
     expected = 0.5 * 2.5 * vel @ vel + 0.5 * omega @ (R @ J @ R.T) @ omega
     assert 0.5 * np.sum(model.mass * v**2) == pytest.approx(expected, rel=1e-13)
     # the state describes the given orientation and angular velocity
-    np.testing.assert_allclose(model.body_rotation(q, "box"), R, atol=1e-14)
-    np.testing.assert_allclose(model.body_angular_velocity(q, v, "box"), omega, atol=1e-14)
+    np.testing.assert_allclose(model.body_rotation(q, "box"), R, atol=ROUNDOFF)
+    np.testing.assert_allclose(model.body_angular_velocity(q, v, "box"), omega, atol=ROUNDOFF)
     # a body point: r + R p, its velocity v + omega x R p
     p = R @ np.array([0.2, -0.1, 0.3])
     np.testing.assert_allclose(model.marker_positions(q)[0], np.array([1.0, 2.0, 3.0]) + p,
-                               atol=1e-14)
+                               atol=ROUNDOFF)
     np.testing.assert_allclose(model.marker_velocities(v)[0], vel + np.cross(omega, p),
-                               atol=1e-14)
+                               atol=ROUNDOFF)
     # consistent already: the frame is orthonormal and moves rigidly
-    assert np.abs(model.phi(q)).max() < 1e-15
-    assert np.abs(model.phi_q(q) @ v).max() < 1e-14
+    assert np.abs(model.phi(q)).max() < ROUNDOFF
+    assert np.abs(model.phi_q(q) @ v).max() < ROUNDOFF
 
 
 def test_jacobian_gamma_and_hessian_match_finite_differences():
@@ -488,8 +488,8 @@ def test_spatial_model_files_round_trip_and_name_bad_fields(tmp_path):
     assert loaded.constraint_names == kinds.constraint_names
     rng = np.random.default_rng(2)
     q = kinds.q0 + 1e-2 * rng.standard_normal(kinds.nq)
-    np.testing.assert_allclose(loaded.phi(q, 0.3), kinds.phi(q, 0.3), atol=1e-14)
-    np.testing.assert_allclose(loaded.q0, kinds.q0, atol=1e-15)
+    np.testing.assert_allclose(loaded.phi(q, 0.3), kinds.phi(q, 0.3), atol=ROUNDOFF)
+    np.testing.assert_allclose(loaded.q0, kinds.q0, atol=ROUNDOFF)
     # bad files name the field
     data = json.loads(path.read_text())
     data["joints"][0]["type"] = "hinge"
@@ -578,7 +578,7 @@ def test_assembly_modes_of_a_driven_spatial_crank_skip_flipped_and_mirrored_fram
     b.add_angle_driver("motor", "hinge", linear(0.3, 2.0 * math.pi))
     model = b.build()
     np.testing.assert_allclose(model.orientation_cosines(model.q0, 0.0),
-                               [1.0, 1.0, math.cos(0.3)], atol=1e-15)
+                               [1.0, 1.0, math.cos(0.3)], atol=ROUNDOFF)
     modes = linkdyn.assembly_modes(model)
     assert len(modes) == 1
     np.testing.assert_allclose(modes[0].q[:3], [0.1 * math.cos(0.3), 0.0,
@@ -681,8 +681,8 @@ def test_principal_frame_is_the_one_nearest_the_body_axes_and_does_not_jump():
         E, P = principal_frame(J)
         assert np.linalg.det(E) == pytest.approx(1.0)
         D = E.T @ J @ E
-        np.testing.assert_allclose(D - np.diag(np.diag(D)), 0.0, atol=1e-14)
-        np.testing.assert_allclose(P, 0.5 * np.trace(J) - np.diag(D), atol=1e-14)
+        np.testing.assert_allclose(D - np.diag(np.diag(D)), 0.0, atol=ROUNDOFF)
+        np.testing.assert_allclose(P, 0.5 * np.trace(J) - np.diag(D), atol=ROUNDOFF)
         assert np.all(np.diag(E) > 0.8)
         frames.append(E)
     np.testing.assert_allclose(frames[0], frames[1], atol=1e-12)

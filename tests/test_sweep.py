@@ -366,6 +366,10 @@ def test_the_sweep_command_names_failures_and_exits_130_when_interrupted(tmp_pat
     out = capsys.readouterr().out
     assert "2 cases, 1 succeeded, 1 failed;" in out
     assert "case 1 failed: ArgumentError: " in out and "rtol" in out
+    for workers in ("0", "-3"):   # 0 was taken for "the default"
+        with pytest.raises(SystemExit):
+            main(["sweep", str(path), "--workers", workers])
+        assert "expected a positive whole number" in capsys.readouterr().err
     spec = {"model": "chain:20", "run": "simulate",
             "run_options": {"t_end": 200.0, "rtol": 1e-10, "atol": 1e-10, "t_out": "final"},
             "parameters": {"rtol": [1e-10] * 3}, "executor": "serial"}

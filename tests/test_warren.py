@@ -10,6 +10,7 @@ import linkdyn
 from linkdyn.errors import ModelError
 from linkdyn.models import truss
 from linkdyn.models.warren import truss_exact, truss_nodes
+from conftest import ROUNDOFF
 
 
 def test_the_truss_is_one_rigid_body_of_one_degree_of_freedom():
@@ -17,7 +18,7 @@ def test_the_truss_is_one_rigid_body_of_one_degree_of_freedom():
     assert model.nbody == 15 and model.nominal_dof == 1
     # A simple truss has no redundant constraint: the initial state assembles as built.
     state = linkdyn.consistent_state(model)
-    assert np.abs(state.q - model.q0).max() < 1e-14
+    assert np.abs(state.q - model.q0).max() < ROUNDOFF
 
 
 def test_swinging_truss_is_a_compound_pendulum():

@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 
-from .errors import ArgumentTypeError, ModelError, ModelFileError
+from .errors import ArgumentError, ArgumentTypeError, ModelError, ModelFileError
 
 
 def real(entry: str, what: str, value, *, positive: bool = False,
@@ -33,6 +33,43 @@ def real(entry: str, what: str, value, *, positive: bool = False,
     if nonnegative and value < 0.0:
         raise ModelError(f"{entry}: {what} must be zero or positive, got {value!r}")
     return value
+
+
+#: Largest iteration count, number of starts or similar count an option takes (a C int).
+MAX_COUNT = 2**31 - 1
+
+
+def checked_flag(name: str, value) -> bool:
+    """``value`` as a bool, or ArgumentTypeError naming ``name``: True or False only (an
+    array's truth value is ambiguous and a number is not a switch)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise ArgumentTypeError(f"{name} must be True or False, got {value!r}")
+
+
+def checked_choice(name: str, value, choices) -> str:
+    """``value`` when it is one of the strings ``choices``, else ArgumentError (or
+    ArgumentTypeError for what is not a string) naming ``name`` and the choices."""
+    listed = list(map(repr, choices))
+    what = (" or ".join(listed) if len(listed) <= 2 else
+            f"one of {', '.join(listed[:-1])} or {listed[-1]}")
+    if not isinstance(value, str):
+        raise ArgumentTypeError(f"{name} must be {what}, got {type(value).__name__} "
+                                f"{value!r}")
+    if value not in choices:
+        raise ArgumentError(f"{name} must be {what}, got {value!r}")
+    return value
+
+
+def checked_int(name: str, value, low: int = 0, high: int = MAX_COUNT) -> int:
+    """An integer from ``low`` to ``high`` (numpy integers too), or ArgumentError naming
+    ``name`` (ArgumentTypeError for what is not an integer: 0.0, "3", True)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ArgumentTypeError(f"{name} must be an integer from {low} to {high}, got "
+                                f"{value!r}")
+    if not low <= value <= high:
+        raise ArgumentError(f"{name} must be an integer from {low} to {high}, got {value!r}")
+    return int(value)
 
 
 #: Largest model or sweep file read (bytes): a bigger one is refused before it is read.

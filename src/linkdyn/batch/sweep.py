@@ -296,7 +296,7 @@ def sweep(model, parameters, *, run="simulate", run_options=None, outputs=None,
     else:
         raise ArgumentTypeError(f"sweep: model must be a Model, a model name or path, or a "
                                 f"factory, got {type(model).__name__}")
-    if not (run in RUNS or callable(run)):
+    if not ((isinstance(run, str) and run in RUNS) or callable(run)):
         raise ArgumentError(f"sweep: run must be one of {', '.join(RUNS)} or a callable, got "
                             f"{run!r}")
     if run_options is not None and not isinstance(run_options, Mapping):
@@ -319,6 +319,9 @@ def sweep(model, parameters, *, run="simulate", run_options=None, outputs=None,
 
     if executor is None:
         executor = "process" if (os.cpu_count() or 1) > 1 and len(cases) > 1 else "serial"
+    if not (isinstance(executor, str) or _is_dask_client(executor)):
+        raise ArgumentTypeError(f"sweep: executor must be 'serial', 'process', 'dask' or a "
+                                f"dask.distributed.Client, got {type(executor).__name__}")
     args = (base, factory, run, run_options, outputs)
     rows: list = [None] * len(cases)
     bar = _progress(len(cases), progress)

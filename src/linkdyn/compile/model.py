@@ -13,7 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import _html
-from .._checks import checked_path
+from .._checks import MAX_COUNT, checked_path
 from .._kernels import Kernels
 from ..elements.description import Description
 from ..elements.description import save as save_description
@@ -360,10 +360,13 @@ def checked_positive(name: str, value) -> float:
 
 
 def checked_count(name: str, value) -> int:
-    """A positive integer (an iteration limit), or ArgumentError naming it."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ArgumentError(f"{name} must be a positive integer, got {value!r}")
-    return value
+    """A positive integer (an iteration limit, a number of starts) up to MAX_COUNT (the
+    compiled loops count in C ints), or ArgumentError naming it."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
+            or not 1 <= value <= MAX_COUNT:
+        raise ArgumentError(f"{name} must be a positive integer up to {MAX_COUNT}, got "
+                            f"{value!r}")
+    return int(value)
 
 
 def checked_coordinates(model, z, what: str = "q") -> np.ndarray:

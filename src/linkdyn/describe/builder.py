@@ -327,7 +327,7 @@ class ModelBuilder(ForceBuilder, ContactBuilder):
             ref = self._ref(entry, point)
             if ref[0] == GROUND:
                 raise ModelError(f"{entry}: drive a body point, not a ground point")
-            if axis not in ("x", "y"):
+            if not isinstance(axis, str) or axis not in ("x", "y"):
                 raise ModelError(f"{entry}: axis must be 'x' or 'y', got {axis!r}")
             self._drivers[name] = CoordinateDriverSpec(name, ref, axis, self._law(entry, law))
 

@@ -280,6 +280,8 @@ class Linkage:
                                  f"{', '.join(self._joints) or 'none'})", name)
         if len(set(joints)) != len(joints):
             raise ModelError(f"{entry}: a joint is listed twice", name)
+        if not isinstance(ground, (bool, np.bool_)):
+            raise ModelError(f"{entry}: ground must be True or False, got {ground!r}", name)
         if ground:
             if self._ground is not None:
                 raise ModelError(f"{entry}: link '{self._ground}' is already the ground",

@@ -61,7 +61,7 @@ from ..errors import (ArgumentError, ArgumentTypeError, ModelError,
 from ..results.simulation import SimulationResult
 from ..solve.assembly import consistent_state
 from ..solve.dynamics_run import DynamicsRun
-from ..solve.run_options import check_options
+from ..solve.run_options import check_options, check_span
 from ..solve.simulate import simulate
 from .family import ParameterFamily
 from .sensitivity import (_difference, _ParameterDerivatives, dynamic_affinity,
@@ -185,6 +185,7 @@ def simulation_sensitivities(model, parameters, t_end: float, *, error_control: 
     if method not in ("bdf", "auto"):
         raise ArgumentError(f"simulation_sensitivities: method must be 'bdf' (the "
                             f"sensitivities are integrated with the BDF), got {method!r}")
+    check_span(options.get("t0", 0.0), t_end)    # before any model is compiled
     family = ParameterFamily(model, parameters)
     base = family.base
     require_dynamic(base, "simulation_sensitivities")

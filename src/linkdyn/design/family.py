@@ -38,7 +38,8 @@ class ParameterFamily:
             self.linkage = isinstance(description, geometric.Linkage)
             self.data = (geometric.to_dict(description) if self.linkage
                          else modelfile.to_dict(description))
-        if isinstance(parameters, str) or not all(isinstance(p, str) for p in parameters):
+        if isinstance(parameters, str) or not isinstance(parameters, (list, tuple)) or \
+                not all(isinstance(p, str) for p in parameters):
             raise ArgumentTypeError("parameters must be a sequence of parameter paths "
                                     "(strings), e.g. ['bodies.L5.length', 'ground.P2.x']")
         self.names = tuple(parameters)

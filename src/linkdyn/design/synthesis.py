@@ -364,6 +364,9 @@ def _check_planar(family, what):
 
 def _check_name(family, name, kind):
     names = family.base.marker_names if kind == "marker" else family.base.body_names
+    if not isinstance(name, str):
+        raise ArgumentTypeError(f"{kind} must be the name of a {kind} of "
+                                f"{family.base.name!r}, got {type(name).__name__} {name!r}")
     if name not in names:
         raise ArgumentError(f"{kind} {name!r} is not a {kind} of {family.base.name!r} "
                             f"({'bodies' if kind == 'body' else kind + 's'}: "

@@ -129,6 +129,10 @@ def compile_events(model, events) -> dict:
         events = ()
     if isinstance(events, Event):
         events = (events,)
+    if isinstance(events, (str, bytes)) or not isinstance(events, (list, tuple)):
+        raise ArgumentTypeError(f"events must be a linkdyn.events event or a list of them "
+                                f"(marker_crossing, coordinate_crossing, passes, ...), got "
+                                f"{events!r}")
     events = tuple(events)
     info = model.force_info
     records = {name: r for r, name, _ in info["contacts"]}

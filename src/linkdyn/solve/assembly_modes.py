@@ -9,8 +9,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._checks import checked_int
 from ..compile.model import Model, _readonly, checked_time
-from ..errors import ArgumentError, ArgumentTypeError, ModelError
+from ..errors import ArgumentTypeError, ModelError
 from ..models import as_model
 from .assembly import consistent_state
 from .kinematics import _guess, _state_at
@@ -84,6 +85,10 @@ def _solve(model, q, t, state, scales, size, known):
     return q
 
 
+#: Most starts (and modes) assembly_modes takes: some ms each, so at most minutes.
+MAX_STARTS = 100_000
+
+
 def assembly_modes(model: Model, t: float = 0.0, *, q0=None, starts: int = 16,
                    max_modes: int = 64, seed: int = 0) -> tuple:
     """The assembly modes of a fully driven model at time ``t``: its distinct configurations
@@ -114,9 +119,10 @@ def assembly_modes(model: Model, t: float = 0.0, *, q0=None, starts: int = 16,
         raise ModelError(f"model {model.name!r}: assembly modes are isolated configurations "
                          f"of a fully driven model (as many constraint rows as coordinates), "
                          f"got {model.nc} rows for {model.nq} coordinates")
-    for name, value in (("starts", starts), ("max_modes", max_modes)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ArgumentError(f"{name} must be a non-negative integer, got {value!r}")
+    # Each start is a Newton solve: the count is bounded so that a run ends (some ms each).
+    starts = checked_int("starts", starts, 0, MAX_STARTS)
+    max_modes = checked_int("max_modes", max_modes, 0, MAX_STARTS)
+    seed = checked_int("seed", seed, 0, 2**63 - 1)
     t = checked_time(t)
     run = model.kernels.run_state()
     state = _state_at(model, run, t)

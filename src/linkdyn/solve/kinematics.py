@@ -51,6 +51,7 @@ import numpy as np
 from ..models import as_model
 from .. import _html
 from .._kinematics import STATUS
+from .._checks import checked_choice
 from .._progress import check_callback
 from ..compile.model import Model, check_output_size, checked_count, checked_positive
 from ..errors import (ArgumentError, ArgumentTypeError, InterruptedWarning, KinematicsError,
@@ -438,10 +439,8 @@ def _checked_times(model, times, redundant, on_singular, at_limit, progress, tol
                          f"{model.nc} rows for {model.nq} coordinates hold redundant ones "
                          "where it can move at all; kinematic analysis needs one driver per "
                          "degree of freedom")
-    if on_singular not in ("raise", "continue"):
-        raise ArgumentError(f"on_singular must be 'raise' or 'continue', got {on_singular!r}")
-    if at_limit not in ("raise", "reverse"):
-        raise ArgumentError(f"at_limit must be 'raise' or 'reverse', got {at_limit!r}")
+    checked_choice("on_singular", on_singular, ("raise", "continue"))
+    checked_choice("at_limit", at_limit, ("raise", "reverse"))
     check_callback(progress)
     checked_positive("tol", tol)
     checked_positive("singular_rcond", singular_rcond)

@@ -38,10 +38,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._checks import checked_choice
 from ..models import as_model
 from ..errors import ArgumentError, LinkdynError
 from .assembly import consistent_state
 from .interrupt import StopRequest, requested
+from .run_options import _check_swinging
 from .simulate import simulate
 
 __all__ = ["periodic_orbit", "PeriodicOrbit", "PeriodicOrbitError", "poincare_map"]
@@ -126,8 +128,9 @@ def periodic_orbit(model, section, q0=None, v0=None, *, swinging=(), crossings=1
     every later map (a periodic orbit crosses its section in one discrete state)."""
     model = as_model(model)
 
-    if translation not in (None, "x", "y"):
-        raise ArgumentError(f"translation must be None, 'x' or 'y', got {translation!r}")
+    if translation is not None:
+        checked_choice("translation", translation, ("x", "y"))
+    swinging = _check_swinging(model, swinging)
     if isinstance(crossings, bool) or not isinstance(crossings, int) or crossings < 1:
         raise ArgumentError(f"crossings must be a positive integer, got {crossings!r}")
     for name, value in (("t_max", t_max), ("tol", tol), ("fd_step", fd_step)):

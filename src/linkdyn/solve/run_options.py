@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._checks import checked_flag
 from .._progress import check_callback
 from ..compile.model import Model, checked_positive, checked_time, require_dynamic
 from ..errors import ArgumentError, ArgumentTypeError, ModelError
@@ -84,7 +85,7 @@ def check_options(model, t_end, *, rtol, atol, t_out, dt_out, t0, q0, v0, hold, 
     """The checked options of a run of ``model`` (ValueError, TypeError or ModelError
     naming what is wrong)."""
     _check_model(model)
-    t0, t_end = _check_span(t0, t_end)
+    t0, t_end = check_span(t0, t_end)
     rtol, atol = checked_positive("rtol", rtol), checked_positive("atol", atol)
     if rtol > MAX_RTOL:
         raise ArgumentError(f"rtol = {rtol:g} lets every coordinate be off by "
@@ -112,6 +113,8 @@ def check_options(model, t_end, *, rtol, atol, t_out, dt_out, t0, q0, v0, hold, 
                         ("event_tol", event_tol)):
         if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
             raise ArgumentError(f"{name} must be a non-negative finite number, got {value!r}")
+    project_output = checked_flag("project_output", project_output)
+    proportional = checked_flag("proportional", proportional)
     if not isinstance(method, str) or method not in METHODS:
         raise ArgumentError(f"method must be one of {', '.join(map(repr, METHODS))}, got "
                             f"{method!r}")
@@ -151,7 +154,7 @@ def _check_model(model) -> None:
                              "polynomial or harmonic laws (functions serve kinematics)", d.name)
 
 
-def _check_span(t0, t_end) -> tuple[float, float]:
+def check_span(t0, t_end) -> tuple[float, float]:
     t0 = checked_time(t0, "t0")
     if isinstance(t_end, bool) or not isinstance(t_end, (int, float)) or not (
             math.isfinite(t_end) and t_end > t0):
