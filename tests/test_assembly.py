@@ -223,3 +223,23 @@ def test_far_bodies_meet_their_unit_rows_to_their_own_scale(distance):
     unit = model.constraint_names.index("bar.unit")
     pin = [i for i in range(model.nc) if i != unit]
     assert np.abs(model.phi(state.q)[pin]).max() <= 16 * np.finfo(float).eps * distance
+
+
+def test_a_start_far_from_any_assembled_position_is_warned_of_by_body():
+    """A pendulum bar of 1 m guessed 7 m from its pivot: the projection moves it 7 m, more
+    than the whole mechanism measures; the state is returned with a ModelWarning that names
+    the body and the distance (it moved in silence before). Guesses within the mechanism's
+    size (the built-ins') move without a word."""
+    import warnings
+
+    b = linkdyn.ModelBuilder("far_guess")
+    b.add_ground_point("O", (0.0, 0.0))
+    b.add_bar("bar", length=1.0, density=1.0, position=(7.5, 0.0), angle=0.0)
+    b.add_revolute("pin", "bar.a", "ground.O")
+    with pytest.warns(linkdyn.ModelWarning, match=r"7 m from the guess of body 'bar'"):
+        state = linkdyn.consistent_state(b.build())
+    assert np.abs(state.q[:2]).max() <= 0.5 + 1e-12
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", linkdyn.ModelWarning)
+        linkdyn.consistent_state("jansen")
+        linkdyn.consistent_state("heavy_top")

@@ -155,7 +155,8 @@ def test_lankarani_nikravesh_restitution():
     assert abs(speed_at(res, sep.t) - v_sep) < 1e-6 * v0
     # The reported normal force carries the damping set at the onset: rebuilt from the
     # contact law with the recorded approach speed.
-    (t_imp, _, speed), = res.impacts
+    (t_imp, contact, speed), = res.impacts
+    assert contact == "floor"            # by the contact's name (it was a record index)
     assert abs(speed - v0) < 1e-6
     delta = r - res.q[:, 1]
     rate = -res.v[:, 1]

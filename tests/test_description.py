@@ -172,3 +172,23 @@ def test_endless_iterables_are_not_materialised():
     with pytest.raises(ModelError, match="got 1 value$"):
         b.add_ground_point("O", iter([1.0]))
     b.add_ground_point("O", iter([1.0, 2.0]))   # an iterator of two is a pair
+
+
+def test_a_body_nothing_holds_or_acts_on_is_warned_of_by_name():
+    """A bar with no joint, driver, force element or contact falls freely: valid, but more
+    often a forgotten joint. The build warns, naming it; a body held by a contact alone (the
+    block on the incline) or a spatial platform held by drivers alone is not named."""
+    import warnings
+
+    b = ModelBuilder("loose")
+    b.add_ground_point("O", (0.0, 0.0))
+    b.add_bar("crank", length=1.0, density=1.0, position=(0.5, 0.0), angle=0.0)
+    b.add_bar("forgotten", length=1.0, density=1.0, position=(3.0, 0.0), angle=0.0)
+    b.add_revolute("pivot", "crank.a", "ground.O")
+    with pytest.warns(linkdyn.ModelWarning, match=r"body forgotten has no joint") as caught:
+        b.build()
+    assert "crank" not in str(caught[0].message)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", linkdyn.ModelWarning)
+        for name in ("block_on_incline", "five_ss_dynamic", "jansen", "walker_gait1"):
+            linkdyn.load_model(name)

@@ -226,3 +226,31 @@ def test_builder_arguments_of_the_wrong_type_are_model_errors(call, what):
     # builders refuse what they are given with ModelError, naming the element
     with pytest.raises(linkdyn.ModelError, match=what):
         call()
+
+
+def test_size_checks_follow_the_process_memory_limit(tmp_path):
+    """Under an address-space limit (ulimit -v) the up-front size checks compare with it,
+    not with the machine's memory: a chain of 200,000 bars (some 1.6 GB to build) is
+    refused at once in a process limited to 2 GiB, where it would pass on the machine's
+    memory and then fail with a bare MemoryError."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("resource")
+    script = tmp_path / "limited.py"
+    script.write_text(
+        "import resource\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (2 * 2**30, resource.RLIM_INFINITY))\n"
+        "import linkdyn\n"
+        "from linkdyn.compile.model import memory_limit\n"
+        "print('LIMIT', memory_limit())\n"
+        "try:\n"
+        "    linkdyn.chain(200_000)\n"
+        "except linkdyn.ModelError as e:\n"
+        "    print('REFUSED', e)\n")
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    limit = float(run.stdout.split("LIMIT", 1)[1].split()[0])
+    assert limit == 2**30                        # half the 2 GiB allowed
+    assert "REFUSED chain: 200000 bars need about 1.49 GiB" in run.stdout

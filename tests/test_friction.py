@@ -167,6 +167,8 @@ def test_frictionless_and_friction_contacts_share_a_model():
     (dict(friction=0.5, static_friction=0.3), "mu0 = 0.3 is below"),
     (dict(static_friction=0.3), "needs friction"),
     (dict(friction=0.3, stick_velocity=0.0), "stick_velocity"),
+    # inside the velocities' noise: a walker with 1e-300 did not finish 0.02 s in 20 s
+    (dict(friction=0.3, stick_velocity=1e-300), "stick_velocity = 1e-300 m/s is below 1e-10"),
     (dict(friction=float("nan")), "friction"),
 ])
 def test_bad_friction_raises(kwargs, match):

@@ -695,3 +695,26 @@ def test_driven_models_close_their_energy_balance_to_the_tolerance():
         bdf = [simulate(name, 1.0, rtol=tol, atol=tol, method="bdf") for tol in (1e-6, 1e-10)]
         gaps = [np.abs(r.energy - r.energy[0] - r.work).max() for r in bdf]
         assert gaps[1] < 1e-4 * gaps[0] and gaps[1] < 1e-6 * np.ptp(bdf[1].driver_work), gaps
+
+
+@pytest.mark.parametrize("omega, message", [
+    (1e300, "too fast for its phase omega t to be computed"),
+    (1e9, "makes 1.59e\\+07 periods in the run's 0.1 s, more than its step budget"),
+])
+def test_a_law_faster_than_any_step_can_follow_is_refused_by_name(omega, message):
+    # (omega 1e300 crawled at h = 4e-10 s to the 5e6-step budget for minutes)
+    b = linkdyn.ModelBuilder("fast")
+    b.add_ground_point("O", (0.0, 0.0))
+    b.add_bar("crank", length=1.0, density=1.0, position=(0.5, 0.0), angle=0.0)
+    b.add_revolute("pin", "crank.a", "ground.O")
+    b.add_angle_driver("wobble", "pin", linkdyn.laws.harmonic(0.0, 0.1, omega))
+    with pytest.raises(linkdyn.errors.ArgumentError, match=message) as info:
+        simulate(b.build(), 0.1)
+    assert "element 'wobble'" in str(info.value)
+    # a law the budget can follow runs: 1.6e4 periods of 1e6 rad/s in 0.1 s
+    b = linkdyn.ModelBuilder("slow")
+    b.add_ground_point("O", (0.0, 0.0))
+    b.add_bar("crank", length=1.0, density=1.0, position=(0.5, 0.0), angle=0.0)
+    b.add_revolute("pin", "crank.a", "ground.O")
+    b.add_angle_driver("wobble", "pin", linkdyn.laws.harmonic(0.0, 1e-3, 1e3))
+    assert simulate(b.build(), 0.1).status == "success"

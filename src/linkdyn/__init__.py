@@ -20,7 +20,7 @@ from .errors import (ArgumentError, ArgumentTypeError, AssemblyError, Controller
                      NotRecordedError,
                      RedundantConstraintsError, SimulationError, SingularConfigurationError,
                      SingularJacobianError, StepSizeError, SynthesisError,
-                     ToleranceWarning, InterruptedWarning)
+                     ToleranceWarning, InterruptedWarning, ModelWarning, OutOfMemoryError)
 from .elements import contacts, events, forces, friction, laws, lcp
 from .elements.bodies import GROUND
 from .elements.description import Description
@@ -77,6 +77,8 @@ __all__ = [
     "UnknownNameError",
     "ToleranceWarning",
     "InterruptedWarning",
+    "ModelWarning",
+    "OutOfMemoryError",
     "AssemblyError",
     "AssemblyMode",
     "ConsistentState",

@@ -468,7 +468,7 @@ def _cmd_gait(args) -> int:
                                    swinging=result.swinging_at(result.t[i]),
                                    translation="x")
         except PeriodicOrbitError as exc:
-            print(f"  periodic orbit: not found ({exc})")
+            print(f"  periodic orbit: not found ({_why_no_orbit(result, strikes) or exc})")
         else:
             mods = np.abs(orbit.multipliers)
             print(f"  periodic orbit: period {orbit.period:.6f} s, stride {orbit.shift:.6f} m, "
@@ -481,6 +481,18 @@ def _cmd_gait(args) -> int:
         for path in plot_gait(result, args.plot):
             print(f"  wrote {path}")
     return 0 if result.status == "success" and not fell else 1
+
+
+def _why_no_orbit(result, strikes) -> str | None:
+    """Why a walker has no limit cycle where its steps say so: each shorter than the last
+    (it is coming to rest, as gait IV stands still after some 40 s)."""
+    hip_x = result.marker("hip")[:, 0]
+    at = np.searchsorted(result.t, sorted(e.t for e in strikes))
+    steps = np.diff(hip_x[np.minimum(at, len(hip_x) - 1)])
+    if len(steps) >= 3 and np.all(np.diff(np.abs(steps)) < 0):
+        return (f"the walker is coming to rest: each of its {len(steps)} steps is shorter than "
+                f"the last, from {abs(steps[0]):.4f} m to {abs(steps[-1]):.4f} m")
+    return None
 
 
 def _positive_int(text):
@@ -580,9 +592,9 @@ def _add_simulate(sub) -> None:
                    help="output interval in s (0.01)")
     _add_redundant(p)
     p.add_argument("--method", choices=("bdf", "rk", "auto"), default="auto",
-                   help="integration method (auto: the explicit order-8 method, switching to "
-                   "bdf where stiff; rk: explicit only; bdf: the index-3 BDF only; see "
-                   "linkdyn.simulate)")
+                   help="integration method (default auto: the explicit order-8 method, "
+                   "switching to bdf where stiff; rk: explicit only; bdf: the index-3 BDF "
+                   "only; see linkdyn.simulate)")
     p.add_argument("--per-step-tolerance", action="store_true",
                    help="test the local error against rtol and atol themselves (default: "
                    "tolerance-proportional, see linkdyn.simulate)")

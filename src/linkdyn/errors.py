@@ -51,6 +51,8 @@ __all__ = [
     "UnknownNameError",
     "ToleranceWarning",
     "InterruptedWarning",
+    "ModelWarning",
+    "OutOfMemoryError",
     "ModelError",
     "ModelFileError",
     "AssemblyError",
@@ -103,6 +105,17 @@ class LinkdynError(Exception):
 class ToleranceWarning(UserWarning):
     """A run could not use the tolerance asked for (the local error test stopped at the
     round-off floor of the model's coordinates); the message says what it used and why."""
+
+
+class OutOfMemoryError(LinkdynError, MemoryError):
+    """A model or a run needs more memory than this process may use (its address-space
+    limit, its cgroup's memory limit, or the machine's memory); the message names the model
+    and what it was making. A MemoryError too."""
+
+
+class ModelWarning(UserWarning):
+    """A model that is valid but probably not what was meant (a body connected to nothing,
+    a start far from any assembled position); the message names the element."""
 
 
 class InterruptedWarning(RuntimeWarning):

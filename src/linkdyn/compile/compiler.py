@@ -16,8 +16,11 @@ Nothing after this point looks anything up by name.
 
 from __future__ import annotations
 
-from ..elements.description import Description
+import warnings
+
+from ..elements.description import Description, unconnected_bodies
 from ..elements.spatial import SpatialDescription
+from ..errors import ModelWarning, name_list
 from .cartesian import number_bodies
 from .model import Model
 from .natural import number_linkage
@@ -31,11 +34,25 @@ def compile_model(description) -> Model:
     """Compile a description into a frozen model: a :class:`linkdyn.Description` of planar
     bodies, a :class:`~linkdyn.elements.spatial.SpatialDescription` of spatial bodies, or a
     spherical or spatial :class:`linkdyn.geometric.Linkage` (validated by it)."""
+    if isinstance(description, (Description, SpatialDescription)):
+        _warn_unconnected(description)
     if isinstance(description, Description):
         return assemble(number_bodies(description))
     if isinstance(description, SpatialDescription):
         return assemble(number_spatial(description))
     return assemble(number_linkage(description))
+
+
+def _warn_unconnected(description) -> None:
+    """A ModelWarning naming the bodies nothing holds or acts on (valid: they fly freely,
+    or fall; but more often a joint that was left out)."""
+    free = unconnected_bodies(description)
+    if free:
+        warnings.warn(f"model {description.name!r}: {'bodies' if len(free) > 1 else 'body'} "
+                      f"{name_list(free)} {'have' if len(free) > 1 else 'has'} no joint, "
+                      "driver, force element or contact: "
+                      f"{'they move' if len(free) > 1 else 'it moves'} freely (under gravity, "
+                      "it falls)", ModelWarning, stacklevel=3)
 
 
 def compile_linkage(linkage) -> Model:

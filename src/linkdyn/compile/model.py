@@ -395,34 +395,53 @@ def checked_array(name: str, value) -> np.ndarray:
     return arr
 
 
-def _memory_limit() -> float:
-    """Bytes an output or a model may take: half the machine's memory (8 GiB where that is
-    unknown)."""
+def memory_limit() -> float:
+    """Bytes an output or a model may take: half of the least of the machine's memory, the
+    process' address-space limit (RLIMIT_AS) and its cgroup's memory limit (8 GiB where
+    none is known)."""
+    limits = []
     try:
-        return 0.5 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        limits.append(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
     except (AttributeError, ValueError, OSError):
-        return 8.0 * 2**30
+        pass
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft not in (resource.RLIM_INFINITY, -1) and soft > 0:
+            limits.append(soft)
+    except (ImportError, AttributeError, ValueError, OSError):
+        pass
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(path, encoding="ascii") as f:
+                text = f.read().strip()
+        except OSError:
+            continue
+        if text.isdigit() and 0 < int(text) < 2**62:   # "max" or a huge value: no limit
+            limits.append(int(text))
+    return 0.5 * min(limits) if limits else 8.0 * 2**30
 
 
 def check_model_size(count: int, bytes_each: float, what: str, unit: str) -> None:
     """Refuse to generate a model that would not fit (``count`` units of about
     ``bytes_each`` bytes each while it is built, compiled and integrated), before building
     any of it: building a billion bars would otherwise run for days and then fail."""
-    size, limit = float(count) * bytes_each, _memory_limit()
+    size, limit = float(count) * bytes_each, memory_limit()
     if size > limit:
         raise ModelError(f"{what}: {count} {unit} need about {size / 2**30:.3g} GiB to build "
                          f"and run, more than the {limit / 2**30:.3g} GiB allowed (half of "
-                         "this machine's memory)")
+                         "what this process may use)")
 
 
 def check_output_size(rows: int, row_values: int, what: str) -> None:
-    """Refuse an output that would not fit: more than half the machine's memory (or 8 GiB
-    where that is unknown), with the estimate and what to change."""
-    size, limit = 8.0 * rows * row_values, _memory_limit()
+    """Refuse an output that would not fit: more than :func:`memory_limit`, with the
+    estimate and what to change."""
+    size, limit = 8.0 * rows * row_values, memory_limit()
     if size > limit:
         raise ArgumentError(f"{what}: {rows} output rows of {row_values} values need "
                             f"{size / 2**30:.3g} GiB, more than the {limit / 2**30:.3g} GiB "
-                            "allowed (half of this machine's memory); ask for fewer output "
-                            "times")
+                            "allowed (half of what this process may use); ask for fewer "
+                            "output times")
 
 

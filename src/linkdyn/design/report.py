@@ -143,7 +143,7 @@ def plot_cycle_metrics(report: CycleMetrics, directory) -> Path:
         for p in report.dead_centres[joint]:
             ax.plot([p.t], [math.degrees(p.value)], "o", color=line.get_color())
     ax.axhspan(40, 140, color="0.92", zorder=0)
-    ax.set_ylabel("transmission angle (deg)")
+    ax.set_ylabel("transmission angle [deg]")
     ax.set_title(f"{report.model_name}: transmission angles (shaded: 40 to 140 deg)")
     if report.transmission:
         ax.legend(fontsize="small")
@@ -151,9 +151,9 @@ def plot_cycle_metrics(report: CycleMetrics, directory) -> Path:
         ax = axes[1, 0]
         for driver, torque in report.torque.items():
             ax.plot(report.t, torque, label=driver)
-        ax.set_ylabel("input (N m or N)")
+        ax.set_ylabel("input [N m or N]")
         ax.legend(fontsize="small")
-    axes[-1, 0].set_xlabel("t (s)")
+    axes[-1, 0].set_xlabel("t [s]")
     path = out / "metrics.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -304,7 +304,7 @@ def kinematic_sensitivities(model, parameters, times, *, at=None, order=2,
     -----
     Ctrl-C stops the analysis or its derivatives and keeps what was computed: the result's
     ``status`` is then "interrupted" and its rows end at the last time whose derivatives
-    are complete (an InterruptedWarning (a RuntimeWarning) says so).
+    are complete (an InterruptedWarning, a RuntimeWarning, says so).
     """
     # Ctrl-C in Python between the analysis and the derivatives' sweep (the members'
     # compiles) is a request polled before the sweep (linkdyn.solve.interrupt)
@@ -637,8 +637,8 @@ def _derivatives_compiled(base, member, steps, t, q, v, a, p, known=None, order=
 
 def _rows_done(done, status, rows, stacklevel) -> tuple:
     """(status, rows): the analysis' rows (t, q, v, a) cut to the ``done`` whose derivatives
-    are complete, "interrupted" and an InterruptedWarning (a RuntimeWarning) where Ctrl-C stopped the sweep before
-    the last."""
+    are complete, "interrupted" and an InterruptedWarning (a RuntimeWarning) where Ctrl-C
+    stopped the sweep before the last."""
     if done >= len(rows[0]):
         return status, rows
     warnings.warn(f"linkdyn: sensitivities interrupted after {done} of {len(rows[0])} times; "

@@ -67,8 +67,13 @@ class SynthesisResult:
     generation, angles there times the poses' size); ``residual``: the largest error (m, or
     rad for function generation); ``starts``: how many starts ran; ``failures``: the reasons
     of the starts that failed; ``evaluations``: analyses made (each with its branch followed
-    over the cycle); ``seconds``: wall time; ``status``: "ok", or "interrupted" (Ctrl-C:
-    the best linkage found until then, ``starts`` counting the start that was running)."""
+    over the cycle); ``seconds``: wall time; ``tolerance``: the largest error that counts as
+    meeting the targets, :data:`TARGET_RTOL` times their extent (m; for function
+    generation, times their range, rad); ``status``: "ok" (``residual`` within
+    ``tolerance``), "approximate" (the best fit found misses the targets by more: a least-
+    squares compromise, or a local minimum that more starts may improve on), or
+    "interrupted" (Ctrl-C: the best linkage found until then, ``starts`` counting the start
+    that was running)."""
 
     linkage: object
     parameters: dict
@@ -81,6 +86,7 @@ class SynthesisResult:
     seconds: float = 0.0
     model: object = field(default=None, repr=False)
     status: str = "ok"
+    tolerance: float = 0.0
 
     def __repr__(self) -> str:
         name = (self.linkage.get("name", "?") if isinstance(self.linkage, dict)
@@ -88,7 +94,7 @@ class SynthesisResult:
         return summary("SynthesisResult", name, None,
                        counted(len(self.parameters), "parameter"),
                        counted(len(self.times), "target"),
-                       f"largest error {self.residual:.3g}",
+                       f"largest error {self.residual:.3g} (tolerance {self.tolerance:.3g})",
                        counted(self.evaluations, "analysis", "analyses"),
                        f"{counted(self.starts, 'start')} ({len(self.failures)} failed)",
                        self.status)
@@ -515,8 +521,8 @@ def _synthesise(what, family, measure, targets, times, guess, bounds, cycle, sta
                 seed, grashof, transmission, tol, max_evaluations) -> SynthesisResult:
     """The multistart least-squares loop shared by the three kinds of synthesis. Ctrl-C
     ends it with the best linkage found so far (the current start's best analysed design
-    included, if it meets the constraints), status "interrupted" and an InterruptedWarning (a RuntimeWarning);
-    with nothing found yet, the KeyboardInterrupt goes on."""
+    included, if it meets the constraints), status "interrupted" and an InterruptedWarning
+    (a RuntimeWarning); with nothing found yet, the KeyboardInterrupt goes on."""
     started = time.perf_counter()
     starts, spread, tol, max_evaluations = _checked_options(
         family, starts, spread, seed, grashof, transmission, tol, max_evaluations)
@@ -565,11 +571,27 @@ def _synthesise(what, family, measure, targets, times, guess, bounds, cycle, sta
     residual, x, s = best
     values, found_times = problem.split(x)
     data = problem.design(values)
+    tolerance = target_tolerance(targets)
+    if status == "ok" and not residual <= tolerance:
+        status = "approximate"
     return SynthesisResult(data if isinstance(data, geometric.Linkage) else data.description,
                            dict(zip(family.names, map(float, values))),
                            np.asarray(found_times, dtype=float), measure.values(s), residual,
                            ran, tuple(failures), problem.evaluations,
-                           time.perf_counter() - started, s.model, status)
+                           time.perf_counter() - started, s.model, status, tolerance)
+
+
+#: Relative size of the largest error that counts as meeting a synthesis' targets.
+TARGET_RTOL = 1e-8
+
+
+def target_tolerance(targets) -> float:
+    """The largest error that meets ``targets``: TARGET_RTOL times their extent (the
+    diagonal of their bounding box, or the range of function generation's angles), at
+    least TARGET_RTOL itself."""
+    pts = np.asarray(targets, dtype=float)
+    pts = pts.reshape(len(pts), -1)
+    return TARGET_RTOL * max(1.0, float(np.linalg.norm(np.ptp(pts, axis=0))))
 
 
 def _one_start(what, problem, x0, lo, hi, tol, max_evaluations, constraints):

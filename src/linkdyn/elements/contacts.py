@@ -86,6 +86,9 @@ MODELS = {"hertz": HERTZ, "lankarani_nikravesh": LANKARANI}
 #: Default slip speed (m/s) below which a contact at a transition counts as at rest (the
 #: stick threshold of Zheng and Wang's walker).
 STICK_VELOCITY = 1e-5
+#: The slowest stick threshold a contact takes (m/s): below it, rest is inside the noise of
+#: the velocities (a walker with 1e-300 did not finish 0.02 s in 20 s).
+MIN_STICK_VELOCITY = 1e-10
 
 
 @dataclass(frozen=True)
@@ -184,6 +187,11 @@ class ContactBuilder:
                                      f"kinetic friction mu = {mu!r}; Coulomb friction needs "
                                      "mu0 >= mu")
             vs = _number(entry, "stick_velocity", stick_velocity, positive=True)
+            if vs < MIN_STICK_VELOCITY:
+                raise ModelError(f"{entry}: stick_velocity = {vs:g} m/s is below "
+                                 f"{MIN_STICK_VELOCITY:g} m/s, inside the rounding and error "
+                                 "noise of the velocities: rest would never be told from "
+                                 "sliding, and the contact would chatter without end")
             if swing_partner is not None:
                 if not isinstance(swing_partner, str) or swing_partner == name:
                     raise ModelError(f"{entry}: swing_partner must name another contact, got "

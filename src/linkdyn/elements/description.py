@@ -6,7 +6,7 @@ the format)."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from .._checks import checked_path
@@ -41,6 +41,41 @@ class Description:
     kinematic: bool = False
     #: The model's own run settings, sorted (key, value) pairs (linkdyn.elements.run_defaults)
     run_defaults: tuple = ()
+
+
+def unconnected_bodies(desc) -> list:
+    """The bodies of a planar or spatial description that no joint, driver, force element or
+    contact refers to (they move on their own: fall, or drift). An element refers to a body
+    by its name or by a point reference (body, point) in any of its fields."""
+    named = set()
+
+    def collect(value):
+        if isinstance(value, str):
+            named.add(value)
+        elif isinstance(value, (tuple, list)):
+            for item in value:
+                collect(item)
+
+    for element in (*desc.joints, *desc.drivers, *desc.forces, *desc.contacts):
+        for f in fields(element):
+            if f.name != "name":
+                collect(getattr(element, f.name))
+    return [b.name for b in desc.bodies if b.name not in named]
+
+
+def element_laws(desc) -> list:
+    """(element name, Law) of every law in a planar or spatial description's drivers, force
+    elements and contacts (a driver's motion, a motor's torque, a spring's free length)."""
+    from .laws import Law
+
+    out = []
+    for element in (*getattr(desc, "drivers", ()), *getattr(desc, "forces", ()),
+                    *getattr(desc, "contacts", ())):
+        for f in fields(element):
+            value = getattr(element, f.name)
+            if isinstance(value, Law):
+                out.append((element.name, value))
+    return out
 
 
 def to_dict(desc: Description) -> dict:

@@ -237,8 +237,8 @@ def _scene_2d(result, rows, markers, trace, dpi, size, title):
     ax.set_aspect("equal")
     ax.set_xlim(lo[0], hi[0])
     ax.set_ylim(lo[1], hi[1])
-    ax.set_xlabel("x (m)")
-    ax.set_ylabel("y (m)")
+    ax.set_xlabel("x [m]")
+    ax.set_ylabel("y [m]")
     heading = title if title is not None else model.name
     ax.set_title(heading)
     if len(supports):

@@ -274,10 +274,15 @@ def figure(result, *, markers=None, series=None, fps: float = 20.0, speed: float
         fig.update_scenes(aspectmode="data", **{f"{a}axis": dict(range=[lo_xyz[i], hi_xyz[i]])
                                                 for i, a in enumerate("xyz")})
     else:
-        fig.update_xaxes(title_text="x (m)", range=[lo_xyz[0], hi_xyz[0]], scaleanchor="y",
+        fig.update_xaxes(title_text="x [m]", range=[lo_xyz[0], hi_xyz[0]], scaleanchor="y",
                          scaleratio=1, row=1, col=1)
-        fig.update_yaxes(title_text="y (m)", range=[lo_xyz[1], hi_xyz[1]], row=1, col=1)
-    fig.update_xaxes(title_text="schedule travelled (s)" if back else "t (s)", row=1, col=2)
+        fig.update_yaxes(title_text="y [m]", range=[lo_xyz[1], hi_xyz[1]], row=1, col=1)
+    fig.update_xaxes(title_text="schedule travelled [s]" if back else "t [s]", row=1, col=2)
+    if series is None:
+        label = ("marker coordinates [m]" if result.model.marker_names else "energy [J]")
+    else:
+        label = ", ".join(curves) if len(curves) <= 3 else "the given series"
+    fig.update_yaxes(title_text=label, row=1, col=2)
     return fig
 
 

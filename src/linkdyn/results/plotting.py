@@ -137,8 +137,8 @@ def label_3d_axes(ax, space: str) -> None:
     """x, y, z with their units: metres for spatial linkages, the unit sphere's radius for
     spherical ones (directions from its centre)."""
     unit = "unit-sphere radii" if space == "spherical" else "m"
-    ax.set_xlabel(f"x ({unit})")
-    ax.set_ylabel(f"y ({unit})")
+    ax.set_xlabel(f"x [{unit}]")
+    ax.set_ylabel(f"y [{unit}]")
     ax.set_zlabel(f"z ({unit})")
 
 

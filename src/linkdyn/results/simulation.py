@@ -59,9 +59,9 @@ class SimulationResult(TrajectoryAccessors):
     control_t, control_inputs, control_active : ndarray
         Sample times (m,) of the controller and the inputs held from each (m, ninput), with
         the flags of inputs replacing a servo's target (empty without a controller).
-    impacts : tuple of (t, record, speed)
-        Approach speeds recorded at the onsets of Lankarani-Nikravesh contacts (they set the
-        contact's damping from then on).
+    impacts : tuple of (t, contact, speed)
+        Approach speeds (m/s) recorded at the onsets of Lankarani-Nikravesh contacts, by the
+        contact's name (they set the contact's damping from then on).
     friction_modes : tuple of (t, contact, mode)
         Every change of mode of a contact with friction ("open", "slide+", "slide-",
         "stick"; see :mod:`linkdyn.friction`), from the start on.
@@ -265,6 +265,7 @@ class SimulationResult(TrajectoryAccessors):
         sample = (np.searchsorted(self.control_t, self.t, side="left") - 1
                   if self.control_t is not None and len(self.control_t) else None)
         impacts, next_impact = sorted(self.impacts), 0
+        record_of = {name: r for r, name, _ in info["contacts"]}
         changes, next_change = self._friction_rows, 0
         for i in range(self.t.shape[0]):
             # Sliding directions of contacts with friction from the row they applied to.
@@ -275,8 +276,8 @@ class SimulationResult(TrajectoryAccessors):
             # Impact speeds recorded at onsets before this row (a row at the event time was
             # written before the event was handled).
             while next_impact < len(impacts) and impacts[next_impact][0] < self.t[i]:
-                _, r, speed = impacts[next_impact]
-                state.impact[r] = speed
+                _, contact, speed = impacts[next_impact]
+                state.impact[record_of[contact]] = speed
                 next_impact += 1
             if tracked is not None:
                 state.angle_ref[:nrec] = tracked[i]

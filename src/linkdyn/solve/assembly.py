@@ -18,6 +18,7 @@ scikit-sparse (or with LINKDYN_NO_CHOLMOD=1 in the environment) SciPy's SuperLU 
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,7 +34,7 @@ from ..models import as_model
 from ..compile.model import COORDINATES, Model, checked_count, checked_positive, checked_time
 from ..elements.bodies import GROUND
 from .._kernels import RunState
-from ..errors import (ArgumentError, ArgumentTypeError, AssemblyError, ModelError,
+from ..errors import (ArgumentError, ArgumentTypeError, AssemblyError, ModelError, ModelWarning,
                       RedundantConstraintsError, name_list)
 
 __all__ = ["ConsistentState", "consistent_state", "hold_mask", "spd_backend"]
@@ -415,6 +416,31 @@ def _loop_hint(model: Model, q, t, state, phi, tol) -> str:
             "to close, or a guess too far from any configuration)")
 
 
+def _warn_far_start(model, guess, q) -> None:
+    """A ModelWarning when the projection moved a body's centre farther than the size of
+    the mechanism (the sum of its bodies' sizes: twice the largest distance of a body's
+    points from its centre, or a bar's length): the guesses were probably not meant (a
+    point mistyped, a body placed far off), and the run starts where the projection landed."""
+    bodies = getattr(model.description, "bodies", ())
+    if not model.nbody or len(bodies) != model.nbody or not np.all(np.isfinite(q)):
+        return
+    dim = model.marker_dimension
+    starts = [model.body_start(i) for i in range(model.nbody)]
+    moved = np.linalg.norm(np.array([q[s:s + dim] - guess[s:s + dim] for s in starts]),
+                           axis=1)
+    size = 0.0
+    for body in bodies:
+        reach = [float(np.linalg.norm(p)) for _, p in body.points]
+        size += 2.0 * max(reach + [0.5 * getattr(body, "length", 0.0)])
+    worst = int(np.argmax(moved))
+    if moved[worst] > max(size, 1e-9):
+        warnings.warn(f"model {model.name!r}: the consistent state is {moved[worst]:.3g} m "
+                      f"from the guess of body {model.body_names[worst]!r}, more than the "
+                      f"size of the mechanism ({size:.3g} m, its bodies end to end): check "
+                      "the initial positions; the run starts where the projection landed",
+                      ModelWarning, stacklevel=3)
+
+
 def _check_state(state) -> None:
     if state is not None and not isinstance(state, RunState):
         raise ArgumentTypeError(f"state must be a run's state (model.kernels.run_state()) or "
@@ -526,6 +552,7 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
     checked_count("max_iterations", max_iterations)
     _check_state(state)
     q = _vector(model, q, model.q0, "q")
+    guess = q.copy()
     v = _vector(model, v, model.v0, "v")
     held = hold_mask(model, hold)
     proj = _Projector(model, ~held, t, state, allow)
@@ -584,6 +611,7 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
         q[proj.free] -= proj.correction(A, rhs[proj.active])
         iterations += 1
         phi = model.phi(q, t, state)
+    _warn_far_start(model, guess, q)
 
     # Velocities: project onto Phi_q v + Phi_t = 0, with one refinement solve.
     J = model.phi_q(q, t, state)

@@ -249,7 +249,7 @@ class DynamicsRun:
                 rec, _ = model.kernels.force_values(s_now[:model.nq],
                                                     s_now[model.nq:2 * model.nq], t_ev, run)
                 run.impact[ev["record"][k]] = -rec[ev["record"][k], 1]
-                self.impacts.append((float(t_ev), int(ev["record"][k]),
+                self.impacts.append((float(t_ev), ev["events"][k].name,
                                      float(run.impact[ev["record"][k]])))
         return stop
 

@@ -13,6 +13,7 @@ import numpy as np
 from .._checks import checked_flag
 from .._progress import check_callback
 from ..compile.model import Model, checked_positive, checked_time, require_dynamic
+from ..elements.description import element_laws
 from ..errors import ArgumentError, ArgumentTypeError, ModelError
 from ..results.output import Record, check_size
 from .assembly import check_redundant
@@ -115,6 +116,7 @@ def check_options(model, t_end, *, rtol, atol, t_out, dt_out, t0, q0, v0, hold, 
             raise ArgumentError(f"{name} must be a non-negative finite number, got {value!r}")
     project_output = checked_flag("project_output", project_output)
     proportional = checked_flag("proportional", proportional)
+    _check_law_speeds(model, t0, t_end, max_steps)
     if not isinstance(method, str) or method not in METHODS:
         raise ArgumentError(f"method must be one of {', '.join(map(repr, METHODS))}, got "
                             f"{method!r}")
@@ -152,6 +154,34 @@ def _check_model(model) -> None:
             raise ModelError(f"driver '{d.name}': its law is a Python function, which the "
                              "compiled integrator cannot call; simulate needs constant, linear, "
                              "polynomial or harmonic laws (functions serve kinematics)", d.name)
+
+
+#: Steps a harmonic law needs a period at the least (the explicit method of order 8 takes
+#: some 10 on a smooth oscillation at loose tolerances; fewer cannot follow it at all).
+STEPS_PER_PERIOD = 4
+
+
+def _check_law_speeds(model, t0, t_end, max_steps) -> None:
+    """Refuse a harmonic law faster than a run can follow: more periods over the span than
+    the step budget has steps for (STEPS_PER_PERIOD a period), or a phase omega t beyond
+    what double precision resolves (a law of omega 1e300 crawled at h = 4e-10 s through the
+    budget for minutes)."""
+    span, late = t_end - t0, max(abs(t0), abs(t_end), 1.0)
+    for name, law in element_laws(model.description):
+        if law.kind != "harmonic":
+            continue
+        omega = abs(law.params[2])
+        periods = omega * span / (2.0 * math.pi)
+        if omega * late * np.finfo(float).eps > 1.0:
+            raise ArgumentError(f"element {name!r}: its harmonic law's omega = {omega:g} rad/s "
+                                f"is too fast for its phase omega t to be computed at t = "
+                                f"{late:g} s in double precision")
+        if max_steps and periods * STEPS_PER_PERIOD > max_steps:
+            raise ArgumentError(f"element {name!r}: its harmonic law (omega = {omega:g} rad/s) "
+                                f"makes {periods:.3g} periods in the run's {span:g} s, more than "
+                                f"its step budget can follow (max_steps = {max_steps}, at least "
+                                f"{STEPS_PER_PERIOD} steps a period): a shorter run, a larger "
+                                "max_steps (0: none), or a slower law")
 
 
 def check_span(t0, t_end) -> tuple[float, float]:

@@ -14,7 +14,8 @@ A run has three stages, each in a module of its own: the options are checked at 
 from __future__ import annotations
 
 from ..models import as_model
-from ..compile.model import Model
+from ..compile.model import Model, memory_limit
+from ..errors import OutOfMemoryError
 from ..results.output import Record
 from ..results.simulation import SimulationResult
 from .control import ControlState
@@ -166,6 +167,13 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         controller=controller, control_period=control_period, events=events,
         event_tol=event_tol, swinging=swinging, redundant=redundant, progress=progress,
         record=record, method=method)
-    run = DynamicsRun(model, opt)        # consistent start, per-run state, integrator, sink
+    try:
+        run = DynamicsRun(model, opt)    # consistent start, per-run state, integrator, sink
+    except MemoryError:
+        raise OutOfMemoryError(f"simulate: model {model.name!r} ({model.nq} coordinates, "
+                               f"{model.nc} rows, "
+                               f"{len(model.force_info['contacts'])} contacts) needs more "
+                               "memory for its run's workspace than this process may use "
+                               f"(about {memory_limit() / 2**30:.3g} GiB)") from None
     status = run.integrate()             # between stops: samples, events, mode switches
     return run.finish(status)            # the result, or the failure with the partial result
