@@ -13,16 +13,22 @@ import linkdyn
 
 walker = linkdyn.simulate("walker_gait3", 2.0, rtol=1e-8, atol=1e-8, dt_out=0.01)
 path = walker.to_html("walker_gait3.html", fps=25, markers=["hip"],
-                      series={"hip height (m)": walker.marker("hip")[:, 1],
-                              "leg angle (rad)": walker.body_angle("leg1")})
+                      series={"hip height [m]": walker.marker("hip")[:, 1],
+                              "leg angle [rad]": walker.body_angle("leg1")})
 print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")
+
+# %%
+# A still of the same run for a printed report (``result.snapshot``): the frame at
+# t = 1 s with the hip's path up to it.
+
+walker.snapshot(1.0, markers=["hip"])
 
 # %%
 # The same page's figure, embedded in this documentation.
 
 fig = linkdyn.html.figure(walker, fps=25, markers=["hip"],
-                          series={"hip height (m)": walker.marker("hip")[:, 1],
-                                  "leg angle (rad)": walker.body_angle("leg1")})
+                          series={"hip height [m]": walker.marker("hip")[:, 1],
+                                  "leg angle [rad]": walker.body_angle("leg1")})
 fig
 
 # %%
@@ -31,4 +37,4 @@ fig
 # scene that can be turned with the mouse:
 
 top = linkdyn.simulate("heavy_top", 1.0, rtol=1e-9, atol=1e-9, dt_out=0.01)
-linkdyn.html.figure(top, series={"energy (J)": top.energy - top.energy[0]})
+linkdyn.html.figure(top, series={"energy [J]": top.energy - top.energy[0]})

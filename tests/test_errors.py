@@ -214,6 +214,8 @@ ESCAPES = {
 
 @pytest.mark.parametrize("case", list(ESCAPES))
 def test_bad_arguments_are_refused_by_name(case):
+    if case.startswith("sweep"):
+        pytest.importorskip("pandas")    # (the wheel's test environment has none)
     call, argument = ESCAPES[case]
     with pytest.raises((ArgumentError, ArgumentTypeError)) as info:
         call()

@@ -571,8 +571,10 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
     tol = max(tol, 4 * eps * np.sqrt(model.nc) * max(1.0, np.max(np.abs(q))))
     while True:
         norm = np.linalg.norm(phi)
-        noise, held_rows = _own_scale(model, q, t, state, phi, row_tol)
-        own = bool(held_rows.all())
+        # (each row's rounding, the rows within it): only where a stop test needs them
+        scale = (_own_scale(model, q, t, state, phi, row_tol)
+                 if norm <= tol or norm > 0.5 * previous else None)
+        own = scale is not None and bool(scale[1].all())
         if not np.isfinite(norm) or norm > 1e6 * max(phi0, 1.0):
             rows, text = _worst_rows(names, np.nan_to_num(phi, nan=np.inf), proj.active)
             raise AssemblyError(f"model {model.name!r}: Newton diverged while assembling "
@@ -583,7 +585,7 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
             if polished or iterations >= max_iterations:
                 break        # (within tol on the last iteration allowed: the polish is moot)
             polished = True  # one more iteration takes the residual to round-off
-        elif norm > 0.5 * previous and norm <= float(np.linalg.norm(noise)) and own:
+        elif norm > 0.5 * previous and own and norm <= float(np.linalg.norm(scale[0])):
             break            # Newton no longer cuts a residual that is rounding noise
         previous = norm
         if iterations >= max_iterations and proj.regularised and not retried:
@@ -607,7 +609,7 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
         proj.factorize(A)
         # Where only rows held to their own scale are left, they are corrected alone: the
         # others' rounding noise (ulps of coordinates far out) would move them again.
-        rhs = phi if norm > tol or own else np.where(held_rows, 0.0, phi)
+        rhs = phi if norm > tol or own else np.where(scale[1], 0.0, phi)
         q[proj.free] -= proj.correction(A, rhs[proj.active])
         iterations += 1
         phi = model.phi(q, t, state)
