@@ -2,6 +2,8 @@
 linkdyn.LinkdynError`` catches them) and also the builtin class Python code expects, and
 their messages say what was wrong with what was given."""
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -256,3 +258,33 @@ def test_size_checks_follow_the_process_memory_limit(tmp_path):
     limit = float(run.stdout.split("LIMIT", 1)[1].split()[0])
     assert limit == 2**30                        # half the 2 GiB allowed
     assert "REFUSED chain: 200000 bars need about 1.49 GiB" in run.stdout
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS is Linux's")
+@pytest.mark.parametrize("call", ["consistent_state", "simulate"])
+def test_a_model_too_big_for_the_process_is_a_named_out_of_memory_error(tmp_path, call):
+    """20,000 copies of one pin (40,001 rows on 4 coordinates) pass the up-front size
+    checks; the projection's factorisation then fills far beyond a 3 GiB address space.
+    It used to escape as a bare MemoryError (or CHOLMOD's own error); it is an
+    OutOfMemoryError (a MemoryError too) naming the model."""
+    import subprocess
+
+    script = tmp_path / "big.py"
+    script.write_text(
+        "import resource\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, resource.RLIM_INFINITY))\n"
+        "import linkdyn\n"
+        "b = linkdyn.ModelBuilder('dup')\n"
+        "b.add_ground_point('O', (0.0, 0.0))\n"
+        "b.add_bar('bar', length=1.0, density=1.0, position=(0.5, 0.0), angle=0.0)\n"
+        "for k in range(20000):\n"
+        "    b.add_revolute(f'pin{k}', 'bar.a', 'ground.O')\n"
+        "m = b.build()\n"
+        "try:\n"
+        f"    linkdyn.{call}(m, {'0.1, ' if call == 'simulate' else ''}redundant='allow')\n"
+        "except linkdyn.OutOfMemoryError as e:\n"
+        "    print('NAMED', isinstance(e, MemoryError), e)\n")
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "NAMED True" in run.stdout and "model 'dup'" in run.stdout

@@ -228,3 +228,41 @@ def test_bad_arcs_raise(arc, match):
     b.add_body("disk", mass=1.0, inertia=0.01)
     with pytest.raises(ModelError, match=match):
         b.add_contact("c", "disk.cm", "ground.O", radius=0.1, stiffness=1e6, arc=arc)
+
+
+def row_of_blocks(velocities, mu=0.2):
+    b = ModelBuilder("blocks", gravity=(0.0, -G))
+    b.add_ground_point("O", (0.0, 0.0))
+    depth = (G / 1e6) ** (1 / 1.5)
+    for k, v0 in enumerate(velocities):
+        b.add_body(f"b{k}", mass=1.0, inertia=0.01, position=(2.0 * k, -depth),
+                   velocity=(v0, 0.0))
+        b.add_contact(f"c{k}", f"b{k}.cm", "ground.O", stiffness=1e6, damping=1.0,
+                      friction=mu)
+    return b.build()
+
+
+def test_contacts_the_mechanism_does_not_couple_are_decided_apart():
+    """Blocks on the floor, connected by nothing: their tangential accelerations do not act
+    on each other (W is diagonal), so each is its own stick-slip LCP (before, one LCP of
+    all of them, whose cost grew with their cube: 500 blocks at rest took 2.0 s to decide,
+    now 0.25 s). The walker's two feet, coupled through the hip, stay one LCP. Each block
+    slides to rest at mu g or stays at rest, as alone."""
+    from linkdyn.elements.friction import coordinate_components, coupled_groups, gradient
+
+    velocities = [0.0, 0.5, 0.0, 1.0, 0.2, 0.0]
+    model = row_of_blocks(velocities)
+    r = linkdyn.simulate(model, 0.6, rtol=1e-10, atol=1e-12)
+    for k, v0 in enumerate(velocities):
+        np.testing.assert_allclose(r.v[:, 4 * k], np.maximum(v0 - 0.2 * G * r.t, 0.0),
+                                   atol=1e-7)
+    run = model.kernels.run_state()
+    component = coordinate_components(model)
+    grads = [gradient(run, f[1], model.q0, model.v0)[0]
+             for f in model.force_info["frictions"]]
+    assert coupled_groups(component, grads) == [[k] for k in range(len(velocities))]
+    walker = linkdyn.load_model("walker_gait1")
+    run = walker.kernels.run_state()
+    grads = [gradient(run, f[1], walker.q0, walker.v0)[0]
+             for f in walker.force_info["frictions"]]
+    assert coupled_groups(coordinate_components(walker), grads) == [[0, 1]]

@@ -464,22 +464,27 @@ cdef int k_phi_q(void *user, double t, const double *q, double *val) noexcept no
 cdef int k_phi_t(void *user, double t, const double *q, double *out) noexcept nogil:
     # Unit-vector and revolute rows do not depend on time; generic rows may.
     cdef KernelData *d = <KernelData *> user
-    cdef int r, k
-    cdef double g[3]
-    cdef double m
+    cdef int r, j, k
     for r in range(d.nc):
         out[r] = 0.0
-    cdef int j
     for j in range(d.ntime_term):
         k = d.time_term[j]
-        time_coef(d, k, t, g)
-        m = 1.0
-        if d.term_a[k] >= 0:
-            m = q[d.term_a[k]]
-            if d.term_b[k] >= 0:
-                m *= q[d.term_b[k]]
-        out[d.term_row[k]] += d.term_coef[k] * g[1] * m
+        out[d.term_row[k]] += time_term_rate(d, k, t, q)
     return LD_OK
+
+
+cdef inline double time_term_rate(const KernelData *d, int k, double t,
+                                  const double *q) noexcept nogil:
+    """Generic term k's share of dPhi/dt: its coefficient, its time factor's rate and its
+    coordinates' product (Phi_t of the term)."""
+    cdef double g[3]
+    cdef double m = 1.0
+    time_coef(d, k, t, g)
+    if d.term_a[k] >= 0:
+        m = q[d.term_a[k]]
+        if d.term_b[k] >= 0:
+            m *= q[d.term_b[k]]
+    return d.term_coef[k] * g[1] * m
 
 
 cdef int k_gamma(void *user, double t, const double *q, const double *v,
@@ -585,19 +590,12 @@ cdef int k_aux_rate(void *user, double t, const double *q, const double *v,
     cdef KernelData *d = <KernelData *> user
     cdef int st = ld_forces_rates(&d.forces, &d.run, t, q, v, out)
     cdef int j, k
-    cdef double g[3]
-    cdef double m, power = 0.0
+    cdef double power = 0.0
     if st != LD_OK or d.driver_work < 0:
         return st
     for j in range(d.ntime_term):
         k = d.time_term[j]
-        time_coef(d, k, t, g)
-        m = 1.0
-        if d.term_a[k] >= 0:
-            m = q[d.term_a[k]]
-            if d.term_b[k] >= 0:
-                m *= q[d.term_b[k]]
-        power += lam[d.term_row[k]] * d.term_coef[k] * g[1] * m
+        power += lam[d.term_row[k]] * time_term_rate(d, k, t, q)
     out[d.driver_work] = power
     return LD_OK
 

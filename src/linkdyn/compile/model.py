@@ -5,6 +5,7 @@ and never changes; nothing in it looks anything up by name on a solver's hot pat
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections.abc import Mapping
@@ -91,6 +92,22 @@ class Model:
         self.hold = _readonly(arrays["hold"])
         self.marker_body = _readonly(arrays["marker_body"])
         self.marker_local = _readonly(arrays["marker_local"])
+
+    @functools.cached_property
+    def phiq_row_entries(self) -> int:
+        """The most entries a row of Phi_q's pattern has."""
+        return int(np.bincount(self.phiq_rowind, minlength=1).max())
+
+    @functools.cached_property
+    def body_size(self) -> float:
+        """The size of the mechanism (m): its bodies' sizes end to end, each twice the
+        largest distance of its points from its centre (a bar's length). What a start may
+        move a body without a warning (:func:`linkdyn.consistent_state`)."""
+        size = 0.0
+        for body in getattr(self.description, "bodies", ()):
+            reach = [math.hypot(*p) for _, p in body.points]
+            size += 2.0 * max(reach + [0.5 * (getattr(body, "length", None) or 0.0)])
+        return size
 
     @property
     def run_defaults(self):

@@ -65,6 +65,43 @@ DENSE_KKT_MAX = 200
 _getrf, _getrs = sla.lapack.dgetrf, sla.lapack.dgetrs
 
 
+def coordinate_components(model) -> np.ndarray:
+    """The connected component (nq,) of each coordinate in the graph the constraint rows
+    make (two coordinates are joined when a row involves both): bodies in different
+    components move independently of each other's constraint forces."""
+    from scipy.sparse.csgraph import connected_components
+
+    nq, nc = model.nq, model.nc
+    rows, cols = np.asarray(model.phiq_rowind), np.asarray(model.phiq_colind)
+    # the bipartite graph of coordinates (0 .. nq-1) and rows (nq .. nq+nc-1)
+    graph = sp.coo_matrix((np.ones(rows.size), (cols, nq + rows)), shape=(nq + nc,) * 2)
+    _, labels = connected_components(graph, directed=False)
+    return labels[:nq]
+
+
+def coupled_groups(component, grads) -> list:
+    """Indices of the contacts (by their gradients) in groups that share a component of
+    the mechanism, directly or through a contact that spans two; in their order."""
+    parent = {}
+
+    def find(c):
+        while parent.setdefault(c, c) != c:
+            c = parent[c]
+        return c
+
+    keys = []
+    for G in grads:
+        touched = np.unique(component[np.flatnonzero(G)]).tolist() or [-1 - len(keys)]
+        root = find(touched[0])
+        for c in touched[1:]:
+            parent[find(c)] = root
+        keys.append(touched[0])
+    groups = {}
+    for i, key in enumerate(keys):
+        groups.setdefault(find(key), []).append(i)
+    return list(groups.values())
+
+
 def kkt_solver(mass, A):
     """A solve with [M A^T; A 0] (M = diag(mass), A sparse or dense): ``solve(b)``. Dense
     LU for small mechanisms, SuperLU otherwise; both raise ``RuntimeError`` on an exactly
@@ -184,6 +221,7 @@ class ContactModes:
         # Phi_q's entries: (row, column) of each value in the fixed pattern
         self._jrows = np.asarray(model.phiq_rowind)
         self._jcols = model.phiq_colind
+        self._component = coordinate_components(model)
 
     @property
     def nstick(self) -> int:
@@ -307,6 +345,11 @@ class ContactModes:
         return kkt_solver(self.model.kernels.arrays["mass"], self._jacobian(t, q))
 
     def _decide_candidates(self, t, q, v, cand, fn, breaking, new):
+        """The modes of the candidate contacts from the LCP of their tangential
+        accelerations, one LCP for each group of contacts the mechanism couples (contacts on
+        bodies that no joint connects do not act on each other's accelerations: W is block
+        diagonal, and solving the blocks apart makes the cost grow with the contacts, not
+        with their cube)."""
         m = self.model
         nq = m.nq
         solve = self._index1(t, q)
@@ -320,6 +363,14 @@ class ContactModes:
                               m.kernels.gamma(q, v, t, state=self.run)])
         a0 = solve(rhs)[:nq]
         w = np.array([G @ a0 + c for G, c in zip(grads, curv)])
+        for group in coupled_groups(self._component, grads):
+            self._decide_group(t, [cand[i] for i in group], [grads[i] for i in group],
+                               w[group], solve, fn, breaking, new)
+
+    def _decide_group(self, t, cand, grads, w, solve, fn, breaking, new):
+        """One coupled group's LCP (see _decide_candidates)."""
+        m = self.model
+        nq = m.nq
         nm = len(cand)
         W = np.zeros((nm, nm))
         for j, Gj in enumerate(grads):

@@ -26,16 +26,20 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 try:  # CHOLMOD through scikit-sparse is optional: pip install "linkdyn[cholmod]"
-    from sksparse.cholmod import CholmodNotPositiveDefiniteError, analyze_AAt
+    from sksparse.cholmod import (CholmodNotPositiveDefiniteError, CholmodOutOfMemoryError,
+                                  analyze_AAt)
+    _OUT_OF_MEMORY = (MemoryError, CholmodOutOfMemoryError)
 except ImportError:  # pragma: no cover - exercised where scikit-sparse is absent
     analyze_AAt = None
+    _OUT_OF_MEMORY = (MemoryError,)
 
 from ..models import as_model
-from ..compile.model import COORDINATES, Model, checked_count, checked_positive, checked_time
+from ..compile.model import (COORDINATES, Model, checked_count, checked_positive, checked_time,
+                             memory_limit)
 from ..elements.bodies import GROUND
 from .._kernels import RunState
 from ..errors import (ArgumentError, ArgumentTypeError, AssemblyError, ModelError, ModelWarning,
-                      RedundantConstraintsError, name_list)
+                      OutOfMemoryError, RedundantConstraintsError, name_list)
 
 __all__ = ["ConsistentState", "consistent_state", "hold_mask", "spd_backend"]
 
@@ -417,22 +421,18 @@ def _loop_hint(model: Model, q, t, state, phi, tol) -> str:
 
 
 def _warn_far_start(model, guess, q) -> None:
-    """A ModelWarning when the projection moved a body's centre farther than the size of
-    the mechanism (the sum of its bodies' sizes: twice the largest distance of a body's
-    points from its centre, or a bar's length): the guesses were probably not meant (a
-    point mistyped, a body placed far off), and the run starts where the projection landed."""
-    bodies = getattr(model.description, "bodies", ())
-    if not model.nbody or len(bodies) != model.nbody or not np.all(np.isfinite(q)):
+    """A ModelWarning when the projection moved a body's centre farther than the
+    mechanism's size (``model.body_size``, its bodies end to end): the guesses were probably
+    not meant (a point mistyped, a body placed far off), and the run starts where the
+    projection landed."""
+    if not model.nbody or len(getattr(model.description, "bodies", ())) != model.nbody:
         return
     dim = model.marker_dimension
-    starts = [model.body_start(i) for i in range(model.nbody)]
-    moved = np.linalg.norm(np.array([q[s:s + dim] - guess[s:s + dim] for s in starts]),
-                           axis=1)
-    size = 0.0
-    for body in bodies:
-        reach = [float(np.linalg.norm(p)) for _, p in body.points]
-        size += 2.0 * max(reach + [0.5 * getattr(body, "length", 0.0)])
+    cols = (np.array([model.body_start(i) for i in range(model.nbody)])[:, None]
+            + np.arange(dim))
+    moved = np.sqrt(np.sum((q[cols] - guess[cols]) ** 2, axis=1))
     worst = int(np.argmax(moved))
+    size = model.body_size
     if moved[worst] > max(size, 1e-9):
         warnings.warn(f"model {model.name!r}: the consistent state is {moved[worst]:.3g} m "
                       f"from the guess of body {model.body_names[worst]!r}, more than the "
@@ -469,12 +469,15 @@ def residual_roundoff(model: Model, q, t: float, state=None, ord=2) -> float:
 def row_roundoff(model: Model, q, t: float, state=None) -> np.ndarray:
     """Each row's rounding noise (nc,): (entries + 1) eps (|Phi_q| |q|)_i, the size of the
     row's own terms (a unit-vector row's are of order 1 wherever the body is; a joint's
-    rows are of its points' coordinates). See :func:`residual_roundoff`."""
-    J = model.phi_q(q, t, state).tocsr()
-    if J.nnz == 0:
+    rows are of its points' coordinates), entries the most any row has. See
+    :func:`residual_roundoff`."""
+    rows = model.phiq_rowind
+    if rows.size == 0:
         return np.zeros(model.nc)
-    entries = int(np.diff(J.indptr).max()) + 1
-    return entries * np.finfo(float).eps * (abs(J) @ np.abs(q))
+    vals = model.kernels.phi_q_values(q, checked_time(t), state=state)
+    terms = np.bincount(rows, np.abs(vals) * np.abs(q)[model.phiq_colind],
+                        minlength=model.nc)
+    return (model.phiq_row_entries + 1) * np.finfo(float).eps * terms
 
 
 def _worst_rows(names, res, rows, count=5) -> tuple:
@@ -544,8 +547,23 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
     RedundantConstraintsError
         The Jacobian lost rank (with ``redundant="raise"``), or redundant constraints conflict:
         the message names the constraints involved.
+    OutOfMemoryError
+        The projection's factorisation does not fit in the memory this process may use.
     """
     model = as_model(model)
+    try:
+        return _project(model, q, v, t, hold, tol, max_iterations, state, redundant)
+    except _OUT_OF_MEMORY as exc:
+        if isinstance(exc, OutOfMemoryError):
+            raise
+        raise OutOfMemoryError(f"consistent_state: the projection of model {model.name!r} "
+                               f"({model.nq} coordinates, {model.nc} rows) does not fit in "
+                               f"the memory this process may use (about "
+                               f"{memory_limit() / 2**30:.3g} GiB)") from None
+
+
+def _project(model, q, v, t, hold, tol, max_iterations, state, redundant) -> ConsistentState:
+    """consistent_state's work, on a model already resolved."""
     allow = check_redundant(redundant)
     t = checked_time(t)
     checked_positive("tol", tol)
@@ -571,8 +589,7 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
     tol = max(tol, 4 * eps * np.sqrt(model.nc) * max(1.0, np.max(np.abs(q))))
     while True:
         norm = np.linalg.norm(phi)
-        # (each row's rounding, the rows within it): only where a stop test needs them
-        scale = (_own_scale(model, q, t, state, phi, row_tol)
+        scale = (_own_scale(model, q, t, state, phi, row_tol)   # where a stop test needs it
                  if norm <= tol or norm > 0.5 * previous else None)
         own = scale is not None and bool(scale[1].all())
         if not np.isfinite(norm) or norm > 1e6 * max(phi0, 1.0):

@@ -169,7 +169,9 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         record=record, method=method)
     try:
         run = DynamicsRun(model, opt)    # consistent start, per-run state, integrator, sink
-    except MemoryError:
+    except MemoryError as exc:
+        if isinstance(exc, OutOfMemoryError):   # (consistent_state named it already)
+            raise
         raise OutOfMemoryError(f"simulate: model {model.name!r} ({model.nq} coordinates, "
                                f"{model.nc} rows, "
                                f"{len(model.force_info['contacts'])} contacts) needs more "
