@@ -20,27 +20,38 @@ BUILD_NOTICE_SECONDS = 1.0
 
 def load_announced(name):
     """load_model, with a line on stderr when the build takes longer than
-    BUILD_NOTICE_SECONDS (a truss of 10^5 panels builds for a minute) and its time after."""
+    BUILD_NOTICE_SECONDS (a truss of 10^5 panels builds for a minute): on a terminal it
+    counts the seconds as they pass; then the build's time and size."""
     import threading
 
     started = time.perf_counter()
+    done = threading.Event()
     shown = threading.Event()
+    live = sys.stderr.isatty()
 
     def notice():
+        if done.wait(BUILD_NOTICE_SECONDS):
+            return
         shown.set()
-        print(f"linkdyn: building model {name} ...", file=sys.stderr, flush=True)
+        while True:
+            elapsed = time.perf_counter() - started
+            print(f"\rlinkdyn: building model {name} ... {elapsed:.0f} s" if live else
+                  f"linkdyn: building model {name} ...", end="" if live else "\n",
+                  file=sys.stderr, flush=True)
+            if not live or done.wait(1.0):
+                return
 
-    timer = threading.Timer(BUILD_NOTICE_SECONDS, notice)
-    timer.daemon = True
-    timer.start()
+    watcher = threading.Thread(target=notice, name="linkdyn-build-notice", daemon=True)
+    watcher.start()
     try:
         model = load_model(name)
     finally:
-        timer.cancel()
+        done.set()
+        watcher.join()
     if shown.is_set():
-        print(f"linkdyn: built model {name} in {time.perf_counter() - started:.1f} s "
-              f"({counted(model.nq, 'coordinate')}, {counted(model.nc, 'constraint')})",
-              file=sys.stderr, flush=True)
+        print(f"{chr(10) if live else ''}linkdyn: built model {name} in "
+              f"{time.perf_counter() - started:.1f} s ({counted(model.nq, 'coordinate')}, "
+              f"{counted(model.nc, 'constraint')})", file=sys.stderr, flush=True)
     return model
 
 
