@@ -484,7 +484,8 @@ def _refusal(name, command):
     if command == "simulate" and kinematic_only(model):
         return "kinematic description"
     if command == "kinematics" and len(model.driver_names) == 0:
-        return "under-driven"
+        # fewer rows than coordinates: under-driven; as many (Bricard's, redundant): no drivers
+        return "is under-driven" if model.nc < model.nq else "has no drivers"
     return None
 
 

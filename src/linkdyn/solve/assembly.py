@@ -425,7 +425,7 @@ def _warn_far_start(model, guess, q) -> None:
     mechanism's size (``model.body_size``, its bodies end to end): the guesses were probably
     not meant (a point mistyped, a body placed far off), and the run starts where the
     projection landed."""
-    if not model.nbody or len(getattr(model.description, "bodies", ())) != model.nbody:
+    if not model.nbody:   # (a spherical or spatial linkage of points has no bodies)
         return
     dim = model.marker_dimension
     cols = (np.array([model.body_start(i) for i in range(model.nbody)])[:, None]

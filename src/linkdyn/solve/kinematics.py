@@ -433,12 +433,14 @@ def _checked_times(model, times, redundant, on_singular, at_limit, progress, tol
         raise ModelError(f"model {model.name!r} is {kind}: {dofs} and {drivers}; kinematic "
                          f"analysis needs one driver per degree of freedom{hint}")
     if ndrv == 0 and model.nq > 0:
-        # as many rows as coordinates, none of them a driver: redundant rows hide the
-        # mobility from the count (Bricard's linkage moves with one degree of freedom)
-        raise ModelError(f"model {model.name!r} is under-driven: it has no drivers, and its "
-                         f"{model.nc} rows for {model.nq} coordinates hold redundant ones "
-                         "where it can move at all; kinematic analysis needs one driver per "
-                         "degree of freedom")
+        # as many rows as coordinates, none of them a driver: a rigid structure, or
+        # redundant rows that hide the mobility from the count (Bricard's linkage moves
+        # with one degree of freedom); either way there is nothing to drive
+        raise ModelError(f"model {model.name!r} has no drivers: kinematic analysis moves a "
+                         f"model by its drivers, one per degree of freedom. Its {model.nc} "
+                         f"rows for {model.nq} coordinates leave it rigid (consistent_state "
+                         "gives its one configuration) or hold redundant rows where it moves "
+                         "(an overconstrained linkage such as Bricard's: drive its input)")
     checked_choice("on_singular", on_singular, ("raise", "continue"))
     checked_choice("at_limit", at_limit, ("raise", "reverse"))
     check_callback(progress)
