@@ -99,6 +99,12 @@ class Model:
         return int(np.bincount(self.phiq_rowind, minlength=1).max())
 
     @functools.cached_property
+    def body_position_columns(self) -> np.ndarray:
+        """(nbody, marker_dimension): the coordinates of each body's centre in q."""
+        starts = np.array([self.body_start(i) for i in range(self.nbody)], dtype=np.intp)
+        return starts.reshape(-1, 1) + np.arange(self.marker_dimension)
+
+    @functools.cached_property
     def body_size(self) -> float:
         """The size of the mechanism (m): its bodies' sizes end to end, each twice the
         largest distance of its points from its centre (a bar's length). What a start may

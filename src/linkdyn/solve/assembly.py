@@ -427,9 +427,7 @@ def _warn_far_start(model, guess, q) -> None:
     projection landed."""
     if not model.nbody:   # (a spherical or spatial linkage of points has no bodies)
         return
-    dim = model.marker_dimension
-    cols = (np.array([model.body_start(i) for i in range(model.nbody)])[:, None]
-            + np.arange(dim))
+    cols = model.body_position_columns
     moved = np.sqrt(np.sum((q[cols] - guess[cols]) ** 2, axis=1))
     worst = int(np.argmax(moved))
     size = model.body_size
