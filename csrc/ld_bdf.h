@@ -110,6 +110,12 @@ typedef struct ld_bdf_stats {
                                                before its projection */
     double max_output_phi;      /* largest |Phi(q, t)| (max-norm) of an output row */
     double max_output_phi_t;    /* the time of that row */
+    double max_output_row_ratio;    /* largest |Phi_i| / (atol sum_j |Phi_q,ij| +
+                                       rtol sum_j |Phi_q,ij q_j|) of an output row: each
+                                       row against its own terms (a unit vector's row is
+                                       of order 1 wherever the body is) */
+    double max_output_row_ratio_t;  /* the time of that row */
+    long max_output_row;            /* and the row (-1: none yet) */
     long events;                /* events located */
     long restarts;              /* restarts (after events, or asked for) */
     long output_rows;           /* rows written to output buffers */

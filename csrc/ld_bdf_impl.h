@@ -48,6 +48,8 @@ struct ld_bdf {
     double *y_pred, *psi, *d, *y, *scale;
     double *res;                /* ng: residual, then Newton correction */
     double *phi, *phiq, *fq, *fv, *hess, *force, *lam_scaled;
+    double *phiq_out, *row_sums;    /* track_output_phi's scratch: Phi_q at an output row,
+                                       its rows' sums (2 nc) */
 
     int g_nnz;
     int *Gp, *Gi;
@@ -95,7 +97,10 @@ struct ld_bdf {
     long ring_work[LD__TRIAL_RING];
     int ring_n, ring_pos;
     long stretch_steps;
+    long stretch_tries;         /* explicit step attempts (accepted or not) since the start */
     long trial_wait[2];
+    long long_wait;             /* explicit step attempts in a stretch that ask for a trial */
+    int trial_long;             /* the trial under way was asked for by a long stretch */
     int trial_steps, trial_from_rk;
     int rk_refused;             /* the explicit method refused to start (S ill-conditioned) */
     double rtol_own, atol_own;  /* the BDF's own local tolerances (rtol, atol: in force) */

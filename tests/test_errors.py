@@ -263,10 +263,11 @@ def test_size_checks_follow_the_process_memory_limit(tmp_path):
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS is Linux's")
 @pytest.mark.parametrize("call", ["consistent_state", "simulate"])
 def test_a_model_too_big_for_the_process_is_a_named_out_of_memory_error(tmp_path, call):
-    """20,000 copies of one pin (40,001 rows on 4 coordinates) pass the up-front size
-    checks; the projection's factorisation then fills far beyond a 3 GiB address space.
-    It used to escape as a bare MemoryError (or CHOLMOD's own error); it is an
-    OutOfMemoryError (a MemoryError too) naming the model."""
+    """20,000 copies of one pin (40,001 rows on 4 coordinates) passed the up-front size
+    checks; the projection's factorisation then filled far beyond a 3 GiB address space
+    and escaped as a bare MemoryError (or CHOLMOD's own error). The rows on one coordinate
+    fill a dense block of 1.6e9 entries in Phi_q M^-1 Phi_q^T: an OutOfMemoryError (a
+    MemoryError too) says so before any factorisation, naming the model."""
     import subprocess
 
     script = tmp_path / "big.py"
@@ -288,3 +289,4 @@ def test_a_model_too_big_for_the_process_is_a_named_out_of_memory_error(tmp_path
                          timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     assert "NAMED True" in run.stdout and "model 'dup'" in run.stdout
+    assert "has 40001 constraint rows on one coordinate" in run.stdout

@@ -294,6 +294,26 @@ def test_cost_trials_are_deterministic_and_pay_off():
     assert a.stats["work_units"] < 0.8 * rk.stats["work_units"]
 
 
+def test_a_long_explicit_stretch_asks_for_a_trial(monkeypatch):
+    """A flexible arm whose joints are 1e14 N m/rad: the fast oscillation the start excites
+    (some 1e-13 rad) keeps the explicit steps at 2e-9 s for accuracy, well inside the
+    stability limit, so the stiffness test never fires; 0.01 s took five million steps
+    and failed at the step budget. A stretch of 4,096 explicit attempts now asks for a trial
+    of the BDF, which damps that oscillation and is kept. The tip follows a tight BDF
+    reference (measured 1.7e-11 m over a 2.9 mm motion)."""
+    from linkdyn.models import spatial
+
+    monkeypatch.setitem(spatial.FLEXIBLE_ARM, "stiffness", [1e14, 1e14])
+    model, t = spatial.flexible_arm(), np.linspace(0.0, 0.01, 11)
+    auto = simulate(model, 0.01, t_out=t)
+    ref = simulate(model, 0.01, t_out=t, method="bdf", rtol=1e-10, atol=1e-10)
+    s = auto.stats
+    assert s["cost_trials"] == 1 and s["trials_kept"] == 1
+    assert s["rk_steps"] + s["rejected_error_test"] <= 4096 + 100
+    assert 0 < s["bdf_steps"] < 1000
+    assert np.abs(auto.marker("tip") - ref.marker("tip")).max() < 1e-6
+
+
 @pytest.mark.parametrize("method", ["bdf", "auto"])
 def test_tolerances_near_the_round_off_floor_on_the_driven_jansen_linkage(method):
     """At rtol 1e-12 the BDF's local tolerance (2.7e-14) sits near the round-off floor; at

@@ -569,6 +569,65 @@ def test_output_rows_are_checked_against_the_constraints():
     assert err.t == r.t[7] and "violates the constraints by 0.001" in str(err)
 
 
+def test_each_output_row_is_checked_against_its_own_terms():
+    # Besides the norm, the integrator keeps the largest |Phi_i| / (atol sum |Phi_q,ij| +
+    # rtol sum |Phi_q,ij q_j|) of its output rows, and its row: recomputed here from the
+    # rows the result holds. A unit vector's row is of order 1 wherever its body is; a run
+    # that leaves one torn beyond LIMIT_PHI times that is refused naming the row.
+    import dataclasses
+
+    from linkdyn.solve.dynamics_run import LIMIT_PHI, constraint_violation
+
+    model = linkdyn.load_model("jansen")
+    rtol = atol = 1e-6
+    r = simulate(model, 0.3, rtol=rtol, atol=atol, dt_out=0.01, project_output=False)
+    rows, cols = model.phiq_rowind, model.phiq_colind
+    best = (0.0, -1, 0.0)
+    for q, t in zip(r.q, r.t):
+        J = np.abs(model.kernels.phi_q_values(q, t))
+        den = (atol * np.bincount(rows, J, minlength=model.nc)
+               + rtol * np.bincount(rows, J * np.abs(q[cols]), minlength=model.nc))
+        ratio = np.abs(model.phi(q, t)) / den
+        if ratio.max() > best[0]:
+            best = (ratio.max(), int(np.argmax(ratio)), t)
+    assert r.stats["max_output_row_ratio"] == pytest.approx(best[0], rel=1e-9)
+    assert r.stats["max_output_row"] == best[1]
+    assert r.stats["max_output_row_ratio_t"] == best[2]
+    assert 0 < r.stats["max_output_row_ratio"] < LIMIT_PHI
+    qmax = float(np.abs(r.q).max())
+    assert constraint_violation(r, rtol, atol, qmax) is None
+    torn = dataclasses.replace(r, stats={**r.stats, "max_output_row_ratio": 1e3,
+                                         "max_output_row": model.constraint_names.index(
+                                             "L1.unit"),
+                                         "max_output_row_ratio_t": float(r.t[5])})
+    err = constraint_violation(torn, rtol, atol, qmax)
+    assert isinstance(err, linkdyn.SimulationError) and list(err.constraints) == ["L1.unit"]
+    assert err.t == r.t[5] and "violates constraint 'L1.unit'" in str(err)
+
+
+@pytest.mark.parametrize("distance", [1e12, 1e16])
+def test_a_model_too_far_from_the_origin_is_refused(distance):
+    """A bar hung 1e16 m from the origin came back from simulate with |u|^2 - 1 = 2.4 and
+    status "success": the local error test's round-off floor, 100 eps max|q|, was 222, so no
+    error was controlled. Beyond a floor of 1e-3 (coordinates beyond 4.5e10) the run is
+    refused by name; at 1e6 m the bar swings with its unit row held."""
+    def far(d):
+        b = linkdyn.ModelBuilder("far")
+        b.add_ground_point("O", (d, 0.0))
+        b.add_bar("bar", length=1.0, density=1.0, position=(d + 0.5, 0.0), u=(1.7, 0.4))
+        b.add_revolute("pin", "bar.a", "ground.O")
+        return b.build()
+
+    with pytest.raises(linkdyn.ModelError, match=r"coordinate 'bar.x' is 1e\+(12|16)") as info:
+        simulate(far(distance), 0.1, rtol=1e-8, atol=1e-8)
+    assert info.value.entry == "bar"
+    for method in ("auto", "bdf"):
+        r = simulate(far(1e6), 1.0, rtol=1e-8, atol=1e-8, method=method)
+        u = r.q[:, 2:4]
+        assert np.abs((u * u).sum(axis=1) - 1).max() < 1e-6
+        assert r.stats["max_output_row_ratio"] < 10
+
+
 def test_a_floored_tolerance_is_said():
     # IFToMM A02 with N = 40 reaches 40 m: at rtol 1e-12 the local error test stops at the
     # round-off floor 100 eps 40 = 8.9e-13 above the transformed 2.7e-14, and says so.

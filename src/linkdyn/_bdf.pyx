@@ -62,6 +62,9 @@ cdef extern from "ld_bdf.h":
         double max_output_velocity_violation
         double max_output_phi
         double max_output_phi_t
+        double max_output_row_ratio
+        double max_output_row_ratio_t
+        long max_output_row
         long events
         long restarts
         long noise_limited
@@ -322,6 +325,9 @@ cdef class BDFIntegrator:
                     steps_per_order=[s.order_steps[k] for k in range(1, 6)],
                     max_output_velocity_violation=s.max_output_velocity_violation,
                     max_output_phi=s.max_output_phi, max_output_phi_t=s.max_output_phi_t,
+                    max_output_row_ratio=s.max_output_row_ratio,
+                    max_output_row_ratio_t=s.max_output_row_ratio_t,
+                    max_output_row=s.max_output_row,
                     events=s.events, restarts=s.restarts, noise_limited=s.noise_limited,
                     output_rows=s.output_rows, output_seconds=s.output_seconds,
                     local_rtol=s.local_rtol, local_atol=s.local_atol,

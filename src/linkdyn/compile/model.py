@@ -20,10 +20,11 @@ from ..elements.description import Description
 from ..elements.description import save as save_description
 from ..elements.joints import AngleDriverSpec, PrismaticSpec
 from ..elements.run_defaults import as_mapping
-from ..errors import ArgumentError, ModelError, UnknownNameError, counted, name_list
+from ..errors import (ArgumentError, ModelError, OutOfMemoryError, UnknownNameError, counted,
+                      name_list)
 
 __all__ = ["Model", "COORDINATES", "kinematic_only", "require_dynamic", "check_output_size",
-           "check_model_size", "checked_array", "checked_coordinates", "checked_count",
+           "check_model_size", "check_normal_fill", "checked_array", "checked_coordinates", "checked_count",
            "checked_positive", "checked_time"]
 
 #: Names of a body's four coordinates, in storage order.
@@ -97,6 +98,12 @@ class Model:
     def phiq_row_entries(self) -> int:
         """The most entries a row of Phi_q's pattern has."""
         return int(np.bincount(self.phiq_rowind, minlength=1).max())
+
+    @functools.cached_property
+    def phiq_column_entries(self) -> int:
+        """The most entries a column of Phi_q's pattern has: the rows on its densest
+        coordinate, which fill a dense block of that size in Phi_q M^-1 Phi_q^T."""
+        return int(np.bincount(self.phiq_colind, minlength=1).max())
 
     @functools.cached_property
     def body_position_columns(self) -> np.ndarray:
@@ -444,6 +451,28 @@ def memory_limit() -> float:
         if text.isdigit() and 0 < int(text) < 2**62:   # "max" or a huge value: no limit
             limits.append(int(text))
     return 0.5 * min(limits) if limits else 8.0 * 2**30
+
+
+#: Bytes of a factor's entry, at least: its value and a 32-bit index.
+FACTOR_ENTRY_BYTES = 12
+
+
+def check_normal_fill(model, what: str) -> None:
+    """OutOfMemoryError, before any factorisation, for a model whose normal matrix
+    Phi_q M^-1 Phi_q^T (the projections' A A^T, the explicit method's S, the fill of the
+    BDF's KKT factor) cannot fit: the rows on its densest coordinate fill a dense block of
+    their number squared, a lower bound of its entries. 20,000 copies of one pin (40,001
+    rows on each of four coordinates) need 1.6e9 entries, 19 GiB at least; they failed
+    only once the factorisation had run out of memory."""
+    rows = model.phiq_column_entries if model.phiq_colind.size else 0
+    need = FACTOR_ENTRY_BYTES * float(rows) ** 2
+    limit = memory_limit()
+    if need > limit:
+        raise OutOfMemoryError(
+            f"{what}: model {model.name!r} has {rows} constraint rows on one coordinate: "
+            f"their block of Phi_q M^-1 Phi_q^T alone holds {float(rows) ** 2:.3g} entries "
+            f"(at least {need / 2**30:.3g} GiB), more than the {limit / 2**30:.3g} GiB "
+            "allowed (half of what this process may use); are joints repeated?")
 
 
 def check_model_size(count: int, bytes_each: float, what: str, unit: str) -> None:

@@ -34,14 +34,13 @@ import numpy as np
 from ..models import as_model
 from ..errors import ArgumentError, summary
 from ..compile.model import Model
+from .dynamics_run import LOCAL_FLOOR
 from .simulate import SimulationResult, simulate
 
 __all__ = ["ErrorEstimate", "estimate_error"]
 
 #: The finest tolerance simulate accepts.
 FINEST_RTOL = 1e-14
-#: The local tolerance's floor in units of eps max(1, max|q0|) (LD_LOCAL_FLOOR in csrc/ld_bdf_impl.h).
-LOCAL_FLOOR = 100.0
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ except ImportError:  # pragma: no cover - exercised where scikit-sparse is absen
 
 from ..models import as_model
 from ..compile.model import (COORDINATES, Model, checked_count, checked_positive, checked_time,
-                             memory_limit)
+                             check_normal_fill, memory_limit)
 from ..elements.bodies import GROUND
 from .._kernels import RunState
 from ..errors import (ArgumentError, ArgumentTypeError, AssemblyError, ModelError, ModelWarning,
@@ -549,6 +549,7 @@ def consistent_state(model: Model, q=None, v=None, t: float = 0.0, hold=None,
         The projection's factorisation does not fit in the memory this process may use.
     """
     model = as_model(model)
+    check_normal_fill(model, "consistent_state")
     try:
         return _project(model, q, v, t, hold, tol, max_iterations, state, redundant)
     except _OUT_OF_MEMORY as exc:

@@ -21,8 +21,8 @@ from ..elements.events import (ARC, BACK, CONTACT, FRICTION_SLIP, FRICTION_STOP,
                                EventRecord, compile_events)
 from ..elements.friction import ContactModes
 from ..elements.records import reference_angles
-from ..errors import (ConvergenceError, ForceElementError, InterruptedWarning, NonFiniteError,
-                      SimulationError, SingularJacobianError, StepSizeError, ToleranceWarning)
+from ..errors import (ConvergenceError, ForceElementError, InterruptedWarning, ModelError,
+                      NonFiniteError, SimulationError, SingularJacobianError, StepSizeError, ToleranceWarning)
 from ..results.output import RecordedSeries, WholeRows
 from ..results.simulation import SimulationResult
 from .assembly import consistent_state, describe_rows, nearly_singular_rows
@@ -40,8 +40,18 @@ OUTPUT_REGULARIZATION = 1e-8
 #: Events after which the contacts decide their modes again (linkdyn.friction).
 MODE_EVENTS = (CONTACT, FRICTION_STOP, FRICTION_SLIP, PASS, BACK, ARC)
 
-#: How far the output rows may violate the constraints, in (atol + rtol max|q|).
+#: How far the output rows may violate the constraints, in (atol + rtol max|q|), and each
+#: row in the violation that errors of atol + rtol |q_j| in its coordinates would make
+#: (stats "max_output_row_ratio"; csrc/ld_bdf.c, track_output_phi). Measured on every
+#: built-in, both methods, rtol = atol from 1e-3 to 1e-13 over 1 s: up to 3.6 and 1.5.
 LIMIT_PHI = 10.0
+
+#: The local tolerance's floor in units of eps max(1, max|q0|) (LD_LOCAL_FLOOR in
+#: csrc/ld_bdf_impl.h), and the largest floor a run accepts: beyond it (coordinates beyond
+#: some 4.5e10) no error test is left, and the coordinates' rounding (eps |q|) comes near
+#: the mechanism's own size.
+LOCAL_FLOOR = 100.0
+MAX_LOCAL_FLOOR = 1e-3
 
 # Integrator status codes (csrc/ld_bdf.h): 0 on, 1 interrupted, 2 at a terminal event; and
 # this module's own: the contacts chatter at one instant.
@@ -68,6 +78,7 @@ class DynamicsRun:
         self.sensitivity_rows = None
         self.state = consistent_state(model, q=opt.q0, v=opt.v0, t=opt.t0, hold=opt.hold,
                                       redundant=opt.redundant)
+        check_coordinate_range(model, self.state.q)
         # Per-run state: reference angles start at the consistent state's angles on the
         # branch of the guesses; the tracked coordinates start there too.
         rec0 = self._start_records()
@@ -322,11 +333,7 @@ class DynamicsRun:
         """A tolerance is never floored silently: where the local error test stops at the
         round-off floor (ld_bdf.c: 100 eps max(1, max|q0|)) above the rtol the transform
         asks for, say what was used and why (ToleranceWarning; stats["tolerance_floored"])."""
-        wanted, used, atol = stats["transformed_rtol"], stats["local_rtol"], stats["local_atol"]
-        if stats["rk_steps"] and not stats["bdf_steps"]:
-            # only the explicit method ran: its test is floored alike (ld_rk.c)
-            wanted, used, atol = (stats["rk_transformed_rtol"], stats["rk_local_rtol"],
-                                  stats["rk_local_atol"])
+        wanted, used, atol, _ = floor_factor(stats)
         stats["tolerance_floored"] = bool(used > wanted)
         if stats["tolerance_floored"]:
             qmax = float(np.abs(self.state.q).max()) if self.model.nq else 0.0
@@ -386,22 +393,68 @@ class DynamicsRun:
             control_active=np.array(self.active, dtype=np.intc).reshape(len(samples), ninput))
 
 
+def check_coordinate_range(model: Model, q) -> None:
+    """ModelError for a model whose coordinates reach so far from the origin that the local
+    error test's round-off floor (LOCAL_FLOOR eps max|q|) passes MAX_LOCAL_FLOOR: a run
+    there controls no error (a bar 1e16 m out came back torn, |u|^2 - 1 = 2.4, before the
+    output rows' own test caught it). Names the coordinate."""
+    if not len(q):
+        return
+    k = int(np.argmax(np.abs(q)))
+    floor = LOCAL_FLOOR * np.finfo(float).eps * max(1.0, abs(float(q[k])))
+    if floor > MAX_LOCAL_FLOOR:
+        name = model.coordinate_names[k]
+        raise ModelError(
+            f"model {model.name!r}: coordinate {name!r} is {q[k]:.3g}, so far from the "
+            f"origin that the coordinates' rounding ({np.finfo(float).eps * abs(q[k]):.3g}) "
+            f"leaves the error test a floor of {floor:.3g} relative ({LOCAL_FLOOR:g} eps "
+            f"max|q|; at most {MAX_LOCAL_FLOOR:g} is accepted, coordinates up to "
+            f"{MAX_LOCAL_FLOOR / (LOCAL_FLOOR * np.finfo(float).eps):.2g}): place the "
+            "mechanism near the origin (its ground points and bodies shifted together)",
+            name.split(".")[0])
+
+
+def floor_factor(stats) -> float:
+    """(the local rtol the transform asked for, the one the error test used, its atol, and
+    how many times looser than asked it ran: 1 where not floored; csrc/ld_bdf.c,
+    set_tolerances)."""
+    wanted, used, atol = stats["transformed_rtol"], stats["local_rtol"], stats["local_atol"]
+    if stats["rk_steps"] and not stats["bdf_steps"]:
+        # only the explicit method ran: its test is floored alike (ld_rk.c)
+        wanted, used, atol = (stats["rk_transformed_rtol"], stats["rk_local_rtol"],
+                              stats["rk_local_atol"])
+    return wanted, used, atol, max(1.0, used / wanted) if wanted > 0 else 1.0
+
+
 def constraint_violation(result, rtol, atol, qmax) -> SimulationError | None:
     """The error for a run whose output rows break the constraints by more than the
     tolerances allow, or None. The integrator keeps the largest |Phi| of its output rows
     (stats "max_output_phi", max-norm, and its time; csrc/ld_bdf.c): measured up to
     1.2 (atol + rtol max|q|) at rtol = atol from 1e-6 to 0.03 on the Jansen and IFToMM A02
     linkages. Ten times that means the run did not hold the mechanism together, and its
-    result is not returned as if it had."""
-    worst, at = result.stats["max_output_phi"], result.stats["max_output_phi_t"]
+    result is not returned as if it had. Each row is also held to its own terms (stats
+    "max_output_row_ratio", see LIMIT_PHI; a unit vector's row is of order 1 wherever its
+    body is), looser by as much as the round-off floor loosened the error test."""
+    stats, name = result.stats, result.model.name
+    worst, at = stats["max_output_phi"], stats["max_output_phi_t"]
     bound = LIMIT_PHI * (atol + rtol * qmax)
-    if worst <= bound:
+    if not worst <= bound:
+        return SimulationError(
+            f"model {name!r}: the output violates the constraints by {worst:.3g} at "
+            f"t = {at:.9g} s, more than the tolerances allow ({bound:.3g} = {LIMIT_PHI:g} "
+            "(atol + rtol max|q|)): the mechanism came apart; use tighter rtol and atol",
+            float(at), 0.0, result, ())
+    ratio, row = stats["max_output_row_ratio"], stats["max_output_row"]
+    limit = LIMIT_PHI * floor_factor(stats)[3]
+    if row < 0 or ratio <= limit:
         return None
+    at = stats["max_output_row_ratio_t"]
+    row = result.model.constraint_names[row]
     return SimulationError(
-        f"model {result.model.name!r}: the output violates the constraints by {worst:.3g} at "
-        f"t = {at:.9g} s, more than the tolerances allow ({bound:.3g} = {LIMIT_PHI:g} "
-        "(atol + rtol max|q|)): the mechanism came apart; use tighter rtol and atol",
-        float(at), 0.0, result, ())
+        f"model {name!r}: the output violates constraint {row!r} at t = {at:.9g} s by "
+        f"{ratio:.3g} times what errors of atol + rtol |q| in its coordinates would make "
+        f"(at most {limit:.3g} is allowed): the mechanism came apart; use tighter rtol and "
+        "atol", float(at), 0.0, result, (row,))
 
 
 def _owner(model: Model, record: int) -> str:

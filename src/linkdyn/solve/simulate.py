@@ -129,8 +129,9 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         for the tolerance (a body of tiny inertia held by heavy ones) or where it cannot go
         on, and coming back at the next restart (an event, a controller's new input); models
         whose redundant constraints are allowed (``redundant="allow"``) stay on the BDF.
-        Where the explicit steps come near their stability limit without passing it, cost
-        trials run the other method for a while and keep the one that advances further per
+        Where the explicit steps come near their stability limit without passing it, or
+        after 4,096 explicit step attempts in a row (doubling after each trial the explicit
+        method wins), cost trials run the other method for a while and keep the one that advances further per
         unit of counted work (deterministic), the BDF then at a hundredth of its own local
         tolerances so that the run keeps the explicit method's accuracy; models with
         compliant contacts take none (``stats["cost_trials"]``, ``stats["trials_kept"]``).
@@ -155,9 +156,23 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         Bad arguments (each names the argument and what was expected).
     AssemblyError
         No consistent initial state.
+    ModelError
+        The coordinates reach so far from the origin (beyond about 4.5e10) that the local
+        error test's round-off floor, ``100 * eps * max|q|``, passes 1e-3: no error would
+        be controlled. Names the coordinate.
+    OutOfMemoryError
+        The run's workspace (or the projection's normal matrix) does not fit in the memory
+        this process may use.
     StepSizeError, ConvergenceError, SingularJacobianError, NonFiniteError
         The integration failed; the exception carries ``t``, ``h`` and the partial
         ``result``.
+    SimulationError
+        The output rows violate the constraints by more than ten times what the
+        tolerances allow, in the norm (``stats["max_output_phi"]``, against
+        ``atol + rtol * max|q|``) or in one row against its own terms
+        (``stats["max_output_row_ratio"]``, the row ``stats["max_output_row"]``: its
+        violation over ``atol * sum|Phi_q,ij| + rtol * sum|Phi_q,ij q_j|``); the error
+        names the row.
     """
     model = as_model(model)
     opt = check_options(
