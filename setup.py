@@ -28,13 +28,15 @@ ss_include, ss_lib = suitesparse_dirs()
 extensions = [
     Extension(
         "linkdyn._kernels",
-        sources=["src/linkdyn/_kernels.pyx", "csrc/ld_forces.c", "csrc/ld_forces3.c"],
+        sources=["src/linkdyn/_kernels.pyx", "csrc/ld_kernels.c", "csrc/ld_forces.c",
+                 "csrc/ld_forces3.c"],
         include_dirs=["csrc", "src/linkdyn", numpy.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     ),
     Extension(
         "linkdyn._bdf",
-        sources=["src/linkdyn/_bdf.pyx", "csrc/ld_bdf.c", "csrc/ld_rk.c", "csrc/ld_sens.c"],
+        sources=["src/linkdyn/_bdf.pyx", "csrc/ld_run.c", "csrc/ld_bdf.c", "csrc/ld_rk.c",
+                 "csrc/ld_sens.c", "csrc/ld_schur.c", "csrc/ld_linear.c"],
         include_dirs=["csrc", "src/linkdyn", numpy.get_include()] + ss_include,
         library_dirs=ss_lib,
         libraries=["klu", "ldl", "amd"],

@@ -14,7 +14,8 @@
  * share a coordinate), known when the integrator is created: its entries are accumulated
  * through a precomputed list of products, AMD orders it once, and SuiteSparse's LDL
  * analyses it once and factorises it at every right-hand side (up-looking, no pivoting: S is
- * symmetric positive definite while Phi_q has full row rank). On the Jansen linkage (43
+ * symmetric positive definite while Phi_q has full row rank; ld_schur.c). On the Jansen
+ * linkage (43
  * rows) a right-hand side costs about a microsecond, where a KLU refactorisation of the
  * KKT matrix alone costs several. Switched-off rows (ld_system.row_active) become lam_i = 0
  * (unit rows of S); regularisation (redundant constraints) adds r diag(S at the start), the
@@ -89,11 +90,12 @@
  * singular configuration. The velocity error test also tolerates h times the accelerations'
  * round-off (acceleration_noise), so that rounding errors do not cut steps.
  */
-#include "ld_bdf_impl.h"
+#include "ld_rk.h"
 
-#include <amd.h>
+#include "ld_linear.h"
+#include "ld_schur.h"
+
 #include <float.h>
-#include <ldl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,7 +110,6 @@
 #define STIFF_STEPS 15          /* steps beyond it that call the problem stiff */
 #define QUIET_STEPS 6           /* steps within it that reset the count */
 #define TRIAL_LIMIT 1.0         /* h |lambda| that makes the BDF worth a trial soon */
-#define PIVOT_MIN 1e-14         /* a pivot of S below this fraction of its diagonal: singular */
 #define NEAR_SINGULAR 1e-3      /* below this pivot ratio of S, stage velocities projected */
 #define CLEAR_SINGULAR 1e-2     /* above it at a step's start, they are no longer */
 #define REFERENCE_PIVOT 5e-2    /* below this best pivot ratio, both limits scale with it */
@@ -171,265 +172,13 @@ struct ld_rk {
                                    accepted states */
     double near_limit, clear_limit; /* NEAR_SINGULAR, CLEAR_SINGULAR scaled to pivot_ref */
     double start_pivot;         /* pivot ratio of S at the step's start (the last state) */
-    double pivot_ratio;         /* min_k D_k / S_kk of the last factorisation of S (active
-                                   rows): cond(S) is at least its inverse */
 
-    /* S = Phi_q M^-1 Phi_q^T and its LDL^T factorisation P S P^T = L D L^T, planned when the
-     * workspace is created (see schur_plan): LD = [Lx (lnz) | D (nc)] */
-    int nc, lnz, n_pairs, n_groups;
-    int *P, *Pinv;              /* [nc] AMD order: row k of P S P^T is row P[k] of S */
-    int *Lp, *Li;               /* [nc + 1], [lnz] pattern of L (CSC, rows ascending) */
-    double *LD, *Lx, *Dd;       /* values: Lx = LD, Dd = LD + lnz */
-    double *Sd;                 /* [nc] diagonal of P S P^T before elimination */
-    int *pair_dst;              /* LD[dst] += phiq[a] phiq[b] / m_j for each pair a >= b of
-                                 * column j's entries, columns in order */
-    int *row_groups;            /* [nc + 1] groups of each row k of L */
-    int *g_src, *g_col, *g_pairs;   /* group: slot of L(k, i), i, first pair [n_groups + 1] */
-    int *gp_dst;                /* pair q of a group: Lx[dst] -= Lx[l] * y_i, where l runs
-                                 * up column i from Lp[i]: l = Lp[i] + q - g_pairs[g] */
     double *minv;               /* [nq] */
-    double *xs;                 /* [nc] permuted scratch */
+    struct ld_schur schur;      /* S = Phi_q M^-1 Phi_q^T and its factorisation (ld_schur.c) */
 };
 
 /* ------------------------------------------------------------------------------------------ */
-/* Schur complement: a factorisation planned once */
-
-
-/* Position of L(k, i) (k > i) in Lx: binary search in column i. */
-static int l_slot(const struct ld_rk *r, int k, int i)
-{
-    int lo = r->Lp[i], hi = r->Lp[i + 1] - 1;
-    while (lo <= hi) {
-        int mid = (lo + hi) / 2;
-        if (r->Li[mid] == k) return mid;
-        if (r->Li[mid] < k) lo = mid + 1;
-        else hi = mid - 1;
-    }
-    return -1;
-}
-
-/* Where S's entry (a, b) (rows of S) lives in LD: D for the diagonal, else L(k, i) with
- * k > i the rows in the permuted order. */
-static int ld_target(const struct ld_rk *r, int a, int b)
-{
-    int pa = r->Pinv[a], pb = r->Pinv[b];
-    if (pa == pb) return r->lnz + pa;
-    return pa > pb ? l_slot(r, pa, pb) : l_slot(r, pb, pa);
-}
-
-/* The pattern of S, its AMD order and the pattern of L (LDL's symbolic analysis, and one
- * numeric pass on a stand-in matrix to list L's rows; the pattern is structural). */
-static int schur_pattern(ld_bdf *w, struct ld_rk *r)
-{
-    const ld_system *s = w->sys;
-    int nc = w->nc, nq = w->nq, j, p, p2, k = 0, total = nc, s_nnz = 0, st = LD_BDF_NO_MEMORY;
-    int *Sp = NULL, *Si = NULL, *Parent = NULL, *Lnz = NULL, *Flag = NULL, *Pattern = NULL;
-    double *Sx = NULL, *Y = NULL;
-    int *e, *ecol, *erow;   /* the keys (col, row) of S's entries, and their order */
-    for (j = 0; j < nq; j++) {
-        int c = s->phiq_colptr[j + 1] - s->phiq_colptr[j];
-        total += c * c;
-    }
-    e = (int *)malloc((size_t)3 * total * sizeof(int));
-    Sp = (int *)calloc((size_t)nc + 1, sizeof(int));
-    Si = (int *)malloc((size_t)total * sizeof(int));
-    Sx = (double *)malloc((size_t)total * sizeof(double));
-    Parent = (int *)malloc((size_t)nc * 4 * sizeof(int));
-    Y = (double *)malloc((size_t)nc * sizeof(double));
-    r->P = (int *)malloc((size_t)nc * 2 * sizeof(int));
-    r->Lp = (int *)malloc((size_t)(nc + 1) * sizeof(int));
-    if (!e || !Sp || !Si || !Sx || !Parent || !Y || !r->P || !r->Lp) goto done;
-    r->Pinv = r->P + nc;
-    Lnz = Parent + nc;
-    Flag = Lnz + nc;
-    Pattern = Flag + nc;
-    ecol = e + total;
-    erow = e + 2 * total;
-    for (j = 0; j < nc; j++) { ecol[k] = j; erow[k] = j; k++; }
-    for (j = 0; j < nq; j++)
-        for (p = s->phiq_colptr[j]; p < s->phiq_colptr[j + 1]; p++)
-            for (p2 = s->phiq_colptr[j]; p2 < s->phiq_colptr[j + 1]; p2++) {
-                ecol[k] = s->phiq_rowind[p];
-                erow[k] = s->phiq_rowind[p2];
-                k++;
-            }
-    if (ld__sort_keys(total, ecol, erow, nc, nc, e) != LD_BDF_SUCCESS) goto done;
-    for (k = 0; k < total; k++) {
-        int x = e[k], prev = k > 0 ? e[k - 1] : -1;
-        if (prev < 0 || ecol[x] != ecol[prev] || erow[x] != erow[prev]) {
-            /* a stand-in SPD matrix of the same pattern: diagonally dominant */
-            Sx[s_nnz] = erow[x] == ecol[x] ? (double)(nc + 1) * (nc + 1) : 1.0;
-            Si[s_nnz++] = erow[x];
-            Sp[ecol[x] + 1]++;
-        }
-    }
-    for (j = 0; j < nc; j++) Sp[j + 1] += Sp[j];
-    if (amd_order(nc, Sp, Si, r->P, NULL, NULL) < AMD_OK) goto done;
-    ldl_symbolic(nc, Sp, Si, r->Lp, Parent, Lnz, Flag, r->P, r->Pinv);
-    r->lnz = r->Lp[nc];
-    r->Li = (int *)malloc((size_t)(r->lnz > 0 ? r->lnz : 1) * sizeof(int));
-    r->LD = (double *)malloc((size_t)(r->lnz + nc) * sizeof(double));
-    if (!r->Li || !r->LD) goto done;
-    r->Lx = r->LD;
-    r->Dd = r->LD + r->lnz;
-    st = ldl_numeric(nc, Sp, Si, Sx, r->Lp, Parent, Lnz, r->Li, r->Lx, r->Dd, Y, Pattern,
-                     Flag, r->P, r->Pinv) == nc ? LD_BDF_SUCCESS : LD_BDF_BAD_INPUT;
-done:
-    free(e); free(Sp); free(Si); free(Sx); free(Parent); free(Y);
-    return st;
-}
-
-/* The plan: the products that assemble S straight into LD, and the up-looking elimination
- * as flat lists (for row k of L, each nonzero L(k, i) in ascending i is a group: its pairs
- * update the later entries of row k, then it is scaled by D(i) and subtracted from D(k)). */
-static int schur_plan(ld_bdf *w, struct ld_rk *r)
-{
-    const ld_system *s = w->sys;
-    int nc = w->nc, nq = w->nq, j, p, p2, k, i, np = 0, ng = 0, ngp = 0;
-    int *row_count = NULL, *row_start = NULL, *rows = NULL;
-    for (j = 0; j < nq; j++) {
-        int c = s->phiq_colptr[j + 1] - s->phiq_colptr[j];
-        np += c * (c + 1) / 2;
-    }
-    r->n_pairs = np;
-    r->pair_dst = (int *)malloc((size_t)(np + 1) * sizeof(int));
-    if (!r->pair_dst) return LD_BDF_NO_MEMORY;
-    k = 0;
-    for (j = 0; j < nq; j++)
-        for (p = s->phiq_colptr[j]; p < s->phiq_colptr[j + 1]; p++)
-            for (p2 = s->phiq_colptr[j]; p2 <= p; p2++) {
-                r->pair_dst[k] = ld_target(r, s->phiq_rowind[p], s->phiq_rowind[p2]);
-                if (r->pair_dst[k] < 0) return LD_BDF_BAD_INPUT;
-                k++;
-            }
-    /* rows of L: row k's columns i, ascending */
-    row_count = (int *)calloc((size_t)nc + 1, sizeof(int));
-    row_start = (int *)calloc((size_t)nc + 1, sizeof(int));
-    rows = (int *)malloc((size_t)(r->lnz > 0 ? r->lnz : 1) * sizeof(int));
-    r->row_groups = (int *)malloc((size_t)(nc + 1) * sizeof(int));
-    if (!row_count || !row_start || !rows || !r->row_groups) {
-        free(row_count); free(row_start); free(rows);
-        return LD_BDF_NO_MEMORY;
-    }
-    for (p = 0; p < r->lnz; p++) row_count[r->Li[p]]++;
-    for (k = 0; k < nc; k++) row_start[k + 1] = row_start[k] + row_count[k];
-    memset(row_count, 0, (size_t)nc * sizeof(int));
-    for (i = 0; i < nc; i++)
-        for (p = r->Lp[i]; p < r->Lp[i + 1]; p++) {
-            k = r->Li[p];
-            rows[row_start[k] + row_count[k]++] = i;
-        }
-    /* count the groups' pairs: L(r', i) for i < r' < k */
-    for (k = 0; k < nc; k++)
-        for (j = row_start[k]; j < row_start[k + 1]; j++) {
-            i = rows[j];
-            for (p = r->Lp[i]; p < r->Lp[i + 1] && r->Li[p] < k; p++) ngp++;
-            ng++;
-        }
-    r->n_groups = ng;
-    r->g_src = (int *)malloc((size_t)(3 * ng + 2) * sizeof(int));
-    r->gp_dst = (int *)malloc((size_t)(ngp + 1) * sizeof(int));
-    if (!r->g_src || !r->gp_dst) {
-        free(row_count); free(row_start); free(rows);
-        return LD_BDF_NO_MEMORY;
-    }
-    r->g_col = r->g_src + ng;
-    r->g_pairs = r->g_col + ng;
-    ng = ngp = 0;
-    for (k = 0; k < nc; k++) {
-        r->row_groups[k] = ng;
-        for (j = row_start[k]; j < row_start[k + 1]; j++) {
-            i = rows[j];
-            r->g_src[ng] = l_slot(r, k, i);
-            r->g_col[ng] = i;
-            r->g_pairs[ng] = ngp;
-            for (p = r->Lp[i]; p < r->Lp[i + 1] && r->Li[p] < k; p++) {
-                r->gp_dst[ngp] = l_slot(r, k, r->Li[p]);
-                ngp++;
-            }
-            ng++;
-        }
-    }
-    r->row_groups[nc] = ng;
-    r->g_pairs[ng] = ngp;
-    free(row_count); free(row_start); free(rows);
-    r->Sd = (double *)malloc((size_t)nc * sizeof(double));
-    r->xs = (double *)malloc((size_t)nc * sizeof(double));
-    return r->Sd && r->xs ? LD_BDF_SUCCESS : LD_BDF_NO_MEMORY;
-}
-
-/* Factorise S (+ regularisation, unit rows for switched-off rows) at the Phi_q values in
- * w->phiq, by the plan. A pivot below PIVOT_MIN of its row's diagonal means Phi_q has lost
- * rank (or, for the rows of a redundant set without regularisation, never had it). */
-static int schur_factor(ld_bdf *w)
-{
-    struct ld_rk *r = w->rk;
-    const int *active = w->sys->row_active;
-    const double *J = w->phiq;
-    const int *cp = w->sys->phiq_colptr, *dst = r->pair_dst;
-    double *LD = r->LD, *Lx = r->Lx, *D = r->Dd, reg = w->out_reg;
-    int j, p, p2, k, g, q, nc = w->nc;
-    double ratio = 1.0;
-    if (nc == 0) return LD_BDF_SUCCESS;
-    memset(LD, 0, (size_t)(r->lnz + nc) * sizeof(double));
-    for (j = 0; j < w->nq; j++) {
-        double mj = r->minv[j];
-        for (p = cp[j]; p < cp[j + 1]; p++) {
-            double jp = J[p];
-            for (p2 = cp[j]; p2 <= p; p2++) LD[*dst++] += jp * J[p2] * mj;
-        }
-    }
-    for (k = 0; k < nc; k++) {
-        int i = r->P[k];
-        if (active && !active[i]) D[k] = 1.0;
-        else D[k] += reg * w->rdiag[i];
-        r->Sd[k] = D[k];
-    }
-    w->stats.schur_factorizations++;
-    for (k = 0; k < nc; k++) {
-        double dk = D[k];       /* in a register: the stores to Lx below may not alias it */
-        for (g = r->row_groups[k]; g < r->row_groups[k + 1]; g++) {
-            double y = Lx[r->g_src[g]], l;
-            const double *col = Lx + r->Lp[r->g_col[g]] - r->g_pairs[g];
-            for (q = r->g_pairs[g]; q < r->g_pairs[g + 1]; q++)
-                Lx[r->gp_dst[q]] -= col[q] * y;
-            l = y / D[r->g_col[g]];
-            dk -= l * y;
-            Lx[r->g_src[g]] = l;
-        }
-        D[k] = dk;
-        if (!(D[k] > PIVOT_MIN * r->Sd[k])) {
-            w->fail_index = w->nq + r->P[k];
-            return isfinite(D[k]) ? LD_BDF_SINGULAR : LD_BDF_NONFINITE;
-        }
-        if (D[k] < ratio * r->Sd[k]) ratio = D[k] / r->Sd[k];
-    }
-    r->pivot_ratio = ratio;
-    return LD_BDF_SUCCESS;
-}
-
-/* x <- S^-1 x (nc). The scaling by D^-1 is folded into the forward sweep (row i is final
- * once its column has been scattered: L is unit lower triangular) and the permutation back
- * into the backward one; the same operations in the same order as three separate passes. */
-static void schur_solve(struct ld_rk *r, double *x)
-{
-    int nc = r->nc, i, p;
-    double *y = r->xs;
-    const int *Lp = r->Lp, *Li = r->Li, *P = r->P;
-    const double *Lx = r->Lx, *D = r->Dd;
-    for (i = 0; i < nc; i++) y[i] = x[P[i]];
-    for (i = 0; i < nc; i++) {
-        double yi = y[i];
-        for (p = Lp[i]; p < Lp[i + 1]; p++) y[Li[p]] -= Lx[p] * yi;
-        y[i] = yi / D[i];
-    }
-    for (i = nc - 1; i >= 0; i--) {
-        double yi = y[i];
-        for (p = Lp[i]; p < Lp[i + 1]; p++) yi -= Lx[p] * y[Li[p]];
-        y[i] = yi;
-        x[P[i]] = yi;
-    }
-}
+/* Products with Phi_q, and the Schur complement at a state (ld_schur.c) */
 
 /* out[j] -= M^-1 (Phi_q^T x)[j] for j < nq. */
 static void minus_minv_jt(const ld_bdf *w, const double *x, double *out)
@@ -463,7 +212,7 @@ static int schur_at(ld_bdf *w, double t, const double *q)
 {
     if (ld__eval_phi_q(w, t, q) != LD_OK) return LD_BDF_CALLBACK;
     if (!ld__all_finite(w->phiq, w->sys->phiq_nnz)) return LD_BDF_NONFINITE;
-    return schur_factor(w);
+    return ld__schur_factor(w, &w->rk->schur);
 }
 
 /* One simplified Newton step (mass-weighted) of q towards Phi(q, t) = 0 with the current
@@ -477,7 +226,7 @@ static int position_step(ld_bdf *w, double t, double *q, double *worst)
     ld__zero_inactive(w, x);
     *worst = 0.0;
     for (i = 0; i < w->nc; i++) *worst = fmax(*worst, fabs(x[i]));
-    schur_solve(r, x);
+    ld__schur_solve(&r->schur, x);
     minus_minv_jt(w, x, q);
     return LD_BDF_SUCCESS;
 }
@@ -495,7 +244,7 @@ static int velocity_projection(ld_bdf *w, double t, const double *q, double *v,
     ld__zero_inactive(w, x);
     for (i = 0; i < w->nc; i++) rn += x[i] * x[i];
     *violation = sqrt(rn);
-    schur_solve(r, x);
+    ld__schur_solve(&r->schur, x);
     minus_minv_jt(w, x, v);
     return LD_BDF_SUCCESS;
 }
@@ -513,7 +262,7 @@ static int multipliers(ld_bdf *w, double t, const double *q, const double *v, do
     for (i = 0; i < w->nc; i++) lam[i] = -r->gam[i];
     add_j_times(w, r->F, r->minv, lam);
     ld__zero_inactive(w, lam);
-    schur_solve(r, lam);
+    ld__schur_solve(&r->schur, lam);
     return LD_BDF_SUCCESS;
 }
 
@@ -547,7 +296,7 @@ static void acceleration_noise(ld_bdf *w)
     const ld_system *s = w->sys;
     struct ld_rk *r = w->rk;
     int j, p;
-    double loss = w->nc > 0 ? 1.0 / r->pivot_ratio : 1.0;
+    double loss = w->nc > 0 ? 1.0 / r->schur.pivot_ratio : 1.0;
     for (j = 0; j < w->nq; j++) {
         double acc = 0.0;
         for (p = s->phiq_colptr[j]; p < s->phiq_colptr[j + 1]; p++)
@@ -560,7 +309,7 @@ static void acceleration_noise(ld_bdf *w)
  * conditioning of S: eps / min_k (D_k / S_kk) > rtol (see the top, "Conditioning"). */
 static int ill_conditioned(const ld_bdf *w)
 {
-    return w->nc > 0 && DBL_EPSILON > w->rk->rtol * w->rk->pivot_ratio;
+    return w->nc > 0 && DBL_EPSILON > w->rk->rtol * w->rk->schur.pivot_ratio;
 }
 
 /* The right-hand side f(t, y) of the index-1 form. Near a singular configuration it is taken
@@ -572,7 +321,7 @@ static int rhs(ld_bdf *w, double t, const double *y, double *f)
     int st = schur_at(w, t, y);
     double violation;
     if (st != LD_BDF_SUCCESS) return st;
-    if (w->nc > 0 && !r->project_stages && r->pivot_ratio < r->near_limit) r->near_hit = 1;
+    if (w->nc > 0 && !r->project_stages && r->schur.pivot_ratio < r->near_limit) r->near_hit = 1;
     if (w->nc > 0 && r->project_stages) {
         memcpy(r->vstage, y + w->nq, (size_t)w->nq * sizeof(double));
         if ((st = velocity_projection(w, t, y, r->vstage, &violation)) != LD_BDF_SUCCESS)
@@ -588,11 +337,10 @@ static int rhs(ld_bdf *w, double t, const double *y, double *f)
 int ld__rk_create(ld_bdf *w)
 {
     struct ld_rk *r = (struct ld_rk *)calloc(1, sizeof(struct ld_rk));
-    int nq = w->nq, nc = w->nc, m = 2 * w->nq + w->nz, big = nq > nc ? nq : nc, i, st;
+    int nq = w->nq, nc = w->nc, m = 2 * w->nq + w->nz, big = nq > nc ? nq : nc, i;
     w->rk = r;
     if (!r) return LD_BDF_NO_MEMORY;
     r->m = m;
-    r->nc = nc;
     r->K = (double *)calloc((size_t)N_EXTENDED * (size_t)m, sizeof(double));
     r->y0 = (double *)calloc((size_t)(4 * m), sizeof(double));
     r->rcont = (double *)calloc((size_t)(7 * m), sizeof(double));
@@ -615,9 +363,7 @@ int ld__rk_create(ld_bdf *w)
         if (!(w->sys->mass[i] > 0)) return LD_BDF_BAD_INPUT;
         r->minv[i] = 1.0 / w->sys->mass[i];
     }
-    if (nc == 0) return LD_BDF_SUCCESS;
-    if ((st = schur_pattern(w, r)) != LD_BDF_SUCCESS) return st;
-    return schur_plan(w, r);
+    return ld__schur_create(w, &r->schur, r->minv);
 }
 
 void ld__rk_free(ld_bdf *w)
@@ -625,9 +371,8 @@ void ld__rk_free(ld_bdf *w)
     struct ld_rk *r = w->rk;
     if (!r) return;
     free(r->K); free(r->y0); free(r->rcont); free(r->lam0); free(r->F); free(r->vstage);
-    free(r->P); free(r->Lp); free(r->Li); free(r->LD); free(r->Sd); free(r->pair_dst);
-    free(r->row_groups); free(r->g_src); free(r->gp_dst); free(r->minv);
-    free(r->xs);
+    ld__schur_free(&r->schur);
+    free(r->minv);
     free(r);
     w->rk = NULL;
 }
@@ -699,10 +444,10 @@ int ld__rk_start(ld_bdf *w)
     pack(w, w->D, r->y0);
     r->project_stages = r->near_hit = 0;
     if ((st = rhs(w, w->t, r->y0, f0)) != LD_BDF_SUCCESS) return st;
-    r->start_pivot = r->pivot_ratio;
+    r->start_pivot = r->schur.pivot_ratio;
     if (w->nc > 0) {
-        reference_pivot(r, r->pivot_ratio);
-        r->near_hit = r->pivot_ratio < r->near_limit;
+        reference_pivot(r, r->schur.pivot_ratio);
+        r->near_hit = r->schur.pivot_ratio < r->near_limit;
     }
     if (r->near_hit) {
         r->project_stages = 1;
@@ -795,7 +540,7 @@ static int project(ld_bdf *w, double t1)
             (st = schur_at(w, t1, q)) != LD_BDF_SUCCESS ||
             (st = velocity_projection(w, t1, q, v, &violation)) != LD_BDF_SUCCESS)
             return st;
-        r->start_pivot = r->pivot_ratio;
+        r->start_pivot = r->schur.pivot_ratio;
     }
     st = accelerations(w, t1, q, v, r->K + (size_t)12 * r->m);
     if (st == LD_BDF_SUCCESS) {
@@ -837,7 +582,7 @@ static int stiffness(ld_bdf *w, double h)
 
 /* Whether the steps have been near the method's stability limit (h |lambda| beyond
  * TRIAL_LIMIT, a sixth of it, on STIFF_STEPS steps with no QUIET_STEPS calm ones between):
- * method auto then tries the BDF without waiting (ld_bdf.c, "Cost trials"). */
+ * method auto then tries the BDF without waiting (ld_run.c, "Cost trials"). */
 int ld__rk_near_stiff(const ld_bdf *w)
 {
     return w->rk->near_count >= STIFF_STEPS;

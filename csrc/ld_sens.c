@@ -44,7 +44,9 @@
  * sticks) and switchable rows are refused: there the sensitivities would jump; so is any
  * discontinuity that the caller brings about between calls (the caller's responsibility).
  */
-#include "ld_bdf_impl.h"
+#include "ld_sens.h"
+
+#include "ld_linear.h"
 
 #include <float.h>
 #include <math.h>

@@ -188,3 +188,101 @@ def test_modules_and_functions_stay_readable():
                 if lines > FUNCTION_LINES:
                     too_long.append(f"{path.relative_to(PACKAGE)}: {node.name}, {lines} lines")
     assert not too_long, "\n".join(too_long)
+
+
+# -- The C core ------------------------------------------------------------------------------
+
+CSRC = Path(__file__).resolve().parents[1] / "csrc"
+
+#: The integrator's modules in layers, lowest first (csrc/ld_work.h draws them): a module
+#: includes the private headers of its own layer and those below, and calls only functions
+#: defined there. ld_work.h (the workspace), ld_bdf.h (the public API's types) and
+#: ld_system.h (the model's callbacks) are below all of them.
+C_LAYERS = [("ld_linear",), ("ld_schur",), ("ld_sens", "ld_rk"), ("ld_bdf",), ("ld_run",)]
+#: Each module's private header.
+C_HEADERS = {"ld_linear.h": "ld_linear", "ld_schur.h": "ld_schur", "ld_sens.h": "ld_sens",
+             "ld_rk.h": "ld_rk", "ld_bdf_method.h": "ld_bdf"}
+C_BASE = {"ld_work.h", "ld_bdf.h", "ld_system.h"}
+#: Size limits of the C sources, as for the Python modules.
+C_FILE_LINES, C_FUNCTION_LINES = 800, 100
+
+
+def c_layer(module):
+    return next(k for k, members in enumerate(C_LAYERS) if module in members)
+
+
+def c_definitions(text):
+    """The ld_ functions a C source defines (a definition starts at column 0 and its
+    parameter list is followed by a brace, not a semicolon)."""
+    import re
+
+    return set(re.findall(r"^(?:static\s+)?(?:inline\s+)?(?:const\s+)?\w[\w\s\*]*?\b(ld_\w+)"
+                          r"\s*\([^;{]*\)\s*\{", text, flags=re.M))
+
+
+def c_calls(text):
+    import re
+
+    body = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    return set(re.findall(r"\b(ld_\w+)\s*\(", body))
+
+
+def test_the_c_core_calls_and_includes_one_way():
+    import re
+
+    if not CSRC.is_dir():
+        import pytest
+
+        pytest.skip("no C sources beside the tests")
+    sources = {m: (CSRC / f"{m}.c").read_text(encoding="utf-8")
+               for layer in C_LAYERS for m in layer}
+    defined = {m: c_definitions(text) for m, text in sources.items()}
+    base = set().union(*(c_definitions((CSRC / h).read_text(encoding="utf-8")) for h in C_BASE))
+    owner = {f: m for m, names in defined.items() for f in names}
+    wrong = []
+    for m, text in sources.items():
+        for header in re.findall(r'^#include "([\w.]+)"', text, flags=re.M):
+            if header in C_BASE:
+                continue
+            if header not in C_HEADERS:
+                wrong.append(f"{m}.c includes {header}, which is no module's header")
+            elif c_layer(C_HEADERS[header]) > c_layer(m) or (
+                    c_layer(C_HEADERS[header]) == c_layer(m) and C_HEADERS[header] != m):
+                wrong.append(f"{m}.c includes {header} of a layer it may not call")
+        for f in sorted(c_calls(text) - defined[m] - base):
+            callee = owner.get(f)
+            if callee is not None and c_layer(callee) >= c_layer(m):
+                wrong.append(f"{m}.c calls {f} of {callee}.c, not of a lower layer")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_c_checker_sees_a_call_upwards():
+    text = "int ld__bdf_step(ld_bdf *w)\n{\n    return ld__rk_step(w);\n}\n"
+    assert c_definitions(text) == {"ld__bdf_step"}
+    assert "ld__rk_step" in c_calls(text)
+    assert c_definitions("int ld__x(int a);\n") == set()
+
+
+def test_the_c_sources_stay_readable():
+    import re
+
+    if not CSRC.is_dir():
+        import pytest
+
+        pytest.skip("no C sources beside the tests")
+    too_long = []
+    for path in sorted(CSRC.glob("*.[ch]")):
+        lines = path.read_text(encoding="utf-8").split("\n")
+        if len(lines) > C_FILE_LINES:
+            too_long.append(f"{path.name}: {len(lines)} lines")
+        start = None
+        for k, line in enumerate(lines):
+            if start is None and re.match(r"^\w[\w\s\*]*\([^;]*$", line) and \
+                    not line.startswith(("typedef", "#")):
+                start = k
+            elif start is not None and line == "}":
+                if k - start + 1 > C_FUNCTION_LINES:
+                    too_long.append(f"{path.name}: {lines[start].split('(')[0]}, "
+                                    f"{k - start + 1} lines")
+                start = None
+    assert not too_long, "\n".join(too_long)

@@ -1,16 +1,17 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Compiled kernels of a planar model in fully Cartesian coordinates.
+"""The compiled model: its arrays handed to the kernels in C.
 
-Per body i the coordinates are q[4i:4i+4] = (x, y, ux, uy). Each element type is a group of
-flat arrays (body indices, local coordinates, first constraint row, the positions ("slots") of
-its Jacobian entries in the fixed CSC pattern). The kernels are ``nogil`` C functions with the
-signatures of ``csrc/ld_system.h``: the integrator calls them through function pointers with
-this module's data as the user pointer, and the Python methods below call the very same
-functions. Nothing here allocates or looks anything up by name.
+The kernels (``csrc/ld_kernels.c``) evaluate a model from flat arrays (the schema is
+``ld_model`` in ``csrc/ld_kernels.h``: body indices, local coordinates, first constraint rows,
+the positions ("slots") of Jacobian entries in the fixed CSC patterns) with the signatures of
+``csrc/ld_system.h``; the integrator calls them through function pointers with the model as
+the user pointer, with no Python. This module checks the compiler's arrays, fills the
+schema, keeps the arrays alive, and offers the kernels to Python (the methods of
+:class:`Kernels` call the very same functions).
 """
 
 from cpython.pycapsule cimport PyCapsule_New
-from libc.math cimport cos, fabs, fma, sin, sqrt
+from libc.math cimport sqrt
 from libc.stdlib cimport free, malloc
 
 import numpy as np
@@ -104,652 +105,138 @@ cdef extern from "ld_forces.h":
                                const double *q, const double *v, double *f) noexcept nogil
 
 
-cdef struct KernelData:
-    int nbody
-    int nq
-    int nc
-    const double *mass          # [nq] diagonal mass matrix
-    const double *q_applied     # [nq] constant generalised forces (uniform gravity)
-    int nunit                   # bodies with a unit-vector row (all but armature rotors)
-    const int *unit_body        # [nunit] the body of each unit-vector row
-    const int *unit_row         # [nunit] its row
-    const int *unit_slot        # [nunit, 2] slots of d/dux, d/duy
-    const int *unit_hslot       # [nunit, 2] slots of (ux, ux), (uy, uy) in the Hessian pattern
-    # Frame rows of spatial bodies in natural coordinates: per body, the six rows uu, vv, ww,
-    # uv, uw, vw (unit and orthogonal principal axes e1, e2, e3 at coordinates frame_base ..
-    # + 9), in that order from row frame_row.
-    int nframe
-    const int *frame_base       # [nframe] coordinate of e1's x
-    const int *frame_row        # [nframe] the first of the body's six rows
-    const int *frame_slot       # [nframe, 27] Jacobian slots (see FRAME_ENTRIES below)
-    const int *frame_hslot      # [nframe, 27] Hessian slots, the same entries
-    int nrev
-    const int *rev_body         # [nrev, 2] body of each side, -1 for the ground
-    const double *rev_local     # [nrev, 4] (xi, eta) of each side; ground side: global (x, y)
-    const int *rev_row          # [nrev] first of the joint's two rows
-    const int *rev_slot         # [nrev, 12] slots, side 1 then side 2; each side: row x
-                                #   (d/dx, d/dux, d/duy), row y (d/dy, d/dux, d/duy)
-    # Generic rows: sums of terms coef * g(t) * m(q), m = q_a q_b (quadratic), q_a (linear)
-    # or 1 (constant); g(t) = 1, cos f(t), sin f(t) or f(t) for a driving law f.
-    int ngen_rows
-    const int *gen_row          # [ngen_rows] the rows (residuals zeroed, then accumulated)
-    int ngen_slots
-    const int *gen_slot         # [ngen_slots] their Jacobian slots
-    int nterm
-    const int *term_row         # [nterm]
-    const int *term_a           # [nterm] first coordinate, -1 for a constant term
-    const int *term_b           # [nterm] second coordinate, -1 for a linear term
-    const int *term_tf          # [nterm] 0: g = 1, 1: cos f, 2: sin f, 3: f, 4: f^2
-    const int *term_law         # [nterm] driving law index (when term_tf > 0)
-    const double *term_coef     # [nterm]
-    const int *term_slot        # [nterm, 2] Jacobian slots of d/dq_a, d/dq_b (-1 if none)
-    const int *term_hslot       # [nterm, 2] Hessian slots of (a, b), (b, a) (-1 if none)
-    # Subsets of the terms, in term order, so that each kernel visits only the terms that
-    # can change its output (a spatial joint's rows are all linear terms without a time
-    # factor: constant Jacobian entries and no gamma). Each kernel's sums are the same, term
-    # for term, as over all terms.
-    const double *gen_const     # [ngen_slots] a slot's value when all its terms are linear
-                                #   without a time factor (their sum in term order), else 0
-    int nvar_term
-    const int *var_term         # terms with a coordinate that write a slot not constant
-    int ngam_term
-    const int *gam_term         # terms with a nonzero gamma: quadratic or time-dependent
-    int ntime_term
-    const int *time_term        # terms with a time factor (Phi_t)
-    int driver_work             # index in z of the driven rows' work (-1: no time terms)
-    int nquad_term
-    const int *quad_term        # quadratic terms (the Hessian)
-    int hess_nnz
-    int phiq_nnz
-    ld_laws laws                # driving laws (csrc/ld_laws.h); values of kind-2 laws in
-                                #   the law_values array of a RunState (per run)
-    ld_forces forces            # force elements (csrc/ld_forces.h)
-    ld_forces_run run           # per-run state of the force elements: the model's own
-                                #   (inputs zero, reference angles from the guesses), or a
-                                #   Run's copy
-    int fq_nnz
-    int fv_nnz
-    # Stick rows of a run with friction (linkdyn.friction): row nc + k holds friction record
-    # stick_rec[k]'s rolling coordinate at stick_c0[k] while that contact sticks. They live
-    # in the run's own ld_system, whose Phi_q and Hessian patterns are the model's merged
-    # with theirs: the model's kernels write into scratch arrays that are scattered through
-    # base_phiq_map / base_hess_map. nstick = 0 in the model's own data.
-    int nstick
-    const int *stick_rec        # [nstick]
-    const double *stick_c0      # [nstick]
-    const int *stick_slot       # [nstick, 8] Phi_q slots of the record's local block (-1)
-    const int *stick_hslot      # [nstick, 64] Hessian slots (-1)
-    const int *base_phiq_map    # [phiq_nnz of the model]
-    const int *base_hess_map    # [hess_nnz of the model]
-    int phiq_ext_nnz
-    int hess_ext_nnz
-    double *scratch_phiq
-    double *scratch_hess
-    # Events of a run (linkdyn.events): 0 marker coordinate c . q_body + c0, 1 a force
-    # record's coordinate + c0, 2 a contact record's penetration (gap - s), 3 a sliding
-    # contact comes to rest (sigma s' of friction record ev_record; 1 when not sliding),
-    # 4 a sticking contact's friction reaches its limit (mu0 F_N - |lam| of stick row
-    # ev_body, mu0 = ev_const; 1 when not sticking), 5 a foot passes another along a ground
-    # line: t . (p_i - p_j), body i = ev_body, body j = ev_record, local points (xi_i, eta_i,
-    # xi_j, eta_j) = ev_coef, t at angle ev_const; 6 its rate (the same with v for q).
-    int nev
-    const int *ev_kind          # [nev]
-    const int *ev_body          # [nev]
-    const double *ev_coef       # [nev, 4]
-    const int *ev_index         # [nev, 4] kinds 0 and 7: the coordinates of ev_coef
-    const double *ev_const      # [nev]
-    const int *ev_record        # [nev]
-    const int *ev_gate          # [nev] a record: while its gate is on, g = 1 (-1: none)
-    const int *row_active       # [nc + nstick] of the run (NULL: all active)
-
-
-# ---------------------------------------------------------------------------------------------
-# Driving laws and time coefficients
-
-cdef inline void law_eval(const KernelData *d, int k, double t, double *f) noexcept nogil:
-    ld_law_eval(&d.laws, k, t, f)
-
-
-cdef inline void time_coef(const KernelData *d, int m, double t, double *g) noexcept nogil:
-    """g[0..2] = g(t), g', g'' of term m. Most terms have no time factor (g = 1): that case
-    is inlined into the kernels' loops (a spatial model's rows are all generic terms)."""
-    if d.term_tf[m] == 0:
-        g[0] = 1.0
-        g[1] = 0.0
-        g[2] = 0.0
-        return
-    law_time_coef(d, m, t, g)
-
-
-cdef void law_time_coef(const KernelData *d, int m, double t, double *g) noexcept nogil:
-    """time_coef of a term with a law's time factor."""
-    cdef int tf = d.term_tf[m]
-    cdef double f[3]
-    cdef double c, s
-    law_eval(d, d.term_law[m], t, f)
-    if tf == 3:
-        g[0] = f[0]
-        g[1] = f[1]
-        g[2] = f[2]
-        return
-    if tf == 4:   # f^2: the square of a length (a linear actuator's row)
-        g[0] = f[0] * f[0]
-        g[1] = 2.0 * f[0] * f[1]
-        g[2] = 2.0 * (f[1] * f[1] + f[0] * f[2])
-        return
-    c = cos(f[0])
-    s = sin(f[0])
-    if tf == 1:   # cos f
-        g[0] = c
-        g[1] = -s * f[1]
-        g[2] = -c * f[1] * f[1] - s * f[2]
-    else:         # sin f
-        g[0] = s
-        g[1] = c * f[1]
-        g[2] = -s * f[1] * f[1] + c * f[2]
-
-
-# ---------------------------------------------------------------------------------------------
-# Compensated sums (Ogita, Rump & Oishi's Sum2 with exact products by fma)
-#
-# The constraint residual Phi(q) is a sum of terms of the size of the coordinates that cancel
-# to zero on the constraint manifold. Summed in double precision it carries rounding errors of
-# eps max|q| that are not of the form Phi_q dq, and near a singular configuration Newton turns
-# them into position noise divided by the smallest singular value of Phi_q (csrc/ld_bdf.c,
-# "Singular configurations"). Summed here with the rounding errors carried along, Phi is as
-# accurate as if computed in twice the precision; the Jacobians need no such care.
-
-cdef struct Acc:
-    double s    # running sum
-    double c    # accumulated rounding errors
-
-
-cdef inline void acc_add(Acc *a, double x) noexcept nogil:
-    cdef double s = a.s + x
-    cdef double z = s - a.s
-    a.c += (a.s - (s - z)) + (x - z)
-    a.s = s
-
-
-cdef inline void acc_add_product(Acc *a, double x, double y) noexcept nogil:
-    cdef double p = x * y
-    a.c += fma(x, y, -p)
-    acc_add(a, p)
-
-
-# ---------------------------------------------------------------------------------------------
-# Frame rows of spatial bodies (e = the body's e1, e2, e3: 9 coordinates; rows uu, vv, ww, uv,
-# uw, vw). Jacobian entries, in slot order (compile/spatial.py, FRAME_JACOBIAN): uu's on e1
-# (2 e1), vv's on e2 (2 e2), ww's on e3 (2 e3), uv's on e1 (e2) then on e2 (e1), uw's on e1
-# (e3) then on e3 (e1), vw's on e2 (e3) then on e3 (e2), x, y, z each. Hessian entries
-# (FRAME_HESSIAN): 2 lam on (e1_i, e1_i), (e2_i, e2_i), (e3_i, e3_i), then for uv lam on
-# (e1_i, e2_i) and on (e2_i, e1_i), likewise uw (e1, e3) and vw (e2, e3).
-
-cdef inline int frame_p(int k) noexcept nogil:
-    """First axis of orthogonality row k (uv, uw, vw)."""
-    return 0 if k < 2 else 1
-
-
-cdef inline int frame_q(int k) noexcept nogil:
-    """Second axis of orthogonality row k."""
-    return 1 if k == 0 else 2
-
-
-cdef inline void frame_phi(const double *e, double *out) noexcept nogil:
-    cdef Acc a
-    cdef int k, i
-    for k in range(3):
-        a.s = -1.0
-        a.c = 0.0
-        for i in range(3):
-            acc_add_product(&a, e[3 * k + i], e[3 * k + i])
-        out[k] = a.s + a.c
-    for k in range(3):
-        a.s = 0.0
-        a.c = 0.0
-        for i in range(3):
-            acc_add_product(&a, e[3 * frame_p(k) + i], e[3 * frame_q(k) + i])
-        out[3 + k] = a.s + a.c
-
-
-cdef inline void frame_jacobian(const double *e, const int *slot, double *val) noexcept nogil:
-    cdef int k, i
-    for k in range(3):
-        for i in range(3):
-            val[slot[3 * k + i]] = 2.0 * e[3 * k + i]
-    for k in range(3):
-        for i in range(3):
-            val[slot[9 + 6 * k + i]] = e[3 * frame_q(k) + i]
-            val[slot[9 + 6 * k + 3 + i]] = e[3 * frame_p(k) + i]
-
-
-cdef inline void frame_gamma(const double *w, double *out) noexcept nogil:
-    """gamma = -(Phi_q v)_q v of the six rows, w the axes' rates."""
-    cdef int k, i
-    cdef double s
-    for k in range(3):
-        s = 0.0
-        for i in range(3):
-            s += w[3 * k + i] * w[3 * k + i]
-        out[k] = -2.0 * s
-    for k in range(3):
-        s = 0.0
-        for i in range(3):
-            s += w[3 * frame_p(k) + i] * w[3 * frame_q(k) + i]
-        out[3 + k] = -2.0 * s
-
-
-cdef inline void frame_hessian(const double *lam, const int *hslot, double *val) noexcept nogil:
-    cdef int k, i
-    for k in range(3):
-        for i in range(3):
-            val[hslot[3 * k + i]] += 2.0 * lam[k]
-    for k in range(3):
-        for i in range(3):
-            val[hslot[9 + 6 * k + i]] += lam[3 + k]
-            val[hslot[9 + 6 * k + 3 + i]] += lam[3 + k]
-
-
-# ---------------------------------------------------------------------------------------------
-# Kernels (C signatures of ld_system.h)
-
-cdef int k_phi(void *user, double t, const double *q, double *out) noexcept nogil:
-    cdef KernelData *d = <KernelData *> user
-    cdef int i, k, s, b, r
-    cdef double sgn, xi, eta
-    cdef const double *qb
-    cdef Acc ax, ay
-    for i in range(d.nunit):
-        qb = q + 4 * d.unit_body[i]
-        ax.s = -1.0
-        ax.c = 0.0
-        acc_add_product(&ax, qb[2], qb[2])
-        acc_add_product(&ax, qb[3], qb[3])
-        out[d.unit_row[i]] = ax.s + ax.c
-    for i in range(d.nframe):
-        frame_phi(q + d.frame_base[i], out + d.frame_row[i])
-    for k in range(d.nrev):
-        r = d.rev_row[k]
-        ax.s = 0.0
-        ax.c = 0.0
-        ay.s = 0.0
-        ay.c = 0.0
-        for s in range(2):
-            sgn = 1.0 if s == 0 else -1.0
-            b = d.rev_body[2 * k + s]
-            xi = sgn * d.rev_local[4 * k + 2 * s]
-            eta = sgn * d.rev_local[4 * k + 2 * s + 1]
-            if b < 0:
-                acc_add(&ax, xi)
-                acc_add(&ay, eta)
-            else:
-                qb = q + 4 * b
-                acc_add(&ax, sgn * qb[0])
-                acc_add_product(&ax, xi, qb[2])
-                acc_add_product(&ax, -eta, qb[3])
-                acc_add(&ay, sgn * qb[1])
-                acc_add_product(&ay, xi, qb[3])
-                acc_add_product(&ay, eta, qb[2])
-        out[r] = ax.s + ax.c
-        out[r + 1] = ay.s + ay.c
-    # A row's terms are consecutive (compile_rows): each row is one compensated sum.
-    cdef double g[3]
-    cdef double w, m, e
-    for k in range(d.ngen_rows):
-        out[d.gen_row[k]] = 0.0
-    ax.s = 0.0
-    ax.c = 0.0
-    for k in range(d.nterm):
-        time_coef(d, k, t, g)
-        w = d.term_coef[k] * g[0]
-        if d.term_a[k] < 0:
-            acc_add(&ax, w)
-        elif d.term_b[k] < 0:
-            acc_add_product(&ax, w, q[d.term_a[k]])
-        else:
-            m = q[d.term_a[k]] * q[d.term_b[k]]
-            e = fma(q[d.term_a[k]], q[d.term_b[k]], -m)
-            acc_add_product(&ax, w, m)
-            ax.c += w * e
-        if k + 1 == d.nterm or d.term_row[k + 1] != d.term_row[k]:
-            out[d.term_row[k]] = ax.s + ax.c
-            ax.s = 0.0
-            ax.c = 0.0
-    return LD_OK
-
-
-cdef int k_phi_q(void *user, double t, const double *q, double *val) noexcept nogil:
-    cdef KernelData *d = <KernelData *> user
-    cdef int i, k, s
-    cdef double sgn, xi, eta
-    cdef const int *sl
-    cdef int b
-    for i in range(d.nunit):
-        b = d.unit_body[i]
-        val[d.unit_slot[2 * i]] = 2.0 * q[4 * b + 2]
-        val[d.unit_slot[2 * i + 1]] = 2.0 * q[4 * b + 3]
-    for i in range(d.nframe):
-        frame_jacobian(q + d.frame_base[i], d.frame_slot + 27 * i, val)
-    for k in range(d.nrev):
-        for s in range(2):
-            if d.rev_body[2 * k + s] < 0:
-                continue
-            sgn = 1.0 if s == 0 else -1.0
-            xi = d.rev_local[4 * k + 2 * s]
-            eta = d.rev_local[4 * k + 2 * s + 1]
-            sl = d.rev_slot + 12 * k + 6 * s
-            val[sl[0]] = sgn
-            val[sl[1]] = sgn * xi
-            val[sl[2]] = -sgn * eta
-            val[sl[3]] = sgn
-            val[sl[4]] = sgn * eta
-            val[sl[5]] = sgn * xi
-    cdef double g[3]
-    cdef double c
-    cdef int j
-    for j in range(d.ngen_slots):
-        val[d.gen_slot[j]] = d.gen_const[j]
-    for j in range(d.nvar_term):
-        k = d.var_term[j]
-        time_coef(d, k, t, g)
-        c = d.term_coef[k] * g[0]
-        if d.term_b[k] < 0:
-            val[d.term_slot[2 * k]] += c
-        else:   # a == b gives both slots equal: 2 c q_a, as it should
-            val[d.term_slot[2 * k]] += c * q[d.term_b[k]]
-            val[d.term_slot[2 * k + 1]] += c * q[d.term_a[k]]
-    return LD_OK
-
-
-cdef int k_phi_t(void *user, double t, const double *q, double *out) noexcept nogil:
-    # Unit-vector and revolute rows do not depend on time; generic rows may.
-    cdef KernelData *d = <KernelData *> user
-    cdef int r, j, k
-    for r in range(d.nc):
-        out[r] = 0.0
-    for j in range(d.ntime_term):
-        k = d.time_term[j]
-        out[d.term_row[k]] += time_term_rate(d, k, t, q)
-    return LD_OK
-
-
-cdef inline double time_term_rate(const KernelData *d, int k, double t,
-                                  const double *q) noexcept nogil:
-    """Generic term k's share of dPhi/dt: its coefficient, its time factor's rate and its
-    coordinates' product (Phi_t of the term)."""
-    cdef double g[3]
-    cdef double m = 1.0
-    time_coef(d, k, t, g)
-    if d.term_a[k] >= 0:
-        m = q[d.term_a[k]]
-        if d.term_b[k] >= 0:
-            m *= q[d.term_b[k]]
-    return d.term_coef[k] * g[1] * m
-
-
-cdef int k_gamma(void *user, double t, const double *q, const double *v,
-                 double *out) noexcept nogil:
-    cdef KernelData *d = <KernelData *> user
-    cdef int i, k
-    cdef int ub
-    for i in range(d.nunit):
-        ub = 4 * d.unit_body[i]
-        out[d.unit_row[i]] = -2.0 * (v[ub + 2] * v[ub + 2] + v[ub + 3] * v[ub + 3])
-    for i in range(d.nframe):
-        frame_gamma(v + d.frame_base[i], out + d.frame_row[i])
-    # Revolute rows are linear in q with constant Jacobian: their gamma is zero.
-    for k in range(d.nrev):
-        out[d.rev_row[k]] = 0.0
-        out[d.rev_row[k] + 1] = 0.0
-    # Generic rows: gamma = -(Phi_q v)_q v - 2 Phi_qt v - Phi_tt, term by term.
-    cdef double g[3]
-    cdef double c
-    cdef int a, b
-    for k in range(d.ngen_rows):
-        out[d.gen_row[k]] = 0.0
-    cdef int j
-    for j in range(d.ngam_term):
-        k = d.gam_term[j]
-        time_coef(d, k, t, g)
-        c = d.term_coef[k]
-        a = d.term_a[k]
-        b = d.term_b[k]
-        if a < 0:
-            out[d.term_row[k]] -= c * g[2]
-        elif b < 0:
-            out[d.term_row[k]] -= c * (2.0 * g[1] * v[a] + g[2] * q[a])
-        else:
-            out[d.term_row[k]] -= c * (2.0 * g[0] * v[a] * v[b]
-                                       + 2.0 * g[1] * (q[b] * v[a] + q[a] * v[b])
-                                       + g[2] * q[a] * q[b])
-    return LD_OK
-
-
-cdef int k_phi_qq_lam(void *user, double t, const double *q, const double *lam,
-                      double *val) noexcept nogil:
-    # d/dq (Phi_q^T lam): the unit-vector rows contribute 2 lam on (ux, ux) and (uy, uy);
-    # revolute rows are linear in q and contribute nothing.
-    cdef KernelData *d = <KernelData *> user
-    cdef int i, k
-    cdef double l
-    cdef double g[3]
-    for i in range(d.hess_nnz):
-        val[i] = 0.0
-    for i in range(d.nunit):
-        l = lam[d.unit_row[i]]
-        val[d.unit_hslot[2 * i]] += 2.0 * l
-        val[d.unit_hslot[2 * i + 1]] += 2.0 * l
-    for i in range(d.nframe):
-        frame_hessian(lam + d.frame_row[i], d.frame_hslot + 27 * i, val)
-    cdef int j
-    for j in range(d.nquad_term):   # q_a q_b contributes coef g lam to (a, b) and (b, a)
-        k = d.quad_term[j]
-        time_coef(d, k, t, g)
-        l = d.term_coef[k] * g[0] * lam[d.term_row[k]]
-        val[d.term_hslot[2 * k]] += l
-        val[d.term_hslot[2 * k + 1]] += l
-    return LD_OK
-
-
-cdef int k_force(void *user, double t, const double *q, const double *v,
-                 double *out) noexcept nogil:
-    cdef KernelData *d = <KernelData *> user
-    cdef int j
-    for j in range(d.nq):
-        out[j] = d.q_applied[j]
-    return ld_forces_add(&d.forces, &d.run, t, q, v, out)
-
-
-# Uniform gravity is constant: only the force elements have Q_q and Q_v entries.
-cdef inline int force_jacobian(KernelData *d, double t, const double *q, const double *v,
-                               double *out, int nnz, bint wrt_v) noexcept nogil:
-    cdef int j
-    for j in range(nnz):
-        out[j] = 0.0
-    if wrt_v:
-        return ld_forces_jacobians(&d.forces, &d.run, t, q, v, NULL, out)
-    return ld_forces_jacobians(&d.forces, &d.run, t, q, v, out, NULL)
-
-
-cdef int k_force_q(void *user, double t, const double *q, const double *v,
-                   double *out) noexcept nogil:
-    cdef KernelData *d = <KernelData *> user
-    return force_jacobian(d, t, q, v, out, d.fq_nnz, False)
-
-
-cdef int k_force_v(void *user, double t, const double *q, const double *v,
-                   double *out) noexcept nogil:
-    cdef KernelData *d = <KernelData *> user
-    return force_jacobian(d, t, q, v, out, d.fv_nnz, True)
-
-
-cdef int k_aux_rate(void *user, double t, const double *q, const double *v,
-                    const double *lam, double *out) noexcept nogil:
-    # The force elements' power and tracked coordinates, then the power of the driven
-    # (rheonomic) rows on the system: -v^T Phi_q^T lam = lam^T Phi_t, since Phi_q v = -Phi_t.
-    cdef KernelData *d = <KernelData *> user
-    cdef int st = ld_forces_rates(&d.forces, &d.run, t, q, v, out)
-    cdef int j, k
-    cdef double power = 0.0
-    if st != LD_OK or d.driver_work < 0:
-        return st
-    for j in range(d.ntime_term):
-        k = d.time_term[j]
-        power += lam[d.term_row[k]] * time_term_rate(d, k, t, q)
-    out[d.driver_work] = power
-    return LD_OK
-
-
-cdef int k_events(void *user, double t, const double *q, const double *v, const double *lam,
-                  double *g) noexcept nogil:
-    cdef KernelData *d = <KernelData *> user
-    cdef int i, j
-    cdef const double *qb
-    cdef int r, st
-    cdef int idx[24]
-    cdef double s, vhv, fn
-    cdef double grad[24]
-    for i in range(d.nev):
-        if d.ev_gate[i] >= 0 and d.run.gate != NULL and d.run.gate[d.ev_gate[i]] != 0.0:
-            g[i] = 1.0   # an event of a swinging contact, which does not swing now
-        elif d.ev_kind[i] == 0 or d.ev_kind[i] == 7:   # 7: an arc's end (linear like 0)
-            g[i] = d.ev_const[i]
-            for j in range(4):
-                g[i] += d.ev_coef[4 * i + j] * q[d.ev_index[4 * i + j]]
-        elif d.ev_kind[i] == 3:
-            r = d.ev_record[i]
-            g[i] = 1.0
-            if d.run.slip != NULL and d.run.slip[r] != 0.0:
-                st = ld_forces_coordinate_derivs(&d.forces, &d.run, r, q, v, idx, &s, grad,
-                                                 &vhv)
-                if st != LD_OK:
-                    return st
-                g[i] = 0.0
-                for j in range(8):
-                    if idx[j] >= 0:
-                        g[i] += grad[j] * v[idx[j]]
-                g[i] *= d.run.slip[r]
-        elif d.ev_kind[i] == 5 or d.ev_kind[i] == 6:
-            g[i] = 0.0
-            for j in range(2):
-                # kind 6: the same along-line coordinate's rate (a velocity is linear in v
-                # as a position is in q)
-                qb = (q if d.ev_kind[i] == 5 else v) + 4 * (d.ev_body[i] if j == 0
-                                                            else d.ev_record[i])
-                s = (cos(d.ev_const[i]) * (qb[0] + d.ev_coef[4 * i + 2 * j] * qb[2]
-                                           - d.ev_coef[4 * i + 2 * j + 1] * qb[3])
-                     + sin(d.ev_const[i]) * (qb[1] + d.ev_coef[4 * i + 2 * j] * qb[3]
-                                             + d.ev_coef[4 * i + 2 * j + 1] * qb[2]))
-                g[i] += s if j == 0 else -s
-        elif d.ev_kind[i] == 4:
-            g[i] = 1.0
-            if d.row_active != NULL and d.row_active[d.ev_body[i]]:
-                r = <int> d.forces.law_par[4 * d.ev_record[i] + 1]
-                st = ld_forces_record_force(&d.forces, &d.run, r, t, q, v, &fn)
-                if st != LD_OK:
-                    return st
-                g[i] = d.ev_const[i] * fn - fabs(lam[d.ev_body[i]])
-        else:
-            g[i] = ld_forces_coordinate(&d.forces, &d.run, d.ev_record[i], q)
-            if d.ev_kind[i] == 2:
-                g[i] = d.forces.law_par[4 * d.ev_record[i] + 3] - g[i]
-            else:
-                g[i] += d.ev_const[i]
-            if g[i] != g[i]:
-                return LD_ERR_DOMAIN
-    return LD_OK
-
-
-# The run's system with stick rows (see KernelData): the model's rows, then one per contact
-# with friction, value s - c0 of its rolling coordinate.
-
-cdef int r_phi(void *user, double t, const double *q, double *out) noexcept nogil:
-    cdef KernelData *d = <KernelData *> user
-    cdef int k
-    cdef double s
-    k_phi(user, t, q, out)
-    for k in range(d.nstick):
-        s = ld_forces_coordinate(&d.forces, &d.run, d.stick_rec[k], q)
-        if s != s:
-            return LD_ERR_DOMAIN
-        out[d.nc + k] = s - d.stick_c0[k]
-    return LD_OK
-
-
-cdef int r_phi_q(void *user, double t, const double *q, double *val) noexcept nogil:
-    cdef KernelData *d = <KernelData *> user
-    cdef int k, i, st
-    cdef int idx[24]
-    cdef double s, vhv
-    cdef double g[24]
-    k_phi_q(user, t, q, d.scratch_phiq)
-    for i in range(d.phiq_ext_nnz):
-        val[i] = 0.0
-    for i in range(d.phiq_nnz):
-        val[d.base_phiq_map[i]] = d.scratch_phiq[i]
-    for k in range(d.nstick):
-        st = ld_forces_coordinate_derivs(&d.forces, &d.run, d.stick_rec[k], q, q, idx, &s, g,
-                                         &vhv)
-        if st != LD_OK:
-            return st
-        for i in range(8):
-            if d.stick_slot[8 * k + i] >= 0:
-                val[d.stick_slot[8 * k + i]] = g[i]
-    return LD_OK
-
-
-cdef int r_phi_t(void *user, double t, const double *q, double *out) noexcept nogil:
-    cdef KernelData *d = <KernelData *> user
-    cdef int k
-    k_phi_t(user, t, q, out)
-    for k in range(d.nstick):
-        out[d.nc + k] = 0.0
-    return LD_OK
-
-
-cdef int r_gamma(void *user, double t, const double *q, const double *v,
-                 double *out) noexcept nogil:
-    cdef KernelData *d = <KernelData *> user
-    cdef int k, st
-    cdef int idx[24]
-    cdef double s, vhv
-    cdef double g[24]
-    k_gamma(user, t, q, v, out)
-    for k in range(d.nstick):
-        st = ld_forces_coordinate_derivs(&d.forces, &d.run, d.stick_rec[k], q, v, idx, &s, g,
-                                         &vhv)
-        if st != LD_OK:
-            return st
-        out[d.nc + k] = -vhv
-    return LD_OK
-
-
-cdef int r_phi_qq_lam(void *user, double t, const double *q, const double *lam,
-                      double *val) noexcept nogil:
-    cdef KernelData *d = <KernelData *> user
-    cdef int k, i, st
-    cdef double H[576]
-    k_phi_qq_lam(user, t, q, lam, d.scratch_hess)
-    for i in range(d.hess_ext_nnz):
-        val[i] = 0.0
-    for i in range(d.hess_nnz):
-        val[d.base_hess_map[i]] += d.scratch_hess[i]
-    for k in range(d.nstick):
-        if lam[d.nc + k] == 0.0:
-            continue
-        st = ld_forces_coordinate_hessian(&d.forces, &d.run, d.stick_rec[k], q, H)
-        if st != LD_OK:
-            return st
-        for i in range(64):
-            if d.stick_hslot[64 * k + i] >= 0:
-                val[d.stick_hslot[64 * k + i]] += lam[d.nc + k] * H[i]
-    return LD_OK
-
-
-cdef int k_accept(void *user, double t, const double *q, const double *v) noexcept nogil:
-    cdef KernelData *d = <KernelData *> user
-    ld_forces_accept(&d.forces, &d.run, q)
-    return LD_OK
+cdef extern from "ld_kernels.h":
+    # The compiled model's arrays (csrc/ld_kernels.h, ld_model, documents each).
+    ctypedef struct KernelData "ld_model":
+        int nbody
+        int nq
+        int nc
+        const double *mass          # [nq] diagonal mass matrix
+        const double *q_applied     # [nq] constant generalised forces (uniform gravity)
+        int nunit                   # bodies with a unit-vector row (all but armature rotors)
+        const int *unit_body        # [nunit] the body of each unit-vector row
+        const int *unit_row         # [nunit] its row
+        const int *unit_slot        # [nunit, 2] slots of d/dux, d/duy
+        const int *unit_hslot       # [nunit, 2] slots of (ux, ux), (uy, uy) in the Hessian pattern
+        # Frame rows of spatial bodies in natural coordinates: per body, the six rows uu, vv, ww,
+        # uv, uw, vw (unit and orthogonal principal axes e1, e2, e3 at coordinates frame_base ..
+        # + 9), in that order from row frame_row.
+        int nframe
+        const int *frame_base       # [nframe] coordinate of e1's x
+        const int *frame_row        # [nframe] the first of the body's six rows
+        const int *frame_slot       # [nframe, 27] Jacobian slots (see FRAME_ENTRIES below)
+        const int *frame_hslot      # [nframe, 27] Hessian slots, the same entries
+        int nrev
+        const int *rev_body         # [nrev, 2] body of each side, -1 for the ground
+        const double *rev_local     # [nrev, 4] (xi, eta) of each side; ground side: global (x, y)
+        const int *rev_row          # [nrev] first of the joint's two rows
+        const int *rev_slot         # [nrev, 12] slots, side 1 then side 2; each side: row x
+                                    #   (d/dx, d/dux, d/duy), row y (d/dy, d/dux, d/duy)
+        # Generic rows: sums of terms coef * g(t) * m(q), m = q_a q_b (quadratic), q_a (linear)
+        # or 1 (constant); g(t) = 1, cos f(t), sin f(t) or f(t) for a driving law f.
+        int ngen_rows
+        const int *gen_row          # [ngen_rows] the rows (residuals zeroed, then accumulated)
+        int ngen_slots
+        const int *gen_slot         # [ngen_slots] their Jacobian slots
+        int nterm
+        const int *term_row         # [nterm]
+        const int *term_a           # [nterm] first coordinate, -1 for a constant term
+        const int *term_b           # [nterm] second coordinate, -1 for a linear term
+        const int *term_tf          # [nterm] 0: g = 1, 1: cos f, 2: sin f, 3: f, 4: f^2
+        const int *term_law         # [nterm] driving law index (when term_tf > 0)
+        const double *term_coef     # [nterm]
+        const int *term_slot        # [nterm, 2] Jacobian slots of d/dq_a, d/dq_b (-1 if none)
+        const int *term_hslot       # [nterm, 2] Hessian slots of (a, b), (b, a) (-1 if none)
+        # Subsets of the terms, in term order, so that each kernel visits only the terms that
+        # can change its output (a spatial joint's rows are all linear terms without a time
+        # factor: constant Jacobian entries and no gamma). Each kernel's sums are the same, term
+        # for term, as over all terms.
+        const double *gen_const     # [ngen_slots] a slot's value when all its terms are linear
+                                    #   without a time factor (their sum in term order), else 0
+        int nvar_term
+        const int *var_term         # terms with a coordinate that write a slot not constant
+        int ngam_term
+        const int *gam_term         # terms with a nonzero gamma: quadratic or time-dependent
+        int ntime_term
+        const int *time_term        # terms with a time factor (Phi_t)
+        int driver_work             # index in z of the driven rows' work (-1: no time terms)
+        int nquad_term
+        const int *quad_term        # quadratic terms (the Hessian)
+        int hess_nnz
+        int phiq_nnz
+        ld_laws laws                # driving laws (csrc/ld_laws.h); values of kind-2 laws in
+                                    #   the law_values array of a RunState (per run)
+        ld_forces forces            # force elements (csrc/ld_forces.h)
+        ld_forces_run run           # per-run state of the force elements: the model's own
+                                    #   (inputs zero, reference angles from the guesses), or a
+                                    #   Run's copy
+        int fq_nnz
+        int fv_nnz
+        # Stick rows of a run with friction (linkdyn.friction): row nc + k holds friction record
+        # stick_rec[k]'s rolling coordinate at stick_c0[k] while that contact sticks. They live
+        # in the run's own ld_system, whose Phi_q and Hessian patterns are the model's merged
+        # with theirs: the model's kernels write into scratch arrays that are scattered through
+        # base_phiq_map / base_hess_map. nstick = 0 in the model's own data.
+        int nstick
+        const int *stick_rec        # [nstick]
+        const double *stick_c0      # [nstick]
+        const int *stick_slot       # [nstick, 8] Phi_q slots of the record's local block (-1)
+        const int *stick_hslot      # [nstick, 64] Hessian slots (-1)
+        const int *base_phiq_map    # [phiq_nnz of the model]
+        const int *base_hess_map    # [hess_nnz of the model]
+        int phiq_ext_nnz
+        int hess_ext_nnz
+        double *scratch_phiq
+        double *scratch_hess
+        # Events of a run (linkdyn.events): 0 marker coordinate c . q_body + c0, 1 a force
+        # record's coordinate + c0, 2 a contact record's penetration (gap - s), 3 a sliding
+        # contact comes to rest (sigma s' of friction record ev_record; 1 when not sliding),
+        # 4 a sticking contact's friction reaches its limit (mu0 F_N - |lam| of stick row
+        # ev_body, mu0 = ev_const; 1 when not sticking), 5 a foot passes another along a ground
+        # line: t . (p_i - p_j), body i = ev_body, body j = ev_record, local points (xi_i, eta_i,
+        # xi_j, eta_j) = ev_coef, t at angle ev_const; 6 its rate (the same with v for q).
+        int nev
+        const int *ev_kind          # [nev]
+        const int *ev_body          # [nev]
+        const double *ev_coef       # [nev, 4]
+        const int *ev_index         # [nev, 4] kinds 0 and 7: the coordinates of ev_coef
+        const double *ev_const      # [nev]
+        const int *ev_record        # [nev]
+        const int *ev_gate          # [nev] a record: while its gate is on, g = 1 (-1: none)
+        const int *row_active       # [nc + nstick] of the run (NULL: all active)
+
+    # The kernels (csrc/ld_kernels.c), with the signatures of ld_system.h.
+    int k_phi "ld_model_phi"(void *user, double t, const double *q, double *out) noexcept nogil
+    int k_phi_q "ld_model_phi_q"(void *user, double t, const double *q,
+                                 double *val) noexcept nogil
+    int k_phi_t "ld_model_phi_t"(void *user, double t, const double *q,
+                                 double *out) noexcept nogil
+    int k_gamma "ld_model_gamma"(void *user, double t, const double *q, const double *v,
+                                 double *out) noexcept nogil
+    int k_phi_qq_lam "ld_model_phi_qq_lam"(void *user, double t, const double *q,
+                                           const double *lam, double *val) noexcept nogil
+    int k_force "ld_model_force"(void *user, double t, const double *q, const double *v,
+                                 double *out) noexcept nogil
+    int k_force_q "ld_model_force_q"(void *user, double t, const double *q, const double *v,
+                                     double *out) noexcept nogil
+    int k_force_v "ld_model_force_v"(void *user, double t, const double *q, const double *v,
+                                     double *out) noexcept nogil
+    int k_aux_rate "ld_model_aux_rate"(void *user, double t, const double *q, const double *v,
+                                       const double *lam, double *out) noexcept nogil
+    int k_events "ld_model_events"(void *user, double t, const double *q, const double *v,
+                                   const double *lam, double *g) noexcept nogil
+    int k_accept "ld_model_accept"(void *user, double t, const double *q,
+                                   const double *v) noexcept nogil
+    int r_phi "ld_model_run_phi"(void *user, double t, const double *q,
+                                 double *out) noexcept nogil
+    int r_phi_q "ld_model_run_phi_q"(void *user, double t, const double *q,
+                                     double *val) noexcept nogil
+    int r_phi_t "ld_model_run_phi_t"(void *user, double t, const double *q,
+                                     double *out) noexcept nogil
+    int r_gamma "ld_model_run_gamma"(void *user, double t, const double *q, const double *v,
+                                     double *out) noexcept nogil
+    int r_phi_qq_lam "ld_model_run_phi_qq_lam"(void *user, double t, const double *q,
+                                               const double *lam, double *val) noexcept nogil
 
 
 # ---------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ The bodies' coordinates follow one another in the description's order
 (``SpatialModel.body_base``); ``SpatialModel.body_view`` gives each body's twelve r, e_1,
 e_2, e_3 (-1 for a rod's absent e_2, e_3), which the force kernels read. Every constraint
 row is a quadratic form in these coordinates, so Phi_q, gamma and the Hessian are exact. The frame rows
-have kernels of their own (``_kernels.pyx``, ``frame_*``, their entries in the order of
+have kernels of their own (``csrc/ld_kernels.c``, ``frame_*``, their entries in the order of
 :data:`FRAME_JACOBIAN` and :data:`FRAME_HESSIAN`); the others are the compiled kernels'
 generic rows (the same rows as the spatial linkages of :mod:`.natural`):
 
@@ -59,7 +59,7 @@ from .patterns import Numbering, assign_slots, mul
 __all__ = ["SpatialModel", "number_spatial", "COORDINATES_3D"]
 
 #: A body's frame rows (uu, vv, ww, uv, uw, vw: 0..5) and their Jacobian entries, in the
-#: kernels' slot order (_kernels.pyx, frame_jacobian): (row, column among e1, e2, e3 = 0..8).
+#: kernels' slot order (csrc/ld_kernels.c, frame_jacobian): (row, column among e1, e2, e3 = 0..8).
 FRAME_JACOBIAN = tuple([(k, 3 * k + i) for k in range(3) for i in range(3)] +
                        [(3 + k, 3 * a + i) for k, (p, q) in enumerate(((0, 1), (0, 2), (1, 2)))
                         for a in (p, q) for i in range(3)])
@@ -549,7 +549,7 @@ def number_spatial(desc: SpatialDescription) -> Numbering:
     for k, d in enumerate(desc.drivers):
         rows.driver(k, d)
     index, local, frames, generic = rows.index, rows.local, rows.frames, rows.generic
-    # The bodies' frame rows, a family of the kernels of their own (_kernels.pyx, frame_*):
+    # The bodies' frame rows, a family of the kernels of their own (csrc/ld_kernels.c, frame_*):
     # rows 6 f .. 6 f + 5 of the f-th body with a frame, their Jacobian entries and Hessian
     # pairs in the kernels' order. Rods have none: their unit rows are generic rows (made
     # with their bodies).

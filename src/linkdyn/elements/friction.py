@@ -10,7 +10,7 @@ in one of four modes::
               :mod:`linkdyn.contacts`) is held at its value c0 from the moment of sticking by
               a constraint row; the row's multiplier lam gives the friction force -lam
 
-The modes change only at events the integrator locates (``csrc/ld_bdf.c``, no Python in
+The modes change only at events the integrator locates (``csrc/ld_run.c``, no Python in
 the step loop): a contact's onset and separation, a sliding contact whose v_T reaches zero
 (``"<contact>/stop"``), a sticking contact whose friction reaches mu0 F_N
 (``"<contact>/slip"``). At each such event (and at the start), every contact is classified

@@ -12,7 +12,7 @@ For a big model that is most of the cost: a 20,000-bar chain has 200,000 numbers
 
 The integrator then writes whole rows into a small buffer (``Record.buffer_rows`` rows at a
 time); each full buffer is reduced to the series asked for and reused. The rows come out of the
-same arithmetic as whole-row output (csrc/ld_bdf.c, ``stop_when_full``): the series equal the
+same arithmetic as whole-row output (csrc/ld_run.c, ``stop_when_full``): the series equal the
 accessors of a whole-row result bit for bit. What was not recorded raises
 :class:`~linkdyn.errors.NotRecordedError`; ``result.q``, ``v``, ``lam`` and ``z`` are None.
 

@@ -42,12 +42,12 @@ MODE_EVENTS = (CONTACT, FRICTION_STOP, FRICTION_SLIP, PASS, BACK, ARC)
 
 #: How far the output rows may violate the constraints, in (atol + rtol max|q|), and each
 #: row in the violation that errors of atol + rtol |q_j| in its coordinates would make
-#: (stats "max_output_row_ratio"; csrc/ld_bdf.c, track_output_phi). Measured on every
+#: (stats "max_output_row_ratio"; csrc/ld_run.c, track_output_phi). Measured on every
 #: built-in, both methods, rtol = atol from 1e-3 to 1e-13 over 1 s: up to 3.6 and 1.5.
 LIMIT_PHI = 10.0
 
 #: The local tolerance's floor in units of eps max(1, max|q0|) (LD_LOCAL_FLOOR in
-#: csrc/ld_bdf_impl.h), and the largest floor a run accepts: beyond it (coordinates beyond
+#: csrc/ld_work.h), and the largest floor a run accepts: beyond it (coordinates beyond
 #: some 4.5e10) no error test is left, and the coordinates' rounding (eps |q|) comes near
 #: the mechanism's own size.
 LOCAL_FLOOR = 100.0
@@ -101,7 +101,7 @@ class DynamicsRun:
             output_regularization=OUTPUT_REGULARIZATION,
             stop_when_full=opt.series is not None, method=opt.method,
             column_ordering=model.column_ordering,
-            # Method auto's cost trials (csrc/ld_bdf.c) stay off where compliant contacts
+            # Method auto's cost trials (csrc/ld_run.c) stay off where compliant contacts
             # are: at their onsets the BDF's velocity error is larger than the explicit
             # method's, and the cheaper method would be the less accurate one.
             cost_trials=not info["contacts"],
@@ -429,7 +429,7 @@ def floor_factor(stats) -> float:
 def constraint_violation(result, rtol, atol, qmax) -> SimulationError | None:
     """The error for a run whose output rows break the constraints by more than the
     tolerances allow, or None. The integrator keeps the largest |Phi| of its output rows
-    (stats "max_output_phi", max-norm, and its time; csrc/ld_bdf.c): measured up to
+    (stats "max_output_phi", max-norm, and its time; csrc/ld_run.c): measured up to
     1.2 (atol + rtol max|q|) at rtol = atol from 1e-6 to 0.03 on the Jansen and IFToMM A02
     linkages. Ten times that means the run did not hold the mechanism together, and its
     result is not returned as if it had. Each row is also held to its own terms (stats

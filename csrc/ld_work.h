@@ -1,12 +1,26 @@
 /*
- * ld_bdf_impl.h -- the integrator's workspace, shared by its two methods (private).
+ * ld_work.h -- the integrator's workspace (private to the C core).
  *
- * ld_bdf.c holds the driver (output rows, events, restarts) and the BDF; ld_rk.c holds the
- * explicit Runge-Kutta method on the index-1 form with its Schur-complement solver. Nothing
- * outside these two files includes this header.
+ * The core is six modules in layers, highest first; each includes only the headers of the layers below
+ * it and calls only into them (tests/test_layout.py checks both):
+ *
+ *   ld_run.c     the run driver: create, start and restart, the method in force (method
+ *                auto's switches and cost trials), output rows, events, interruption;
+ *                the public API of ld_bdf.h
+ *   ld_bdf.c     the BDF method on the index-3 form: predictor, Newton corrector, error
+ *                test, order and step selection (ld_bdf_method.h)
+ *   ld_rk.c      the explicit Runge-Kutta method on the index-1 form, with its Schur
+ *                complement (ld_rk.h)
+ *   ld_sens.c    forward sensitivities along the BDF's corrector (ld_sens.h)
+ *   ld_schur.c   the explicit method's linear solver: the Schur complement
+ *                Phi_q M^-1 Phi_q^T and its LDL^T factorisation, planned once (ld_schur.h)
+ *   ld_linear.c  the KKT and iteration matrices, their KLU factorisations, and the
+ *                Jacobian helpers the methods share (ld_linear.h)
+ *
+ * This header holds what they all read: the workspace struct and a few constants.
  */
-#ifndef LD_BDF_IMPL_H
-#define LD_BDF_IMPL_H
+#ifndef LD_WORK_H
+#define LD_WORK_H
 
 #include "ld_bdf.h"
 
@@ -21,6 +35,8 @@
 #define LD__UNSUITED (-100)
 /* Accepted steps over which a method's rate of progress is measured (cost trials). */
 #define LD__TRIAL_RING 32
+/* Rows of the BDF's history D (backward differences up to order max + 2). */
+#define LD__NROWS (LD_BDF_MAX_ORDER + 3)
 
 struct ld_bdf {
     const ld_system *sys;
@@ -88,7 +104,7 @@ struct ld_bdf {
     int use_rk;
     int switch_pending;
 
-    /* Cost trials (method auto; ld_bdf.c, "Cost trials"): the last TRIAL_RING accepted
+    /* Cost trials (method auto; ld_run.c, "Cost trials"): the last TRIAL_RING accepted
      * steps' times and work counts, the steps since the current method started, the steps
      * each method must run before the other is tried ([0] BDF, [1] the explicit method),
      * and the trial under way: the steps the tried method has taken (0: none), the method
@@ -113,35 +129,12 @@ struct ld_bdf {
     int fail_index;
 };
 
-/* Shared helpers (ld_bdf.c). */
-int ld__all_finite(const double *x, int n);
-/* perm[k] <- the index of the k-th of n (col[i], row[i]) keys in the order of column, then
- * row (equal keys in index order): two stable counting passes, O(n + ncols + nrows), for the
- * patterns made when a solver is created. Returns LD_BDF_SUCCESS or LD_BDF_NO_MEMORY. */
-int ld__sort_keys(int n, const int *col, const int *row, int ncols, int nrows, int *perm);
-int ld__eval_phi_q(ld_bdf *w, double t, const double *q);
-void ld__zero_inactive(const ld_bdf *w, double *rows);
+/* A failure's status, with the time and step it is reported at. */
+static inline int ld__fail(ld_bdf *w, int status, double t, double h)
+{
+    w->fail_t = t;
+    w->fail_h = h;
+    return status;
+}
 
-int ld__refresh_G(ld_bdf *w, double t, double c);
-/* Factorise the index-1 matrix [M Phi_q^T; Phi_q -r' D] at (t, q) (phiq evaluated there). */
-int ld__factor_K(ld_bdf *w, double t, const double *q);
-int ld__solve_G(ld_bdf *w, double *rhs);
-
-/* Forward sensitivities (ld_sens.c). */
-int ld__sens_valid(const ld_system *sys, const ld_bdf_options *opt);
-int ld__sens_create(ld_bdf *w);
-int ld__sens_step(ld_bdf *w, double t, double c);
-int ld__sens_accept(ld_bdf *w, double t, const double *q, const double *v);
-void ld__sens_test_terms(ld_bdf *w, int k);
-
-/* The explicit method (ld_rk.c). */
-int ld__rk_create(ld_bdf *w);
-void ld__rk_free(ld_bdf *w);
-void ld__rk_set_tolerances(ld_bdf *w, double qmax);
-int ld__rk_start(ld_bdf *w);
-int ld__rk_step(ld_bdf *w, double t_end, int *accepted);
-int ld__rk_dense(ld_bdf *w, double t, double *out);
-int ld__rk_consistent(ld_bdf *w, double t, double *y);
-int ld__rk_near_stiff(const ld_bdf *w);
-
-#endif /* LD_BDF_IMPL_H */
+#endif /* LD_WORK_H */
