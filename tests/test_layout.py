@@ -17,6 +17,7 @@ LAYERS = [
     ("elements", ("elements",)),
     ("compile", ("compile",)),
     ("describe", ("describe",)),
+    ("exchange", ("exchange",)),
     ("models", ("models",)),
     ("results", ("results",)),
     ("solve", ("solve",)),

@@ -803,6 +803,25 @@ cdef class RunState:
         if n > 0:
             self.system.events = k_events
 
+    def deactivate_rows(self, rows):
+        """Switch the model's constraint rows ``rows`` off in this run: the integrator
+        then holds each at lam = 0 and leaves its residual alone (the dependent rows of a
+        redundant set, which the others imply; linkdyn.solve.redundant). Call after
+        ``enable_stick_rows`` (which makes the switches) and before an integrator is
+        created on this run."""
+        if self.kernels._own is None or self is self.kernels._own:
+            raise ValueError("row switches belong to a run, not to the model")
+        k = self.kernels
+        idx = np.asarray(rows, dtype=np.intp).reshape(-1)
+        if idx.size and (idx.min() < 0 or idx.max() >= k.nc):
+            raise ValueError("deactivate_rows: a row is out of range")
+        if self.row_active is None:
+            self.row_active = np.ones(k.nc, dtype=np.intc)
+        self.row_active[idx] = 0
+        cdef int[::1] ra = self.row_active
+        self.data.row_active = &ra[0]
+        self.system.row_active = &ra[0]
+
     def enable_stick_rows(self, dict st):
         """Give this run's system one switchable constraint row per contact with friction
         (arrays from :func:`linkdyn.friction.stick_arrays`): row nc + k holds friction

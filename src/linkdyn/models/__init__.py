@@ -93,17 +93,32 @@ def builtin_names() -> list[str]:
     return sorted(_file_names() + list(_DERIVED))
 
 
-def load_model(name_or_path) -> Model:
+def load_model(name_or_path, *, gravity=None, initial=None, floating_base=None) -> Model:
     """Load and compile a built-in model (by name, e.g. ``"jansen"``), an IFToMM problem
     (``"iftomm_a01"``, ``"iftomm_a03"``), a generated one (``"chain:20"``,
-    ``"nfourbar:40"``, ``"truss:10"``) or a model file (path). The API and the ``linkdyn``
-    command resolve names here alone.
+    ``"nfourbar:40"``, ``"truss:10"``) or a model file (path): linkdyn's own JSON, or a
+    URDF file (``.urdf``, with its loop joints; :mod:`linkdyn.exchange.urdf`). The API and
+    the ``linkdyn`` command resolve names here alone.
+
+    ``gravity`` (x, y, z), ``initial`` ({joint: angle or (angle, rate)}) and
+    ``floating_base`` (free the root link) apply to URDF files, which carry none of them.
 
     Raises :class:`ModelFileError` for a name that is neither a built-in nor an existing
-    file, and for a file that cannot be read or is invalid; ArgumentError for a generator
-    whose N is not a positive whole number; ArgumentTypeError for what is neither a str nor
-    an os.PathLike."""
+    file, and for a file that cannot be read or is invalid (a URDF file's errors name the
+    line, the element and the attribute); ArgumentError for a generator whose N is not a
+    positive whole number, and for URDF options given with another kind of model;
+    ArgumentTypeError for what is neither a str nor an os.PathLike."""
     text = os.fspath(checked_path("load_model", name_or_path))
+    if text.lower().endswith(".urdf"):
+        from ..exchange import load_urdf
+
+        return load_urdf(text, gravity=gravity, initial=initial,
+                         floating_base=False if floating_base is None else floating_base)
+    given = [k for k, v in (("gravity", gravity), ("initial", initial),
+                            ("floating_base", floating_base)) if v is not None]
+    if given:
+        raise ArgumentError(f"load_model: {', '.join(given)} apply to URDF files, not to "
+                            f"{text!r}")
     if text in _DERIVED:
         return _DERIVED[text]()
     if text in PROBLEMS:

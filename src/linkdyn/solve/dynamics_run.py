@@ -28,6 +28,7 @@ from ..results.simulation import SimulationResult
 from .assembly import consistent_state, describe_rows, nearly_singular_rows
 from .control import apply_controller
 from .interrupt import StopRequest
+from .redundant import dependent_rows
 from .run_options import RunOptions
 
 __all__ = ["DynamicsRun", "BDF_REGULARIZATION", "OUTPUT_REGULARIZATION",
@@ -76,6 +77,7 @@ class DynamicsRun:
     def __init__(self, model: Model, opt: RunOptions, sensitivity=None):
         self.model, self.opt, self.sensitivity = model, opt, sensitivity
         self.sensitivity_rows = None
+        self.dropped = np.zeros(0, dtype=np.intp)     # dependent rows switched off
         self.state = consistent_state(model, q=opt.q0, v=opt.v0, t=opt.t0, hold=opt.hold,
                                       redundant=opt.redundant)
         check_coordinate_range(model, self.state.q)
@@ -92,12 +94,13 @@ class DynamicsRun:
                                            - info["nload"])])   # the drivers' work
         self.ev = compile_events(model, opt.events)
         self.run.set_events(self.ev)
+        regularization = self._drop_redundant_rows() if opt.allow_redundant else 0.0
         self.integ = BDFIntegrator(
             self.run, opt.rtol, opt.atol, h_init=opt.h_init, h_max=opt.h_max,
             max_order=opt.max_order, max_steps=opt.max_steps, newton_tol=opt.newton_tol,
             project_output=opt.project_output, proportional=opt.proportional,
             event_tol=opt.event_tol,
-            regularization=BDF_REGULARIZATION if opt.allow_redundant else 0.0,
+            regularization=regularization,
             output_regularization=OUTPUT_REGULARIZATION,
             stop_when_full=opt.series is not None, method=opt.method,
             column_ordering=model.column_ordering,
@@ -118,6 +121,21 @@ class DynamicsRun:
         self.stop = StopRequest()       # Ctrl-C between compiled calls (integrate())
         # Mode switches since the run last got further (chattering detection).
         self.switches, self.t_high, self.chatter = 0, opt.t0, None
+
+    def _drop_redundant_rows(self) -> float:
+        """(redundant="allow") Switch off the rows that depend on the others at the start
+        (linkdyn.solve.redundant); the regularisation the integrator then needs: none,
+        or BDF_REGULARIZATION for a model too large for the rank-revealing factorisation
+        and for a run with sensitivities (whose rows cannot be switched: ld_sens.c)."""
+        if self.sensitivity is not None:
+            return BDF_REGULARIZATION
+        drop = dependent_rows(self.model, self.state.q, self.opt.t0, state=self.run)
+        if drop is None:
+            return BDF_REGULARIZATION
+        if drop.size:
+            self.run.deactivate_rows(drop)
+        self.dropped = drop
+        return 0.0
 
     def _start_records(self) -> np.ndarray:
         """The force records' coordinates at the start (a force element whose direction is
@@ -305,9 +323,13 @@ class DynamicsRun:
         raised."""
         result = self._finish_result(status, self.opt.controller is not None)
         self._say_floored_tolerance(result.stats)
+        result.stats["redundant_rows"] = tuple(self.model.constraint_names[i]
+                                               for i in self.dropped)
         if status in (GOING, AT_EVENT):
             qmax = np.abs(result.q if result.q is not None else self.state.q).max()
-            failure = constraint_violation(result, self.opt.rtol, self.opt.atol, float(qmax))
+            failure = (constraint_violation(result, self.opt.rtol, self.opt.atol, float(qmax))
+                       or dropped_rows_violation(result, self.dropped, self.opt.rtol,
+                                                 self.opt.atol, float(qmax)))
             if failure is not None:
                 raise failure
         if status == CHATTERING:
@@ -455,6 +477,26 @@ def constraint_violation(result, rtol, atol, qmax) -> SimulationError | None:
         f"{ratio:.3g} times what errors of atol + rtol |q| in its coordinates would make "
         f"(at most {limit:.3g} is allowed): the mechanism came apart; use tighter rtol and "
         "atol", float(at), 0.0, result, (row,))
+
+
+def dropped_rows_violation(result, dropped, rtol, atol, qmax) -> SimulationError | None:
+    """The error for a run whose dependent rows, switched off at its start, no longer
+    hold at its output rows (the constraints' rank changed on the way: the rows were
+    implied at the start only), or None. Same bound as the kept rows' norm test."""
+    if not len(dropped) or result.q is None or not len(result.t):
+        return None
+    model, bound = result.model, LIMIT_PHI * (atol + rtol * qmax)
+    for k, (t, q) in enumerate(zip(result.t, result.q)):
+        phi = np.abs(model.phi(q, float(t))[dropped])
+        if phi.max() > bound:
+            names = [model.constraint_names[dropped[i]] for i in np.argsort(-phi)[:5]]
+            return SimulationError(
+                f"model {model.name!r}: the redundant rows dropped at the start "
+                f"({', '.join(map(repr, names))}) are violated by {phi.max():.3g} at "
+                f"t = {t:.9g} s, more than the tolerances allow ({bound:.3g}): the "
+                "constraints' rank changed during the run, so the other rows no longer "
+                "imply them", float(t), 0.0, result, tuple(names))
+    return None
 
 
 def _owner(model: Model, record: int) -> str:

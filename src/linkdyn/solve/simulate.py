@@ -106,12 +106,17 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
     redundant : {"raise", "allow"}
         ``"raise"`` (default): redundant constraints raise
         :class:`~linkdyn.errors.RedundantConstraintsError` (from the consistent initial
-        state). ``"allow"``: redundant but consistent constraints are accepted. The linear
-        systems of the integrator are then regularised (ld_bdf.c, "Redundant constraints"):
-        the output multipliers of a redundant set are the least-norm ones in the metric
-        diag(Phi_q M^-1 Phi_q^T) (Tikhonov-regularised with 1e-8 of it: alike rockers get
-        alike reactions to about 1e-5 relative at rtol 1e-10), and their resultant is the
-        exact one. Conflicting constraints still raise.
+        state). ``"allow"``: redundant but consistent constraints are accepted. The rows
+        that depend on the others at the start are found by a rank-revealing factorisation
+        and switched off (:mod:`linkdyn.solve.redundant`; their names are in
+        ``stats["redundant_rows"]``): the run is exact, at the tolerance, with either
+        method. A redundant set's reactions are statically indeterminate: the dropped rows
+        carry none, the kept rows the set's whole load (their resultant is the exact one).
+        Where the dropped rows stop holding (the rank changed on the way) the run raises
+        :class:`SimulationError` naming them. Runs with sensitivities, and models with more
+        than 4e6 entries in a dense Phi_q, are regularised instead (ld_bdf.c, "Redundant
+        constraints": least-norm reactions, two to three digits less accurate).
+        Conflicting constraints still raise.
     record : linkdyn.Record, optional
         Keep only the named series (markers, bodies, joints, drivers, force elements,
         invariants) instead of whole rows: for big models or many output times (see
@@ -128,7 +133,7 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         the BDF where it detects stiffness, where the accelerations are too ill-conditioned
         for the tolerance (a body of tiny inertia held by heavy ones) or where it cannot go
         on, and coming back at the next restart (an event, a controller's new input); models
-        whose redundant constraints are allowed (``redundant="allow"``) stay on the BDF.
+        whose redundant constraints are regularised (see ``redundant``) stay on the BDF.
         Where the explicit steps come near their stability limit without passing it, or
         after 4,096 explicit step attempts in a row (doubling after each trial the explicit
         method wins), cost trials run the other method for a while and keep the one that advances further per

@@ -1,0 +1,220 @@
+"""URDF models in (linkdyn.exchange.urdf): robots no one here wrote against independent
+dynamics (Pinocchio), a closed loop against the same mechanism built as a planar model,
+and the bad files' errors, which name the file, the line, the element and the attribute."""
+
+import math
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import linkdyn
+import linkdyn.exchange
+
+FOURBAR = linkdyn.exchange.example("fourbar_loop.urdf")
+
+
+def pybullet_file(name):
+    data = pytest.importorskip("pybullet_data")
+    return os.path.join(data.getDataPath(), name)
+
+
+def quiet_load(path, **options):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", linkdyn.ModelWarning)
+        return linkdyn.load_model(path, **options)
+
+
+def test_a_robot_arm_moves_as_pinocchio_computes_it():
+    """pybullet's KUKA iiwa (7 revolute joints, joint damping 0.5 N m s/rad), fixed base,
+    from random joint angles and rates: the links' centres of mass and orientations after
+    0.3 s against Pinocchio's articulated-body dynamics (damping as joint torques)
+    integrated by SciPy's DOP853 at 1e-13. Measured 1.3e-13 m and 1.7e-13; the bound is
+    the tolerance's global error (rtol 1e-10) with a margin."""
+    pin = pytest.importorskip("pinocchio")
+    from scipy.integrate import solve_ivp
+
+    path = pybullet_file("kuka_iiwa/model.urdf")
+    pm = pin.buildModelFromUrdf(path)
+    pd = pm.createData()
+    rng = np.random.default_rng(3)
+    q0, v0 = rng.uniform(-1, 1, pm.nq), rng.uniform(-1, 1, pm.nv)
+
+    def rate(t, y):
+        q, v = y[:pm.nq], y[pm.nq:]
+        return np.concatenate([v, pin.aba(pm, pd, q, v, -0.5 * v)])
+
+    T = 0.3
+    ref = solve_ivp(rate, (0, T), np.concatenate([q0, v0]), method="DOP853", rtol=1e-13,
+                    atol=1e-13).y[:pm.nq, -1]
+    initial = {pm.names[i]: (q0[pm.joints[i].idx_q], v0[pm.joints[i].idx_v])
+               for i in range(1, pm.njoints)}
+    with pytest.warns(linkdyn.ModelWarning, match=r"joint limits \(7: lbr_iiwa_joint_1"):
+        model = linkdyn.load_model(path, initial=initial)
+    assert model.body_names == tuple(f"lbr_iiwa_link_{i}" for i in range(1, 8))
+    r = linkdyn.simulate(model, T, rtol=1e-10, atol=1e-10, t_out=[0.0, T])
+    for row, q in ((0, q0), (1, ref)):
+        pin.forwardKinematics(pm, pd, q)
+        for i in range(1, pm.njoints):
+            link = f"lbr_iiwa_link_{i}"
+            com = pd.oMi[i].act(pm.inertias[i].lever)
+            assert np.abs(r.body_position(link)[row] - com).max() < 1e-9
+            assert np.abs(r.body_rotation(link)[row] - pd.oMi[i].rotation).max() < 1e-9
+
+
+def test_a_loop_joint_closes_a_four_bar_as_the_planar_model_does():
+    """A four-bar written as a URDF tree closed by a <loop_joint>, in the x-y plane under
+    gravity along -y, released at rest with the crank at 60 degrees: its links' centres
+    follow those of the same four-bar built as a planar model to the runs' tolerance
+    (measured 2.4e-9 m over 2 s at 1e-10; the loop of four hinges in space has three
+    dependent rows, so redundant="allow"), and never leave the plane."""
+    m = linkdyn.load_model(FOURBAR, gravity=(0.0, -9.81, 0.0))
+    t = np.linspace(0.0, 2.0, 21)
+    r = linkdyn.simulate(m, 2.0, t_out=t, rtol=1e-10, atol=1e-10, redundant="allow")
+    b = linkdyn.ModelBuilder("fourbar_planar", gravity=(0.0, -9.81))
+    b.add_ground_point("A", (0.0, 0.0))
+    b.add_ground_point("D", (3.0, 0.0))
+    for name, length, mass, start, angle in (
+            ("crank", 1.0, 1.0, (0.0, 0.0), math.pi / 3),
+            ("coupler", math.sqrt(10.0), 2.0, (0.5, math.sqrt(3) / 2), 0.3475982081801946),
+            ("rocker", 2.0, 1.5, (3.0, 0.0), 1.331955452557448)):
+        c, s = math.cos(angle), math.sin(angle)
+        b.add_body(name, mass=mass, inertia=mass * length ** 2 / 12,
+                   points={"a": (-length / 2, 0.0), "b": (length / 2, 0.0)},
+                   position=(start[0] + c * length / 2, start[1] + s * length / 2),
+                   angle=angle)
+    b.add_revolute("A", "crank.a", "ground.A")
+    b.add_revolute("B", "coupler.a", "crank.b")
+    b.add_revolute("D", "rocker.a", "ground.D")
+    b.add_revolute("C", "coupler.b", "rocker.b")
+    planar = linkdyn.simulate(b.build(), 2.0, t_out=t, rtol=1e-10, atol=1e-10)
+    moved = np.abs(planar.body_position("crank")[-1] - planar.body_position("crank")[0])
+    assert moved.max() > 0.1                      # the linkage swings
+    for name in ("crank", "coupler", "rocker"):
+        p = r.body_position(name)
+        assert np.abs(p[:, :2] - planar.body_position(name)).max() < 1e-7
+        assert np.abs(p[:, 2]).max() < 1e-12
+
+
+def test_an_overconstrained_loop_is_refused_without_allow():
+    m = linkdyn.load_model(FOURBAR)
+    with pytest.raises(linkdyn.RedundantConstraintsError):
+        linkdyn.simulate(m, 0.1)
+
+
+def test_initial_rates_and_a_free_base():
+    """``initial`` sets a joint's rate too (the arm's rates: the Pinocchio test). In a loop
+    the tree's rates are then projected onto the loop's velocity constraints
+    (mass-weighted): the four-bar's crank, started at 2 rad/s with the rest of the tree
+    at rest, turns at the projection's rate, on its circle, and the loop holds. A free
+    base falls: the iiwa without its fixed base, joints at rest, drops g t^2 / 2 as a
+    whole (its centre of mass), whatever its joints do."""
+    m = linkdyn.load_model(FOURBAR, initial={"crank_joint": (0.0, 2.0)},
+                           gravity=(0.0, 0.0, 0.0))
+    r = linkdyn.simulate(m, 1e-3, redundant="allow", t_out=[0.0, 1e-3])
+    v, p = r.body_velocity("crank")[0], r.body_position("crank")[0]
+    assert 0.1 < np.linalg.norm(v) < 10.0
+    assert abs(v @ p) < 1e-9 * np.linalg.norm(v)
+    assert np.abs(m.phi(r.q[-1])).max() < 1e-9
+
+    free = quiet_load(pybullet_file("kuka_iiwa/model_free_base.urdf"), floating_base=True)
+    assert "lbr_iiwa_link_0" in free.body_names
+    r = linkdyn.simulate(free, 0.2, rtol=1e-10, atol=1e-10, t_out=[0.0, 0.2])
+    masses = free.mass[free.body_position_columns[:, 0]]
+    com = sum(mk * r.body_position(n) for mk, n in zip(masses, free.body_names))
+    com /= masses.sum()
+    drop = com[1] - com[0]
+    assert drop[2] == pytest.approx(-0.5 * 9.81 * 0.2 ** 2, rel=1e-8)
+    assert np.abs(drop[:2]).max() < 1e-9
+
+
+def test_a_massless_tool_frame_is_a_marker_on_its_body(tmp_path):
+    """A link with no <inertial> fixed to a moving link is a frame of that body: a marker
+    named after it follows the body (1 m out along the arm, so on a circle of 1 m)."""
+    path = tmp_path / "arm.urdf"
+    path.write_text("""<robot name="arm">
+  <link name="base"/>
+  <link name="arm"><inertial><origin xyz="0.5 0 0"/><mass value="1"/>
+    <inertia ixx="1e-4" iyy="0.0833" izz="0.0833" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="tool"/>
+  <joint name="shoulder" type="revolute"><parent link="base"/><child link="arm"/>
+    <axis xyz="0 1 0"/></joint>
+  <joint name="tool_mount" type="fixed"><parent link="arm"/><child link="tool"/>
+    <origin xyz="1 0 0"/></joint>
+</robot>""")
+    m = linkdyn.load_model(path)
+    assert m.body_names == ("arm",)
+    r = linkdyn.simulate(m, 0.5, t_out=np.linspace(0, 0.5, 6))
+    tool = r.marker("tool")
+    assert np.abs(np.linalg.norm(tool, axis=1) - 1.0).max() < 1e-8
+    assert tool[-1, 2] < -0.5                      # it swung down
+
+
+BAD = {
+    "malformed": ("<robot name='x'>\n<link name='a'>\n</robot>\n", r"line 3.*not well-formed"),
+    "entities": ("<?xml version='1.0'?>\n<!DOCTYPE r [<!ENTITY a 'aaaa'><!ENTITY b '&a;&a;'>]>"
+                 "\n<robot name='x'>&b;</robot>\n", r"declares entities"),
+    "root": ("<model name='x'/>", r"line 1, <model name=\"x\">.*root element is <robot>"),
+    "joint type": ("<robot name='x'><link name='a'/><link name='b'/>\n"
+                   "<joint name='j' type='hinge'><parent link='a'/><child link='b'/></joint>"
+                   "</robot>", r"line 2, <joint name=\"j\">, attribute 'type'.*'hinge'"),
+    "missing link": ("<robot name='x'><link name='a'/>\n<joint name='j' type='fixed'>\n"
+                     "<parent link='a'/>\n<child link='nowhere'/></joint></robot>",
+                     r"line 4, <child>, attribute 'link'.*'nowhere'"),
+    "two parents": ("<robot name='x'><link name='a'/><link name='b'/><link name='c'/>\n"
+                    "<joint name='j1' type='fixed'><parent link='a'/><child link='c'/></joint>\n"
+                    "<joint name='j2' type='fixed'><parent link='b'/><child link='c'/></joint>"
+                    "</robot>", r"line 3, <joint name=\"j2\">.*loop_joint"),
+    "bad number": ("<robot name='x'><link name='a'>\n<inertial><mass value='heavy'/></inertial>"
+                   "</link></robot>", r"line 2, <mass>, attribute 'value'.*'heavy'"),
+    "massless mover": ("<robot name='x'><link name='a'/>\n<link name='b'/>\n"
+                       "<joint name='j' type='revolute'><parent link='a'/><child link='b'/>"
+                       "</joint></robot>", r"line 2, <link name=\"b\">.*no mass"),
+    "bad inertia": ("<robot name='x'><link name='a'/>\n<link name='b'><inertial><mass value='1'/>"
+                    "<inertia ixx='1' iyy='0.1' izz='0.1' ixy='0' ixz='0' iyz='0'/></inertial>"
+                    "</link><joint name='j' type='continuous'><parent link='a'/>"
+                    "<child link='b'/></joint></robot>", r"line 2, <link name=\"b\">.*triangle"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_a_bad_file_is_named_by_line_element_and_attribute(tmp_path, case):
+    text, pattern = BAD[case]
+    path = tmp_path / "bad.urdf"
+    path.write_text(text)
+    with pytest.raises(linkdyn.ModelFileError, match=pattern) as info:
+        linkdyn.load_model(path)
+    assert info.value.path == str(path)
+
+
+def test_a_missing_or_irregular_file_is_named(tmp_path):
+    with pytest.raises(linkdyn.ModelFileError, match="no such file"):
+        linkdyn.load_model(tmp_path / "absent.urdf")
+    (tmp_path / "dir.urdf").mkdir()
+    with pytest.raises(linkdyn.ModelFileError, match="not a regular file"):
+        linkdyn.load_model(tmp_path / "dir.urdf")
+
+
+def test_the_options_are_checked():
+    with pytest.raises(linkdyn.ArgumentError, match=r"initial: no joint named 'elbow'"):
+        linkdyn.load_model(FOURBAR, initial={"elbow": 1.0})
+    with pytest.raises(linkdyn.ArgumentError, match=r"initial\['crank_joint'\] must be"):
+        linkdyn.load_model(FOURBAR, initial={"crank_joint": "up"})
+    with pytest.raises(linkdyn.ArgumentTypeError, match="floating_base"):
+        linkdyn.load_model(FOURBAR, floating_base="yes")
+    with pytest.raises(linkdyn.ArgumentError, match="apply to URDF files"):
+        linkdyn.load_model("jansen", gravity=(0.0, 0.0, -1.0))
+
+
+def test_what_is_not_imported_is_named_once():
+    path = pybullet_file("franka_panda/panda.urdf")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = linkdyn.load_model(path)
+    said = [w for w in caught if issubclass(w.category, linkdyn.ModelWarning)
+            and "not imported" in str(w.message)]
+    assert len(said) == 1
+    text = str(said[0].message)
+    assert "joint limits" in text and "visual geometry" in text
+    assert "panda_link1" in model.body_names
