@@ -114,6 +114,10 @@ def load_model(name_or_path, *, gravity=None, initial=None, floating_base=None) 
 
         return load_urdf(text, gravity=gravity, initial=initial,
                          floating_base=False if floating_base is None else floating_base)
+    if text.lower().endswith(".sdf"):
+        from ..exchange import load_sdf
+
+        return load_sdf(text, gravity=gravity, initial=initial, floating_base=floating_base)
     given = [k for k, v in (("gravity", gravity), ("initial", initial),
                             ("floating_base", floating_base)) if v is not None]
     if given:

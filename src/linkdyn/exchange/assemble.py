@@ -1,0 +1,142 @@
+"""The builder calls every reader ends in: parts (a format's links or bodies, with their
+poses and velocities at the start) and connections (its joints and loop closures, with
+their world anchors and axes) turned into a spatial model.
+
+A reader gives each part an owner: the part itself (a body), the body a massless frame is
+fixed to, or ``"ground"``. Every connection between two owners becomes one joint; the
+points it needs are made on each owner (in its axes, about its centre of mass) or on the
+ground. A joint named like a part is ``"<name>/joint"``: a linkdyn model's names are one
+namespace, the formats' are not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .geometry import element_errors
+
+__all__ = ["Connection", "Part", "build"]
+
+#: Connection kinds and the builder's joints.
+KINDS = ("revolute", "prismatic", "planar", "rigid", "spherical", "universal")
+
+
+@dataclass
+class Part:
+    """A link (a body, or a frame of one): mass (kg), inertia about the centre of mass in
+    its axes, the centre ``com`` in its axes from its origin, its axes ``R`` (to world) and
+    origin ``o`` at the start, the origin's velocity ``v`` and the angular velocity ``w``."""
+    name: str
+    node: object
+    mass: float
+    inertia: np.ndarray
+    com: np.ndarray
+    R: np.ndarray
+    o: np.ndarray
+    v: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    w: np.ndarray = field(default_factory=lambda: np.zeros(3))
+
+    def point_velocity(self, x):
+        return self.v + np.cross(self.w, np.asarray(x) - self.o)
+
+
+@dataclass
+class Connection:
+    """A joint between parts ``first`` and ``second`` (the axes and lines are fixed in the
+    second), at world points ``x_first``, ``x_second`` (the same point when assembled),
+    about or along the world ``axis`` (``axis2``: a universal joint's second arm, fixed in
+    the first part), with an optional viscous ``damping``."""
+    name: str
+    kind: str
+    first: str
+    second: str
+    x_first: np.ndarray
+    x_second: np.ndarray
+    node: object
+    axis: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.0, 0.0]))
+    axis2: np.ndarray | None = None
+    damping: float = 0.0
+
+
+def _point_name(name: str) -> str:
+    """A connection's name as a point's (points are referenced as "body.point")."""
+    return name.replace(".", "_")
+
+
+class _Points:
+    def __init__(self, parts, owner):
+        self.parts, self.owner = parts, owner
+        self.body: dict[str, dict] = {n: {} for n, o in owner.items() if o == n}
+        self.ground: dict[str, np.ndarray] = {}
+
+    def attach(self, part: str, x, name: str, ground_name: str | None = None):
+        """The reference of a point at world ``x`` on the owner of ``part``."""
+        own = self.owner[part]
+        if own == "ground":
+            name = _point_name(ground_name or name)
+            self.ground[name] = np.asarray(x, dtype=float)
+            return ("ground", name)
+        name = _point_name(name)
+        p = self.parts[own]
+        self.body[own][name] = p.R.T @ (np.asarray(x) - p.o) - p.com
+        return (own, name)
+
+
+def joint_name(parts, name: str) -> str:
+    return f"{name}/joint" if name in parts else name
+
+
+def _add_connection(b, c: Connection, name, first, second) -> None:
+    if c.kind == "revolute":
+        b.add_revolute(name, first, second, axis=tuple(c.axis))
+    elif c.kind == "prismatic":
+        b.add_prismatic(name, first, second, axis=tuple(c.axis))
+    elif c.kind == "planar":
+        b.add_planar(name, first, second, normal=tuple(c.axis))
+    elif c.kind == "rigid":
+        b.add_rigid(name, first, second)
+    elif c.kind == "spherical":
+        b.add_spherical(name, first, second)
+    else:
+        b.add_universal(name, first, second, axis_first=tuple(c.axis2),
+                        axis_second=tuple(c.axis))
+    if c.damping > 0.0 and c.kind in ("revolute", "prismatic"):
+        b.add_joint_damper(f"{name}/damping", name, c.damping)
+
+
+def build(builder, root_node, parts: dict, owner: dict, connections: list, frames=()):
+    """The compiled model: a body per part that owns itself, the connections between
+    different owners as joints, and a marker (named after it) at each frame part's origin
+    (``frames``: parts fixed to a body)."""
+    pts = _Points(parts, owner)
+    refs = []
+    for c in connections:
+        if owner[c.first] == owner[c.second]:
+            continue
+        ground_names = (f"{c.name}_1", f"{c.name}_2")
+        first = pts.attach(c.first, c.x_first, c.name, ground_names[0])
+        second = pts.attach(c.second, c.x_second, c.name, ground_names[1])
+        refs.append((c, first, second))
+    marks = {n: pts.attach(n, parts[n].o, f"{n}_origin") for n in frames}
+    for name, x in pts.ground.items():
+        with element_errors(root_node):
+            builder.add_ground_point(name, tuple(x))
+    for name, points in pts.body.items():
+        p = parts[name]
+        com = p.o + p.R @ p.com
+        with element_errors(p.node):
+            builder.add_body(name, mass=p.mass, inertia=p.inertia,
+                             points={k: tuple(v) for k, v in points.items()},
+                             position=tuple(com), orientation=p.R,
+                             velocity=tuple(p.point_velocity(com)),
+                             angular_velocity=tuple(p.w))
+    for c, first, second in refs:
+        with element_errors(c.node):
+            _add_connection(builder, c, joint_name(parts, c.name), first, second)
+    for name, ref in marks.items():
+        with element_errors(parts[name].node):
+            builder.add_marker(name, ref)
+    with element_errors(root_node):
+        return builder.build()
