@@ -1,7 +1,7 @@
 """Model exchange: models written in other formats read into linkdyn models (URDF with its
-loop joints, :mod:`.urdf`; SDFormat, :mod:`.sdf`), each reader in its own module over a
-safe XML reader (:mod:`.xml`), the frames the formats share (:mod:`.geometry`) and the
-builder calls they all end in (:mod:`.assemble`).
+loop joints, :mod:`.urdf`; SDFormat, :mod:`.sdf`; MJCF, :mod:`.mjcf`), each reader in its
+own module over a safe XML reader (:mod:`.xml`), the frames the formats share
+(:mod:`.geometry`) and the builder calls they all end in (:mod:`.assemble`).
 
 :func:`example` gives the path of a model file shipped for the tutorials:
 ``"fourbar_loop.urdf"``, a four-bar written as a URDF tree closed by a loop joint."""
@@ -9,10 +9,11 @@ builder calls they all end in (:mod:`.assemble`).
 from importlib import resources
 
 from ..errors import UnknownNameError
+from .mjcf import load_mjcf
 from .sdf import load_sdf
 from .urdf import load_urdf
 
-__all__ = ["example", "load_sdf", "load_urdf"]
+__all__ = ["example", "load_mjcf", "load_sdf", "load_urdf"]
 
 #: The model files shipped in ``linkdyn/exchange/data``.
 EXAMPLES = ("fourbar_loop.urdf",)

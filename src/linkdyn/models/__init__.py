@@ -118,6 +118,10 @@ def load_model(name_or_path, *, gravity=None, initial=None, floating_base=None) 
         from ..exchange import load_sdf
 
         return load_sdf(text, gravity=gravity, initial=initial, floating_base=floating_base)
+    if text.lower().endswith(".xml"):
+        from ..exchange import load_mjcf
+
+        return load_mjcf(text, gravity=gravity, initial=initial, floating_base=floating_base)
     given = [k for k, v in (("gravity", gravity), ("initial", initial),
                             ("floating_base", floating_base)) if v is not None]
     if given:

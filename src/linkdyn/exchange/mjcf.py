@@ -1,0 +1,355 @@
+"""MJCF (MuJoCo's XML) models in: the body tree and its joints as a spatial model.
+
+What becomes what:
+
+- ``<compiler>``: ``angle`` (degrees by default), ``eulerseq``, ``inertiafromgeom``,
+  ``settotalmass``;
+  ``<default>`` classes (nested, ``class`` and ``childclass``) for joints, geoms and
+  inertials; ``<option gravity>`` (default ``0 0 -9.81``; ``gravity=`` overrides it).
+- Each ``<body>`` is a body named after it (``body_<id>`` for an unnamed one, ``id`` its
+  place in the tree as MuJoCo numbers it), its frame (``pos``, ``quat``, ``euler``,
+  ``axisangle``, ``xyaxes``, ``zaxis``) the body's axes. Its mass properties come from
+  ``<inertial>`` (``diaginertia`` or ``fullinertia``), or from its geoms as MuJoCo
+  computes them (spheres, capsules, cylinders, boxes and ellipsoids; ``density``, default
+  1000, or ``mass``; ``fromto``). A body without mass welded to a body is a frame of it
+  (a marker named after it); the world body's geoms are the ground.
+- A body's joints (at their ``pos``, about or along their ``axis``, in the body frame):
+  ``hinge`` (revolute), ``slide`` (prismatic), ``ball`` (spherical), ``free`` (none); a
+  body without joints is welded to its parent (a rigid joint). Several joints of one
+  body are read where they make one joint: two hinges through one point with
+  perpendicular axes (universal: the first on the parent, the second on the child), three
+  hinges through one point with independent axes (ball), two perpendicular slides and a
+  hinge normal to both (planar), three slides and three hinges (free). ``damping`` of a
+  body's single hinge or slide is a joint damper.
+- ``<equality>``: ``connect`` (a ball joint at ``anchor`` in ``body1``'s frame) and
+  ``weld`` (a rigid joint at the start's relative pose) as exact constraints.
+- Not imported yet, and named once in a :class:`~linkdyn.ModelWarning`: ``armature``,
+  joint ``stiffness``, ``frictionloss``, ``range`` (limits), actuators, tendons, sensors,
+  contacts, ``<equality joint>`` and the rest.
+
+The start is the file's reference pose (``qpos0``) at rest. Errors name the file, the
+line, the element and the attribute (:class:`~linkdyn.ModelFileError`).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from ..errors import ArgumentError, ArgumentTypeError, ModelWarning
+from . import assemble
+from .geometry import axis_rotation
+from .mjcf_inertia import geom_mass_properties
+from .xml import Node, parse_file
+
+__all__ = ["load_mjcf"]
+
+SKIPPED_JOINT = {"armature": "joint armature", "stiffness": "joint stiffness",
+                 "frictionloss": "joint friction", "range": "joint limits"}
+SKIPPED_TOP = ("actuator", "tendon", "sensor", "contact", "keyframe", "sensor")
+
+
+def _quat_matrix(q) -> np.ndarray:
+    w, x, y, z = np.asarray(q, dtype=float) / np.linalg.norm(q)
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+
+
+class _Reader:
+    """The file's compiler settings and defaults, and the attributes of its elements."""
+
+    def __init__(self, root: Node):
+        self.root = root
+        compiler = root.find("compiler")
+        attrib = {} if compiler is None else compiler.attrib
+        self.degrees = attrib.get("angle", "degree") == "degree"
+        self.eulerseq = attrib.get("eulerseq", "xyz")
+        self.from_geom = attrib.get("inertiafromgeom", "auto")
+        self.total_mass = float(compiler.floats("settotalmass", 1)[0]) \
+            if compiler is not None and "settotalmass" in attrib else -1.0
+        if attrib.get("coordinate", "local") != "local":
+            raise compiler.error("coordinate='global' is not read (MuJoCo dropped it too): "
+                                 "give local coordinates", "coordinate")
+        self.defaults: dict[str, dict] = {}
+        self.skipped: dict[str, list] = {}
+        top = root.find("default")
+        self._read_defaults(top, "main", {})
+
+    def _read_defaults(self, node, name, inherited):
+        table = {tag: dict(attrs) for tag, attrs in inherited.items()}
+        if node is not None:
+            for child in node.children:
+                if child.tag != "default":
+                    table.setdefault(child.tag, {}).update(child.attrib)
+        self.defaults[name] = table
+        if node is not None:
+            for child in node.findall("default"):
+                self._read_defaults(child, child.required("class"), table)
+
+    def skip(self, what, name):
+        self.skipped.setdefault(what, []).append(name)
+
+    def attrs(self, node: Node, childclass: str) -> dict:
+        """The element's attributes over its class's defaults."""
+        cls = node.attrib.get("class", childclass)
+        if cls not in self.defaults:
+            raise node.error(f"no default class {cls!r} in the file", "class")
+        merged = dict(self.defaults[cls].get(node.tag, {}))
+        merged.update(node.attrib)
+        return merged
+
+    def floats(self, node: Node, attrs: dict, key: str, count: int, default=None):
+        if key not in attrs:
+            return None if default is None else np.array(default, dtype=float)
+        shadow = Node(node.tag, attrs, node.line, path=node.path)
+        return shadow.floats(key, count)
+
+    def angle(self, value: float) -> float:
+        return math.radians(value) if self.degrees else value
+
+    def frame(self, node: Node, attrs: dict) -> np.ndarray:
+        """The rotation an element's orientation attributes give (identity by default)."""
+        q = self.floats(node, attrs, "quat", 4)
+        if q is not None:
+            return _quat_matrix(q)
+        aa = self.floats(node, attrs, "axisangle", 4)
+        if aa is not None:
+            return axis_rotation(aa[:3] / np.linalg.norm(aa[:3]), self.angle(aa[3]))
+        eu = self.floats(node, attrs, "euler", 3)
+        if eu is not None:
+            R = np.eye(3)
+            for axis, a in zip(self.eulerseq, eu):
+                e = np.eye(3)["xyzXYZ".index(axis) % 3]
+                Ra = axis_rotation(e, self.angle(a))
+                R = R @ Ra if axis.islower() else Ra @ R    # moving axes: intrinsic
+            return R
+        xy = self.floats(node, attrs, "xyaxes", 6)
+        if xy is not None:
+            x = xy[:3] / np.linalg.norm(xy[:3])
+            y = xy[3:] - (xy[3:] @ x) * x
+            y /= np.linalg.norm(y)
+            return np.column_stack([x, y, np.cross(x, y)])
+        z = self.floats(node, attrs, "zaxis", 3)
+        if z is not None:
+            z = z / np.linalg.norm(z)
+            c = np.cross([0.0, 0.0, 1.0], z)
+            s = np.linalg.norm(c)
+            if s < 1e-14:
+                return np.eye(3) if z[2] > 0 else np.diag([1.0, -1.0, -1.0])
+            return axis_rotation(c / s, math.atan2(s, z[2]))
+        return np.eye(3)
+
+
+def _inertial(reader: _Reader, body: Node, cls: str):
+    """(mass, centre in the body frame, inertia about it in body axes) of a body."""
+    node = body.find("inertial")
+    use_geoms = reader.from_geom == "true" or (reader.from_geom == "auto" and node is None)
+    if not use_geoms:
+        if node is None:
+            return 0.0, np.zeros(3), np.zeros((3, 3))
+        a = reader.attrs(node, cls)
+        R = reader.frame(node, a)
+        mass = float(reader.floats(node, a, "mass", 1)[0]) if "mass" in a else 0.0
+        if "fullinertia" in a:
+            f = reader.floats(node, a, "fullinertia", 6)
+            J = np.array([[f[0], f[3], f[4]], [f[3], f[1], f[5]], [f[4], f[5], f[2]]])
+        else:
+            J = np.diag(reader.floats(node, a, "diaginertia", 3, (0.0, 0.0, 0.0)))
+        return mass, reader.floats(node, a, "pos", 3, (0.0, 0.0, 0.0)), R @ J @ R.T
+    parts = []
+    for geom in body.findall("geom"):
+        a = reader.attrs(geom, cls)
+        props = geom_mass_properties(reader, geom, a)
+        if props is not None:
+            parts.append(props)
+    mass = sum(m for m, _, _ in parts)
+    if not mass > 0:
+        return 0.0, np.zeros(3), np.zeros((3, 3))
+    com = sum(m * c for m, c, _ in parts) / mass
+    J = np.zeros((3, 3))
+    for m, c, I in parts:
+        d = c - com
+        J += I + m * (d @ d * np.eye(3) - np.outer(d, d))
+    return mass, com, J
+
+
+class _Body:
+    def __init__(self, name, node, parent, R, o, cls):
+        self.name, self.node, self.parent, self.R, self.o, self.cls = name, node, parent, R, o, cls
+        self.joints: list[tuple[Node, dict]] = []
+
+
+def _walk(reader: _Reader, world: Node) -> list:
+    """The bodies in MuJoCo's order (depth first), with their world frames at the start."""
+    out, names = [], set()
+    stack = [(child, "world", np.eye(3), np.zeros(3), "main") for child in
+             reversed(world.findall("body"))]
+    while stack:
+        node, parent, Rp, op, cls = stack.pop()
+        a = reader.attrs(node, cls)
+        name = node.attrib.get("name") or f"body_{len(out) + 1}"
+        if name in names or name == "world":
+            raise node.error(f"a second body named {name!r}", "name")
+        names.add(name)
+        R = Rp @ reader.frame(node, a)
+        o = op + Rp @ reader.floats(node, a, "pos", 3, (0.0, 0.0, 0.0))
+        child_cls = node.attrib.get("childclass", cls)
+        body = _Body(name, node, parent, R, o, child_cls)
+        for j in node.findall("joint") + node.findall("freejoint"):
+            ja = reader.attrs(j, child_cls) if j.tag == "joint" else {"type": "free"}
+            body.joints.append((j, ja))
+            for key, what in SKIPPED_JOINT.items():
+                if key in ja and _nonzero(ja[key]) and not (key == "range"
+                                                           and ja.get("limited") == "false"):
+                    reader.skip(what, j.attrib.get("name", name))
+        out.append(body)
+        stack.extend((c, name, R, o, child_cls) for c in reversed(node.findall("body")))
+    return out
+
+
+def _nonzero(text: str) -> bool:
+    try:
+        return any(float(x) != 0.0 for x in text.split())
+    except ValueError:
+        return True
+
+
+def _world_joint(reader, body: _Body, j: Node, a: dict):
+    """(kind, world anchor, world axis, damping) of one joint element."""
+    kind = a.get("type", "hinge")
+    if kind not in ("hinge", "slide", "ball", "free"):
+        raise j.error(f"joint type {kind!r} is not one of hinge, slide, ball, free", "type")
+    x = body.o + body.R @ reader.floats(j, a, "pos", 3, (0.0, 0.0, 0.0))
+    axis = reader.floats(j, a, "axis", 3, (0.0, 0.0, 1.0))
+    if kind in ("hinge", "slide") and not np.linalg.norm(axis) > 0:
+        raise j.error("the axis must not be zero", "axis")
+    axis = body.R @ (axis / (np.linalg.norm(axis) or 1.0))
+    damping = float(reader.floats(j, a, "damping", 1, (0.0,))[0])
+    return kind, x, axis, damping
+
+
+def _combined(reader, body: _Body, parts) -> assemble.Connection | None:
+    """The one joint a body's joint elements make (None: free), or ModelFileError."""
+    js = [(j, *_world_joint(reader, body, j, a)) for j, a in body.joints]
+    names = [j.attrib.get("name", body.name) for j, *_ in js]
+    kinds = sorted(k for _, k, *_ in js)
+    first = js[0][0] if js else body.node
+    if not js:                                   # welded to its parent
+        return assemble.Connection(body.name, "rigid", body.name, body.parent, body.o,
+                                   body.o, body.node)
+    if kinds == ["free"] or (kinds.count("slide") == 3 and kinds.count("hinge") == 3):
+        return None
+    hinges = [(x, a) for _, k, x, a, _ in js if k == "hinge"]
+    slides = [a for _, k, _, a, _ in js if k == "slide"]
+    name = names[0] if len(js) == 1 else "+".join(names)
+    if len(js) == 1:
+        _, kind, x, axis, damping = js[0]
+        conn = {"hinge": "revolute", "slide": "prismatic", "ball": "spherical"}[kind]
+        return assemble.Connection(name, conn, body.name, body.parent, x, x, first,
+                                   axis=axis, damping=damping)
+    same_point = len(hinges) > 1 and all(np.abs(x - hinges[0][0]).max() < 1e-12
+                                         for x, _ in hinges)
+    if kinds == ["hinge", "hinge"] and same_point and abs(hinges[0][1] @ hinges[1][1]) < 1e-9:
+        c = assemble.Connection(name, "universal", body.name, body.parent, hinges[0][0],
+                                hinges[0][0], first, axis=hinges[0][1], axis2=hinges[1][1])
+    elif kinds == ["hinge"] * 3 and same_point and \
+            abs(np.linalg.det(np.array([a for _, a in hinges]))) > 1e-6:
+        c = assemble.Connection(name, "spherical", body.name, body.parent, hinges[0][0],
+                                hinges[0][0], first)
+    elif kinds == ["hinge", "slide", "slide"] and abs(slides[0] @ slides[1]) < 1e-9 and \
+            max(abs(s @ hinges[0][1]) for s in slides) < 1e-9:
+        c = assemble.Connection(name, "planar", body.name, body.parent, hinges[0][0],
+                                hinges[0][0], first, axis=hinges[0][1])
+    else:
+        raise body.node.error(
+            f"the joints {', '.join(map(repr, names))} of body {body.name!r} make no joint "
+            "linkdyn has (one joint a body; or two hinges through one point at right "
+            "angles, three through one point, two slides at right angles and a hinge "
+            "normal to both, or a free joint)")
+    if any(d > 0 for *_, d in js):
+        reader.skip("damping of combined joints", name)
+    return c
+
+
+def _equalities(reader, root: Node, bodies: dict) -> list:
+    out = []
+    eq = root.find("equality")
+    for node in ([] if eq is None else eq.children):
+        a = reader.attrs(node, "main")
+        if node.tag not in ("connect", "weld"):
+            reader.skip(f"<equality {node.tag}>", node.attrib.get("name", f"line {node.line}"))
+            continue
+        b1 = Node(node.tag, a, node.line, path=node.path).reference("body1", bodies, "body")
+        b2 = a.get("body2", "world")
+        if b2 != "world" and b2 not in bodies:
+            raise node.error(f"no body named {b2!r} in the file", "body2")
+        name = a.get("name") or f"{node.tag}_{b1}_{b2}"
+        x = bodies[b1].o + bodies[b1].R @ reader.floats(node, a, "anchor", 3, (0.0, 0.0, 0.0))
+        kind = "spherical" if node.tag == "connect" else "rigid"
+        out.append(assemble.Connection(name, kind, b1, b2, x, x, node))
+    return out
+
+
+def load_mjcf(path: str, *, gravity=None, initial=None, floating_base=None):
+    """The compiled spatial model of an MJCF file (see the module's notes)."""
+    from ..describe.spatial import SpatialModelBuilder
+
+    if initial is not None or floating_base is not None:
+        raise ArgumentError("load_model: initial and floating_base apply to URDF files; an "
+                            "MJCF file gives its reference pose")
+    if gravity is not None and not isinstance(gravity, (tuple, list, np.ndarray)):
+        raise ArgumentTypeError(f"gravity must be (x, y, z), got {type(gravity).__name__}")
+    root = parse_file(path)
+    if root.tag != "mujoco":
+        raise root.error(f"an MJCF file's root element is <mujoco>, got <{root.tag}>")
+    reader = _Reader(root)
+    for tag in SKIPPED_TOP:
+        if root.find(tag) is not None:
+            reader.skip(f"<{tag}>", "file")
+    world = root.find("worldbody")
+    if world is None:
+        raise root.error("the element <worldbody> is missing")
+    bodies = {b.name: b for b in _walk(reader, world)}
+    parts, owner = {}, {"world": "ground"}
+    for b in bodies.values():
+        mass, com, J = _inertial(reader, b.node, b.cls)
+        parts[b.name] = assemble.Part(b.name, b.node, mass, J, com, b.R, b.o)
+    total = sum(p.mass for p in parts.values())
+    if reader.total_mass > 0 and total > 0:       # <compiler settotalmass>: scaled alike
+        for p in parts.values():
+            p.mass *= reader.total_mass / total
+            p.inertia = p.inertia * (reader.total_mass / total)
+    connections = []
+    for b in bodies.values():
+        c = _combined(reader, b, parts)
+        if c is not None:
+            connections.append(c)
+    for b in bodies.values():                     # welded chains to the ground, massless frames
+        if owner.get(b.parent) == "ground" and not b.joints:
+            owner[b.name] = "ground"
+        elif not parts[b.name].mass > 0:
+            if b.joints:
+                raise b.node.error(f"body {b.name!r} has no mass (no geoms with volume, no "
+                                   "<inertial>) but moves on its joints: linkdyn's bodies "
+                                   "need mass")
+            owner[b.name] = owner[b.parent]
+        else:
+            owner[b.name] = b.name
+    connections += _equalities(reader, root, bodies)
+    option = root.find("option")
+    g = gravity
+    if g is None:
+        g = (0.0, 0.0, -9.81) if option is None else tuple(
+            option.floats("gravity", 3, (0.0, 0.0, -9.81)))
+    builder = SpatialModelBuilder(root.attrib.get("model") or "mjcf", gravity=g)
+    frames = [n for n, o in owner.items() if n != "world" and o not in (n, "ground")]
+    model = assemble.build(builder, root, parts, owner, connections, frames)
+    if reader.skipped:
+        text = [f"{what} ({len(names)}: {', '.join(names[:4])}"
+                f"{', ...' if len(names) > 4 else ''})" for what, names in reader.skipped.items()]
+        warnings.warn(f"linkdyn: {path}: not imported (no such element in linkdyn yet): "
+                      + "; ".join(text), ModelWarning, stacklevel=3)
+    return model
