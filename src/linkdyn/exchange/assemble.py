@@ -11,13 +11,15 @@ namespace, the formats' are not.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import ArgumentError, ArgumentTypeError, ModelWarning
 from .geometry import element_errors
 
-__all__ = ["Connection", "Part", "build"]
+__all__ = ["Connection", "Part", "build", "check_pose_options", "say_not_imported"]
 
 #: Connection kinds and the builder's joints.
 KINDS = ("revolute", "prismatic", "planar", "rigid", "spherical", "universal")
@@ -140,3 +142,24 @@ def build(builder, root_node, parts: dict, owner: dict, connections: list, frame
             builder.add_marker(name, ref)
     with element_errors(root_node):
         return builder.build()
+
+
+def check_pose_options(what: str, gravity, initial, floating_base) -> None:
+    """A format that gives every pose takes no ``initial`` or ``floating_base`` (URDF's);
+    ``gravity`` must be a vector."""
+    if initial is not None or floating_base is not None:
+        raise ArgumentError(f"load_model: initial and floating_base apply to URDF files; "
+                            f"{what}")
+    if gravity is not None and not isinstance(gravity, (tuple, list, np.ndarray)):
+        raise ArgumentTypeError(f"gravity must be (x, y, z), got {type(gravity).__name__}")
+
+
+def say_not_imported(path, skipped: dict) -> None:
+    """One ModelWarning naming what a file holds that no linkdyn element reads yet
+    (``skipped``: {what: [names]}), a few names of each."""
+    if not skipped:
+        return
+    parts = [f"{what} ({len(names)}: {', '.join(names[:4])}{', ...' if len(names) > 4 else ''})"
+             for what, names in skipped.items()]
+    warnings.warn(f"linkdyn: {path}: not imported (no such element in linkdyn yet): "
+                  + "; ".join(parts), ModelWarning, stacklevel=4)

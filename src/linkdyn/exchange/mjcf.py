@@ -34,11 +34,9 @@ line, the element and the attribute (:class:`~linkdyn.ModelFileError`).
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
-from ..errors import ArgumentError, ArgumentTypeError, ModelWarning
 from . import assemble
 from .geometry import axis_rotation
 from .mjcf_inertia import geom_mass_properties
@@ -297,11 +295,8 @@ def load_mjcf(path: str, *, gravity=None, initial=None, floating_base=None):
     """The compiled spatial model of an MJCF file (see the module's notes)."""
     from ..describe.spatial import SpatialModelBuilder
 
-    if initial is not None or floating_base is not None:
-        raise ArgumentError("load_model: initial and floating_base apply to URDF files; an "
-                            "MJCF file gives its reference pose")
-    if gravity is not None and not isinstance(gravity, (tuple, list, np.ndarray)):
-        raise ArgumentTypeError(f"gravity must be (x, y, z), got {type(gravity).__name__}")
+    assemble.check_pose_options("an MJCF file gives its reference pose", gravity, initial,
+                                floating_base)
     root = parse_file(path)
     if root.tag != "mujoco":
         raise root.error(f"an MJCF file's root element is <mujoco>, got <{root.tag}>")
@@ -347,9 +342,5 @@ def load_mjcf(path: str, *, gravity=None, initial=None, floating_base=None):
     builder = SpatialModelBuilder(root.attrib.get("model") or "mjcf", gravity=g)
     frames = [n for n, o in owner.items() if n != "world" and o not in (n, "ground")]
     model = assemble.build(builder, root, parts, owner, connections, frames)
-    if reader.skipped:
-        text = [f"{what} ({len(names)}: {', '.join(names[:4])}"
-                f"{', ...' if len(names) > 4 else ''})" for what, names in reader.skipped.items()]
-        warnings.warn(f"linkdyn: {path}: not imported (no such element in linkdyn yet): "
-                      + "; ".join(text), ModelWarning, stacklevel=3)
+    assemble.say_not_imported(path, reader.skipped)
     return model

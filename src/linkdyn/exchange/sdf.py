@@ -30,11 +30,9 @@ the attribute (:class:`~linkdyn.ModelFileError`).
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
-from ..errors import ArgumentTypeError, ModelWarning
 from . import assemble
 from .geometry import rpy_matrix
 from .xml import Node, parse_file
@@ -248,13 +246,9 @@ def _the_model(root: Node) -> tuple[Node, tuple, list]:
 def load_sdf(path: str, *, gravity=None, initial=None, floating_base=None):
     """The compiled spatial model of an SDFormat file (see the module's notes)."""
     from ..describe.spatial import SpatialModelBuilder
-    from ..errors import ArgumentError
 
-    if initial is not None or floating_base is not None:
-        raise ArgumentError("load_model: initial and floating_base apply to URDF files; an "
-                            "SDFormat file gives every link's pose")
-    if gravity is not None and not isinstance(gravity, (tuple, list, np.ndarray)):
-        raise ArgumentTypeError(f"gravity must be (x, y, z), got {type(gravity).__name__}")
+    assemble.check_pose_options("an SDFormat file gives every link's pose", gravity, initial,
+                                floating_base)
     node, file_gravity, others = _the_model(parse_file(path))
     model = _Model(node)
     parts = {n: model.part(n) for n in model.links}
@@ -265,10 +259,5 @@ def load_sdf(path: str, *, gravity=None, initial=None, floating_base=None):
     result = assemble.build(builder, node, parts, owner, connections)
     for name in others:
         model.skip("static models", name)
-    if model.skipped:
-        parts_text = [f"{what} ({len(names)}: {', '.join(names[:4])}"
-                      f"{', ...' if len(names) > 4 else ''})"
-                      for what, names in model.skipped.items()]
-        warnings.warn(f"linkdyn: {path}: not imported (no such element in linkdyn yet): "
-                      + "; ".join(parts_text), ModelWarning, stacklevel=3)
+    assemble.say_not_imported(path, model.skipped)
     return result

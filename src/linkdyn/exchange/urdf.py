@@ -38,12 +38,12 @@ Errors name the file, the line, the element and the attribute
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ArgumentError, ArgumentTypeError, ModelWarning
+from ..errors import ArgumentError, ArgumentTypeError
+from .assemble import say_not_imported
 from .geometry import axis_rotation, rpy_matrix
 from .urdf_build import build
 from .xml import Node, parse_file
@@ -310,9 +310,5 @@ def load_urdf(path: str, *, gravity=None, initial=None, floating_base: bool = Fa
     tree = _forward(root, children, start)
     owner = imp.owners(root)
     model = build(imp, tree, owner)
-    if imp.skipped:
-        parts = [f"{what} ({len(names)}: {', '.join(names[:4])}"
-                 f"{', ...' if len(names) > 4 else ''})" for what, names in imp.skipped.items()]
-        warnings.warn(f"linkdyn: {path}: not imported (no such element in linkdyn yet): "
-                      + "; ".join(parts), ModelWarning, stacklevel=3)
+    say_not_imported(path, imp.skipped)
     return model
