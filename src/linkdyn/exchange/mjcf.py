@@ -37,7 +37,8 @@ import math
 
 import numpy as np
 
-from . import assemble
+from .assemble import (Connection, Part, build as assemble_model, check_pose_options,
+                       say_not_imported)
 from .geometry import axis_rotation
 from .mjcf_inertia import geom_mass_properties
 from .xml import Node, parse_file
@@ -229,14 +230,14 @@ def _world_joint(reader, body: _Body, j: Node, a: dict):
     return kind, x, axis, damping
 
 
-def _combined(reader, body: _Body, parts) -> assemble.Connection | None:
+def _combined(reader, body: _Body, parts) -> Connection | None:
     """The one joint a body's joint elements make (None: free), or ModelFileError."""
     js = [(j, *_world_joint(reader, body, j, a)) for j, a in body.joints]
     names = [j.attrib.get("name", body.name) for j, *_ in js]
     kinds = sorted(k for _, k, *_ in js)
     first = js[0][0] if js else body.node
     if not js:                                   # welded to its parent
-        return assemble.Connection(body.name, "rigid", body.name, body.parent, body.o,
+        return Connection(body.name, "rigid", body.name, body.parent, body.o,
                                    body.o, body.node)
     if kinds == ["free"] or (kinds.count("slide") == 3 and kinds.count("hinge") == 3):
         return None
@@ -246,20 +247,20 @@ def _combined(reader, body: _Body, parts) -> assemble.Connection | None:
     if len(js) == 1:
         _, kind, x, axis, damping = js[0]
         conn = {"hinge": "revolute", "slide": "prismatic", "ball": "spherical"}[kind]
-        return assemble.Connection(name, conn, body.name, body.parent, x, x, first,
+        return Connection(name, conn, body.name, body.parent, x, x, first,
                                    axis=axis, damping=damping)
     same_point = len(hinges) > 1 and all(np.abs(x - hinges[0][0]).max() < 1e-12
                                          for x, _ in hinges)
     if kinds == ["hinge", "hinge"] and same_point and abs(hinges[0][1] @ hinges[1][1]) < 1e-9:
-        c = assemble.Connection(name, "universal", body.name, body.parent, hinges[0][0],
+        c = Connection(name, "universal", body.name, body.parent, hinges[0][0],
                                 hinges[0][0], first, axis=hinges[0][1], axis2=hinges[1][1])
     elif kinds == ["hinge"] * 3 and same_point and \
             abs(np.linalg.det(np.array([a for _, a in hinges]))) > 1e-6:
-        c = assemble.Connection(name, "spherical", body.name, body.parent, hinges[0][0],
+        c = Connection(name, "spherical", body.name, body.parent, hinges[0][0],
                                 hinges[0][0], first)
     elif kinds == ["hinge", "slide", "slide"] and abs(slides[0] @ slides[1]) < 1e-9 and \
             max(abs(s @ hinges[0][1]) for s in slides) < 1e-9:
-        c = assemble.Connection(name, "planar", body.name, body.parent, hinges[0][0],
+        c = Connection(name, "planar", body.name, body.parent, hinges[0][0],
                                 hinges[0][0], first, axis=hinges[0][1])
     else:
         raise body.node.error(
@@ -287,7 +288,7 @@ def _equalities(reader, root: Node, bodies: dict) -> list:
         name = a.get("name") or f"{node.tag}_{b1}_{b2}"
         x = bodies[b1].o + bodies[b1].R @ reader.floats(node, a, "anchor", 3, (0.0, 0.0, 0.0))
         kind = "spherical" if node.tag == "connect" else "rigid"
-        out.append(assemble.Connection(name, kind, b1, b2, x, x, node))
+        out.append(Connection(name, kind, b1, b2, x, x, node))
     return out
 
 
@@ -295,7 +296,7 @@ def load_mjcf(path: str, *, gravity=None, initial=None, floating_base=None):
     """The compiled spatial model of an MJCF file (see the module's notes)."""
     from ..describe.spatial import SpatialModelBuilder
 
-    assemble.check_pose_options("an MJCF file gives its reference pose", gravity, initial,
+    check_pose_options("an MJCF file gives its reference pose", gravity, initial,
                                 floating_base)
     root = parse_file(path)
     if root.tag != "mujoco":
@@ -311,7 +312,7 @@ def load_mjcf(path: str, *, gravity=None, initial=None, floating_base=None):
     parts, owner = {}, {"world": "ground"}
     for b in bodies.values():
         mass, com, J = _inertial(reader, b.node, b.cls)
-        parts[b.name] = assemble.Part(b.name, b.node, mass, J, com, b.R, b.o)
+        parts[b.name] = Part(b.name, b.node, mass, J, com, b.R, b.o)
     total = sum(p.mass for p in parts.values())
     if reader.total_mass > 0 and total > 0:       # <compiler settotalmass>: scaled alike
         for p in parts.values():
@@ -341,6 +342,6 @@ def load_mjcf(path: str, *, gravity=None, initial=None, floating_base=None):
             option.floats("gravity", 3, (0.0, 0.0, -9.81)))
     builder = SpatialModelBuilder(root.attrib.get("model") or "mjcf", gravity=g)
     frames = [n for n, o in owner.items() if n != "world" and o not in (n, "ground")]
-    model = assemble.build(builder, root, parts, owner, connections, frames)
-    assemble.say_not_imported(path, reader.skipped)
+    model = assemble_model(builder, root, parts, owner, connections, frames)
+    say_not_imported(path, reader.skipped)
     return model

@@ -10,6 +10,8 @@ import math
 
 import numpy as np
 
+from .geometry import axis_rotation
+
 __all__ = ["geom_mass_properties", "solid_inertia"]
 
 DENSITY = 1000.0
@@ -76,8 +78,6 @@ def _fromto(reader, geom, a, kind, size):
     if s < 1e-14:
         R = np.eye(3) if z[2] > 0 else np.diag([1.0, -1.0, -1.0])
     else:
-        from .geometry import axis_rotation
-
         R = axis_rotation(c / s, math.atan2(s, z[2]))
     size = list(size)
     while len(size) < 3:

@@ -33,7 +33,8 @@ import math
 
 import numpy as np
 
-from . import assemble
+from .assemble import (Connection, Part, build as assemble_model, check_pose_options,
+                       say_not_imported)
 from .geometry import rpy_matrix
 from .xml import Node, parse_file
 
@@ -122,7 +123,7 @@ class _Model:
         self.frames[name] = (base[0] @ R, base[1] + base[0] @ p)
         return self.frames[name]
 
-    def part(self, name) -> assemble.Part:
+    def part(self, name) -> Part:
         node = self.links[name]
         R, o = self.link_frame(name)
         inertial = node.find("inertial")
@@ -140,7 +141,7 @@ class _Model:
                 J = np.array([[v["ixx"], v["ixy"], v["ixz"]], [v["ixy"], v["iyy"], v["iyz"]],
                               [v["ixz"], v["iyz"], v["izz"]]])
             J = Ri @ J @ Ri.T
-        return assemble.Part(name, node, mass, J, com, R, o)
+        return Part(name, node, mass, J, com, R, o)
 
 
 def _axis(model: _Model, joint: Node, tag: str, R_joint) -> np.ndarray:
@@ -162,7 +163,7 @@ def _axis(model: _Model, joint: Node, tag: str, R_joint) -> np.ndarray:
     return R @ (a / np.linalg.norm(a))
 
 
-def _connection(model: _Model, joint: Node, parts) -> assemble.Connection | None:
+def _connection(model: _Model, joint: Node, parts) -> Connection | None:
     name = joint.required("name")
     kind = joint.choice("type", tuple(JOINTS), "joint type")
     ends = []
@@ -186,7 +187,7 @@ def _connection(model: _Model, joint: Node, parts) -> assemble.Connection | None
         raise joint.child("pose").error(f"relative_to {rel!r} names no link of the model",
                                         "relative_to")
     Rj, oj = base[0] @ R, base[1] + base[0] @ p
-    c = assemble.Connection(name, JOINTS[kind], child, parent, oj, oj, joint)
+    c = Connection(name, JOINTS[kind], child, parent, oj, oj, joint)
     if kind in ("revolute", "continuous", "prismatic", "universal"):
         c.axis = _axis(model, joint, "axis", Rj)
         dyn = joint.child("axis").find("dynamics")
@@ -247,7 +248,7 @@ def load_sdf(path: str, *, gravity=None, initial=None, floating_base=None):
     """The compiled spatial model of an SDFormat file (see the module's notes)."""
     from ..describe.spatial import SpatialModelBuilder
 
-    assemble.check_pose_options("an SDFormat file gives every link's pose", gravity, initial,
+    check_pose_options("an SDFormat file gives every link's pose", gravity, initial,
                                 floating_base)
     node, file_gravity, others = _the_model(parse_file(path))
     model = _Model(node)
@@ -256,8 +257,8 @@ def load_sdf(path: str, *, gravity=None, initial=None, floating_base=None):
     owner = _owners(model, parts, connections)
     g = gravity if gravity is not None else (file_gravity or MODEL_GRAVITY)
     builder = SpatialModelBuilder(model.name, gravity=g)
-    result = assemble.build(builder, node, parts, owner, connections)
+    result = assemble_model(builder, node, parts, owner, connections)
     for name in others:
         model.skip("static models", name)
-    assemble.say_not_imported(path, model.skipped)
+    say_not_imported(path, model.skipped)
     return result

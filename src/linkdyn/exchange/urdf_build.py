@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import assemble
+from .assemble import Connection, Part, build as assemble_model
 from .geometry import rpy_matrix
 
 __all__ = ["build"]
@@ -20,7 +20,7 @@ JOINT_KINDS = {"revolute": "revolute", "continuous": "revolute", "prismatic": "p
 
 
 def _parts(imp, tree) -> dict:
-    return {n: assemble.Part(n, link.node, link.mass, link.inertia, link.com, tree.R[n],
+    return {n: Part(n, link.node, link.mass, link.inertia, link.com, tree.R[n],
                              tree.o[n], tree.v[n], tree.w[n])
             for n, link in imp.links.items()}
 
@@ -32,7 +32,7 @@ def _joints(imp, tree) -> list:
             continue
         oj = tree.o[j.parent] + tree.R[j.parent] @ j.p
         dyn = j.node.find("dynamics")
-        out.append(assemble.Connection(
+        out.append(Connection(
             j.name, JOINT_KINDS[j.kind], j.child, j.parent, tree.o[j.child], oj, j.node,
             axis=tree.R[j.parent] @ j.R @ j.axis,
             damping=0.0 if dyn is None else dyn.number("damping", 0.0)))
@@ -59,7 +59,7 @@ def _loops(imp, tree, owner) -> list:
         axis = np.array([1.0, 0.0, 0.0]) if axis_node is None else axis_node.floats("xyz", 3)
         if not np.linalg.norm(axis) > 0.0:
             raise (axis_node or node).error("the axis must not be zero", "xyz")
-        out.append(assemble.Connection(name, kind, l2, l1, x2, x1, node,
+        out.append(Connection(name, kind, l2, l1, x2, x1, node,
                                        axis=R1 @ (axis / np.linalg.norm(axis))))
     return out
 
@@ -70,4 +70,4 @@ def build(imp, tree, owner):
     connections = _joints(imp, tree) + _loops(imp, tree, owner)
     # massless frames fixed to a body (those fixed to the ground stay where they are)
     frames = [n for n, o in owner.items() if o not in (n, None, "ground")]
-    return assemble.build(imp.builder, imp.node, parts, owner, connections, frames)
+    return assemble_model(imp.builder, imp.node, parts, owner, connections, frames)
