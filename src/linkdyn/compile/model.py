@@ -24,8 +24,8 @@ from ..errors import (ArgumentError, ModelError, OutOfMemoryError, UnknownNameEr
                       name_list)
 
 __all__ = ["Model", "COORDINATES", "kinematic_only", "require_dynamic", "check_output_size",
-           "check_model_size", "check_normal_fill", "checked_array", "checked_coordinates", "checked_count",
-           "checked_positive", "checked_time"]
+           "check_model_size", "check_normal_fill", "checked_array", "checked_coordinates",
+           "checked_count", "checked_positive", "checked_time"]
 
 #: Names of a body's four coordinates, in storage order.
 COORDINATES = ("x", "y", "ux", "uy")

@@ -22,7 +22,8 @@ from ..elements.events import (ARC, BACK, CONTACT, FRICTION_SLIP, FRICTION_STOP,
 from ..elements.friction import ContactModes
 from ..elements.records import reference_angles
 from ..errors import (ConvergenceError, ForceElementError, InterruptedWarning, ModelError,
-                      NonFiniteError, SimulationError, SingularJacobianError, StepSizeError, ToleranceWarning)
+                      NonFiniteError, SimulationError, SingularJacobianError, StepSizeError,
+                      ToleranceWarning)
 from ..results.output import RecordedSeries, WholeRows
 from ..results.simulation import SimulationResult
 from .assembly import consistent_state, describe_rows, nearly_singular_rows
@@ -436,7 +437,7 @@ def check_coordinate_range(model: Model, q) -> None:
             name.split(".")[0])
 
 
-def floor_factor(stats) -> float:
+def floor_factor(stats) -> tuple:
     """(the local rtol the transform asked for, the one the error test used, its atol, and
     how many times looser than asked it ran: 1 where not floored; csrc/ld_bdf.c,
     set_tolerances)."""

@@ -136,10 +136,11 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         whose redundant constraints are regularised (see ``redundant``) stay on the BDF.
         Where the explicit steps come near their stability limit without passing it, or
         after 4,096 explicit step attempts in a row (doubling after each trial the explicit
-        method wins), cost trials run the other method for a while and keep the one that advances further per
-        unit of counted work (deterministic), the BDF then at a hundredth of its own local
-        tolerances so that the run keeps the explicit method's accuracy; models with
-        compliant contacts take none (``stats["cost_trials"]``, ``stats["trials_kept"]``).
+        method wins), cost trials run the other method for a while and keep the one that
+        advances further per unit of counted work (deterministic), the BDF then at a
+        hundredth of its own local tolerances so that the run keeps the explicit method's
+        accuracy; models with compliant contacts take none (``stats["cost_trials"]``,
+        ``stats["trials_kept"]``).
         ``"rk"``: an explicit Runge-Kutta method of order 8 (Dormand and Prince's 8(5,3)
         pair with its dense output of order 7) on the index-1 form, positions and
         velocities projected onto the constraints after every step, velocities error-tested
