@@ -191,6 +191,21 @@ def test_modules_and_functions_stay_readable():
     assert not too_long, "\n".join(too_long)
 
 
+def test_the_architecture_page_lists_every_module():
+    """docs/architecture.md names every module of the package (its file name or its path in
+    backticks, in the paragraph of its stage): a module added without a word there fails."""
+    page = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
+    if not page.is_file():
+        import pytest
+
+        pytest.skip("no docs beside the tests")
+    text = page.read_text(encoding="utf-8")
+    missing = [str(p.relative_to(PACKAGE)) for p in sorted(PACKAGE.rglob("*.py"))
+               + sorted(PACKAGE.glob("*.pyx"))
+               if p.name != "__init__.py" and f"`{p.name}`" not in text
+               and f"`{p.relative_to(PACKAGE)}`" not in text]
+    assert not missing, "modules not in docs/architecture.md: " + ", ".join(missing)
+
 # -- The C core ------------------------------------------------------------------------------
 
 CSRC = Path(__file__).resolve().parents[1] / "csrc"
