@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import ModelError
 
-__all__ = ["axis_rotation", "element_errors", "rpy_matrix"]
+__all__ = ["axis_rotation", "element_errors", "rpy_matrix", "z_to"]
 
 
 def rpy_matrix(rpy) -> np.ndarray:
@@ -28,6 +28,17 @@ def axis_rotation(axis, angle) -> np.ndarray:
     k = np.asarray(axis, dtype=float)
     K = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
     return np.eye(3) + math.sin(angle) * K + (1.0 - math.cos(angle)) * (K @ K)
+
+
+def z_to(direction) -> np.ndarray:
+    """The smallest rotation that takes the z axis to ``direction`` (MuJoCo's ``zaxis`` and
+    ``fromto`` frames); a half turn about x for -z."""
+    z = np.asarray(direction, dtype=float) / np.linalg.norm(direction)
+    c = np.cross([0.0, 0.0, 1.0], z)
+    s = float(np.linalg.norm(c))
+    if s < 1e-14:
+        return np.eye(3) if z[2] > 0 else np.diag([1.0, -1.0, -1.0])
+    return axis_rotation(c / s, math.atan2(s, z[2]))
 
 
 @contextlib.contextmanager

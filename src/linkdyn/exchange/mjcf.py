@@ -39,7 +39,7 @@ import numpy as np
 
 from .assemble import (Connection, Part, build as assemble_model, check_pose_options,
                        say_not_imported)
-from .geometry import axis_rotation
+from .geometry import axis_rotation, z_to
 from .mjcf_inertia import geom_mass_properties
 from .xml import Node, parse_file
 
@@ -47,7 +47,7 @@ __all__ = ["load_mjcf"]
 
 SKIPPED_JOINT = {"armature": "joint armature", "stiffness": "joint stiffness",
                  "frictionloss": "joint friction", "range": "joint limits"}
-SKIPPED_TOP = ("actuator", "tendon", "sensor", "contact", "keyframe", "sensor")
+SKIPPED_TOP = ("actuator", "tendon", "sensor", "contact", "keyframe")
 
 
 def _quat_matrix(q) -> np.ndarray:
@@ -133,12 +133,7 @@ class _Reader:
             return np.column_stack([x, y, np.cross(x, y)])
         z = self.floats(node, attrs, "zaxis", 3)
         if z is not None:
-            z = z / np.linalg.norm(z)
-            c = np.cross([0.0, 0.0, 1.0], z)
-            s = np.linalg.norm(c)
-            if s < 1e-14:
-                return np.eye(3) if z[2] > 0 else np.diag([1.0, -1.0, -1.0])
-            return axis_rotation(c / s, math.atan2(s, z[2]))
+            return z_to(z)
         return np.eye(3)
 
 
@@ -230,7 +225,7 @@ def _world_joint(reader, body: _Body, j: Node, a: dict):
     return kind, x, axis, damping
 
 
-def _combined(reader, body: _Body, parts) -> Connection | None:
+def _combined(reader, body: _Body) -> Connection | None:
     """The one joint a body's joint elements make (None: free), or ModelFileError."""
     js = [(j, *_world_joint(reader, body, j, a)) for j, a in body.joints]
     names = [j.attrib.get("name", body.name) for j, *_ in js]
@@ -320,7 +315,7 @@ def load_mjcf(path: str, *, gravity=None, initial=None, floating_base=None):
             p.inertia = p.inertia * (reader.total_mass / total)
     connections = []
     for b in bodies.values():
-        c = _combined(reader, b, parts)
+        c = _combined(reader, b)
         if c is not None:
             connections.append(c)
     for b in bodies.values():                     # welded chains to the ground, massless frames

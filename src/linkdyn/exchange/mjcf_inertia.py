@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .geometry import axis_rotation
+from .geometry import z_to
 
 __all__ = ["geom_mass_properties", "solid_inertia"]
 
@@ -72,13 +72,7 @@ def _fromto(reader, geom, a, kind, size):
     length = float(np.linalg.norm(axis))
     if not length > 0:
         raise geom.error("fromto's two points coincide", "fromto")
-    z = axis / length
-    c = np.cross([0.0, 0.0, 1.0], z)
-    s = float(np.linalg.norm(c))
-    if s < 1e-14:
-        R = np.eye(3) if z[2] > 0 else np.diag([1.0, -1.0, -1.0])
-    else:
-        R = axis_rotation(c / s, math.atan2(s, z[2]))
+    R = z_to(axis / length)
     size = list(size)
     while len(size) < 3:
         size.append(0.0)

@@ -163,7 +163,7 @@ def _axis(model: _Model, joint: Node, tag: str, R_joint) -> np.ndarray:
     return R @ (a / np.linalg.norm(a))
 
 
-def _connection(model: _Model, joint: Node, parts) -> Connection | None:
+def _connection(model: _Model, joint: Node) -> Connection:
     name = joint.required("name")
     kind = joint.choice("type", tuple(JOINTS), "joint type")
     ends = []
@@ -253,7 +253,7 @@ def load_sdf(path: str, *, gravity=None, initial=None, floating_base=None):
     node, file_gravity, others = _the_model(parse_file(path))
     model = _Model(node)
     parts = {n: model.part(n) for n in model.links}
-    connections = [_connection(model, j, parts) for j in model.joints]
+    connections = [_connection(model, j) for j in model.joints]
     owner = _owners(model, parts, connections)
     g = gravity if gravity is not None else (file_gravity or MODEL_GRAVITY)
     builder = SpatialModelBuilder(model.name, gravity=g)
