@@ -294,6 +294,23 @@ int ld_model_phi_q(void *user, double t, const double *q, double *val)
     return LD_OK;
 }
 
+void ld_model_phiq_const(const ld_model *d, int *flag)
+{
+    int i, k;
+    for (i = 0; i < d->phiq_nnz; i++) flag[i] = 0;
+    for (k = 0; k < d->nrev; k++)
+        for (i = 0; i < 12; i++)
+            if (d->rev_body[2 * k + i / 6] >= 0 && d->rev_slot[12 * k + i] >= 0)
+                flag[d->rev_slot[12 * k + i]] = 1;
+    for (i = 0; i < d->ngen_slots; i++)
+        if (d->gen_slot[i] >= 0) flag[d->gen_slot[i]] = 1;
+    for (k = 0; k < d->nterm; k++) {
+        if (d->term_a[k] < 0 || (d->term_b[k] < 0 && d->term_tf[k] == 0)) continue;
+        for (i = 0; i < 2; i++)
+            if (d->term_slot[2 * k + i] >= 0) flag[d->term_slot[2 * k + i]] = 0;
+    }
+}
+
 int ld_model_phi_t(void *user, double t, const double *q, double *out)
 {
     /* Unit-vector and revolute rows do not depend on time; generic rows may. */

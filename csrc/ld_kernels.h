@@ -122,6 +122,9 @@ int ld_model_phi_t(void *user, double t, const double *q, double *out);
 int ld_model_gamma(void *user, double t, const double *q, const double *v, double *out);
 int ld_model_phi_qq_lam(void *user, double t, const double *q, const double *lam,
                         double *val);
+/* flag[phiq_nnz] <- 1 where the model's Phi_q entry never changes (revolute rows, and
+ * generic rows' entries written only by linear terms without a time factor), else 0. */
+void ld_model_phiq_const(const ld_model *d, int *flag);
 /* Forces: uniform gravity and the force elements (ld_forces.c), their Jacobians, and the
  * quadratures' rates (the force elements' and the driven rows' power). */
 int ld_model_force(void *user, double t, const double *q, const double *v, double *out);

@@ -18,6 +18,13 @@ struct ld_schur {
     double *Sd;                 /* [nc] diagonal of P S P^T before elimination */
     int *pair_dst;              /* LD[dst] += phiq[a] phiq[b] / m_j for each pair a >= b of
                                  * column j's entries, columns in order */
+    /* Entries of LD that only constant Phi_q entries reach (ld_system.phiq_const) are summed
+     * once into LD0; a factorisation starts from it and adds the other pairs: pair k adds
+     * phiq[va[k]] phiq[vb[k]] / m_{vc[k]} at LD[vd[k]] (the pairs in the order above) */
+    int n_var, *va, *vb, *vc, *vd;
+    double *LD0;                /* [lnz + nc], NULL without constant entries */
+    int base_ready;             /* LD0 holds the sums for the row flags in base_active */
+    int *base_active;           /* [nc] */
     int *row_groups;            /* [nc + 1] groups of each row k of L */
     int *g_src, *g_col, *g_pairs;   /* group: slot of L(k, i), i, first pair [n_groups + 1] */
     int *gp_dst;                /* pair q of a group: Lx[dst] -= Lx[l] * y_i, where l runs

@@ -90,6 +90,8 @@ typedef struct ld_system {
     int (*accept)(void *user, double t, const double *q, const double *v);
 
     const int *row_active;      /* [nc] or NULL: all rows always active (see above) */
+    const int *phiq_const;      /* [phiq_nnz] or NULL: 1 where a Phi_q entry never changes
+                                 * (in q and t), so that solvers may plan on its value */
 
     int nev;                    /* number of event functions (0: none) */
     const int *event_direction; /* [nev] +1, -1 or 0 (NULL: 0 for all) */

@@ -330,3 +330,24 @@ def test_duplicate_jacobian_entries_are_refused():
 
     with pytest.raises(AssertionError, match="duplicate"):
         compile_rows([], 4, 2, [0, 1, 0], [2, 3, 2], [], [], ())
+
+
+@pytest.mark.parametrize("name", ["jansen", "jansen_driven", "stephenson2", "bricard",
+                                  "spatial_slider_crank", "flyball_governor", "heavy_top"])
+def test_entries_flagged_constant_never_change(name):
+    # The solvers plan on phiq_const (csrc/ld_schur.c, "Constant entries"): an entry flagged
+    # constant must keep its value at every state and time; the flags must also find the
+    # entries that do move (rigid-body and driven rows), or the plan would be empty.
+    model = linkdyn.load_model(name)
+    k = model.kernels
+    flags = np.asarray(k.phiq_const)[:k.phiq_nnz].astype(bool)
+    ref = np.asarray(k.phi_q_values(model.q0, 0.0))
+    moved = np.zeros(k.phiq_nnz, dtype=bool)
+    rng = np.random.default_rng(3)
+    for seed in range(4):
+        q, _ = random_state(model, seed)
+        vals = np.asarray(k.phi_q_values(q, float(rng.uniform(0.0, 5.0))))
+        np.testing.assert_array_equal(vals[flags], ref[flags])
+        moved |= vals != ref
+    assert flags.any() and (~flags).any()
+    assert moved[~flags].mean() > 0.5

@@ -209,6 +209,7 @@ cdef extern from "ld_kernels.h":
     int k_phi "ld_model_phi"(void *user, double t, const double *q, double *out) noexcept nogil
     int k_phi_q "ld_model_phi_q"(void *user, double t, const double *q,
                                  double *val) noexcept nogil
+    void k_phiq_const "ld_model_phiq_const"(const KernelData *d, int *flag) noexcept nogil
     int k_phi_t "ld_model_phi_t"(void *user, double t, const double *q,
                                  double *out) noexcept nogil
     int k_gamma "ld_model_gamma"(void *user, double t, const double *q, const double *v,
@@ -288,6 +289,7 @@ cdef class Kernels:
     cdef ld_system system
     cdef readonly object arrays
     cdef readonly object law_values
+    cdef readonly object phiq_const   # [phiq_nnz] 1 where a Phi_q entry never changes
     cdef readonly int nq, nc, phiq_nnz, fq_nnz, fv_nnz, hess_nnz
     cdef readonly int nrec, nload, ninput, nz, driver_work_index
     cdef readonly int body_stride   # coordinates per body: 4 planar, 12 spatial
@@ -503,6 +505,10 @@ cdef class Kernels:
         self.system.nz = self.nz
         self.system.aux_rate = k_aux_rate
         self.system.accept = NULL
+        self.phiq_const = np.zeros(max(1, self.phiq_nnz), dtype=np.intc)
+        cdef int[::1] pconst = self.phiq_const
+        k_phiq_const(&self.data, &pconst[0])
+        self.system.phiq_const = &pconst[0]
 
     def system_capsule(self):
         """A PyCapsule named ``"linkdyn.ld_system"`` holding a pointer to this model's
@@ -875,6 +881,12 @@ cdef class RunState:
         self.system.gamma = r_gamma
         self.system.phi_qq_lam = r_phi_qq_lam
         self.system.row_active = &ra[0]
+        # the model's constant entries where they sit in the merged pattern; stick rows vary
+        ext_const = np.zeros(max(1, self.data.phiq_ext_nnz), dtype=np.intc)
+        ext_const[a["base_phiq_map"]] = np.asarray(k.phiq_const)[:k.phiq_nnz]
+        a["phiq_const"] = ext_const
+        cdef int[::1] pconst = ext_const
+        self.system.phiq_const = &pconst[0]
 
     def coordinate_derivs(self, int record, q, v):
         """(s, idx (24,), g (24,), vHv) of force record ``record`` at (q, v) on this run's

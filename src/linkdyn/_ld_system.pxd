@@ -35,6 +35,7 @@ cdef extern from "ld_system.h":
         ld_eval_aux aux_rate
         int (*accept)(void *user, double t, const double *q, const double *v) noexcept nogil
         const int *row_active
+        const int *phiq_const
         int nev
         const int *event_direction
         int (*events)(void *user, double t, const double *q, const double *v,
