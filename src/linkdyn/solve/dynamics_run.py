@@ -29,7 +29,7 @@ from ..results.simulation import SimulationResult
 from .assembly import consistent_state, describe_rows, nearly_singular_rows
 from .control import apply_controller
 from .interrupt import StopRequest
-from .redundant import dependent_rows
+from .redundant import dependent_rows, least_norm_multipliers
 from .run_options import RunOptions
 
 __all__ = ["DynamicsRun", "BDF_REGULARIZATION", "OUTPUT_REGULARIZATION",
@@ -400,6 +400,9 @@ class DynamicsRun:
         changes = ()
         if friction is not None:
             changes = tuple((max(0, row - first), *rest) for row, *rest in friction.row_changes)
+        if rows is not None and self.dropped.size:
+            least_norm_multipliers(model, rows[:, :nq], rows[:, 2 * nq:2 * nq + nc], t,
+                                   self.dropped, state=self.run)
         columns = (dict(q=None, v=None, lam=None, z=None, stick_lam=None) if rows is None else
                    dict(q=rows[:, :nq], v=rows[:, nq:2 * nq], lam=rows[:, 2 * nq:2 * nq + nc],
                         z=rows[:, 2 * nq + nc + ns:],

@@ -19,8 +19,12 @@ rows already chosen are projected out, so a row is dropped when it lies within R
 (relative) of the span of the rows before it. The bodies' own rows (unit vectors, frames)
 are weighted by BODY_WEIGHT so that they are chosen first: a body stays rigid, and the
 joints' rows carry the redundancy. The reactions of a redundant set are statically
-indeterminate; the dropped rows carry none (their multipliers are zero) and the kept
-rows carry the set's load.
+indeterminate: any multipliers lam + N y with N a basis of null(Phi_q^T) (the set's
+self-stresses) give the same constraint force Phi_q^T lam. The integrator carries the
+load on the kept rows (the dropped ones at zero); the output rows then get the
+least-norm share (:func:`least_norm_multipliers`), the one solution orthogonal to every
+self-stress, which divides a load among alike supports alike and is the convention of
+the pseudo-inverse. The motion is the same either way.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import numpy as np
 
 from ..compile.model import Model
 
-__all__ = ["dependent_rows", "RANK_TOL", "DENSE_LIMIT"]
+__all__ = ["dependent_rows", "least_norm_multipliers", "RANK_TOL", "DENSE_LIMIT"]
 
 #: A row whose remaining norm is below this fraction of the largest pivot is dependent.
 RANK_TOL = 1e-9
@@ -38,6 +42,11 @@ BODY_WEIGHT = 100.0
 #: The largest nc * nq for the dense factorisation (about 1 s of QR); larger models keep
 #: the regularisation.
 DENSE_LIMIT = 4_000_000
+#: The largest nc^2 whose least-norm multipliers are computed in dense arrays, all rows
+#: at once (in blocks of BATCH_VALUES numbers, which stay in the cache); larger models go
+#: row by row, sparse.
+BATCH_LIMIT = 40_000
+BATCH_VALUES = 250_000
 
 
 def body_rows(model: Model) -> np.ndarray:
@@ -74,3 +83,65 @@ def dependent_rows(model: Model, q, t: float = 0.0, state=None):
     diag = np.abs(np.diag(R))
     rank = int(np.count_nonzero(diag > RANK_TOL * diag[0])) if diag.size and diag[0] > 0 else 0
     return np.sort(order[rank:]).astype(np.intp)
+
+
+def least_norm_multipliers(model: Model, q, lam, t, dropped, state=None) -> None:
+    """Replace, in place, the multipliers ``lam`` (rows, nc) at positions ``q`` (rows, nq)
+    and times ``t`` (rows,) of a run whose rows ``dropped`` depend on the others by the
+    least-norm multipliers of the same constraint force Phi_q^T lam.
+
+    At each row, with A the kept rows and D the dropped ones, Phi_q,D = C Phi_q,A (the
+    dropped rows are combinations of the kept ones), so the columns of N = [-C^T; I] span
+    null(Phi_q^T); the least-norm lam is lam - N (N^T N)^-1 N^T lam. C comes from the
+    normal equations of the kept rows, Phi_q,A Phi_q,A^T C^T = Phi_q,A Phi_q,D^T (Phi_q,A
+    has full row rank where the rank is what it was at the start, which the run checks):
+    for a small model all rows at once in dense arrays (BATCH_LIMIT), else row by row with
+    a sparse LU."""
+    dropped = np.asarray(dropped, dtype=np.intp)
+    if not dropped.size or not len(lam):
+        return
+    kept = np.setdiff1d(np.arange(model.nc), dropped)
+    values = np.array([model.kernels.phi_q_values(q[k], float(t[k]), state=state)
+                       for k in range(len(lam))])
+    import scipy.sparse as sp
+    import scipy.sparse.linalg as spl
+
+    nc = model.nc
+    if nc * nc <= BATCH_LIMIT:
+        # Phi_q Phi_q^T of every row at once: the products of each column's pairs of
+        # entries, summed into their (row, row) places by one sparse product
+        cp, ri = model.kernels.arrays["phiq_colptr"], model.phiq_rowind
+        cols = [np.arange(cp[j], cp[j + 1]) for j in range(model.nq)]
+        a = np.concatenate([np.repeat(c, c.size) for c in cols])
+        b = np.concatenate([np.tile(c, c.size) for c in cols])
+        pos = np.empty(nc, dtype=np.intp)           # the kept rows first, then the dropped
+        pos[np.concatenate([kept, dropped])] = np.arange(nc)
+        scatter = sp.csc_matrix((np.ones(a.size), (np.arange(a.size),
+                                                   pos[ri[a]] * nc + pos[ri[b]])),
+                                shape=(a.size, nc * nc))
+        chunk, r = max(1, BATCH_VALUES // (nc * nc)), kept.size
+        for start in range(0, len(lam), chunk):
+            part = slice(start, start + chunk)
+            G = np.ascontiguousarray(values[part][:, a] * values[part][:, b] @ scatter)
+            G = G.reshape(-1, nc, nc)
+            CT = np.linalg.solve(G[:, :r, :r], G[:, :r, r:])
+            _least_norm_update(lam[part], kept, dropped, CT)
+        return
+
+    for k in range(len(lam)):
+        J = sp.csr_matrix((values[k], (model.phiq_rowind, model.phiq_colind)),
+                          shape=(model.nc, model.nq))
+        JA, JD = J[kept], J[dropped]
+        CT = spl.splu((JA @ JA.T).tocsc()).solve((JA @ JD.T).toarray())
+        _least_norm_update(lam[k:k + 1], kept, dropped, CT[None])
+
+
+def _least_norm_update(lam, kept, dropped, CT) -> None:
+    """lam (rows, nc) <- lam - N (N^T N)^-1 N^T lam for N = [-C^T; I] (CT: rows, kept,
+    dropped)."""
+    la, ld = lam[:, kept], lam[:, dropped]
+    CTt = CT.transpose(0, 2, 1)
+    gram = np.eye(dropped.size)[None] + CTt @ CT
+    y = np.linalg.solve(gram, (ld - (CTt @ la[:, :, None])[:, :, 0])[:, :, None])[:, :, 0]
+    lam[:, kept] = la + (CT @ y[:, :, None])[:, :, 0]
+    lam[:, dropped] = ld - y
