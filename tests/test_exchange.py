@@ -196,7 +196,7 @@ def test_the_options_are_checked():
         linkdyn.load_model(FOURBAR, initial={"crank_joint": "up"})
     with pytest.raises(linkdyn.ArgumentTypeError, match="floating_base"):
         linkdyn.load_model(FOURBAR, floating_base="yes")
-    with pytest.raises(linkdyn.ArgumentError, match="apply to URDF files"):
+    with pytest.raises(linkdyn.ArgumentError, match="apply to URDF, SDFormat and MJCF"):
         linkdyn.load_model("jansen", gravity=(0.0, 0.0, -1.0))
 
 
@@ -351,8 +351,10 @@ def test_a_bad_file_is_named_by_line_element_and_attribute(tmp_path, suffix, cas
 
 def test_the_sdf_options():
     path = pybullet_file("kuka_iiwa/model.sdf")
-    with pytest.raises(linkdyn.ArgumentError, match="apply to URDF files"):
-        linkdyn.load_model(path, initial={"lbr_iiwa_joint_1": 0.1})
+    with pytest.raises(linkdyn.ArgumentError, match="floating_base applies to URDF files"):
+        linkdyn.load_model(path, floating_base=True)
+    with pytest.raises(linkdyn.ArgumentError, match=r"initial: no joint named 'elbow'"):
+        linkdyn.load_model(path, initial={"elbow": 0.1})
     m = quiet_load(path, gravity=(0.0, 0.0, 0.0))
     r = linkdyn.simulate(m, 0.2, t_out=[0.0, 0.2])
     assert np.abs(r.q[-1] - r.q[0]).max() < 1e-12      # no gravity: it stays at rest

@@ -144,12 +144,11 @@ def build(builder, root_node, parts: dict, owner: dict, connections: list, frame
         return builder.build()
 
 
-def check_pose_options(what: str, gravity, initial, floating_base) -> None:
-    """A format that gives every pose takes no ``initial`` or ``floating_base`` (URDF's);
-    ``gravity`` must be a vector."""
-    if initial is not None or floating_base is not None:
-        raise ArgumentError(f"load_model: initial and floating_base apply to URDF files; "
-                            f"{what}")
+def check_pose_options(what: str, gravity, floating_base) -> None:
+    """A format that gives every pose takes no ``floating_base`` (URDF's); ``gravity`` must
+    be a vector."""
+    if floating_base is not None:
+        raise ArgumentError(f"load_model: floating_base applies to URDF files; {what}")
     if gravity is not None and not isinstance(gravity, (tuple, list, np.ndarray)):
         raise ArgumentTypeError(f"gravity must be (x, y, z), got {type(gravity).__name__}")
 

@@ -27,8 +27,11 @@ What becomes what:
   joint ``stiffness``, ``frictionloss``, ``range`` (limits), actuators, tendons, sensors,
   contacts, ``<equality joint>`` and the rest.
 
-The start is the file's reference pose (``qpos0``) at rest. Errors name the file, the
-line, the element and the attribute (:class:`~linkdyn.ModelFileError`).
+The start is the file's reference pose (``qpos0``) at rest; ``initial={"joint": qpos or
+(qpos, qvel)}`` sets a body's only hinge or slide joint as MuJoCo's qpos does (its ``ref``
+is the qpos of the file's pose; a hinge's qpos in radians) and moves what lies beyond it
+(:mod:`linkdyn.exchange.initial`). Errors name the file, the line, the element and the
+attribute (:class:`~linkdyn.ModelFileError`).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ import numpy as np
 from .assemble import (Connection, Part, build as assemble_model, check_pose_options,
                        say_not_imported)
 from .geometry import axis_rotation, z_to
+from .initial import initial_values, place_initial
 from .mjcf_inertia import geom_mass_properties
 from .xml import Node, parse_file
 
@@ -287,12 +291,24 @@ def _equalities(reader, root: Node, bodies: dict) -> list:
     return out
 
 
+def _refs(reader, bodies: dict) -> dict:
+    """The ``ref`` of each body's only hinge or slide joint (its qpos in the file's pose;
+    a hinge's in the compiler's angle unit)."""
+    out = {}
+    for body in bodies.values():
+        if len(body.joints) == 1:
+            j, a = body.joints[0]
+            ref = float(reader.floats(j, a, "ref", 1, (0.0,))[0])
+            hinge = a.get("type", "hinge") == "hinge"
+            out[j.attrib.get("name", body.name)] = reader.angle(ref) if hinge else ref
+    return out
+
+
 def load_mjcf(path: str, *, gravity=None, initial=None, floating_base=None):
     """The compiled spatial model of an MJCF file (see the module's notes)."""
     from ..describe.spatial import SpatialModelBuilder
 
-    check_pose_options("an MJCF file gives its reference pose", gravity, initial,
-                                floating_base)
+    check_pose_options("an MJCF file gives its reference pose", gravity, floating_base)
     root = parse_file(path)
     if root.tag != "mujoco":
         raise root.error(f"an MJCF file's root element is <mujoco>, got <{root.tag}>")
@@ -329,7 +345,13 @@ def load_mjcf(path: str, *, gravity=None, initial=None, floating_base=None):
             owner[b.name] = owner[b.parent]
         else:
             owner[b.name] = b.name
+    values = initial_values(initial, {c.name: c.kind in ("revolute", "prismatic") or
+                                      f"a {c.kind} joint" for c in connections},
+                            "hinge and slide joints (a body's only joint)")
+    refs = _refs(reader, bodies)            # MuJoCo's qpos is ref in the file's pose
+    values = {k: (q - refs.get(k, 0.0), qd) for k, (q, qd) in values.items()}
     connections += _equalities(reader, root, bodies)
+    place_initial(parts, owner, connections, values)
     option = root.find("option")
     g = gravity
     if g is None:

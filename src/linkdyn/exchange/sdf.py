@@ -23,8 +23,10 @@ exact constraint, with no spanning tree. What becomes what (versions 1.4 to 1.10
 - Not imported yet, and named once in a :class:`~linkdyn.ModelWarning`: joint limits,
   joint friction, geometry, sensors, plugins and other elements.
 
-The start is the file's poses at rest. Errors name the file, the line, the element and
-the attribute (:class:`~linkdyn.ModelFileError`).
+The start is the file's poses at rest; ``initial={"joint": angle or (angle, rate)}`` turns
+and slides the tree's revolute, continuous and prismatic joints from there, each counted
+from the file's pose (:mod:`linkdyn.exchange.initial`). Errors name the file, the line, the
+element and the attribute (:class:`~linkdyn.ModelFileError`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import numpy as np
 from .assemble import (Connection, Part, build as assemble_model, check_pose_options,
                        say_not_imported)
 from .geometry import rpy_matrix
+from .initial import initial_values, place_initial
 from .xml import Node, parse_file
 
 __all__ = ["load_sdf"]
@@ -248,13 +251,16 @@ def load_sdf(path: str, *, gravity=None, initial=None, floating_base=None):
     """The compiled spatial model of an SDFormat file (see the module's notes)."""
     from ..describe.spatial import SpatialModelBuilder
 
-    check_pose_options("an SDFormat file gives every link's pose", gravity, initial,
-                                floating_base)
+    check_pose_options("an SDFormat file gives every link's pose", gravity, floating_base)
     node, file_gravity, others = _the_model(parse_file(path))
     model = _Model(node)
     parts = {n: model.part(n) for n in model.links}
     connections = [_connection(model, j) for j in model.joints]
     owner = _owners(model, parts, connections)
+    values = initial_values(initial, {c.name: c.kind in ("revolute", "prismatic") or
+                                      f"a {c.kind} joint" for c in connections},
+                            "revolute, continuous and prismatic joints")
+    place_initial(parts, owner, connections, values)
     g = gravity if gravity is not None else (file_gravity or MODEL_GRAVITY)
     builder = SpatialModelBuilder(model.name, gravity=g)
     result = assemble_model(builder, node, parts, owner, connections)

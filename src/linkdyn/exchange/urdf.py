@@ -37,14 +37,14 @@ Errors name the file, the line, the element and the attribute
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ArgumentError, ArgumentTypeError
+from ..errors import ArgumentTypeError
 from .assemble import say_not_imported
 from .geometry import axis_rotation, rpy_matrix
+from .initial import initial_values
 from .urdf_build import build
 from .xml import Node, parse_file
 
@@ -162,29 +162,9 @@ def _forward(root: str, children: dict, initial: dict) -> _Tree:
 
 def _initial(initial, joints: dict) -> dict:
     """{joint: (position, rate)} from the ``initial`` argument, checked by name."""
-    if initial is None:
-        return {}
-    if not isinstance(initial, dict):
-        raise ArgumentTypeError(f"initial must be a dict {{joint: angle or (angle, rate)}}, "
-                                f"got {type(initial).__name__}")
-    out = {}
-    for name, value in initial.items():
-        if name not in joints:
-            raise ArgumentError(f"initial: no joint named {name!r} in the file (joints: "
-                                f"{', '.join(sorted(joints))})")
-        if JOINT_TYPES[joints[name].kind] != 1:
-            raise ArgumentError(f"initial: joint {name!r} is {joints[name].kind}; initial "
-                                "sets revolute, continuous and prismatic joints")
-        pair = value if isinstance(value, (tuple, list)) else (value, 0.0)
-        try:
-            pos, rate = (float(x) for x in pair)
-        except (TypeError, ValueError):
-            raise ArgumentError(f"initial[{name!r}] must be a number or (position, rate), "
-                                f"got {value!r}") from None
-        if not (math.isfinite(pos) and math.isfinite(rate)):
-            raise ArgumentError(f"initial[{name!r}] must be finite, got {value!r}")
-        out[name] = (pos, rate)
-    return out
+    return initial_values(initial, {name: JOINT_TYPES[j.kind] == 1 or j.kind
+                                    for name, j in joints.items()},
+                          "revolute, continuous and prismatic joints")
 
 
 class _Importer:

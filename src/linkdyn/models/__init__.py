@@ -100,8 +100,11 @@ def load_model(name_or_path, *, gravity=None, initial=None, floating_base=None) 
     URDF file (``.urdf``, with its loop joints; :mod:`linkdyn.exchange.urdf`). The API and
     the ``linkdyn`` command resolve names here alone.
 
-    ``gravity`` (x, y, z), ``initial`` ({joint: angle or (angle, rate)}) and
-    ``floating_base`` (free the root link) apply to URDF files, which carry none of them.
+    ``gravity`` (x, y, z) and ``initial`` ({joint: angle or (angle, rate)}: the tree
+    joints' positions and rates at the start) apply to URDF, SDFormat and MJCF files
+    (gravity replaces the world's or ``<option>``'s; SDFormat's and MJCF's positions count
+    from the file's pose, MJCF's as MuJoCo's qpos); ``floating_base`` (free the root link)
+    to URDF files.
 
     Raises :class:`ModelFileError` for a name that is neither a built-in nor an existing
     file, and for a file that cannot be read or is invalid (a URDF file's errors name the
@@ -125,8 +128,8 @@ def load_model(name_or_path, *, gravity=None, initial=None, floating_base=None) 
     given = [k for k, v in (("gravity", gravity), ("initial", initial),
                             ("floating_base", floating_base)) if v is not None]
     if given:
-        raise ArgumentError(f"load_model: {', '.join(given)} apply to URDF files, not to "
-                            f"{text!r}")
+        raise ArgumentError(f"load_model: {', '.join(given)} apply to URDF, SDFormat and "
+                            f"MJCF files, not to {text!r}")
     if text in _DERIVED:
         return _DERIVED[text]()
     if text in PROBLEMS:
