@@ -4,6 +4,7 @@ mechanism built as a planar model and written in both formats, and the bad files
 errors, which name the file, the line, the element and the attribute."""
 
 import math
+import re
 import os
 import warnings
 
@@ -481,3 +482,43 @@ def test_what_an_mjcf_file_holds_beyond_linkdyn_is_named_once(tmp_path):
         linkdyn.load_model(path)
     text = str(caught[0].message)
     assert "<sensor> (1: file)" in text and "<actuator> (1: file)" in text
+
+
+DRAKE_BALL = """<drake:ball_constraint>
+      <drake:ball_constraint_body_A>coupler</drake:ball_constraint_body_A>
+      <drake:ball_constraint_body_B>rocker</drake:ball_constraint_body_B>
+      <drake:ball_constraint_p_AP>3.1622776601683795 0 0</drake:ball_constraint_p_AP>
+      <drake:ball_constraint_p_BQ>2 0 0</drake:ball_constraint_p_BQ>
+    </drake:ball_constraint>"""
+
+
+def test_drake_ball_constraints_close_the_four_bar(tmp_path):
+    """Drake's ``<drake:ball_constraint>`` (point P of body A, p_AP in A's frame, held at
+    point Q of body B) in SDFormat and in URDF: the four-bar closed by a ball instead of a
+    hinge has one dependent row instead of three and moves as the hinge-closed one."""
+    closure = FOURBAR_SDF[FOURBAR_SDF.index('    <joint name="closure"'):
+                          FOURBAR_SDF.index("  </model>")]
+    sdf_path = tmp_path / "fourbar_ball.sdf"
+    sdf_path.write_text(FOURBAR_SDF.replace(closure, "    " + DRAKE_BALL + "\n"))
+    with open(FOURBAR) as f:
+        text = f.read()
+    loop = text[text.index("  <loop_joint"):text.index("</robot>")]
+    urdf_path = tmp_path / "fourbar_ball.urdf"
+    urdf_path.write_text(text.replace(loop, re.sub(
+        r"<(drake:ball_constraint_(?:body_[AB]))>(\w+)</\1>", r'<\1 name="\2"/>', re.sub(
+            r"<(drake:ball_constraint_p_\w+)>([^<]+)</\1>", r'<\1 value="\2"/>',
+            DRAKE_BALL)) + "\n"))
+    t = np.linspace(0.0, 1.0, 11)
+    options = dict(t_out=t, rtol=1e-10, atol=1e-10, redundant="allow")
+    hinge = linkdyn.simulate(linkdyn.load_model(FOURBAR, gravity=(0.0, -9.81, 0.0)),
+                             1.0, **options)
+    assert len(hinge.stats["redundant_rows"]) == 3
+    sdf = quiet_load(sdf_path)
+    urdf = linkdyn.load_model(urdf_path, gravity=(0.0, -9.81, 0.0))
+    for model in (sdf, urdf):
+        assert "ball_coupler_rocker" in model.joint_names
+        r = linkdyn.simulate(model, 1.0, **options)
+        assert len(r.stats["redundant_rows"]) == 1
+        for name in ("crank", "coupler", "rocker"):
+            assert np.abs(r.body_position(name) - hinge.body_position(name)).max() < 1e-8
+    assert np.ptp(hinge.body_position("crank")[:, 0]) > 0.1

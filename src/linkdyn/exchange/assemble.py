@@ -19,7 +19,8 @@ import numpy as np
 from ..errors import ArgumentError, ArgumentTypeError, ModelWarning
 from .geometry import element_errors
 
-__all__ = ["Connection", "Part", "build", "check_pose_options", "say_not_imported"]
+__all__ = ["Connection", "Part", "build", "check_pose_options", "say_not_imported",
+           "drake_ball", "ball_name"]
 
 #: Connection kinds and the builder's joints.
 KINDS = ("revolute", "prismatic", "planar", "rigid", "spherical", "universal")
@@ -84,6 +85,26 @@ class _Points:
         p = self.parts[own]
         self.body[own][name] = p.R.T @ (np.asarray(x) - p.o) - p.com
         return (own, name)
+
+
+def drake_ball(node, name: str, ends, frame) -> Connection:
+    """Drake's ball constraint (its ``drake:ball_constraint`` element ``node``, in SDFormat
+    and URDF alike): point P of body A (``p_AP`` in A's frame) at point Q of body B
+    (``p_BQ``); ``ends`` ((A, p_AP), (B, p_BQ)), ``frame(link)`` a link's (R, o) at the
+    start. A spherical connection, which closes a loop."""
+    (a, p_ap), (b, p_bq) = ends
+    (Ra, oa), (Rb, ob) = frame(a), frame(b)
+    return Connection(name, "spherical", a, b, oa + Ra @ np.asarray(p_ap, dtype=float),
+                      ob + Rb @ np.asarray(p_bq, dtype=float), node)
+
+
+def ball_name(taken, a: str, b: str) -> str:
+    """A name for Drake's unnamed ball constraint between links a and b, not in ``taken``."""
+    name, k = f"ball_{a}_{b}", 1
+    while name in taken:
+        k += 1
+        name = f"ball_{a}_{b}_{k}"
+    return name
 
 
 def joint_name(parts, name: str) -> str:

@@ -79,9 +79,12 @@ class _Motion:
         return self
 
 
-def place_initial(parts: dict, owner: dict, connections: list, values: dict) -> None:
+def place_initial(parts: dict, owner: dict, connections: list, values: dict,
+                  closures=()) -> None:
     """Move ``parts`` (and the connections' points and axes) to the joints' positions and
     rates in ``values`` ({name: (position, rate)}, from :func:`initial_values`), in place.
+    ``closures``: connections that only close loops (MJCF's equalities, Drake's ball
+    constraints), never part of the tree; their points move with their parts.
     ArgumentError for a joint of ``values`` that closes a cycle."""
     if not values:
         return
@@ -115,7 +118,7 @@ def place_initial(parts: dict, owner: dict, connections: list, values: dict) -> 
             continue
         p.R, p.o = m.R @ p.R, m.point(p.o)
         p.w, p.v = m.w.copy(), m.v0 + np.cross(m.w, p.o)
-    for c in connections:
+    for c in (*connections, *closures):
         first, second = motion.get(owner[c.first]), motion.get(owner[c.second])
         if first is not None:
             c.x_first = first.point(c.x_first)

@@ -350,8 +350,9 @@ def load_mjcf(path: str, *, gravity=None, initial=None, floating_base=None):
                             "hinge and slide joints (a body's only joint)")
     refs = _refs(reader, bodies)            # MuJoCo's qpos is ref in the file's pose
     values = {k: (q - refs.get(k, 0.0), qd) for k, (q, qd) in values.items()}
-    connections += _equalities(reader, root, bodies)
-    place_initial(parts, owner, connections, values)
+    equalities = _equalities(reader, root, bodies)
+    place_initial(parts, owner, connections, values, closures=equalities)
+    connections += equalities
     option = root.find("option")
     g = gravity
     if g is None:

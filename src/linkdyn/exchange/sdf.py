@@ -17,7 +17,9 @@ exact constraint, with no spanning tree. What becomes what (versions 1.4 to 1.10
   ``fixed`` (rigid), at their ``<pose>`` (relative to the child link by default) with
   their axes in the joint frame (``<use_parent_model_frame>`` or ``expressed_in``: the
   model frame), ``<dynamics><damping>`` as a joint damper. ``world`` as a parent is the
-  ground.
+  ground. Drake's ball constraints (``<drake:ball_constraint>`` in the model, its links
+  in ``<drake:ball_constraint_body_A>`` and ``_body_B``, its points in ``_p_AP`` and
+  ``_p_BQ`` in their link frames) are spherical joints named ``"ball_<A>_<B>"``.
 - Gravity: the world's ``<gravity>`` (SDFormat's default ``0 0 -9.8`` in a world),
   linkdyn's ``(0, 0, -9.81)`` for a bare model; ``gravity=`` overrides both.
 - Not imported yet, and named once in a :class:`~linkdyn.ModelWarning`: joint limits,
@@ -35,8 +37,8 @@ import math
 
 import numpy as np
 
-from .assemble import (Connection, Part, build as assemble_model, check_pose_options,
-                       say_not_imported)
+from .assemble import (Connection, Part, ball_name, build as assemble_model,
+                       check_pose_options, drake_ball, say_not_imported)
 from .geometry import rpy_matrix
 from .initial import initial_values, place_initial
 from .xml import Node, parse_file
@@ -48,7 +50,7 @@ JOINTS = {"revolute": "revolute", "continuous": "revolute", "prismatic": "prisma
 WORLD_GRAVITY = (0.0, 0.0, -9.8)
 MODEL_GRAVITY = (0.0, 0.0, -9.81)
 KNOWN_LINK = ("pose", "inertial", "visual", "collision")
-KNOWN_MODEL = ("pose", "link", "joint", "static")
+KNOWN_MODEL = ("pose", "link", "joint", "static", "drake:ball_constraint")
 
 
 def _vector(node: Node, count: int) -> np.ndarray:
@@ -204,6 +206,25 @@ def _connection(model: _Model, joint: Node) -> Connection:
     return c
 
 
+def _balls(model: _Model, taken: set) -> list:
+    """Drake's ball constraints (``<drake:ball_constraint>`` in the model: links
+    ``drake:ball_constraint_body_A`` and ``_body_B``, points ``_p_AP`` and ``_p_BQ`` in
+    their link frames) as spherical connections."""
+    out = []
+    for node in model.node.findall("drake:ball_constraint"):
+        ends = []
+        for body, point in (("A", "AP"), ("B", "BQ")):
+            end = node.child(f"drake:ball_constraint_body_{body}")
+            link = end.text.strip()
+            if link not in model.links:
+                raise end.error(f"no link named {link!r} in the model")
+            ends.append((link, _vector(node.child(f"drake:ball_constraint_p_{point}"), 3)))
+        name = ball_name(taken, ends[0][0], ends[1][0])
+        taken.add(name)
+        out.append(drake_ball(node, name, ends, model.link_frame))
+    return out
+
+
 def _owners(model: _Model, parts, connections) -> dict:
     """Each link's owner ("world" too): "ground" (a static model, zero mass, fixed to the
     ground) or the link itself."""
@@ -260,7 +281,9 @@ def load_sdf(path: str, *, gravity=None, initial=None, floating_base=None):
     values = initial_values(initial, {c.name: c.kind in ("revolute", "prismatic") or
                                       f"a {c.kind} joint" for c in connections},
                             "revolute, continuous and prismatic joints")
-    place_initial(parts, owner, connections, values)
+    balls = _balls(model, {c.name for c in connections})
+    place_initial(parts, owner, connections, values, closures=balls)
+    connections += balls
     g = gravity if gravity is not None else (file_gravity or MODEL_GRAVITY)
     builder = SpatialModelBuilder(model.name, gravity=g)
     result = assemble_model(builder, node, parts, owner, connections)

@@ -18,8 +18,11 @@ exact constraints. What becomes what:
   (rigid joints between bodies), ``planar`` and ``floating`` (no constraint), at their
   ``<origin>`` with their ``<axis>`` (in the child link's frame); ``<dynamics damping>``
   is a joint damper ``"<joint>/damping"``. Loop joints of type revolute, continuous,
-  prismatic, fixed and spherical (or ball). A joint named like a link is
-  ``"<joint>/joint"`` (a linkdyn model's names are one namespace).
+  prismatic, fixed and spherical (or ball), and Drake's ball constraints
+  (``<drake:ball_constraint>`` with ``<drake:ball_constraint_body_A name/>``, ``_body_B``,
+  ``<drake:ball_constraint_p_AP value/>`` and ``_p_BQ``: point P of body A held at point Q
+  of body B, each in its link frame), spherical joints named ``"ball_<A>_<B>"``. A joint
+  named like a link is ``"<joint>/joint"`` (a linkdyn model's names are one namespace).
 - Not imported yet, and named once in a :class:`~linkdyn.ModelWarning`: joint limits,
   joint friction, ``<mimic>``, visual and collision geometry, transmissions and other
   extensions.
@@ -54,7 +57,7 @@ __all__ = ["load_urdf"]
 JOINT_TYPES = {"revolute": 1, "continuous": 1, "prismatic": 1, "fixed": 0, "floating": 6,
                "planar": 3}
 #: Children of <robot> read here; any other is named in the warning.
-KNOWN = ("link", "joint", "loop_joint", "material")
+KNOWN = ("link", "joint", "loop_joint", "material", "drake:ball_constraint")
 GRAVITY = (0.0, 0.0, -9.81)
 
 
@@ -220,6 +223,7 @@ class _Importer:
             if dyn is not None and dyn.number("friction", 0.0) != 0.0:
                 self.skip("joint friction", joint.name)
         self.loops = self.node.findall("loop_joint")
+        self.balls = self.node.findall("drake:ball_constraint")
 
     def root(self) -> str:
         roots = [n for n, link in self.links.items() if link.parent is None]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .assemble import Connection, Part, build as assemble_model
+from .assemble import Connection, Part, ball_name, build as assemble_model, drake_ball
 from .geometry import rpy_matrix
 
 __all__ = ["build"]
@@ -64,10 +64,29 @@ def _loops(imp, tree, owner) -> list:
     return out
 
 
+def _balls(imp, tree, taken: set) -> list:
+    """Drake's ball constraints (``<drake:ball_constraint>``: links in the ``name`` of
+    ``drake:ball_constraint_body_A`` and ``_body_B``, points in the ``value`` of ``_p_AP``
+    and ``_p_BQ``, in their link frames) as spherical connections."""
+    out = []
+    for node in imp.balls:
+        ends = []
+        for body, point in (("A", "AP"), ("B", "BQ")):
+            link = node.child(f"drake:ball_constraint_body_{body}").reference(
+                "name", imp.links, "link")
+            ends.append((link, node.child(f"drake:ball_constraint_p_{point}").floats(
+                "value", 3)))
+        name = ball_name(taken, ends[0][0], ends[1][0])
+        taken.add(name)
+        out.append(drake_ball(node, name, ends, lambda link: (tree.R[link], tree.o[link])))
+    return out
+
+
 def build(imp, tree, owner):
     """The compiled model of the importer's links and joints at the start ``tree``."""
     parts = _parts(imp, tree)
     connections = _joints(imp, tree) + _loops(imp, tree, owner)
+    connections += _balls(imp, tree, {c.name for c in connections})
     # massless frames fixed to a body (those fixed to the ground stay where they are)
     frames = [n for n, o in owner.items() if o not in (n, None, "ground")]
     return assemble_model(imp.builder, imp.node, parts, owner, connections, frames)
