@@ -364,7 +364,7 @@ def test_the_sdf_options():
 # -- MJCF -------------------------------------------------------------------------------
 
 GYM_MODELS = ("ant", "half_cheetah", "hopper", "humanoid", "inverted_double_pendulum",
-              "inverted_pendulum", "swimmer", "walker2d")
+              "inverted_pendulum", "pusher", "reacher", "swimmer", "walker2d")
 
 
 def gymnasium_file(name):
@@ -376,6 +376,23 @@ def gymnasium_file(name):
 def mujoco_bodies(mm, mujoco):
     return [mujoco.mj_id2name(mm, mujoco.mjtObj.mjOBJ_BODY, i) or f"body_{i}"
             for i in range(mm.nbody)]
+
+
+def mujoco_velocities(mm, data, model, mujoco) -> np.ndarray:
+    """The rigid-body velocities of MuJoCo's state ``data`` in ``model``'s natural
+    coordinates (each body's centre and axes)."""
+    q0, v0 = model.q0, np.zeros(model.nq)
+    for i, body in enumerate(mujoco_bodies(mm, mujoco)):
+        if body not in model.body_names:
+            continue
+        c = model.body_start(model.body_names.index(body))
+        twist = np.zeros(6)
+        mujoco.mj_objectVelocity(mm, data, mujoco.mjtObj.mjOBJ_XBODY, i, twist, 0)
+        w = twist[:3]
+        v0[c:c + 3] = twist[3:] + np.cross(w, data.xipos[i] - data.xpos[i])
+        for k in range(3):
+            v0[c + 3 + 3 * k:c + 6 + 3 * k] = np.cross(w, q0[c + 3 + 3 * k:c + 6 + 3 * k])
+    return v0
 
 
 @pytest.mark.parametrize("name", GYM_MODELS)
@@ -424,17 +441,7 @@ def test_mjcf_models_move_as_mujoco_computes_them(name):
     data.qvel[:] = np.random.default_rng(1).uniform(-1.0, 1.0, mm.nv)
     mujoco.mj_forward(mm, data)
     names = mujoco_bodies(mm, mujoco)
-    q0, v0 = model.q0, np.zeros(model.nq)
-    for i, body in enumerate(names):             # the rigid-body velocities of MuJoCo's
-        if body not in model.body_names:         # start in natural coordinates
-            continue
-        c = model.body_start(model.body_names.index(body))
-        twist = np.zeros(6)
-        mujoco.mj_objectVelocity(mm, data, mujoco.mjtObj.mjOBJ_XBODY, i, twist, 0)
-        w = twist[:3]
-        v0[c:c + 3] = twist[3:] + np.cross(w, data.xipos[i] - data.xpos[i])
-        for k in range(3):
-            v0[c + 3 + 3 * k:c + 6 + 3 * k] = np.cross(w, q0[c + 3 + 3 * k:c + 6 + 3 * k])
+    v0 = mujoco_velocities(mm, data, model, mujoco)
     T = 0.2
     while data.time < T - 1e-12:
         mujoco.mj_step(mm, data)
@@ -454,7 +461,7 @@ MJCF_BAD = {
     "root": ("<robot/>", r"root element is <mujoco>"),
     "combination": ("<mujoco><worldbody>\n<body name='b'><geom size='0.1'/>"
                     "<joint name='x' type='slide' axis='1 0 0'/>"
-                    "<joint name='y' type='slide' axis='0 1 0'/></body></worldbody></mujoco>",
+                    "<joint name='y' type='slide' axis='1 1 0'/></body></worldbody></mujoco>",
                     r"line 2, <body name=\"b\">.*'x', 'y'.*make no joint"),
     "mesh": ("<mujoco><worldbody><body name='b'>\n<geom type='mesh' mesh='m'/>"
              "<joint/></body></worldbody></mujoco>", r"line 2, <geom>, attribute 'type'.*mesh"),
@@ -522,3 +529,63 @@ def test_drake_ball_constraints_close_the_four_bar(tmp_path):
         for name in ("crank", "coupler", "rocker"):
             assert np.abs(r.body_position(name) - hinge.body_position(name)).max() < 1e-8
     assert np.ptp(hinge.body_position("crank")[:, 0]) > 0.1
+
+
+MJCF_SLIDES = """<mujoco model="slides">
+  <option timestep="1e-4" integrator="RK4"/>
+  <worldbody>
+    <body name="carriage" pos="0.2 0 1" euler="0.3 0.2 0.1">
+      <joint name="x" type="slide" axis="1 0 0"/>
+      <joint name="z" type="slide" axis="0 0 1"/>
+      <geom type="box" size="0.2 0.1 0.05" mass="2"/>
+      <body name="pendulum" pos="0.1 0 0">
+        <joint name="swing" type="hinge" axis="0 1 0"/>
+        <geom type="capsule" fromto="0 0 0 0.4 0 -0.3" size="0.03" mass="0.5"/>
+      </body>
+    </body>
+    <body name="target" pos=".1 -.1 .01">
+      <joint name="tx" type="slide" axis="1 0 0" ref=".1"/>
+      <joint name="ty" type="slide" axis="0 1 0" ref="-.1"/>
+      <geom type="sphere" size=".05" mass="0.1"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def test_a_body_on_two_slides_moves_as_mujoco_computes_it(tmp_path):
+    """Two slides at right angles make a planar slide (two translations, no turn): a tilted
+    carriage on slides in x and z with a pendulum hinged to it, and a target on slides in x
+    and y, from random joint rates under gravity, against MuJoCo's RK4 at 1e-4 s steps
+    after 0.5 s; gymnasium's reacher and pusher, whose targets are such bodies, load."""
+    mujoco = pytest.importorskip("mujoco")
+    path = tmp_path / "slides.xml"
+    path.write_text(MJCF_SLIDES)
+    mm = mujoco.MjModel.from_xml_path(str(path))
+    data = mujoco.MjData(mm)
+    rates = dict(zip(("x", "z", "swing", "tx", "ty"),
+                     np.random.default_rng(4).uniform(-1.0, 1.0, 5)))
+    for name, rate in rates.items():
+        data.qvel[mm.jnt_dofadr[mujoco.mj_name2id(mm, mujoco.mjtObj.mjOBJ_JOINT, name)]] = rate
+    mujoco.mj_forward(mm, data)
+    model = linkdyn.load_model(path, initial={k: (data.qpos[mm.jnt_qposadr[
+        mujoco.mj_name2id(mm, mujoco.mjtObj.mjOBJ_JOINT, k)]], v) for k, v in rates.items()
+        if k == "swing"})
+    T = 0.5
+    v0 = mujoco_velocities(mm, data, model, mujoco)
+    while data.time < T - 1e-12:
+        mujoco.mj_step(mm, data)
+    mujoco.mj_forward(mm, data)
+    r = linkdyn.simulate(model, T, rtol=1e-10, atol=1e-10, t_out=[0.0, T], v0=v0)
+    for i, body in enumerate(mujoco_bodies(mm, mujoco)):
+        if body not in model.body_names:
+            continue
+        assert np.abs(r.body_position(body)[1] - data.xipos[i]).max() < 1e-9
+        assert np.abs(r.body_rotation(body)[1] - data.xmat[i].reshape(3, 3)).max() < 1e-9
+    R0 = r.body_rotation("carriage")
+    assert np.abs(R0[1] - R0[0]).max() < 1e-12            # the carriage does not turn
+    assert np.ptp(r.body_position("carriage")[:, 2]) > 0.5
+    for name, slides in (("reacher", 1), ("pusher", 2)):
+        m = quiet_load(gymnasium_file(name))
+        kinds = [getattr(m.joint_spec(j), "kind", None) for j in m.joint_names]
+        assert kinds.count("planar_slide") == slides

@@ -815,3 +815,35 @@ def test_a_four_bar_built_in_space_moves_as_the_planar_one(tol):
     assert np.abs(space.body_angular_velocity("coupler")[:, :2]).max() < 1e-9
     np.testing.assert_allclose(space.energy - space.energy[0], flat.energy - flat.energy[0],
                                rtol=0, atol=10 * tol)
+
+
+def test_a_planar_slide_translates_in_its_plane_without_turning(tmp_path):
+    """add_planar_slide: a tilted box slides under gravity on a plane of the ground through
+    a point, normal (1, 1, 0)/sqrt(2): it falls along the plane's steepest line with g (the
+    plane holds gravity's normal part), keeps its orientation to round-off, and its rows
+    match finite differences; the model file keeps the joint."""
+    b = SpatialModelBuilder("slide", gravity=(0.0, 0.0, -9.81))
+    R = Rotation.from_euler("xyz", [0.3, -0.2, 0.5]).as_matrix()
+    b.add_body("box", mass=2.0, inertia=(0.2, 0.25, 0.3), points={"p": (0.1, 0.0, 0.0)},
+               position=(0.0, 0.0, 1.0), orientation=R, velocity=(0.3, -0.3, 0.2),
+               angular_velocity=(0.0, 0.0, 0.0))
+    b.add_ground_point("g", tuple(R @ (0.1, 0.0, 0.0) + (0.0, 0.0, 1.0)))
+    b.add_planar_slide("slide", "box.p", "ground.g", normal=(1.0, 1.0, 0.0))
+    model = b.build()
+    assert model.nc == 6 + 4
+    rng = np.random.default_rng(3)
+    q = model.q0 + 1e-3 * rng.standard_normal(model.nq)
+    assert_rows_match_differences(model, q, rng.standard_normal(model.nq),
+                                  rng.standard_normal(model.nc))
+    t = np.linspace(0.0, 1.0, 11)
+    r = linkdyn.simulate(model, 1.0, t_out=t, rtol=1e-10, atol=1e-10)
+    assert np.abs(r.body_rotation("box") - R).max() < 1e-12
+    expected = np.array([0.0, 0.0, 1.0]) + np.outer(t, (0.3, -0.3, 0.2)) - \
+        0.5 * 9.81 * np.outer(t ** 2, (0.0, 0.0, 1.0))
+    assert np.abs(r.body_position("box") - expected).max() < 1e-9
+    path = tmp_path / "slide.json"
+    path.write_text(json.dumps(linkdyn.elements.spatial.to_dict(model.description)))
+    joint = linkdyn.load_model(path).description.joints[0]
+    assert joint.kind == "planar_slide" and joint.first == ("box", "p")
+    np.testing.assert_allclose(joint.axis_first, model.description.joints[0].axis_first,
+                               atol=1e-12)

@@ -448,7 +448,7 @@ class _Rows:
         self.entry = f"joint {j.name!r}"
         diff = _difference(self.point(j.first), self.point(j.second))
         axial = isinstance(j, AxisJointSpec)
-        if axial and j.kind in ("planar", "point_plane", "point_line"):
+        if axial and j.kind in ("planar", "planar_slide", "point_plane", "point_line"):
             return self.surface_joint(j, diff)
         sliding = axial and j.kind in ("cylindrical", "prismatic")
         if not sliding:
@@ -470,20 +470,24 @@ class _Rows:
         self.cosines.append((*self.principal(j.first[0], j.axis_first),
                              *self.principal(j.second[0], j.axis_second)))
         if j.kind in ("prismatic", "rigid"):
-            # a direction of the first body that is b1 at the start stays off b2
-            d = self.first_b1(j, b1)
-            self.generic.append((f"{j.name}.lock", j.name,
-                                 [(_bilinear(self.direction(j.first[0], d), second_dir[1]),
-                                   0, -1)]))
-            self.cosines.append((*self.principal(j.first[0], d),
-                                 *self.principal(j.second[0], b1)))
+            self.lock_row(j, b1, second_dir[1])
+
+    def lock_row(self, j, b1, second_b2):
+        """The row that stops the turn about the axis (prismatic, rigid, planar slide): a
+        direction of the first body that is b1 at the start stays off b2."""
+        d = self.first_b1(j, b1)
+        self.generic.append((f"{j.name}.lock", j.name,
+                             [(_bilinear(self.direction(j.first[0], d), second_b2), 0, -1)]))
+        self.cosines.append((*self.principal(j.first[0], d),
+                             *self.principal(j.second[0], b1)))
 
     def surface_joint(self, j, diff):
         """A planar joint (the first body's plane stays on the second's: the first point on
         the plane through the second point normal to the axis, ``"<joint>.plane"``, and the
-        normals aligned, the axis rows) and the primitives point-on-plane (the plane row
-        alone) and point-on-line (``".line1|2"``: the first point on the line through the
-        second along the axis)."""
+        normals aligned, the axis rows), a planar slide (the same and the lock row: no turn
+        about the normal) and the primitives point-on-plane (the plane row alone) and
+        point-on-line (``".line1|2"``: the first point on the line through the second along
+        the axis)."""
         b1, b2 = perpendiculars(j.axis_second)
         if j.kind == "point_line":
             for k, b in enumerate((b1, b2)):
@@ -493,10 +497,12 @@ class _Rows:
             return
         normal = self.direction(j.second[0], j.axis_second)
         self.generic.append((f"{j.name}.plane", j.name, [(_bilinear(diff, normal), 0, -1)]))
-        if j.kind == "planar":
+        if j.kind in ("planar", "planar_slide"):
             self.generic.extend(self.axis_rows(j))
             self.cosines.append((*self.principal(j.first[0], j.axis_first),
                                  *self.principal(j.second[0], j.axis_second)))
+        if j.kind == "planar_slide":
+            self.lock_row(j, b1, self.direction(j.second[0], b2))
 
     def axis_rows(self, j) -> list:
         """The rows that keep a joint's axis in the first body along its axis in the

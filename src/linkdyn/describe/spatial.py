@@ -180,6 +180,13 @@ class SpatialModelBuilder(SpatialForceBuilder, SpatialContactBuilder):
         configuration, fixed in the second body), with point ``first`` on it."""
         self._axis_joint(name, "planar", first, second, normal, normal)
 
+    def add_planar_slide(self, name: str, first, second, normal) -> None:
+        """A planar slide: the first body slides on a plane of the second without turning,
+        point ``first`` on the plane through point ``second`` normal to ``normal`` (global
+        axes at the initial configuration, fixed in the second body) and the relative
+        orientation kept (two translations; MJCF's body on two slides at right angles)."""
+        self._axis_joint(name, "planar_slide", first, second, normal, normal)
+
     def add_point_on_plane(self, name: str, first, second, normal) -> None:
         """A point-on-plane primitive: point ``first`` stays on the plane of the second body
         through point ``second`` normal to ``normal`` (global axes at the initial

@@ -24,7 +24,7 @@ Format (version 1)::
                   "second": "ground.O"},
                  # "revolute", "cylindrical", "prismatic", "point_line": with "axis"
                  # [x, y, z] (global, at the initial configuration); "planar",
-                 # "point_plane": "normal" [x, y, z]; "universal": "axis_first",
+                 # "planar_slide", "point_plane": "normal" [x, y, z]; "universal": "axis_first",
                  # "axis_second"; "rigid": no axis
                 ],
       "drivers": [{"type": "angle", "name": "motor", "joint": "hinge",
@@ -74,6 +74,7 @@ _JOINTS = {"spherical": (set(), "add_spherical"), "revolute": ({"axis"}, "add_re
            "prismatic": ({"axis"}, "add_prismatic"),
            "universal": ({"axis_first", "axis_second"}, "add_universal"),
            "rigid": (set(), "add_rigid"), "planar": ({"normal"}, "add_planar"),
+           "planar_slide": ({"normal"}, "add_planar_slide"),
            "point_plane": ({"normal"}, "add_point_on_plane"),
            "point_line": ({"axis"}, "add_point_on_line")}
 _DRIVERS = {"angle": ({"joint"}, "add_angle_driver"),

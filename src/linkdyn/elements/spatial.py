@@ -101,6 +101,8 @@ class AxisJointSpec:
     - "planar": the first point stays on the plane through the second point normal to the
       axis, and the axes (the planes' normals) stay aligned: two slides in the plane and a
       rotation about its normal;
+    - "planar_slide": planar without the rotation: the first point on that plane and the
+      relative orientation kept (two slides in the plane);
     - "point_plane": the first point stays on that plane (five freedoms);
     - "point_line": the first point stays on the line through the second point along the
       axis (four freedoms)."""
@@ -306,7 +308,7 @@ def to_dict(desc: SpatialDescription) -> dict:
                      axis_second=glob(j.second[0], j.axis_second))
         else:
             d["type"] = j.kind
-            if j.kind in ("planar", "point_plane"):
+            if j.kind in ("planar", "planar_slide", "point_plane"):
                 d["normal"] = glob(j.second[0], j.axis_second)
             elif j.kind != "rigid":
                 d["axis"] = glob(j.first[0], j.axis_first)

@@ -23,7 +23,7 @@ __all__ = ["Connection", "Part", "build", "check_pose_options", "say_not_importe
            "drake_ball", "ball_name"]
 
 #: Connection kinds and the builder's joints.
-KINDS = ("revolute", "prismatic", "planar", "rigid", "spherical", "universal")
+KINDS = ("revolute", "prismatic", "planar", "planar_slide", "rigid", "spherical", "universal")
 
 
 @dataclass
@@ -118,6 +118,8 @@ def _add_connection(b, c: Connection, name, first, second) -> None:
         b.add_prismatic(name, first, second, axis=tuple(c.axis))
     elif c.kind == "planar":
         b.add_planar(name, first, second, normal=tuple(c.axis))
+    elif c.kind == "planar_slide":
+        b.add_planar_slide(name, first, second, normal=tuple(c.axis))
     elif c.kind == "rigid":
         b.add_rigid(name, first, second)
     elif c.kind == "spherical":

@@ -19,7 +19,8 @@ What becomes what:
   body are read where they make one joint: two hinges through one point with
   perpendicular axes (universal: the first on the parent, the second on the child), three
   hinges through one point with independent axes (ball), two perpendicular slides and a
-  hinge normal to both (planar), three slides and three hinges (free). ``damping`` of a
+  hinge normal to both (planar), two perpendicular slides alone (a planar slide: no
+  turn), three slides and three hinges (free). ``damping`` of a
   body's single hinge or slide is a joint damper.
 - ``<equality>``: ``connect`` (a ball joint at ``anchor`` in ``body1``'s frame) and
   ``weld`` (a rigid joint at the start's relative pose) as exact constraints.
@@ -261,12 +262,15 @@ def _combined(reader, body: _Body) -> Connection | None:
             max(abs(s @ hinges[0][1]) for s in slides) < 1e-9:
         c = Connection(name, "planar", body.name, body.parent, hinges[0][0],
                                 hinges[0][0], first, axis=hinges[0][1])
+    elif kinds == ["slide", "slide"] and abs(slides[0] @ slides[1]) < 1e-9:
+        c = Connection(name, "planar_slide", body.name, body.parent, body.o, body.o, first,
+                       axis=np.cross(slides[0], slides[1]))
     else:
         raise body.node.error(
             f"the joints {', '.join(map(repr, names))} of body {body.name!r} make no joint "
             "linkdyn has (one joint a body; or two hinges through one point at right "
-            "angles, three through one point, two slides at right angles and a hinge "
-            "normal to both, or a free joint)")
+            "angles, three through one point, two slides at right angles (with or without "
+            "a hinge normal to both), or a free joint)")
     if any(d > 0 for *_, d in js):
         reader.skip("damping of combined joints", name)
     return c
