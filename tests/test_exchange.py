@@ -589,3 +589,50 @@ def test_a_body_on_two_slides_moves_as_mujoco_computes_it(tmp_path):
         m = quiet_load(gymnasium_file(name))
         kinds = [getattr(m.joint_spec(j), "kind", None) for j in m.joint_names]
         assert kinds.count("planar_slide") == slides
+
+
+MJCF_SPRING = """<mujoco model="springs">
+  <option timestep="1e-4" integrator="RK4"/>
+  <worldbody>
+    <body name="upper" pos="0 0 1">
+      <joint name="shoulder" type="hinge" axis="0 1 0" stiffness="12" springref="20"
+             ref="10"/>
+      <geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.04" mass="1"/>
+      <body name="lower" pos="0.5 0 0">
+        <joint name="elbow" type="hinge" axis="0 1 0" stiffness="3"/>
+        <geom type="capsule" fromto="0 0 0 0.4 0 0" size="0.03" mass="0.5"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def test_mjcf_hinge_stiffness_is_a_torsional_spring_at_springref(tmp_path):
+    """A hinge's ``stiffness`` pulls its qpos to ``springref`` (degrees here, as the
+    compiler's default says; the joint's ``ref`` is the qpos of the file's pose): a double
+    pendulum of springs, started off its rest by initial=, moves as MuJoCo's RK4 computes
+    it (1e-4 s steps, no damping) over 0.5 s."""
+    mujoco = pytest.importorskip("mujoco")
+    path = tmp_path / "springs.xml"
+    path.write_text(MJCF_SPRING)
+    mm = mujoco.MjModel.from_xml_path(str(path))
+    data = mujoco.MjData(mm)
+    start = {"shoulder": (0.5, 0.3), "elbow": (-0.4, 0.0)}
+    for name, (q, qd) in start.items():
+        j = mujoco.mj_name2id(mm, mujoco.mjtObj.mjOBJ_JOINT, name)
+        data.qpos[mm.jnt_qposadr[j]], data.qvel[mm.jnt_dofadr[j]] = q, qd
+    mujoco.mj_forward(mm, data)
+    model = linkdyn.load_model(path, initial=start)
+    assert {"shoulder/stiffness", "elbow/stiffness"} <= set(model.force_names)
+    T = 0.5
+    while data.time < T - 1e-12:
+        mujoco.mj_step(mm, data)
+    mujoco.mj_forward(mm, data)
+    r = linkdyn.simulate(model, T, rtol=1e-10, atol=1e-10, t_out=[0.0, T])
+    moved = 0.0
+    for i, body in enumerate(mujoco_bodies(mm, mujoco)):
+        if body in model.body_names:
+            assert np.abs(r.body_position(body)[1] - data.xipos[i]).max() < 1e-9
+            moved = max(moved, np.abs(r.body_position(body)[1] - r.body_position(body)[0]).max())
+    assert moved > 0.05

@@ -50,7 +50,8 @@ class Connection:
     """A joint between parts ``first`` and ``second`` (the axes and lines are fixed in the
     second), at world points ``x_first``, ``x_second`` (the same point when assembled),
     about or along the world ``axis`` (``axis2``: a universal joint's second arm, fixed in
-    the first part), with an optional viscous ``damping``."""
+    the first part), with an optional viscous ``damping`` and, for a revolute joint, a
+    torsional spring of ``stiffness`` at rest ``rest`` rad from the start."""
     name: str
     kind: str
     first: str
@@ -61,6 +62,8 @@ class Connection:
     axis: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.0, 0.0]))
     axis2: np.ndarray | None = None
     damping: float = 0.0
+    stiffness: float = 0.0      # a revolute joint's torsional spring (N m/rad)
+    rest: float = 0.0           # its rest angle from the start's (rad)
 
 
 def _point_name(name: str) -> str:
@@ -129,6 +132,9 @@ def _add_connection(b, c: Connection, name, first, second) -> None:
                         axis_second=tuple(c.axis))
     if c.damping > 0.0 and c.kind in ("revolute", "prismatic"):
         b.add_joint_damper(f"{name}/damping", name, c.damping)
+    if c.stiffness > 0.0 and c.kind == "revolute":
+        b.add_torsional_spring_damper(f"{name}/stiffness", name, c.stiffness,
+                                      rest_angle=c.rest)
 
 
 def build(builder, root_node, parts: dict, owner: dict, connections: list, frames=()):

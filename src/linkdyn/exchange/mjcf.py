@@ -21,11 +21,13 @@ What becomes what:
   hinges through one point with independent axes (ball), two perpendicular slides and a
   hinge normal to both (planar), two perpendicular slides alone (a planar slide: no
   turn), three slides and three hinges (free). ``damping`` of a
-  body's single hinge or slide is a joint damper.
+  body's single hinge or slide is a joint damper; ``stiffness`` of a single hinge a
+  torsional spring ``"<joint>/stiffness"`` at rest where its qpos is ``springref``.
 - ``<equality>``: ``connect`` (a ball joint at ``anchor`` in ``body1``'s frame) and
   ``weld`` (a rigid joint at the start's relative pose) as exact constraints.
 - Not imported yet, and named once in a :class:`~linkdyn.ModelWarning`: ``armature``,
-  joint ``stiffness``, ``frictionloss``, ``range`` (limits), actuators, tendons, sensors,
+  ``frictionloss``, ``range`` (limits), a slide's or combined joints' ``stiffness``,
+  actuators, tendons, sensors,
   contacts, ``<equality joint>`` and the rest.
 
 The start is the file's reference pose (``qpos0``) at rest; ``initial={"joint": qpos or
@@ -50,8 +52,8 @@ from .xml import Node, parse_file
 
 __all__ = ["load_mjcf"]
 
-SKIPPED_JOINT = {"armature": "joint armature", "stiffness": "joint stiffness",
-                 "frictionloss": "joint friction", "range": "joint limits"}
+SKIPPED_JOINT = {"armature": "joint armature", "frictionloss": "joint friction",
+                 "range": "joint limits"}
 SKIPPED_TOP = ("actuator", "tendon", "sensor", "contact", "keyframe")
 
 
@@ -244,11 +246,22 @@ def _combined(reader, body: _Body) -> Connection | None:
     hinges = [(x, a) for _, k, x, a, _ in js if k == "hinge"]
     slides = [a for _, k, _, a, _ in js if k == "slide"]
     name = names[0] if len(js) == 1 else "+".join(names)
+    stiff = [j for j, a in body.joints if _nonzero(a.get("stiffness", "0"))]
     if len(js) == 1:
         _, kind, x, axis, damping = js[0]
         conn = {"hinge": "revolute", "slide": "prismatic", "ball": "spherical"}[kind]
-        return Connection(name, conn, body.name, body.parent, x, x, first,
-                                   axis=axis, damping=damping)
+        c = Connection(name, conn, body.name, body.parent, x, x, first, axis=axis,
+                       damping=damping)
+        if stiff and kind == "hinge":
+            _, a = body.joints[0]
+            c.stiffness = float(reader.floats(first, a, "stiffness", 1)[0])
+            c.rest = reader.angle(float(reader.floats(first, a, "springref", 1, (0.0,))[0]) -
+                                  float(reader.floats(first, a, "ref", 1, (0.0,))[0]))
+        elif stiff:
+            reader.skip("joint stiffness (hinges only)", name)
+        return c
+    if stiff:
+        reader.skip("joint stiffness of combined joints", name)
     same_point = len(hinges) > 1 and all(np.abs(x - hinges[0][0]).max() < 1e-12
                                          for x, _ in hinges)
     if kinds == ["hinge", "hinge"] and same_point and abs(hinges[0][1] @ hinges[1][1]) < 1e-9:
@@ -354,6 +367,8 @@ def load_mjcf(path: str, *, gravity=None, initial=None, floating_base=None):
                             "hinge and slide joints (a body's only joint)")
     refs = _refs(reader, bodies)            # MuJoCo's qpos is ref in the file's pose
     values = {k: (q - refs.get(k, 0.0), qd) for k, (q, qd) in values.items()}
+    for c in connections:                   # a spring's rest from the start's position
+        c.rest -= values.get(c.name, (0.0, 0.0))[0]
     equalities = _equalities(reader, root, bodies)
     place_initial(parts, owner, connections, values, closures=equalities)
     connections += equalities
