@@ -62,6 +62,7 @@ class Connection:
     axis: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.0, 0.0]))
     axis2: np.ndarray | None = None
     damping: float = 0.0
+    ref: float = 0.0            # the joint's position in the file's pose (MJCF's ref)
     stiffness: float = 0.0      # a revolute joint's torsional spring (N m/rad)
     rest: float = 0.0           # its rest angle from the start's (rad)
 

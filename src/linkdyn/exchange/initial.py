@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import ArgumentError, ArgumentTypeError
 from .geometry import axis_rotation
 
-__all__ = ["initial_values", "place_initial"]
+__all__ = ["initial_values", "place_initial", "settable"]
 
 
 def initial_values(initial, settable: dict, sets: str) -> dict:
@@ -51,6 +51,13 @@ def initial_values(initial, settable: dict, sets: str) -> dict:
             raise ArgumentError(f"initial[{name!r}] must be finite, got {value!r}")
         out[name] = (pos, rate)
     return out
+
+
+def settable(connections) -> dict:
+    """:func:`initial_values`' ``settable`` for a reader's connections: True for its
+    revolute and prismatic joints, else what the connection is."""
+    return {c.name: c.kind in ("revolute", "prismatic") or f"a {c.kind} joint"
+            for c in connections}
 
 
 class _Motion:

@@ -46,7 +46,7 @@ import numpy as np
 from .assemble import (Connection, Part, build as assemble_model, check_pose_options,
                        say_not_imported)
 from .geometry import axis_rotation, z_to
-from .initial import initial_values, place_initial
+from .initial import initial_values, place_initial, settable
 from .mjcf_inertia import geom_mass_properties
 from .xml import Node, parse_file
 
@@ -252,11 +252,12 @@ def _combined(reader, body: _Body) -> Connection | None:
         conn = {"hinge": "revolute", "slide": "prismatic", "ball": "spherical"}[kind]
         c = Connection(name, conn, body.name, body.parent, x, x, first, axis=axis,
                        damping=damping)
+        _, a = body.joints[0]
+        unit = reader.angle if kind == "hinge" else float
+        c.ref = unit(float(reader.floats(first, a, "ref", 1, (0.0,))[0]))
         if stiff and kind == "hinge":
-            _, a = body.joints[0]
             c.stiffness = float(reader.floats(first, a, "stiffness", 1)[0])
-            c.rest = reader.angle(float(reader.floats(first, a, "springref", 1, (0.0,))[0]) -
-                                  float(reader.floats(first, a, "ref", 1, (0.0,))[0]))
+            c.rest = unit(float(reader.floats(first, a, "springref", 1, (0.0,))[0])) - c.ref
         elif stiff:
             reader.skip("joint stiffness (hinges only)", name)
         return c
@@ -308,19 +309,6 @@ def _equalities(reader, root: Node, bodies: dict) -> list:
     return out
 
 
-def _refs(reader, bodies: dict) -> dict:
-    """The ``ref`` of each body's only hinge or slide joint (its qpos in the file's pose;
-    a hinge's in the compiler's angle unit)."""
-    out = {}
-    for body in bodies.values():
-        if len(body.joints) == 1:
-            j, a = body.joints[0]
-            ref = float(reader.floats(j, a, "ref", 1, (0.0,))[0])
-            hinge = a.get("type", "hinge") == "hinge"
-            out[j.attrib.get("name", body.name)] = reader.angle(ref) if hinge else ref
-    return out
-
-
 def load_mjcf(path: str, *, gravity=None, initial=None, floating_base=None):
     """The compiled spatial model of an MJCF file (see the module's notes)."""
     from ..describe.spatial import SpatialModelBuilder
@@ -362,13 +350,13 @@ def load_mjcf(path: str, *, gravity=None, initial=None, floating_base=None):
             owner[b.name] = owner[b.parent]
         else:
             owner[b.name] = b.name
-    values = initial_values(initial, {c.name: c.kind in ("revolute", "prismatic") or
-                                      f"a {c.kind} joint" for c in connections},
+    values = initial_values(initial, settable(connections),
                             "hinge and slide joints (a body's only joint)")
-    refs = _refs(reader, bodies)            # MuJoCo's qpos is ref in the file's pose
-    values = {k: (q - refs.get(k, 0.0), qd) for k, (q, qd) in values.items()}
-    for c in connections:                   # a spring's rest from the start's position
-        c.rest -= values.get(c.name, (0.0, 0.0))[0]
+    for c in connections:       # from MuJoCo's qpos (ref in the file's pose) to a turn or
+        if c.name in values:    # slide from there; a spring's rest then from the start
+            q, qd = values[c.name]
+            values[c.name] = (q - c.ref, qd)
+            c.rest -= q - c.ref
     equalities = _equalities(reader, root, bodies)
     place_initial(parts, owner, connections, values, closures=equalities)
     connections += equalities

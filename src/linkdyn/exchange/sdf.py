@@ -40,7 +40,7 @@ import numpy as np
 from .assemble import (Connection, Part, ball_name, build as assemble_model,
                        check_pose_options, drake_ball, say_not_imported)
 from .geometry import rpy_matrix
-from .initial import initial_values, place_initial
+from .initial import initial_values, place_initial, settable
 from .xml import Node, parse_file
 
 __all__ = ["load_sdf"]
@@ -278,8 +278,7 @@ def load_sdf(path: str, *, gravity=None, initial=None, floating_base=None):
     parts = {n: model.part(n) for n in model.links}
     connections = [_connection(model, j) for j in model.joints]
     owner = _owners(model, parts, connections)
-    values = initial_values(initial, {c.name: c.kind in ("revolute", "prismatic") or
-                                      f"a {c.kind} joint" for c in connections},
+    values = initial_values(initial, settable(connections),
                             "revolute, continuous and prismatic joints")
     balls = _balls(model, {c.name for c in connections})
     place_initial(parts, owner, connections, values, closures=balls)
