@@ -28,7 +28,8 @@ ss_include, ss_lib = suitesparse_dirs()
 extensions = [
     Extension(
         "linkdyn._kernels",
-        sources=["src/linkdyn/_kernels.pyx", "csrc/ld_kernels.c", "csrc/ld_forces.c",
+        sources=["src/linkdyn/_kernels.pyx", "csrc/ld_kernels.c", "csrc/ld_angles.c",
+                 "csrc/ld_forces.c",
                  "csrc/ld_forces3.c"],
         include_dirs=["csrc", "src/linkdyn", numpy.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],

@@ -12,6 +12,7 @@
 #ifndef LD_KERNELS_H
 #define LD_KERNELS_H
 
+#include "ld_angles.h"
 #include "ld_forces.h"
 #include "ld_laws.h"
 #include "ld_system.h"
@@ -71,6 +72,7 @@ typedef struct ld_model {
     int driver_work;            /* index in z of the driven rows' work (-1: no time terms) */
     int nquad_term;
     const int *quad_term;       /* quadratic terms (the Hessian) */
+    ld_angles angles;           /* rows in angles: gear pairs, racks (csrc/ld_angles.h) */
     int hess_nnz;
     int phiq_nnz;
     ld_laws laws;               /* driving laws (csrc/ld_laws.h); values of kind-2 laws in

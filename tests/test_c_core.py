@@ -30,9 +30,11 @@ def suitesparse_include():
 #: The integrator's modules (csrc/ld_work.h lists them with their layers).
 CORE = ("csrc/ld_run.c", "csrc/ld_bdf.c", "csrc/ld_rk.c", "csrc/ld_sens.c", "csrc/ld_schur.c",
         "csrc/ld_linear.c")
-PROGRAMS = {"test_bdf": ("csrc/tests/test_bdf.c", *CORE),
+PROGRAMS = {"test_angles": ("csrc/tests/test_angles.c", "csrc/ld_angles.c"),
+            "test_bdf": ("csrc/tests/test_bdf.c", *CORE),
             "test_forces": ("csrc/tests/test_forces.c", "csrc/ld_forces.c", "csrc/ld_forces3.c"),
-            "test_kernels": ("csrc/tests/test_kernels.c", "csrc/ld_kernels.c", "csrc/ld_forces.c",
+            "test_kernels": ("csrc/tests/test_kernels.c", "csrc/ld_kernels.c", "csrc/ld_angles.c",
+                             "csrc/ld_forces.c",
                              "csrc/ld_forces3.c", *CORE),
             "test_lcp": ("csrc/tests/test_lcp.c", "csrc/ld_lcp.c")}
 

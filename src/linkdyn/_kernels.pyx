@@ -10,6 +10,7 @@ schema, keeps the arrays alive, and offers the kernels to Python (the methods of
 :class:`Kernels` call the very same functions).
 """
 
+cimport cython
 from cpython.pycapsule cimport PyCapsule_New
 from libc.math cimport sqrt
 from libc.stdlib cimport free, malloc
@@ -105,6 +106,29 @@ cdef extern from "ld_forces.h":
                                const double *q, const double *v, double *f) noexcept nogil
 
 
+cdef extern from "ld_angles.h":
+    # Rows in the angles of bodies and joints (csrc/ld_angles.h documents each array).
+    ctypedef struct ld_angles:
+        int nrow
+        const int *row
+        const double *scale
+        const double *offset
+        const int *first
+        int nangle
+        const int *kind
+        const double *mult
+        const int *var_start
+        const int *var
+        const int *jslot
+        const int *hstart
+        const int *hslot
+        const int *form_start
+        const int *form_a
+        const int *form_b
+        const double *form_coef
+    int LD_ANGLE_MAXVAR
+
+
 cdef extern from "ld_kernels.h":
     # The compiled model's arrays (csrc/ld_kernels.h, ld_model, documents each).
     ctypedef struct KernelData "ld_model":
@@ -162,6 +186,7 @@ cdef extern from "ld_kernels.h":
         int driver_work             # index in z of the driven rows' work (-1: no time terms)
         int nquad_term
         const int *quad_term        # quadratic terms (the Hessian)
+        ld_angles angles            # rows in angles: gear pairs, racks (csrc/ld_angles.h)
         int hess_nnz
         int phiq_nnz
         ld_laws laws                # driving laws (csrc/ld_laws.h); values of kind-2 laws in
@@ -278,6 +303,73 @@ def term_subsets(a) -> dict:
                 quad_term=ints(tb >= 0))
 
 
+#: The angle rows' arrays (csrc/ld_angles.h), integer ones first.
+ANGLE_INT = ("ang_row", "ang_first", "ang_kind", "ang_var_start", "ang_var", "ang_jslot",
+             "ang_hstart", "ang_hslot", "ang_form_start", "ang_form_a", "ang_form_b")
+ANGLE_DBL = ("ang_scale", "ang_offset", "ang_mult", "ang_form_coef")
+
+
+@cython.wraparound(True)
+def _angle_arrays(arrays) -> dict:
+    """The angle rows' arrays of ``arrays`` (none: empty), their sizes and every index the
+    kernels follow checked against one another and the model's sizes."""
+    a = {name: np.ascontiguousarray(arrays.get(name, ()), dtype=np.intc) for name in ANGLE_INT}
+    a.update({name: np.ascontiguousarray(arrays.get(name, ()), dtype=np.float64)
+              for name in ANGLE_DBL})
+    nrow, nangle = a["ang_row"].shape[0], a["ang_kind"].shape[0]
+    if nrow == 0 and nangle == 0:
+        return a
+    first, vs, hs, fs = a["ang_first"], a["ang_var_start"], a["ang_hstart"], a["ang_form_start"]
+    m = np.diff(vs) if vs.shape[0] == nangle + 1 else np.zeros(0)
+    nq, nc = len(arrays["mass"]), int(arrays["nc"])
+    fine = (a["ang_scale"].shape[0] == nrow and a["ang_offset"].shape[0] == nrow
+            and first.shape[0] == nrow + 1 and first[0] == 0 and first[-1] == nangle
+            and np.all(np.diff(first) >= 1) and a["ang_mult"].shape[0] == nangle
+            and np.all((a["ang_kind"] == 0) | (a["ang_kind"] == 1))
+            and m.shape[0] == nangle and vs[0] == 0 and np.all(m >= 1)
+            and np.all(m <= LD_ANGLE_MAXVAR) and vs[-1] == a["ang_var"].shape[0]
+            and a["ang_jslot"].shape[0] == vs[-1] and hs.shape[0] == nangle + 1
+            and hs[0] == 0 and np.array_equal(np.diff(hs), m * m)
+            and a["ang_hslot"].shape[0] == hs[-1] and fs.shape[0] == 2 * nangle + 1
+            and fs[0] == 0 and np.all(np.diff(fs) >= 0)
+            and fs[-1] == a["ang_form_a"].shape[0] == a["ang_form_b"].shape[0]
+            == a["ang_form_coef"].shape[0])
+    if fine:
+        owner = np.repeat(np.arange(nangle), np.diff(fs).reshape(-1, 2).sum(axis=1))
+        fine = (np.all((a["ang_row"] >= 0) & (a["ang_row"] < nc))
+                and np.all((a["ang_var"] >= 0) & (a["ang_var"] < nq))
+                and np.all((a["ang_jslot"] >= 0) & (a["ang_jslot"] < len(arrays["phiq_rowind"])))
+                and np.all((a["ang_hslot"] >= 0)
+                           & (a["ang_hslot"] < len(arrays["hess_rowind"])))
+                and np.all((a["ang_form_a"] >= -1) & (a["ang_form_a"] < m[owner]))
+                and np.all((a["ang_form_b"] >= -1) & (a["ang_form_b"] < m[owner]))
+                and np.all((a["ang_form_b"] < 0) | (a["ang_form_a"] >= 0)))
+    if not fine:
+        raise ValueError("kernel arrays: the angle rows' arrays (ang_*) are inconsistent or "
+                         "out of range (csrc/ld_angles.h)")
+    return a
+
+
+cdef void _bind_angles(ld_angles *A, dict a):
+    A.nrow = a["ang_row"].shape[0]
+    A.row = _ip(a["ang_row"])
+    A.scale = _dp(a["ang_scale"])
+    A.offset = _dp(a["ang_offset"])
+    A.first = _ip(a["ang_first"])
+    A.nangle = a["ang_kind"].shape[0]
+    A.kind = _ip(a["ang_kind"])
+    A.mult = _dp(a["ang_mult"])
+    A.var_start = _ip(a["ang_var_start"])
+    A.var = _ip(a["ang_var"])
+    A.jslot = _ip(a["ang_jslot"])
+    A.hstart = _ip(a["ang_hstart"])
+    A.hslot = _ip(a["ang_hslot"])
+    A.form_start = _ip(a["ang_form_start"])
+    A.form_a = _ip(a["ang_form_a"])
+    A.form_b = _ip(a["ang_form_b"])
+    A.form_coef = _dp(a["ang_form_coef"])
+
+
 cdef class Kernels:
     """Kernels bound to one compiled model's arrays (kept alive here).
 
@@ -363,6 +455,7 @@ cdef class Kernels:
                 raise ValueError("kernel arrays: the 12 coordinates (body_view: or -1) of "
                                  "every body that a force record or load names must be in q")
         a.update(term_subsets(a))
+        a.update(_angle_arrays(arrays))
         for arr in a.values():
             arr.flags.writeable = False
         self.arrays = a
@@ -424,6 +517,7 @@ cdef class Kernels:
         self.data.quad_term = _ip(a["quad_term"])
         self.data.hess_nnz = a["hess_rowind"].shape[0]
         self.data.phiq_nnz = self.phiq_nnz
+        _bind_angles(&self.data.angles, a)
         self.data.laws.nlaw = a["law_kind"].shape[0]
         self.data.laws.kind = _ip(a["law_kind"])
         self.data.laws.start = _ip(a["law_start"])

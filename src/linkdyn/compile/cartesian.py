@@ -1,8 +1,8 @@
 """Planar bodies in fully Cartesian coordinates: body i owns q[4i:4i+4] = (x, y, ux, uy), its
 centre of mass and a body-fixed unit vector, so the mass matrix is constant and diagonal,
 diag(m, m, Jz, Jz). Numbering: one unit-vector row per body in body order (an armature's
-rotor has two turn rows instead), then the revolute joints' two rows each, then the generic
-rows: prismatic joints, drivers and armatures, quadratic forms in these coordinates (terms
+rotor has two turn rows instead), then the revolute joints' two rows each, then the gear
+pairs' angle rows (:mod:`.angles`), then the generic rows: prismatic joints, drivers and armatures, quadratic forms in these coordinates (terms
 coef * g(t) * q_a * q_b, with g a driving law's 1, cos f, sin f, f or f^2).
 """
 
@@ -13,11 +13,13 @@ import math
 import numpy as np
 
 from ..elements import forces as _forces
+from ..elements import gears as _gears
 from ..elements.bodies import GROUND
 from ..elements.description import Description
 from ..elements.joints import (AngleDriverSpec, CoordinateDriverSpec, PrismaticSpec,
                                RevoluteSpec, SlideDriverSpec)
 from ..errors import ModelError
+from .angles import AngleRow
 from .model import COORDINATES, Model
 from .patterns import Numbering
 from .patterns import mul as _mul
@@ -67,25 +69,57 @@ def _dot(a, b):
     return t
 
 
+def _point_of(desc, body_index, ground, ref):
+    """(body index or -1, the linear forms of point ``ref``'s x and y)."""
+    b, p = ref
+    if b == GROUND:
+        return -1, _point_form(-1, None, ground[p])
+    i = body_index[b]
+    return i, _point_form(i, desc.bodies[i].local_points()[p])
+
+
+def _prismatic_of(desc, body_index, ground, j):
+    """The forms of a prismatic joint: its bodies' u, its axis, its points' offset."""
+    i1, p1 = _point_of(desc, body_index, ground, j.first)
+    i2, p2 = _point_of(desc, body_index, ground, j.second)
+    u1, u2 = _u_form(i1), _u_form(i2)
+    axis = _rotate(*u1, j.axis)
+    d = (_comb((1.0, p2[0]), (-1.0, p1[0])), _comb((1.0, p2[1]), (-1.0, p1[1])))
+    return u1, u2, axis, d
+
+
+def _gear_rows(desc: Description, body_index, ground) -> list:
+    """The angle rows of the gear pairs and racks (linkdyn.elements.gears says what each
+    row is): a body's angle from its carrier's is atan2(u_c x u, u_c . u), a prismatic
+    joint's slide its points' offset along its axis."""
+    joints = {j.name: j for j in desc.joints}
+    out = []
+    for spec in desc.gears:
+        scale, terms, shift = _gears.mesh_terms(spec, joints)
+        angles = []
+        for kind, what, *rest in terms:
+            if kind == "turn":
+                carrier, n = rest
+                u = _u_form(body_index.get(what, -1))
+                uc = _u_form(body_index.get(carrier, -1))
+                angles.append((0, n, _cross(uc, u), _dot(uc, u)))
+            else:
+                _, _, axis, d = _prismatic_of(desc, body_index, ground, joints[what])
+                angles.append((1, rest[0], _dot(axis, d), {}))
+        out.append(AngleRow(f"{spec.name}.mesh", spec.name, scale, tuple(angles), shift))
+    return out
+
+
 def _generic_rows(desc: Description, body_index, ground, armatures=()):
     """Rows of prismatic joints, drivers and rotor armatures: [(row name, owner, [(terms, tf,
     law)])], laws."""
     rows, laws = [], []
 
     def point(ref):
-        b, p = ref
-        if b == GROUND:
-            return -1, _point_form(-1, None, ground[p])
-        i = body_index[b]
-        return i, _point_form(i, desc.bodies[i].local_points()[p])
+        return _point_of(desc, body_index, ground, ref)
 
     def prismatic_parts(j):
-        i1, p1 = point(j.first)
-        i2, p2 = point(j.second)
-        u1, u2 = _u_form(i1), _u_form(i2)
-        axis = _rotate(*u1, j.axis)
-        d = (_comb((1.0, p2[0]), (-1.0, p1[0])), _comb((1.0, p2[1]), (-1.0, p1[1])))
-        return u1, u2, axis, d
+        return _prismatic_of(desc, body_index, ground, j)
 
     joints = {j.name: j for j in desc.joints}
     for j in desc.joints:
@@ -180,7 +214,7 @@ def number_bodies(desc: Description) -> Numbering:
                    markers=tuple(m.name for m in desc.markers),
                    drivers=tuple(d.name for d in desc.drivers),
                    forces=tuple(f.name for f in desc.forces)),
-        family_arrays=family_arrays)
+        family_arrays=family_arrays, angle_rows=_gear_rows(desc, body_index, ground))
 
 
 def _unit_rows(desc, body_index, armatures, rows, cols, row_names, owners) -> np.ndarray:

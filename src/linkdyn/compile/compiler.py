@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+
 from ..elements.description import Description, unconnected_bodies
 from ..elements.spatial import SpatialDescription
 from ..errors import ModelWarning, name_list
 from .cartesian import number_bodies
 from .model import Model
 from .natural import number_linkage
+from .angles import plan_angle_rows
 from .patterns import Numbering, compile_rows, force_arrays, law_arrays
 from .spatial import number_spatial
 
@@ -63,8 +66,25 @@ def compile_linkage(linkage) -> Model:
 def assemble(n: Numbering) -> Model:
     """The shared compile steps on a family's numbering: patterns, forces, laws, the model."""
     nq = len(n.mass)
+    hdiag = np.asarray(n.hdiag, dtype=np.int64)
+    hdiag = hdiag.reshape(-1, 2) if hdiag.ndim == 2 else np.repeat(hdiag, 2).reshape(-1, 2)
+    nfamily_h, nfamily_entries, nc = len(hdiag), len(n.rows), n.nc
+    # Angle rows (gear pairs, racks) after the family's own rows, before the generic ones.
+    angle = plan_angle_rows(n.angle_rows, n.nc, n.q0)
+    if angle is not None:
+        n.rows.extend(angle.entry_rows)
+        n.cols.extend(angle.entry_cols)
+        n.row_names.extend(row.name for row in angle.rows)
+        n.owners.extend(row.owner for row in angle.rows)
+        hdiag = np.concatenate([hdiag, angle.hess_pairs])
+        nc += len(angle.rows)
     garrays, row_names, owners, nc, slot, hess_slot = compile_rows(
-        n.generic, nq, n.nc, n.rows, n.cols, n.row_names, n.owners, n.hdiag)
+        n.generic, nq, nc, n.rows, n.cols, n.row_names, n.owners, hdiag)
+    family = n.family_arrays(slot, hess_slot[:nfamily_h])
+    if angle is not None:
+        family.update(angle.arrays(
+            slot[nfamily_entries:nfamily_entries + len(angle.entry_rows)],
+            hess_slot[nfamily_h:]))
     laws = list(n.laws)
 
     def add_law(law):
@@ -77,7 +97,7 @@ def assemble(n: Numbering) -> Model:
         farrays, finfo = force_arrays(n.force_description, n.body_index, n.local_of,
                                       n.ground, add_law, nq, n.q0)
     arrays = dict(**farrays, nc=nc, mass=n.mass, q_applied=n.q_applied,
-                  **n.family_arrays(slot, hess_slot), **garrays, **law_arrays(laws),
+                  **family, **garrays, **law_arrays(laws),
                   q0=n.q0, v0=n.v0, hold=n.hold, marker_body=n.marker_body,
                   marker_local=n.marker_local)
     names = dict(**n.names, force_info=finfo, coordinates=tuple(n.coordinates),

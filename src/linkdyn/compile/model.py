@@ -145,8 +145,12 @@ class Model:
     def __repr__(self):
         return (f"<linkdyn.{type(self).__name__} {self.name!r}: "
                 f"{counted(self.nbody, 'body', 'bodies')}, "
-                f"{counted(len(self.joint_names), 'joint')}, {counted(self.nq, 'coordinate')}, "
-                f"{counted(self.nc, 'constraint')}>")
+                f"{counted(len(self.joint_names), 'joint')}, {self._gear_count()}"
+                f"{counted(self.nq, 'coordinate')}, {counted(self.nc, 'constraint')}>")
+
+    def _gear_count(self) -> str:
+        n = len(getattr(self.description, "gears", ()))
+        return f"{counted(n, 'gear pair')}, " if n else ""
 
     def _repr_html_(self) -> str:
         """The model's summary in a notebook."""
@@ -157,6 +161,8 @@ class Model:
             ("drivers", _html.names(self.driver_names)),
             ("force elements", _html.names(self.force_names)),
             ("contacts", _html.names(contacts)),
+            ("gear pairs", _html.names([g.name for g in getattr(self.description, "gears",
+                                                                ())])),
             ("markers", _html.names(self.marker_names)),
             ("coordinates, constraints", f"{self.nq}, {self.nc}"),
             ("kinematic only", "yes" if (not self.dynamic or getattr(

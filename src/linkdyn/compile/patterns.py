@@ -9,7 +9,7 @@ that the kernels evaluate, each with a time factor: 0 none, 1 cos f, 2 sin f, 3 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -58,6 +58,9 @@ class Numbering:
     #: (add_law, nq) -> the force kernels' (arrays, info) of a family with force records of
     #: its own geometry (spatial); None: the planar records of force_description
     compile_forces: Callable | None = None
+    #: rows in angles (gear pairs, racks): :class:`linkdyn.compile.angles.AngleRow`, numbered
+    #: after the family's own rows
+    angle_rows: list = field(default_factory=list)
 
 
 def _csc_pattern(rows: np.ndarray, cols: np.ndarray, nrows: int, ncols: int):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernels import Kernels
+from .._kernels import ANGLE_DBL, ANGLE_INT, Kernels
 
 #: Kernel arrays that fix which computation each row is: two models whose arrays agree in
 #: these differ only in data (rev_local, term_coef, law_par), row by row.
@@ -34,7 +34,8 @@ def changed_rows(base: Kernels, other: Kernels) -> np.ndarray | None:
     for name in ("rev_local", "term_coef", "law_par"):
         if a[name].shape != b[name].shape:
             return None
-    for name in STRUCTURE:      # (the arrays are contiguous, of one dtype each)
+    # Angle rows (gear pairs) are compared whole: members that differ in one evaluate all.
+    for name in (*STRUCTURE, *ANGLE_INT, *ANGLE_DBL):   # (contiguous, of one dtype each)
         if a[name].shape != b[name].shape or a[name].tobytes() != b[name].tobytes():
             return None
     rows = np.zeros(base.nc, dtype=bool)
@@ -53,8 +54,8 @@ def restricted_kernels(kernels: Kernels, rows) -> Kernels:
     """``kernels`` with only the constraint rows in the mask ``rows`` (each kept whole: a
     revolute joint's two rows, a generic row's every term): Phi, Phi_q, Phi_t and gamma
     write those rows and their Jacobian slots, the same values as ``kernels``, and nothing
-    else (the caller zeroes the rest). Unit-vector and frame rows, which hold no data, are
-    never kept; force elements are kept but not meant to be evaluated."""
+    else (the caller zeroes the rest). Unit-vector, frame and angle rows, which
+    :func:`changed_rows` never names, are never kept; force elements are kept but not meant to be evaluated."""
     a = dict(kernels.arrays)
     rows = np.asarray(rows, dtype=bool)
     for name in ("unit_body", "unit_row", "unit_slot", "unit_hslot", "frame_base",
@@ -69,5 +70,7 @@ def restricted_kernels(kernels: Kernels, rows) -> Kernels:
         a[name] = a[name].reshape(-1, per)[term].ravel()
     a["gen_row"] = a["gen_row"][rows[a["gen_row"]]]
     a["gen_slot"] = a["gen_slot"][rows[a["phiq_rowind"][a["gen_slot"]]]]
+    for name in (*ANGLE_INT, *ANGLE_DBL):       # the same in every member: never kept
+        a[name] = a[name][:0]
     a.update(nc=kernels.nc, nbody=0, body_stride=kernels.body_stride)
     return Kernels(a)

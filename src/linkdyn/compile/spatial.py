@@ -47,12 +47,13 @@ import numpy as np
 
 from ..elements.bodies import GROUND
 from ..elements.description import Description
-from ..elements import spatial_forces
+from ..elements import gears, spatial_forces
 from ..elements.spatial_forces import along_rod, perpendiculars
 from ..elements.spatial import (AxisJointSpec, SpatialBodySpec, SpatialDescription,
                                 principal_frame, rod_axis)
 from ..errors import ArgumentError, UnknownNameError, name_list
 from .._checks import checked_path
+from .angles import AngleRow
 from .model import Model, checked_array, checked_coordinates, checked_time
 from .patterns import Numbering, assign_slots, mul
 
@@ -519,6 +520,24 @@ class _Rows:
     def point(self, ref):
         return _any_point(ref, self.places, self.local, self.ground)
 
+    def joint_angle(self, name) -> tuple:
+        """(S, C) with a revolute joint's angle atan2(S, C), as its angle driver measures
+        it: a direction d of the first body, the second's b1 at the start, against the
+        second body's b1 and b2 (S = d . b2, C = d . b1)."""
+        j = self.joints[name]
+        b1, b2 = perpendiculars(j.axis_second)
+        d = self.direction(j.first[0], self.first_b1(j, b1))
+        return (_bilinear(d, self.direction(j.second[0], b2)),
+                _bilinear(d, self.direction(j.second[0], b1)))
+
+    def gear(self, spec) -> AngleRow:
+        """A gear pair's angle row (linkdyn.elements.gears says what it is)."""
+        self.entry = f"gear pair {spec.name!r}"
+        scale, terms, shift = gears.mesh_terms(spec, self.joints)
+        return AngleRow(f"{spec.name}.mesh", spec.name, scale,
+                        tuple((0, n, *self.joint_angle(joint)) for _, joint, n in terms),
+                        shift)
+
     def driver(self, k, d):
         """Driver ``d``'s row (law k) and, for an angle driver, its orientation check."""
         self.entry = f"driver {d.name!r}"
@@ -618,4 +637,5 @@ def number_spatial(desc: SpatialDescription) -> Numbering:
                    markers=tuple(m.name for m in desc.markers),
                    drivers=tuple(d.name for d in desc.drivers),
                    forces=tuple(f.name for f in desc.forces)),
-        family_arrays=family_arrays, compile_forces=compile_forces)
+        family_arrays=family_arrays, compile_forces=compile_forces,
+        angle_rows=[rows.gear(g) for g in desc.gears])

@@ -18,9 +18,11 @@ from ..compile.compiler import compile_model
 from ..compile.model import Model
 from ..elements.bodies import (GROUND, BarSpec, BodySpec, MarkerSpec, PointRef, Vec2, _element,
                                _finite, _positive, _vec2)
+from ..elements.bushings import BushingBuilder
 from ..elements.contacts import ContactBuilder
 from ..elements.description import Description
 from ..elements.forces import ForceBuilder
+from ..elements.gears import GearBuilder
 from ..elements.joints import (AngleDriverSpec, CoordinateDriverSpec, PrismaticSpec,
                                RevoluteSpec, SlideDriverSpec)
 from ..elements.laws import Law, law_from_dict
@@ -81,12 +83,13 @@ def named_points(entry: str, points, reserved, parse, shape: str) -> tuple:
     return tuple(out)
 
 
-class ModelBuilder(ForceBuilder, ContactBuilder):
+class ModelBuilder(ForceBuilder, ContactBuilder, GearBuilder, BushingBuilder):
     """Builds a validated model description, element by element.
 
     Force elements (springs, dampers, loads, motors, servos) are added with the methods of
     :class:`linkdyn.forces.ForceBuilder`, contacts with
-    :meth:`linkdyn.contacts.ContactBuilder.add_contact`.
+    :meth:`linkdyn.contacts.ContactBuilder.add_contact`, gear pairs and racks with those of
+    :class:`linkdyn.elements.gears.GearBuilder`.
 
     Every ``add_*`` method checks its arguments at once and raises :class:`ModelError`
     naming the element and what was expected. References (``"bar1.a"`` or ``("bar1", "a")``)
@@ -112,6 +115,7 @@ class ModelBuilder(ForceBuilder, ContactBuilder):
         self._drivers: dict = {}
         self._forces: dict = {}
         self._contacts: dict = {}
+        self._gears: dict = {}
 
     # -- names -----------------------------------------------------------------------------
     def _new_name(self, kind: str, name) -> str:
@@ -126,7 +130,8 @@ class ModelBuilder(ForceBuilder, ContactBuilder):
         for other_kind, table in (("body", self._bodies), ("joint", self._joints),
                                   ("marker", self._markers), ("driver", self._drivers),
                                   ("force element", self._forces),
-                                  ("contact", self._contacts)):
+                                  ("contact", self._contacts),
+                                  ("gear pair", self._gears)):
             if name in table:
                 raise ModelError(f"{kind} '{name}': the name is already used by a {other_kind}",
                                  name)
@@ -362,6 +367,7 @@ class ModelBuilder(ForceBuilder, ContactBuilder):
             forces=tuple(self._forces.values()),
             contacts=tuple(self._contacts.values()),
             run_defaults=self._run_defaults,
+            gears=tuple(self._gears.values()),
         )
 
     def build(self) -> Model:

@@ -47,7 +47,10 @@ Format (version 1)::
 Fields that take a law (free_length, law, target, law_x, law_y) also take a plain number.
 Contacts go in a ``"contacts"`` list: ``{"name", "point", "line_point", "line_angle",
 "radius", "model", "stiffness", "exponent", "damping" | "restitution"}`` (see
-:mod:`linkdyn.contacts`).
+:mod:`linkdyn.contacts`). Gear pairs and racks go in a ``"gears"`` list:
+``{"type": "gear_pair", "name", "first", "second", "teeth": [z1, z2], "module"}`` (optional
+``internal``, ``carrier``, ``pressure_angle``) or ``{"type": "rack_and_pinion", "name",
+"pinion", "rack", "teeth", "module"}`` (see :mod:`linkdyn.elements.gears`).
 
 Every field is checked: a missing required field, an unknown field, a value of the wrong type
 or outside its range raises :class:`ModelFileError` naming the file, the field
@@ -63,7 +66,7 @@ import os
 from pathlib import Path
 
 from .._checks import as_file_error, check_fields, checked_path, input_file_problem
-from ..elements import contacts, forces
+from ..elements import contacts, forces, gears
 from ..elements import spatial as _spatial
 from ..elements.description import FORMAT_VERSION, Description, dumps, save
 from ..elements.description import to_dict as _planar_to_dict
@@ -86,7 +89,7 @@ _DRIVER_FIELDS = {"angle": ({"type", "name", "joint", "law"}, set()),
 _MARKER_FIELDS = ({"name", "point"}, set())
 _TOP_FIELDS = ({"linkdyn_model", "name", "bodies"},
                {"gravity", "ground", "joints", "markers", "drivers", "forces", "contacts",
-                "notes", "kinematic", "run_defaults"})
+                "gears", "notes", "kinematic", "run_defaults"})
 
 
 def to_dict(desc) -> dict:
@@ -172,22 +175,7 @@ def _planar_from_dict(data, path) -> Description:
                 fn = builder.add_angle_driver if kind == "angle" else builder.add_slide_driver
                 call(where, fn, entry["name"], **kwargs)
 
-    items = data.get("forces", [])
-    if not isinstance(items, list):
-        raise ModelFileError("expected a list of objects", path, "forces")
-    for n, entry in enumerate(items):
-        where = f"forces[{n}]"
-        if not isinstance(entry, dict):
-            raise ModelFileError(f"expected an object, got {type(entry).__name__}", path, where)
-        kind = entry.get("type")
-        if not isinstance(kind, str) or kind not in forces.FILE_TYPES:
-            raise ModelFileError(f"field 'type' must be one of "
-                                 f"{', '.join(sorted(forces.FILE_TYPES))}, got {kind!r}", path,
-                                 where)
-        method, required, optional = forces.FILE_TYPES[kind]
-        check_fields(entry, where, required | {"type", "name"}, optional, path)
-        kwargs = {k: v for k, v in entry.items() if k not in ("type", "name")}
-        call(where, getattr(builder, method), entry["name"], **kwargs)
+    _typed_entries(data, "forces", forces.FILE_TYPES, path, builder)
 
     items = data.get("contacts", [])
     if not isinstance(items, list):
@@ -198,6 +186,7 @@ def _planar_from_dict(data, path) -> Description:
         kwargs = {k: v for k, v in entry.items() if k != "name"}
         call(where, builder.add_contact, entry["name"], **kwargs)
 
+    _typed_entries(data, "gears", gears.FILE_TYPES, path, builder)
     markers = data.get("markers", [])
     if not isinstance(markers, list):
         raise ModelFileError("expected a list of objects", path, "markers")
@@ -205,6 +194,26 @@ def _planar_from_dict(data, path) -> Description:
         check_fields(entry, f"markers[{n}]", *_MARKER_FIELDS, path)
         call(f"markers[{n}]", builder.add_marker, entry["name"], entry["point"])
     return replace(builder.description(), kinematic=kinematic)
+
+
+def _typed_entries(data, key, types, path, builder) -> None:
+    """The entries of list ``key`` (each an object with a ``type`` of ``types``: builder
+    method, required and optional fields) added to ``builder``."""
+    items = data.get(key, [])
+    if not isinstance(items, list):
+        raise ModelFileError("expected a list of objects", path, key)
+    for n, entry in enumerate(items):
+        where = f"{key}[{n}]"
+        if not isinstance(entry, dict):
+            raise ModelFileError(f"expected an object, got {type(entry).__name__}", path, where)
+        kind = entry.get("type")
+        if not isinstance(kind, str) or kind not in types:
+            raise ModelFileError(f"field 'type' must be one of "
+                                 f"{', '.join(sorted(types))}, got {kind!r}", path, where)
+        method, required, optional = types[kind]
+        check_fields(entry, where, required | {"type", "name"}, optional, path)
+        kwargs = {k: v for k, v in entry.items() if k not in ("type", "name")}
+        as_file_error(path, where, getattr(builder, method), entry["name"], **kwargs)
 
 
 def loads(text: str, path=None):

@@ -21,6 +21,8 @@ from ..compile.compiler import compile_model
 from .builder import named_points, resolve_ref
 from ..elements.bodies import GROUND, _element, _positive
 from .._checks import real
+from ..elements.bushings import SpatialBushingBuilder
+from ..elements.gears import SpatialGearBuilder
 from ..elements.laws import Law, constant, law_from_dict
 from ..elements.spatial_contacts import SpatialContactBuilder
 from ..elements.spatial_forces import SpatialForceBuilder
@@ -55,7 +57,8 @@ def _points_on_rod(entry: str, inertia, points) -> None:
                              "off it")
 
 
-class SpatialModelBuilder(SpatialForceBuilder, SpatialContactBuilder):
+class SpatialModelBuilder(SpatialForceBuilder, SpatialContactBuilder, SpatialGearBuilder,
+                          SpatialBushingBuilder):
     """Builds a validated spatial model description, element by element: bodies in natural
     coordinates (conventions of :mod:`linkdyn.elements.spatial`), ground points, joints,
     drivers, force elements (:mod:`linkdyn.elements.spatial_forces`), contacts
@@ -76,6 +79,7 @@ class SpatialModelBuilder(SpatialForceBuilder, SpatialContactBuilder):
         self._drivers: dict = {}
         self._forces: dict = {}
         self._contacts: dict = {}
+        self._gears: dict = {}
 
     def _new_name(self, kind: str, name) -> str:
         if not isinstance(name, str) or not name or name.strip() != name or "." in name:
@@ -86,7 +90,8 @@ class SpatialModelBuilder(SpatialForceBuilder, SpatialContactBuilder):
         for other_kind, table in (("body", self._bodies), ("joint", self._joints),
                                   ("marker", self._markers), ("driver", self._drivers),
                                   ("force element", self._forces),
-                                  ("contact", self._contacts)):
+                                  ("contact", self._contacts),
+                                  ("gear pair", self._gears)):
             if name in table:
                 raise ModelError(f"{kind} '{name}': the name is already used by a {other_kind}",
                                  name)
@@ -132,6 +137,11 @@ class SpatialModelBuilder(SpatialForceBuilder, SpatialContactBuilder):
                 position=vec3(entry, "position", position), orientation=R,
                 velocity=vec3(entry, "velocity", velocity),
                 angular_velocity=vec3(entry, "angular_velocity", angular_velocity))
+
+    @staticmethod
+    def _rotation(entry, value) -> np.ndarray:
+        """A checked rotation matrix (the mixins' orientations)."""
+        return np.array(rotation_matrix(entry, value))
 
     def add_spherical(self, name: str, first, second) -> None:
         """A spherical joint: point ``first`` ("body.point") stays at point ``second`` of
@@ -321,7 +331,7 @@ class SpatialModelBuilder(SpatialForceBuilder, SpatialContactBuilder):
             bodies=tuple(self._bodies.values()), joints=tuple(self._joints.values()),
             markers=tuple(self._markers.values()), drivers=tuple(self._drivers.values()),
             forces=tuple(self._forces.values()), contacts=tuple(self._contacts.values()),
-            run_defaults=self._run_defaults)
+            run_defaults=self._run_defaults, gears=tuple(self._gears.values()))
 
     def build(self):
         """Compile the description into a frozen :class:`linkdyn.SpatialModel`."""

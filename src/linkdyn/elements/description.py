@@ -10,7 +10,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from .._checks import checked_path
-from . import contacts, forces
+from . import contacts, forces, gears
 from .bodies import BarSpec, BodySpec, MarkerSpec, Vec2
 from .joints import (AngleDriverSpec, CoordinateDriverSpec, PrismaticSpec, RevoluteSpec,
                      SlideDriverSpec)
@@ -41,6 +41,7 @@ class Description:
     kinematic: bool = False
     #: The model's own run settings, sorted (key, value) pairs (linkdyn.elements.run_defaults)
     run_defaults: tuple = ()
+    gears: tuple = ()    # gear pairs and racks, see linkdyn.elements.gears
 
 
 def unconnected_bodies(desc) -> list:
@@ -56,7 +57,8 @@ def unconnected_bodies(desc) -> list:
             for item in value:
                 collect(item)
 
-    for element in (*desc.joints, *desc.drivers, *desc.forces, *desc.contacts):
+    for element in (*desc.joints, *desc.drivers, *desc.forces, *desc.contacts,
+                    *getattr(desc, "gears", ())):
         for f in fields(element):
             if f.name != "name":
                 collect(getattr(element, f.name))
@@ -109,6 +111,8 @@ def to_dict(desc: Description) -> dict:
         "contacts": [contacts.to_dict(c) for c in desc.contacts],
         "markers": [{"name": m.name, "point": f"{m.body}.{m.point}"} for m in desc.markers],
     }
+    if desc.gears:
+        out["gears"] = [gears.to_dict(g) for g in desc.gears]
     if desc.kinematic:
         out["kinematic"] = True
     if desc.run_defaults:

@@ -64,6 +64,7 @@ from dataclasses import dataclass
 
 from .._checks import real
 from ..errors import ModelError
+from . import bushings
 from .bodies import GROUND, BodySpec, _element
 from .joints import PrismaticSpec, RevoluteSpec
 from .laws import Law, constant, law_from_dict
@@ -470,11 +471,14 @@ FILE_TYPES = {
                        {"law", "form", "flex_inertia", "flex_mass"}),
     "torque": ("add_torque", {"body", "law"}, set()),
     "force": ("add_force", {"point"}, {"law_x", "law_y", "frame"}),
+    "bushing": bushings.FILE_TYPE,
 }
 
 
 def to_dict(spec) -> dict:
     """The canonical model-file entry of a force element."""
+    if isinstance(spec, bushings.BushingSpec):
+        return bushings.to_dict(spec)
     if isinstance(spec, SpringDamperSpec):
         return {"type": "spring_damper", "name": spec.name, "first": ".".join(spec.first),
                 "second": ".".join(spec.second), "stiffness": spec.stiffness,
@@ -563,6 +567,10 @@ def force_records(desc, body_index, local_of, ground):
         elif isinstance(f, TorqueSpec):
             recs.append(_Record(f.name, ANGLE, (-1, body_index[f.body]),
                                 (0.0, 0.0, 0.0, 0.0, 1.0, 0.0), load=f.law))
+        elif isinstance(f, bushings.BushingSpec):
+            recs += bushings.planar_records(f, lambda ref: (
+                (-1, ground[ref[1]]) if ref[0] == GROUND else
+                (body_index[ref[0]], local_of(body_index[ref[0]], ref[1]))))
         else:
             assert isinstance(f, ForceSpec)
             b = body_index[f.point[0]]

@@ -44,6 +44,7 @@ import numpy as np
 
 from .._checks import mat3, unit_vec3, vec3
 from ..errors import ModelError
+from .gears import to_dict as gear_to_dict
 from .spatial_contacts import to_dict as contact_to_dict
 from .spatial_forces import to_dict as force_to_dict
 
@@ -154,6 +155,7 @@ class SpatialDescription:
     kinematic: bool = False
     #: The model's own run settings, sorted (key, value) pairs (linkdyn.elements.run_defaults)
     run_defaults: tuple = ()
+    gears: tuple = ()    # gear pairs between revolute joints, see linkdyn.elements.gears
 
 
 def rotation_matrix(entry: str, value) -> Mat3:
@@ -334,4 +336,6 @@ def to_dict(desc: SpatialDescription) -> dict:
                        for m in desc.markers]}
     if desc.run_defaults:
         out["run_defaults"] = dict(desc.run_defaults)
+    if desc.gears:
+        out["gears"] = [gear_to_dict(g) for g in desc.gears]
     return out

@@ -51,6 +51,7 @@ import numpy as np
 
 from .._checks import real
 from ..errors import ModelError, name_list
+from . import bushings
 from .bodies import GROUND, _element
 from .forces import (JointDamperSpec, MotorSpec, ServoSpec, SpringDamperSpec,
                      TorsionalSpringDamperSpec, _law, _law_value, spring_damper_spec)
@@ -283,11 +284,14 @@ FILE_TYPES = {
                        {"law", "rotor_transverse_inertia"}),
     "force": ("add_force", {"point"}, {"law_x", "law_y", "law_z", "frame"}),
     "torque": ("add_torque", {"body"}, {"law_x", "law_y", "law_z", "frame"}),
+    "bushing": bushings.SPATIAL_FILE_TYPE,
 }
 
 
 def to_dict(spec) -> dict:
     """The canonical model-file entry of a spatial force element."""
+    if isinstance(spec, bushings.SpatialBushingSpec):
+        return bushings.to_dict(spec)
     if isinstance(spec, SpatialLoadSpec):
         d = {"type": spec.kind, "name": spec.name}
         d["point" if spec.kind == "force" else "body"] = (
@@ -478,6 +482,8 @@ def _records(desc, geo: Geometry):
             recs.append(_Record(f.name, ANGLE, (geo.body(f.body0), geo.body(f.body1)),
                                 geo.angle_geometry(f.body0, f.body1, f.axis), f.stiffness,
                                 f.damping, 0.0, f.load, f.input_mode))
+        elif isinstance(f, bushings.SpatialBushingSpec):
+            recs += bushings.spatial_records(f, geo)
         elif isinstance(f, SpatialLoadSpec):
             body = f.target[0] if f.kind == "force" else f.target
             b = geo.index[body]

@@ -138,10 +138,12 @@ def _add_connection(b, c: Connection, name, first, second) -> None:
                                       rest_angle=c.rest)
 
 
-def build(builder, root_node, parts: dict, owner: dict, connections: list, frames=()):
+def build(builder, root_node, parts: dict, owner: dict, connections: list, frames=(),
+          couplings=()):
     """The compiled model: a body per part that owns itself, the connections between
-    different owners as joints, and a marker (named after it) at each frame part's origin
-    (``frames``: parts fixed to a body)."""
+    different owners as joints, a marker (named after it) at each frame part's origin
+    (``frames``: parts fixed to a body), and ``couplings`` (name, joint, joint, the
+    arguments of ``add_gear_pair``, node) between connections' joints."""
     pts = _Points(parts, owner)
     refs = []
     for c in connections:
@@ -167,6 +169,13 @@ def build(builder, root_node, parts: dict, owner: dict, connections: list, frame
     for c, first, second in refs:
         with element_errors(c.node):
             _add_connection(builder, c, joint_name(parts, c.name), first, second)
+    joined = {c.name for c, _, _ in refs}
+    for name, a, b, kwargs, node in couplings:
+        with element_errors(node):
+            if not {a, b} <= joined:
+                raise node.error(f"joint {(a if a not in joined else b)!r} joins parts of "
+                                 "one body (fixed to each other): it cannot be coupled")
+            builder.add_gear_pair(name, joint_name(parts, a), joint_name(parts, b), **kwargs)
     for name, ref in marks.items():
         with element_errors(parts[name].node):
             builder.add_marker(name, ref)

@@ -23,9 +23,14 @@ exact constraints. What becomes what:
   ``<drake:ball_constraint_p_AP value/>`` and ``_p_BQ``: point P of body A held at point Q
   of body B, each in its link frame), spherical joints named ``"ball_<A>_<B>"``. A joint
   named like a link is ``"<joint>/joint"`` (a linkdyn model's names are one namespace).
+- ``<mimic joint multiplier offset>`` between two revolute or continuous joints, with a
+  multiplier that is a ratio of whole numbers ``p / q`` (``q`` up to 1,000): a gear pair
+  ``"<joint>/mimic"`` between the two (:mod:`linkdyn.elements.gears`), teeth ``(q, |p|)``, its
+  row in radians of the mimicking joint and its multiplier that joint's torque; the
+  offset holds where the start (the file's pose, or ``initial``) does not.
 - Not imported yet, and named once in a :class:`~linkdyn.ModelWarning`: joint limits,
-  joint friction, ``<mimic>``, visual and collision geometry, transmissions and other
-  extensions.
+  joint friction, other ``<mimic>`` couplings (of prismatic joints, or with another
+  multiplier), visual and collision geometry, transmissions and other extensions.
 
 URDF carries no gravity: ``gravity`` sets it (default ``(0, 0, -9.81)``, linkdyn's own).
 ``initial={"joint": angle}`` or ``{"joint": (angle, rate)}`` sets the tree's one-degree
@@ -41,6 +46,7 @@ Errors name the file, the line, the element and the attribute
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
@@ -57,6 +63,9 @@ __all__ = ["load_urdf"]
 JOINT_TYPES = {"revolute": 1, "continuous": 1, "prismatic": 1, "fixed": 0, "floating": 6,
                "planar": 3}
 #: Children of <robot> read here; any other is named in the warning.
+#: The largest denominator of a ``<mimic>`` multiplier read as a ratio of whole numbers.
+MIMIC_DENOMINATOR = 1000
+
 KNOWN = ("link", "joint", "loop_joint", "material", "drake:ball_constraint")
 GRAVITY = (0.0, 0.0, -9.81)
 
@@ -183,6 +192,7 @@ class _Importer:
         self.links: dict[str, Link] = {}
         self.joints: dict[str, Joint] = {}
         self.loops: list[Node] = []
+        self.mimics: list = []      # (joint, its <mimic>)
         self.builder = SpatialModelBuilder(self.name, gravity=GRAVITY if gravity is None
                                            else gravity)
 
@@ -214,7 +224,9 @@ class _Importer:
                     "child")
             child_link.parent = joint
             self.joints[joint.name] = joint
-            for tag, what in (("limit", "joint limits"), ("mimic", "<mimic> couplings"),
+            if child.find("mimic") is not None:
+                self.mimics.append((joint.name, child.find("mimic")))
+            for tag, what in (("limit", "joint limits"),
                               ("safety_controller", "safety controllers"),
                               ("calibration", "calibrations")):
                 if child.find(tag) is not None and (tag != "limit" or joint.kind != "fixed"):
@@ -224,6 +236,26 @@ class _Importer:
                 self.skip("joint friction", joint.name)
         self.loops = self.node.findall("loop_joint")
         self.balls = self.node.findall("drake:ball_constraint")
+
+    def couplings(self, start: dict) -> list:
+        """The ``<mimic>`` couplings as gear pairs: (name, joint, mimicked joint, the pair's
+        arguments, node); others are named as not imported."""
+        out = []
+        for name, node in self.mimics:
+            other = node.reference("joint", self.joints, "joint")
+            k, offset = node.number("multiplier", 1.0), node.number("offset", 0.0)
+            ratio = Fraction(k).limit_denominator(MIMIC_DENOMINATOR)
+            kinds = {self.joints[n].kind for n in (name, other)}
+            if (not kinds <= {"revolute", "continuous"} or ratio == 0 or other == name
+                    or abs(float(ratio) - k) > 1e-12 * max(1.0, abs(k))):
+                self.skip("<mimic> couplings", name)
+                continue
+            q_a, q_b = (start.get(n, (0.0, 0.0))[0] for n in (name, other))
+            out.append((f"{name}/mimic", name, other, dict(
+                teeth=(ratio.denominator, abs(ratio.numerator)),
+                module=2.0 / ratio.denominator, sense="same" if ratio > 0 else "opposite",
+                phase=-(q_a - k * q_b - offset)), node))
+        return out
 
     def root(self) -> str:
         roots = [n for n, link in self.links.items() if link.parent is None]
@@ -293,6 +325,6 @@ def load_urdf(path: str, *, gravity=None, initial=None, floating_base: bool = Fa
         children.setdefault(j.parent, []).append(j)
     tree = _forward(root, children, start)
     owner = imp.owners(root)
-    model = build(imp, tree, owner)
+    model = build(imp, tree, owner, imp.couplings(start))
     say_not_imported(path, imp.skipped)
     return model

@@ -6,7 +6,8 @@ It works for simulation and kinematics results alike.
 Drawing. A bar is its segment from ``a`` to ``b``; a general body is the polygon through its
 points in the order they were given (a single point: a segment from its centre of mass); a
 revolute joint is a circle at its point, a prismatic joint a short segment along its axis;
-ground points are triangles. Marker traces show the path up to the current frame. The axes
+a gear its pitch circle, dashed, with a spoke that turns with it; ground points are
+triangles. Marker traces show the path up to the current frame. The axes
 keep one scale (equal aspect) and fit every frame. Spherical and spatial linkages
 (:mod:`linkdyn.natural`) are drawn in 3D: each link as the polygon through its points (its
 planes are not drawn), ground joints as triangles, a spherical linkage on its unit sphere.
@@ -26,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from ..elements.bodies import GROUND
+from ..elements.gears import pitch_circles
 from ..elements.joints import PrismaticSpec, RevoluteSpec
 from ..compile.geometry import PointGeometry, pivots, shapes_3d
 from .plotting import _pyplot, distinct_colors, label_3d_axes, travelled
@@ -227,6 +229,8 @@ def _scene_2d(result, rows, markers, trace, dpi, size, title):
     pts += [supports]
     pts += list(traces.values())
     pts += _contact_extent(model, geo, all_rows)
+    pts += [xy for _, _, centre, r in _gear_circles(model, geo, all_rows)
+            for xy in (centre - r, centre + r)]
     cloud = np.concatenate([p for p in pts if p.size])
     lo, hi = cloud.min(axis=0), cloud.max(axis=0)
     span = max(float(np.max(hi - lo)), 1e-9)
@@ -244,6 +248,7 @@ def _scene_2d(result, rows, markers, trace, dpi, size, title):
     if len(supports):
         ax.plot(supports[:, 0], supports[:, 1], "^", color="0.35", markersize=8, zorder=1)
     draw_contacts = _contact_artists(ax, model, geo, rows, lo, hi)
+    draw_gears = _gear_artists(ax, model, geo, rows)
     body_lines = {b: ax.plot([], [], "-", lw=2.5, color="C0", solid_capstyle="round",
                              zorder=2)[0] for b in geo.drawn}
     revolute = [j.name for j in joints if isinstance(j, RevoluteSpec)]
@@ -279,6 +284,7 @@ def _scene_2d(result, rows, markers, trace, dpi, size, title):
                 trace_lines[m].set_data(p[:row + 1, 0], p[:row + 1, 1])
             marker_dots[m].set_data([p[row, 0]], [p[row, 1]])
         draw_contacts(k)
+        draw_gears(k)
         clock.set_text(f"t = {result.t[row]:.3f} s")
         return []
 
@@ -323,6 +329,40 @@ def _contact_artists(ax, model, geo, rows, lo, hi):
     def draw(k):
         for patch, centre in circles:
             patch.set_center(tuple(centre[k]))
+
+    return draw
+
+
+def _gear_circles(model, geo, rows) -> list:
+    """Per gear of each pair (linkdyn.elements.gears.pitch_circles): (body, its coordinate
+    base or -1 for the ground, (len(rows), 2) centres, pitch radius)."""
+    out = []
+    for spec in getattr(model.description, "gears", ()):
+        for ref, radius in pitch_circles(spec):
+            out.append((ref[0], geo.index.get(ref[0], -1), geo.ref(ref, rows), radius))
+    return out
+
+
+def _gear_artists(ax, model, geo, rows):
+    """Each gear's pitch circle (dashed) with a spoke along its body's u, so that its turning
+    shows; returns draw(k), which moves them to frame k."""
+    from matplotlib.patches import Circle
+
+    artists = []
+    for body, base, centre, radius in _gear_circles(model, geo, rows):
+        patch = Circle(tuple(centre[0]), radius, fill=False, ec="C2", lw=1.2, ls="--",
+                       zorder=1)
+        ax.add_patch(patch)
+        spoke = ax.plot([], [], "-", color="C2", lw=1.2, zorder=1)[0]
+        u = (geo.q[rows][:, base + 2:base + 4] if base >= 0
+             else np.tile([1.0, 0.0], (len(rows), 1)))
+        tip = centre + radius * u / np.linalg.norm(u, axis=1, keepdims=True)
+        artists.append((patch, spoke, centre, tip))
+
+    def draw(k):
+        for patch, spoke, centre, tip in artists:
+            patch.set_center(tuple(centre[k]))
+            spoke.set_data([centre[k, 0], tip[k, 0]], [centre[k, 1], tip[k, 1]])
 
     return draw
 

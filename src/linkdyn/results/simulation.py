@@ -13,6 +13,10 @@ from .. import _html
 from ..compile.model import Model, checked_time
 from ..elements.bodies import GROUND
 from ..elements.friction import gradient
+from ..elements.bushings import BushingSpec, SpatialBushingSpec
+from ..elements.gears import tooth_forces
+
+BUSHINGS = (BushingSpec, SpatialBushingSpec)
 from ..elements.joints import PrismaticSpec
 from .accessors import TrajectoryAccessors, needs_rows, recordable
 from ..compile.geometry import PointGeometry
@@ -336,6 +340,42 @@ class SimulationResult(TrajectoryAccessors):
                                    f"{name_list(self.model.driver_names)})")
         return (-self.lam[:, self.model.constraint_names.index(driver)] *
                 self.model.driver_effort_scale(driver, self.t))
+
+    @recordable
+    def bushing_force(self, name: str) -> np.ndarray:
+        """The components (n, 3) planar or (n, 6) spatial of bushing ``name``'s force on its
+        second body: along its frame's axes (N) and about them (N m), in the order of
+        :data:`linkdyn.elements.bushings.COMPONENTS`."""
+        recs, _ = self._element(name)
+        specs = {f.name: f for f in self.model.description.forces}
+        if not isinstance(specs.get(name), BUSHINGS):
+            raise UnknownNameError(f"force element {name!r} is not a bushing (bushings: "
+                                   f"{name_list(n for n, f in specs.items() if isinstance(f, BUSHINGS))})")
+        return self._elements()[0][:, recs, 2]
+
+    def _mesh(self, pair: str) -> dict:
+        specs = {g.name: g for g in getattr(self.model.description, "gears", ())}
+        if pair not in specs:
+            raise UnknownNameError(f"unknown gear pair {pair!r} (gear pairs and racks: "
+                                   f"{name_list(specs)})")
+        lam = self.lam[:, self.model.constraint_names.index(f"{pair}.mesh")]
+        return tooth_forces(specs[pair], lam)
+
+    @recordable
+    def gear_force(self, pair: str) -> np.ndarray:
+        """The tooth force (n, 3) in N of gear pair or rack ``pair``: tangential (signed:
+        the first gear receives the torque ``-r1`` times it), radial and normal (from the
+        pressure angle); see :mod:`linkdyn.elements.gears`."""
+        f = self._mesh(pair)
+        return np.column_stack([f["tangential"], f["radial"], f["normal"]])
+
+    @recordable
+    def gear_torques(self, pair: str) -> np.ndarray:
+        """The torques (n, 2) in N m the mesh of ``pair`` puts on its gears about their
+        centres (relative to the carrier); for a rack, the pinion's torque and the force (N)
+        on the rack along its joint's axis."""
+        f = self._mesh(pair)
+        return np.column_stack([f["torque1"], f.get("torque2", f.get("rack_force"))])
 
     @recordable
     def joint_force(self, joint: str) -> np.ndarray:
