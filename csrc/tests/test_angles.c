@@ -77,6 +77,15 @@ static ld_angles rows(const double *offset)
     return A;
 }
 
+/* qp, qm <- q with coordinate j moved by +h, -h */
+static void shifted(const double *q, int j, double h, double *qp, double *qm)
+{
+    memcpy(qp, q, sizeof(double) * NQ);
+    memcpy(qm, q, sizeof(double) * NQ);
+    qp[j] += h;
+    qm[j] -= h;
+}
+
 static void jacobian(const ld_angles *A, const double *q, double *J)
 {
     memset(J, 0, sizeof(double) * 2 * NQ);
@@ -120,10 +129,7 @@ int main(void)
     jacobian(&A, q, J);
     err = 0.0;
     for (j = 0; j < NQ; j++) {
-        memcpy(qp, q, sizeof q);
-        memcpy(qm, q, sizeof q);
-        qp[j] += h;
-        qm[j] -= h;
+        shifted(q, j, h, qp, qm);
         ld_angles_phi(&A, qp, p1);
         ld_angles_phi(&A, qm, p2);
         for (r = 0; r < 2; r++)
@@ -152,10 +158,7 @@ int main(void)
     ld_angles_hessian(&A, q, lam, H);
     err = 0.0;
     for (j = 0; j < NQ; j++) {
-        memcpy(qp, q, sizeof q);
-        memcpy(qm, q, sizeof q);
-        qp[j] += h;
-        qm[j] -= h;
+        shifted(q, j, h, qp, qm);
         jacobian(&A, qp, Jp);
         jacobian(&A, qm, Jm);
         for (i = 0; i < NQ; i++) {

@@ -17,6 +17,7 @@ import numpy as np
 from ..elements import forces as _forces
 from ..elements.contacts import contact_records
 from ..elements.records import compile_records, reference_angles
+from ..elements.stops import planar_records as planar_stop_records
 
 __all__ = ["Numbering", "compile_rows", "force_arrays", "law_arrays", "assign_slots", "mul"]
 
@@ -173,8 +174,10 @@ def force_arrays(desc, body_index, local_of, ground, add_law, nq: int, q0):
     contacts, see :mod:`linkdyn.elements.records`) with their Q_q and Q_v patterns:
     (arrays, info)."""
     recs, loads = _forces.force_records(desc, body_index, local_of, ground)
-    contact = contact_records(desc, body_index, local_of, ground, len(recs))
-    farrays, finfo, fq_blocks, fv_blocks = compile_records(recs, loads, *contact, add_law)
+    contact_recs, *modes = contact_records(desc, body_index, local_of, ground, len(recs))
+    contact_recs = contact_recs + planar_stop_records(desc, body_index, local_of, ground)
+    farrays, finfo, fq_blocks, fv_blocks = compile_records(recs, loads, contact_recs, *modes,
+                                                           add_law)
     nrec = finfo["nrec"]
     fq_colptr, fq_rowind, fq_slots = assign_slots(fq_blocks, nq)
     fv_colptr, fv_rowind, fv_slots = assign_slots(fv_blocks, nq)

@@ -27,6 +27,7 @@ from ..elements.joints import (AngleDriverSpec, CoordinateDriverSpec, PrismaticS
                                RevoluteSpec, SlideDriverSpec)
 from ..elements.laws import Law, law_from_dict
 from ..elements.run_defaults import checked_run_defaults
+from ..elements.stops import StopBuilder
 from .._checks import as_file_error
 from ..errors import ModelError, ModelFileError
 
@@ -83,7 +84,7 @@ def named_points(entry: str, points, reserved, parse, shape: str) -> tuple:
     return tuple(out)
 
 
-class ModelBuilder(ForceBuilder, ContactBuilder, GearBuilder, BushingBuilder):
+class ModelBuilder(ForceBuilder, ContactBuilder, GearBuilder, BushingBuilder, StopBuilder):
     """Builds a validated model description, element by element.
 
     Force elements (springs, dampers, loads, motors, servos) are added with the methods of
@@ -116,6 +117,7 @@ class ModelBuilder(ForceBuilder, ContactBuilder, GearBuilder, BushingBuilder):
         self._forces: dict = {}
         self._contacts: dict = {}
         self._gears: dict = {}
+        self._stops: dict = {}
 
     # -- names -----------------------------------------------------------------------------
     def _new_name(self, kind: str, name) -> str:
@@ -131,7 +133,8 @@ class ModelBuilder(ForceBuilder, ContactBuilder, GearBuilder, BushingBuilder):
                                   ("marker", self._markers), ("driver", self._drivers),
                                   ("force element", self._forces),
                                   ("contact", self._contacts),
-                                  ("gear pair", self._gears)):
+                                  ("gear pair", self._gears),
+                                  ("joint stop", self._stops)):
             if name in table:
                 raise ModelError(f"{kind} '{name}': the name is already used by a {other_kind}",
                                  name)
@@ -368,6 +371,7 @@ class ModelBuilder(ForceBuilder, ContactBuilder, GearBuilder, BushingBuilder):
             contacts=tuple(self._contacts.values()),
             run_defaults=self._run_defaults,
             gears=tuple(self._gears.values()),
+            stops=tuple(self._stops.values()),
         )
 
     def build(self) -> Model:

@@ -50,7 +50,10 @@ Contacts go in a ``"contacts"`` list: ``{"name", "point", "line_point", "line_an
 :mod:`linkdyn.contacts`). Gear pairs and racks go in a ``"gears"`` list:
 ``{"type": "gear_pair", "name", "first", "second", "teeth": [z1, z2], "module"}`` (optional
 ``internal``, ``carrier``, ``pressure_angle``) or ``{"type": "rack_and_pinion", "name",
-"pinion", "rack", "teeth", "module"}`` (see :mod:`linkdyn.elements.gears`).
+"pinion", "rack", "teeth", "module"}`` (see :mod:`linkdyn.elements.gears`). Joint stops
+go in a ``"stops"`` list: ``{"type": "joint_stop", "name", "joint", "lower", "upper",
+"stiffness", "exponent", "model", "damping" | "restitution"}`` (see
+:mod:`linkdyn.elements.stops`).
 
 Every field is checked: a missing required field, an unknown field, a value of the wrong type
 or outside its range raises :class:`ModelFileError` naming the file, the field
@@ -66,7 +69,7 @@ import os
 from pathlib import Path
 
 from .._checks import as_file_error, check_fields, checked_path, input_file_problem
-from ..elements import contacts, forces, gears
+from ..elements import contacts, forces, gears, stops
 from ..elements import spatial as _spatial
 from ..elements.description import FORMAT_VERSION, Description, dumps, save
 from ..elements.description import to_dict as _planar_to_dict
@@ -89,7 +92,7 @@ _DRIVER_FIELDS = {"angle": ({"type", "name", "joint", "law"}, set()),
 _MARKER_FIELDS = ({"name", "point"}, set())
 _TOP_FIELDS = ({"linkdyn_model", "name", "bodies"},
                {"gravity", "ground", "joints", "markers", "drivers", "forces", "contacts",
-                "gears", "notes", "kinematic", "run_defaults"})
+                "gears", "stops", "notes", "kinematic", "run_defaults"})
 
 
 def to_dict(desc) -> dict:
@@ -187,6 +190,7 @@ def _planar_from_dict(data, path) -> Description:
         call(where, builder.add_contact, entry["name"], **kwargs)
 
     _typed_entries(data, "gears", gears.FILE_TYPES, path, builder)
+    _typed_entries(data, "stops", stops.FILE_TYPES, path, builder)
     markers = data.get("markers", [])
     if not isinstance(markers, list):
         raise ModelFileError("expected a list of objects", path, "markers")

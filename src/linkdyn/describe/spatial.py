@@ -31,6 +31,7 @@ from ..elements.spatial import (AxisJointSpec, SpatialBodySpec, SpatialDescripti
                                 inertia_tensor, may_be_rod, principal_frame, rod_axis,
                                 rotation_matrix, unit_vec3, vec3)
 from ..elements.run_defaults import checked_run_defaults
+from ..elements.stops import StopBuilder
 from ..errors import ModelError
 
 __all__ = ["SpatialModelBuilder"]
@@ -58,7 +59,7 @@ def _points_on_rod(entry: str, inertia, points) -> None:
 
 
 class SpatialModelBuilder(SpatialForceBuilder, SpatialContactBuilder, SpatialGearBuilder,
-                          SpatialBushingBuilder):
+                          SpatialBushingBuilder, StopBuilder):
     """Builds a validated spatial model description, element by element: bodies in natural
     coordinates (conventions of :mod:`linkdyn.elements.spatial`), ground points, joints,
     drivers, force elements (:mod:`linkdyn.elements.spatial_forces`), contacts
@@ -80,6 +81,7 @@ class SpatialModelBuilder(SpatialForceBuilder, SpatialContactBuilder, SpatialGea
         self._forces: dict = {}
         self._contacts: dict = {}
         self._gears: dict = {}
+        self._stops: dict = {}
 
     def _new_name(self, kind: str, name) -> str:
         if not isinstance(name, str) or not name or name.strip() != name or "." in name:
@@ -91,7 +93,8 @@ class SpatialModelBuilder(SpatialForceBuilder, SpatialContactBuilder, SpatialGea
                                   ("marker", self._markers), ("driver", self._drivers),
                                   ("force element", self._forces),
                                   ("contact", self._contacts),
-                                  ("gear pair", self._gears)):
+                                  ("gear pair", self._gears),
+                                  ("joint stop", self._stops)):
             if name in table:
                 raise ModelError(f"{kind} '{name}': the name is already used by a {other_kind}",
                                  name)
@@ -331,7 +334,8 @@ class SpatialModelBuilder(SpatialForceBuilder, SpatialContactBuilder, SpatialGea
             bodies=tuple(self._bodies.values()), joints=tuple(self._joints.values()),
             markers=tuple(self._markers.values()), drivers=tuple(self._drivers.values()),
             forces=tuple(self._forces.values()), contacts=tuple(self._contacts.values()),
-            run_defaults=self._run_defaults, gears=tuple(self._gears.values()))
+            run_defaults=self._run_defaults, gears=tuple(self._gears.values()),
+            stops=tuple(self._stops.values()))
 
     def build(self):
         """Compile the description into a frozen :class:`linkdyn.SpatialModel`."""

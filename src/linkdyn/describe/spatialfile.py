@@ -58,6 +58,7 @@ from ..elements.description import _no_negative_zero
 from ..elements.spatial import SpatialDescription, to_dict
 from ..elements.spatial_contacts import FILE_FIELDS as _CONTACT
 from ..elements.gears import SPATIAL_FILE_TYPES
+from ..elements.stops import FILE_TYPES as STOP_TYPES
 from ..elements.spatial_forces import FILE_TYPES as _FORCES
 from ..errors import ModelFileError
 from .builder import name_or_gravity, read_run_defaults
@@ -67,7 +68,7 @@ __all__ = ["from_dict", "dumps", "save"]
 
 _TOP = ({"linkdyn_model", "space", "name", "bodies"},
         {"gravity", "ground", "joints", "drivers", "forces", "contacts", "markers", "notes",
-         "run_defaults", "gears"})
+         "run_defaults", "gears", "stops"})
 _BODY = ({"name", "mass", "inertia"},
          {"points", "position", "orientation", "velocity", "angular_velocity"})
 _JOINTS = {"spherical": (set(), "add_spherical"), "revolute": ({"axis"}, "add_revolute"),
@@ -103,7 +104,8 @@ def from_dict(data, path=None) -> SpatialDescription:
         raise ModelFileError("expected an object of name: [x, y, z]", path, "ground")
     for name, xyz in ground.items():
         call(f"ground.{name}", b.add_ground_point, name, xyz)
-    for key in ("bodies", "joints", "drivers", "forces", "contacts", "gears", "markers"):
+    for key in ("bodies", "joints", "drivers", "forces", "contacts", "gears", "stops",
+                "markers"):
         items = data.get(key, [])
         if not isinstance(items, list):
             raise ModelFileError("expected a list of objects", path, key)
@@ -120,8 +122,9 @@ def from_dict(data, path=None) -> SpatialDescription:
             elif key == "markers":
                 check_fields(entry, where, {"name", "point"}, set(), path)
                 call(where, b.add_marker, entry["name"], entry["point"])
-            elif key in ("forces", "gears"):
-                types = _FORCES if key == "forces" else SPATIAL_FILE_TYPES
+            elif key in ("forces", "gears", "stops"):
+                types = {"forces": _FORCES, "gears": SPATIAL_FILE_TYPES,
+                         "stops": STOP_TYPES}[key]
                 kind = entry.get("type") if isinstance(entry, dict) else None
                 if not isinstance(kind, str) or kind not in types:
                     raise ModelFileError(f"field 'type' must be one of "

@@ -77,6 +77,12 @@ class SpatialBushingSpec:
     orientation: tuple = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 
 
+def _two_bodies(entry, first, second) -> None:
+    if first[0] == second[0]:
+        raise ModelError(f"{entry}: a bushing joins two different bodies; both points are "
+                         f"on '{first[0]}'")
+
+
 def _checked(entry, n, stiffness, damping, preload) -> tuple:
     names = COMPONENTS[2 if n == 3 else 3]
 
@@ -100,9 +106,7 @@ def _checked(entry, n, stiffness, damping, preload) -> tuple:
 def planar_bushing(entry, name, first, second, stiffness, damping, preload, angle,
                    rest_angle) -> BushingSpec:
     """A checked planar bushing (the builder resolves the references and the rest angle)."""
-    if first[0] == second[0]:
-        raise ModelError(f"{entry}: a bushing joins two different bodies; both points are "
-                         f"on '{first[0]}'")
+    _two_bodies(entry, first, second)
     k, c, p = _checked(entry, 3, stiffness, damping, preload)
     return BushingSpec(name, first, second, k, c, p, real(entry, "angle", angle),
                        rest_angle)
@@ -111,9 +115,7 @@ def planar_bushing(entry, name, first, second, stiffness, damping, preload, angl
 def spatial_bushing(entry, name, first, second, stiffness, damping, preload,
                     orientation) -> SpatialBushingSpec:
     """A checked spatial bushing (``orientation`` already a checked rotation matrix)."""
-    if first[0] == second[0]:
-        raise ModelError(f"{entry}: a bushing joins two different bodies; both points are "
-                         f"on '{first[0]}'")
+    _two_bodies(entry, first, second)
     k, c, p = _checked(entry, 6, stiffness, damping, preload)
     return SpatialBushingSpec(name, first, second, k, c, p,
                               tuple(map(tuple, np.asarray(orientation, float).tolist())))

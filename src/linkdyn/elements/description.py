@@ -10,7 +10,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from .._checks import checked_path
-from . import contacts, forces, gears
+from . import contacts, forces, gears, stops
 from .bodies import BarSpec, BodySpec, MarkerSpec, Vec2
 from .joints import (AngleDriverSpec, CoordinateDriverSpec, PrismaticSpec, RevoluteSpec,
                      SlideDriverSpec)
@@ -42,6 +42,7 @@ class Description:
     #: The model's own run settings, sorted (key, value) pairs (linkdyn.elements.run_defaults)
     run_defaults: tuple = ()
     gears: tuple = ()    # gear pairs and racks, see linkdyn.elements.gears
+    stops: tuple = ()    # joint stops, see linkdyn.elements.stops
 
 
 def unconnected_bodies(desc) -> list:
@@ -113,6 +114,8 @@ def to_dict(desc: Description) -> dict:
     }
     if desc.gears:
         out["gears"] = [gears.to_dict(g) for g in desc.gears]
+    if desc.stops:
+        out["stops"] = [stops.to_dict(s) for s in desc.stops]
     if desc.kinematic:
         out["kinematic"] = True
     if desc.run_defaults:

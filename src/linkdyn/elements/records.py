@@ -154,7 +154,7 @@ def compile_records(recs, loads, contact_recs, frictions, swings, arcs, add_law)
                 nload=nload,
                 coord=tuple(r.coord for r in recs),
                 contacts=tuple((i, recs[i].owner, recs[i].law)
-                               for i in range(contacts_from, nrec) if recs[i].coord == SLIDE),
+                               for i in range(contacts_from, nrec) if recs[i].coord != ROLL),
                 frictions=tuple(frictions), swings=tuple(swings), arcs=tuple(arcs))
     return a, info, fq_entries + load_fq, fv_entries
 

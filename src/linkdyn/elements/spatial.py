@@ -45,6 +45,7 @@ import numpy as np
 from .._checks import mat3, unit_vec3, vec3
 from ..errors import ModelError
 from .gears import to_dict as gear_to_dict
+from .stops import to_dict as stop_to_dict
 from .spatial_contacts import to_dict as contact_to_dict
 from .spatial_forces import to_dict as force_to_dict
 
@@ -156,6 +157,7 @@ class SpatialDescription:
     #: The model's own run settings, sorted (key, value) pairs (linkdyn.elements.run_defaults)
     run_defaults: tuple = ()
     gears: tuple = ()    # gear pairs between revolute joints, see linkdyn.elements.gears
+    stops: tuple = ()    # joint stops, see linkdyn.elements.stops
 
 
 def rotation_matrix(entry: str, value) -> Mat3:
@@ -338,4 +340,6 @@ def to_dict(desc: SpatialDescription) -> dict:
         out["run_defaults"] = dict(desc.run_defaults)
     if desc.gears:
         out["gears"] = [gear_to_dict(g) for g in desc.gears]
+    if desc.stops:
+        out["stops"] = [stop_to_dict(s) for s in desc.stops]
     return out

@@ -139,11 +139,12 @@ def _add_connection(b, c: Connection, name, first, second) -> None:
 
 
 def build(builder, root_node, parts: dict, owner: dict, connections: list, frames=(),
-          couplings=()):
+          extras=()):
     """The compiled model: a body per part that owns itself, the connections between
     different owners as joints, a marker (named after it) at each frame part's origin
-    (``frames``: parts fixed to a body), and ``couplings`` (name, joint, joint, the
-    arguments of ``add_gear_pair``, node) between connections' joints."""
+    (``frames``: parts fixed to a body), and ``extras`` on the connections' joints: (builder
+    method, name, connections, keyword arguments, node), as a URDF mimic's gear pair
+    (``add_gear_pair``) or a joint's limits (``add_joint_stop``)."""
     pts = _Points(parts, owner)
     refs = []
     for c in connections:
@@ -170,12 +171,13 @@ def build(builder, root_node, parts: dict, owner: dict, connections: list, frame
         with element_errors(c.node):
             _add_connection(builder, c, joint_name(parts, c.name), first, second)
     joined = {c.name for c, _, _ in refs}
-    for name, a, b, kwargs, node in couplings:
+    for method, name, joints, kwargs, node in extras:
         with element_errors(node):
-            if not {a, b} <= joined:
-                raise node.error(f"joint {(a if a not in joined else b)!r} joins parts of "
-                                 "one body (fixed to each other): it cannot be coupled")
-            builder.add_gear_pair(name, joint_name(parts, a), joint_name(parts, b), **kwargs)
+            for j in joints:
+                if j not in joined:
+                    raise node.error(f"joint {j!r} joins parts of one body (fixed to each "
+                                     "other): it has no coordinate to couple or stop")
+            getattr(builder, method)(name, *(joint_name(parts, j) for j in joints), **kwargs)
     for name, ref in marks.items():
         with element_errors(parts[name].node):
             builder.add_marker(name, ref)

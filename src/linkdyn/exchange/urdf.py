@@ -28,8 +28,10 @@ exact constraints. What becomes what:
   ``"<joint>/mimic"`` between the two (:mod:`linkdyn.elements.gears`), teeth ``(q, |p|)``, its
   row in radians of the mimicking joint and its multiplier that joint's torque; the
   offset holds where the start (the file's pose, or ``initial``) does not.
-- Not imported yet, and named once in a :class:`~linkdyn.ModelWarning`: joint limits,
-  joint friction, other ``<mimic>`` couplings (of prismatic joints, or with another
+- Joint limits (``<limit lower upper>`` of revolute and prismatic joints) as joint stops
+  when ``stops`` gives their contact law (see :func:`load_urdf`).
+- Not imported yet, and named once in a :class:`~linkdyn.ModelWarning`: joint limits
+  without ``stops``, joint friction, other ``<mimic>`` couplings (of prismatic joints, or with another
   multiplier), visual and collision geometry, transmissions and other extensions.
 
 URDF carries no gravity: ``gravity`` sets it (default ``(0, 0, -9.81)``, linkdyn's own).
@@ -50,7 +52,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..errors import ArgumentTypeError
+from ..errors import ArgumentError, ArgumentTypeError
 from .assemble import say_not_imported
 from .geometry import axis_rotation, rpy_matrix
 from .initial import initial_values
@@ -179,6 +181,19 @@ def _initial(initial, joints: dict) -> dict:
                           "revolute, continuous and prismatic joints")
 
 
+#: The keys of the ``stops`` option.
+STOP_LAW = ("stiffness", "exponent", "model", "damping", "restitution")
+
+
+def _stop_law(stops) -> dict | None:
+    if stops is None:
+        return None
+    if not isinstance(stops, dict) or "stiffness" not in stops or set(stops) - set(STOP_LAW):
+        raise ArgumentError(f"stops must be a dict with stiffness and optionally "
+                            f"{', '.join(STOP_LAW[1:])}, got {stops!r}")
+    return dict(stops)
+
+
 class _Importer:
     """One file's links and joints turned into builder calls."""
 
@@ -226,10 +241,9 @@ class _Importer:
             self.joints[joint.name] = joint
             if child.find("mimic") is not None:
                 self.mimics.append((joint.name, child.find("mimic")))
-            for tag, what in (("limit", "joint limits"),
-                              ("safety_controller", "safety controllers"),
+            for tag, what in (("safety_controller", "safety controllers"),
                               ("calibration", "calibrations")):
-                if child.find(tag) is not None and (tag != "limit" or joint.kind != "fixed"):
+                if child.find(tag) is not None:
                     self.skip(what, joint.name)
             dyn = child.find("dynamics")
             if dyn is not None and dyn.number("friction", 0.0) != 0.0:
@@ -251,10 +265,28 @@ class _Importer:
                 self.skip("<mimic> couplings", name)
                 continue
             q_a, q_b = (start.get(n, (0.0, 0.0))[0] for n in (name, other))
-            out.append((f"{name}/mimic", name, other, dict(
+            out.append(("add_gear_pair", f"{name}/mimic", (name, other), dict(
                 teeth=(ratio.denominator, abs(ratio.numerator)),
                 module=2.0 / ratio.denominator, sense="same" if ratio > 0 else "opposite",
                 phase=-(q_a - k * q_b - offset)), node))
+        return out
+
+    def limits(self, start: dict, law) -> list:
+        """The joints' ``<limit>`` ranges as joint stops with the contact law ``law`` (the
+        ``stops`` option; None: the limits are named as not imported)."""
+        out = []
+        for name, j in self.joints.items():
+            node = j.node.find("limit")
+            if node is None or j.kind == "fixed":
+                continue
+            lower, upper = node.number("lower", 0.0), node.number("upper", 0.0)
+            if law is None or j.kind not in ("revolute", "prismatic") or lower == upper:
+                self.skip("joint limits", name)
+                continue
+            # a revolute joint's angle counts from the start, a slide from the file's pose
+            shift = start.get(name, (0.0, 0.0))[0] if j.kind == "revolute" else 0.0
+            out.append(("add_joint_stop", f"{name}/limits", (name,),
+                        dict(lower=lower - shift, upper=upper - shift, **law), node))
         return out
 
     def root(self) -> str:
@@ -306,11 +338,19 @@ class _Importer:
         return order
 
 
-def load_urdf(path: str, *, gravity=None, initial=None, floating_base: bool = False):
+def load_urdf(path: str, *, gravity=None, initial=None, floating_base: bool = False,
+              stops=None):
     """The compiled spatial model of a URDF file (see the module's notes).
 
+    ``stops`` (a dict of :meth:`~linkdyn.SpatialModelBuilder.add_joint_stop`'s law:
+    ``stiffness`` and optionally ``exponent``, ``model``, ``damping``, ``restitution``)
+    makes each revolute and prismatic joint's ``<limit lower upper>`` a joint stop
+    ``"<joint>/limits"`` (:mod:`linkdyn.elements.stops`); without it the limits are named
+    as not imported.
+
     Raises ModelFileError naming the file, line, element and attribute of what cannot be
-    read; ArgumentError for an ``initial`` entry that names no one-degree joint."""
+    read; ArgumentError for an ``initial`` entry that names no one-degree joint, and for a
+    ``stops`` that is not such a dict."""
     if not isinstance(floating_base, bool):
         raise ArgumentTypeError(f"floating_base must be True or False, got {floating_base!r}")
     node = parse_file(path)
@@ -325,6 +365,7 @@ def load_urdf(path: str, *, gravity=None, initial=None, floating_base: bool = Fa
         children.setdefault(j.parent, []).append(j)
     tree = _forward(root, children, start)
     owner = imp.owners(root)
-    model = build(imp, tree, owner, imp.couplings(start))
+    law = _stop_law(stops)
+    model = build(imp, tree, owner, imp.couplings(start) + imp.limits(start, law))
     say_not_imported(path, imp.skipped)
     return model

@@ -82,13 +82,13 @@ def _balls(imp, tree, taken: set) -> list:
     return out
 
 
-def build(imp, tree, owner, couplings=()):
+def build(imp, tree, owner, extras=()):
     """The compiled model of the importer's links and joints at the start ``tree``, with
-    the gear pairs ``couplings`` (:func:`linkdyn.exchange.assemble.build`)."""
+    the mimics' gear pairs and the joints' stops ``extras``
+    (:func:`linkdyn.exchange.assemble.build`)."""
     parts = _parts(imp, tree)
     connections = _joints(imp, tree) + _loops(imp, tree, owner)
     connections += _balls(imp, tree, {c.name for c in connections})
     # massless frames fixed to a body (those fixed to the ground stay where they are)
     frames = [n for n, o in owner.items() if o not in (n, None, "ground")]
-    return assemble_model(imp.builder, imp.node, parts, owner, connections, frames,
-                          couplings)
+    return assemble_model(imp.builder, imp.node, parts, owner, connections, frames, extras)

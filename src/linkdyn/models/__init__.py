@@ -93,7 +93,8 @@ def builtin_names() -> list[str]:
     return sorted(_file_names() + list(_DERIVED))
 
 
-def load_model(name_or_path, *, gravity=None, initial=None, floating_base=None) -> Model:
+def load_model(name_or_path, *, gravity=None, initial=None, floating_base=None,
+               stops=None) -> Model:
     """Load and compile a built-in model (by name, e.g. ``"jansen"``), an IFToMM problem
     (``"iftomm_a01"``, ``"iftomm_a03"``), a generated one (``"chain:20"``,
     ``"nfourbar:40"``, ``"truss:10"``) or a model file (path): linkdyn's own JSON, or a
@@ -104,7 +105,8 @@ def load_model(name_or_path, *, gravity=None, initial=None, floating_base=None) 
     joints' positions and rates at the start) apply to URDF, SDFormat and MJCF files
     (gravity replaces the world's or ``<option>``'s; SDFormat's and MJCF's positions count
     from the file's pose, MJCF's as MuJoCo's qpos); ``floating_base`` (free the root link)
-    to URDF files.
+    and ``stops`` (the contact law of the joints' limits as joint stops,
+    :func:`linkdyn.exchange.urdf.load_urdf`) to URDF files.
 
     Raises :class:`ModelFileError` for a name that is neither a built-in nor an existing
     file, and for a file that cannot be read or is invalid (a URDF file's errors name the
@@ -116,7 +118,10 @@ def load_model(name_or_path, *, gravity=None, initial=None, floating_base=None) 
         from ..exchange import load_urdf
 
         return load_urdf(text, gravity=gravity, initial=initial,
-                         floating_base=False if floating_base is None else floating_base)
+                         floating_base=False if floating_base is None else floating_base,
+                         stops=stops)
+    if stops is not None:
+        raise ArgumentError(f"load_model: stops applies to URDF files, not to {text!r}")
     if text.lower().endswith(".sdf"):
         from ..exchange import load_sdf
 

@@ -353,6 +353,22 @@ class SimulationResult(TrajectoryAccessors):
                                    f"{name_list(n for n, f in specs.items() if isinstance(f, BUSHINGS))})")
         return self._elements()[0][:, recs, 2]
 
+    @recordable
+    def stop_force(self, stop: str) -> np.ndarray:
+        """The force (N) or torque (N m) of joint stop ``stop`` along its joint's coordinate
+        (n,): positive where the lower stop pushes the coordinate up, negative where the
+        upper one pushes it down (:mod:`linkdyn.elements.stops`)."""
+        specs = {s.name: s for s in getattr(self.model.description, "stops", ())}
+        if stop not in specs:
+            raise UnknownNameError(f"unknown joint stop {stop!r} (joint stops: "
+                                   f"{name_list(specs)})")
+        rec = self._elements()[0]
+        out = np.zeros(len(self.t))
+        for side, sign in (("lower", 1.0), ("upper", -1.0)):
+            if getattr(specs[stop], side) is not None:
+                out += sign * rec[:, self._element(f"{stop}/{side}")[0][0], 2]
+        return out
+
     def _mesh(self, pair: str) -> dict:
         specs = {g.name: g for g in getattr(self.model.description, "gears", ())}
         if pair not in specs:
