@@ -249,7 +249,7 @@ int ld_model_phi(void *user, double t, const double *q, double *out)
             ax.c = 0.0;
         }
     }
-    ld_angles_phi(&d->angles, q, out);
+    if (d->angles.nrow > 0) ld_angles_phi(&d->angles, q, out);
     return LD_OK;
 }
 
@@ -292,7 +292,7 @@ int ld_model_phi_q(void *user, double t, const double *q, double *val)
             val[d->term_slot[2 * k + 1]] += c * q[d->term_a[k]];
         }
     }
-    ld_angles_phi_q(&d->angles, q, val);
+    if (d->angles.nrow > 0) ld_angles_phi_q(&d->angles, q, val);
     return LD_OK;
 }
 
@@ -358,7 +358,7 @@ int ld_model_gamma(void *user, double t, const double *q, const double *v, doubl
                                         + 2.0 * g[1] * (q[b] * v[a] + q[a] * v[b])
                                         + g[2] * q[a] * q[b]);
     }
-    ld_angles_gamma(&d->angles, q, v, out);
+    if (d->angles.nrow > 0) ld_angles_gamma(&d->angles, q, v, out);
     return LD_OK;
 }
 
@@ -385,7 +385,7 @@ int ld_model_phi_qq_lam(void *user, double t, const double *q, const double *lam
         val[d->term_hslot[2 * k]] += l;
         val[d->term_hslot[2 * k + 1]] += l;
     }
-    ld_angles_hessian(&d->angles, q, lam, val);
+    if (d->angles.nrow > 0) ld_angles_hessian(&d->angles, q, lam, val);
     return LD_OK;
 }
 
