@@ -20,7 +20,7 @@ from ..errors import ArgumentError, ArgumentTypeError, ModelWarning
 from .geometry import element_errors
 
 __all__ = ["Connection", "Part", "build", "check_pose_options", "say_not_imported",
-           "drake_ball", "ball_name"]
+           "drake_ball", "ball_name", "stop_law"]
 
 #: Connection kinds and the builder's joints.
 KINDS = ("revolute", "prismatic", "planar", "planar_slide", "rigid", "spherical", "universal")
@@ -183,6 +183,21 @@ def build(builder, root_node, parts: dict, owner: dict, connections: list, frame
             builder.add_marker(name, ref)
     with element_errors(root_node):
         return builder.build()
+
+
+#: The keys of the ``stops`` option.
+STOP_LAW = ("stiffness", "exponent", "model", "damping", "restitution")
+
+
+def stop_law(stops) -> dict | None:
+    """The readers' ``stops`` option checked: None, or the contact law of
+    :meth:`~linkdyn.SpatialModelBuilder.add_joint_stop` as a dict."""
+    if stops is None:
+        return None
+    if not isinstance(stops, dict) or "stiffness" not in stops or set(stops) - set(STOP_LAW):
+        raise ArgumentError(f"stops must be a dict with stiffness and optionally "
+                            f"{', '.join(STOP_LAW[1:])}, got {stops!r}")
+    return dict(stops)
 
 
 def check_pose_options(what: str, gravity, floating_base) -> None:

@@ -25,8 +25,13 @@ What becomes what:
   torsional spring ``"<joint>/stiffness"`` at rest where its qpos is ``springref``.
 - ``<equality>``: ``connect`` (a ball joint at ``anchor`` in ``body1``'s frame) and
   ``weld`` (a rigid joint at the start's relative pose) as exact constraints.
+- A single hinge's or slide's limited ``range`` (``limited="true"``, or a range with the
+  compiler's ``autolimits``) as a joint stop ``"<joint>/limits"`` when ``stops`` gives its
+  contact law (:func:`load_mjcf`); MuJoCo's own limits are soft constraints of its solver,
+  which these compliant stops do not copy.
 - Not imported yet, and named once in a :class:`~linkdyn.ModelWarning`: ``armature``,
-  ``frictionloss``, ``range`` (limits), a slide's or combined joints' ``stiffness``,
+  ``frictionloss``, ``range`` (limits) without ``stops`` or of combined joints, a slide's
+  or combined joints' ``stiffness``,
   actuators, tendons, sensors,
   contacts, ``<equality joint>`` and the rest.
 
@@ -44,7 +49,7 @@ import math
 import numpy as np
 
 from .assemble import (Connection, Part, build as assemble_model, check_pose_options,
-                       say_not_imported)
+                       say_not_imported, stop_law)
 from .geometry import axis_rotation, z_to
 from .initial import initial_values, place_initial, settable
 from .mjcf_inertia import geom_mass_properties
@@ -52,8 +57,7 @@ from .xml import Node, parse_file
 
 __all__ = ["load_mjcf"]
 
-SKIPPED_JOINT = {"armature": "joint armature", "frictionloss": "joint friction",
-                 "range": "joint limits"}
+SKIPPED_JOINT = {"armature": "joint armature", "frictionloss": "joint friction"}
 SKIPPED_TOP = ("actuator", "tendon", "sensor", "contact", "keyframe")
 
 
@@ -72,6 +76,7 @@ class _Reader:
         compiler = root.find("compiler")
         attrib = {} if compiler is None else compiler.attrib
         self.degrees = attrib.get("angle", "degree") == "degree"
+        self.autolimits = attrib.get("autolimits", "true") == "true"
         self.eulerseq = attrib.get("eulerseq", "xyz")
         self.from_geom = attrib.get("inertiafromgeom", "auto")
         self.total_mass = float(compiler.floats("settotalmass", 1)[0]) \
@@ -211,6 +216,41 @@ def _walk(reader: _Reader, world: Node) -> list:
     return out
 
 
+def _limited(reader, a: dict) -> bool:
+    """Whether a joint's range is a limit: ``limited="true"``, or a range given with
+    ``limited="auto"`` (the default) under the compiler's ``autolimits`` (default true)."""
+    flag = a.get("limited", "auto")
+    return flag == "true" or (flag == "auto" and reader.autolimits and "range" in a)
+
+
+def _limits(reader, bodies, connections, values, law) -> list:
+    """A single hinge's or slide's limited range as a joint stop ``"<joint>/limits"`` with
+    the contact law ``law`` (the ``stops`` option); the others are named as not imported.
+    The stop counts from the start: its range less the joint's qpos there (a hinge's from
+    ``initial`` or ``ref``, a slide's from ``ref``, where its slide is zero)."""
+    by_name = {c.name: c for c in connections}
+    out = []
+    for b in bodies.values():
+        for j, a in b.joints:
+            if j.tag != "joint" or not _limited(reader, a):
+                continue
+            name = j.attrib.get("name", b.name)
+            kind = a.get("type", "hinge")
+            c = by_name.get(name)
+            if law is None or len(b.joints) != 1 or kind not in ("hinge", "slide") or c is None:
+                reader.skip("joint limits", name)
+                continue
+            unit = reader.angle if kind == "hinge" else float
+            lo, hi = (unit(float(x)) for x in reader.floats(j, a, "range", 2, (0.0, 0.0)))
+            if not lo < hi:
+                raise j.error(f"a limited joint's range must have lower < upper, got "
+                              f"{(lo, hi)}", "range")
+            start = c.ref + (values[name][0] if kind == "hinge" and name in values else 0.0)
+            out.append(("add_joint_stop", f"{name}/limits", (name,),
+                        dict(lower=lo - start, upper=hi - start, **law), j))
+    return out
+
+
 def _nonzero(text: str) -> bool:
     try:
         return any(float(x) != 0.0 for x in text.split())
@@ -309,11 +349,14 @@ def _equalities(reader, root: Node, bodies: dict) -> list:
     return out
 
 
-def load_mjcf(path: str, *, gravity=None, initial=None, floating_base=None):
-    """The compiled spatial model of an MJCF file (see the module's notes)."""
+def load_mjcf(path: str, *, gravity=None, initial=None, floating_base=None, stops=None):
+    """The compiled spatial model of an MJCF file (see the module's notes); ``stops`` as for
+    :func:`linkdyn.exchange.urdf.load_urdf`: a single hinge's or slide's limited range
+    becomes a joint stop ``"<joint>/limits"`` with that contact law."""
     from ..describe.spatial import SpatialModelBuilder
 
     check_pose_options("an MJCF file gives its reference pose", gravity, floating_base)
+    law = stop_law(stops)
     root = parse_file(path)
     if root.tag != "mujoco":
         raise root.error(f"an MJCF file's root element is <mujoco>, got <{root.tag}>")
@@ -357,6 +400,7 @@ def load_mjcf(path: str, *, gravity=None, initial=None, floating_base=None):
             q, qd = values[c.name]
             values[c.name] = (q - c.ref, qd)
             c.rest -= q - c.ref
+    extras = _limits(reader, bodies, connections, values, law)
     equalities = _equalities(reader, root, bodies)
     place_initial(parts, owner, connections, values, closures=equalities)
     connections += equalities
@@ -367,6 +411,6 @@ def load_mjcf(path: str, *, gravity=None, initial=None, floating_base=None):
             option.floats("gravity", 3, (0.0, 0.0, -9.81)))
     builder = SpatialModelBuilder(root.attrib.get("model") or "mjcf", gravity=g)
     frames = [n for n, o in owner.items() if n != "world" and o not in (n, "ground")]
-    model = assemble_model(builder, root, parts, owner, connections, frames)
+    model = assemble_model(builder, root, parts, owner, connections, frames, extras)
     say_not_imported(path, reader.skipped)
     return model

@@ -22,8 +22,11 @@ exact constraint, with no spanning tree. What becomes what (versions 1.4 to 1.10
   ``_p_BQ`` in their link frames) are spherical joints named ``"ball_<A>_<B>"``.
 - Gravity: the world's ``<gravity>`` (SDFormat's default ``0 0 -9.8`` in a world),
   linkdyn's ``(0, 0, -9.81)`` for a bare model; ``gravity=`` overrides both.
-- Not imported yet, and named once in a :class:`~linkdyn.ModelWarning`: joint limits,
-  joint friction, geometry, sensors, plugins and other elements.
+- A revolute or prismatic joint's ``<axis><limit><lower>``/``<upper>`` (bounds beyond
+  1e15 are none, SDFormat's default) as a joint stop ``"<joint>/limits"`` when ``stops``
+  gives its contact law (as :func:`linkdyn.exchange.urdf.load_urdf` does).
+- Not imported yet, and named once in a :class:`~linkdyn.ModelWarning`: joint limits
+  without ``stops``, joint friction, geometry, sensors, plugins and other elements.
 
 The start is the file's poses at rest; ``initial={"joint": angle or (angle, rate)}`` turns
 and slides the tree's revolute, continuous and prismatic joints from there, each counted
@@ -38,7 +41,7 @@ import math
 import numpy as np
 
 from .assemble import (Connection, Part, ball_name, build as assemble_model,
-                       check_pose_options, drake_ball, say_not_imported)
+                       check_pose_options, drake_ball, say_not_imported, stop_law)
 from .geometry import rpy_matrix
 from .initial import initial_values, place_initial, settable
 from .xml import Node, parse_file
@@ -89,6 +92,7 @@ class _Model:
     def __init__(self, model: Node):
         self.node, self.name = model, model.required("name")
         self.skipped: dict[str, list] = {}
+        self.limits: list = []      # (joint, kind, its <limit>)
         self.links = {}
         for link in model.findall("link"):
             name = link.required("name")
@@ -198,7 +202,7 @@ def _connection(model: _Model, joint: Node) -> Connection:
         dyn = joint.child("axis").find("dynamics")
         c.damping = 0.0 if dyn is None else _number(dyn, "damping", 0.0)
         if joint.child("axis").find("limit") is not None:
-            model.skip("joint limits", name)
+            model.limits.append((name, kind, joint.child("axis").find("limit")))
         if dyn is not None and _number(dyn, "friction", 0.0) != 0.0:
             model.skip("joint friction", name)
     if kind == "universal":
@@ -268,11 +272,37 @@ def _the_model(root: Node) -> tuple[Node, tuple, list]:
     return moving[0], gravity, [m.attrib.get("name", "?") for m in models if m is not moving[0]]
 
 
-def load_sdf(path: str, *, gravity=None, initial=None, floating_base=None):
-    """The compiled spatial model of an SDFormat file (see the module's notes)."""
+#: A bound at least this large is none (SDFormat's default limits are +-1e16).
+NO_BOUND = 1e15
+
+
+def _limits(model: _Model, values: dict, law) -> list:
+    """The joints' limits as joint stops (the ``stops`` option); without it, or for a
+    joint other than a revolute or prismatic one, they are named as not imported. A
+    revolute joint's stop counts from the start, a prismatic one's from the file's pose."""
+    out = []
+    for name, kind, node in model.limits:
+        bounds = [_number(node, tag, sign * math.inf) for tag, sign in
+                  (("lower", -1.0), ("upper", 1.0))]
+        bounds = [None if abs(b) >= NO_BOUND else b for b in bounds]
+        if law is None or kind not in ("revolute", "prismatic") or bounds == [None, None]:
+            if bounds != [None, None]:
+                model.skip("joint limits", name)
+            continue
+        start = values.get(name, (0.0, 0.0))[0] if kind == "revolute" else 0.0
+        out.append(("add_joint_stop", f"{name}/limits", (name,),
+                    dict(lower=None if bounds[0] is None else bounds[0] - start,
+                         upper=None if bounds[1] is None else bounds[1] - start, **law), node))
+    return out
+
+
+def load_sdf(path: str, *, gravity=None, initial=None, floating_base=None, stops=None):
+    """The compiled spatial model of an SDFormat file (see the module's notes); ``stops``
+    makes the joints' limits joint stops (see :func:`linkdyn.exchange.urdf.load_urdf`)."""
     from ..describe.spatial import SpatialModelBuilder
 
     check_pose_options("an SDFormat file gives every link's pose", gravity, floating_base)
+    law = stop_law(stops)
     node, file_gravity, others = _the_model(parse_file(path))
     model = _Model(node)
     parts = {n: model.part(n) for n in model.links}
@@ -285,7 +315,8 @@ def load_sdf(path: str, *, gravity=None, initial=None, floating_base=None):
     connections += balls
     g = gravity if gravity is not None else (file_gravity or MODEL_GRAVITY)
     builder = SpatialModelBuilder(model.name, gravity=g)
-    result = assemble_model(builder, node, parts, owner, connections)
+    result = assemble_model(builder, node, parts, owner, connections,
+                            extras=_limits(model, values, law))
     for name in others:
         model.skip("static models", name)
     say_not_imported(path, model.skipped)

@@ -52,8 +52,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..errors import ArgumentError, ArgumentTypeError
-from .assemble import say_not_imported
+from ..errors import ArgumentTypeError
+from .assemble import say_not_imported, stop_law
 from .geometry import axis_rotation, rpy_matrix
 from .initial import initial_values
 from .urdf_build import build
@@ -179,19 +179,6 @@ def _initial(initial, joints: dict) -> dict:
     return initial_values(initial, {name: JOINT_TYPES[j.kind] == 1 or j.kind
                                     for name, j in joints.items()},
                           "revolute, continuous and prismatic joints")
-
-
-#: The keys of the ``stops`` option.
-STOP_LAW = ("stiffness", "exponent", "model", "damping", "restitution")
-
-
-def _stop_law(stops) -> dict | None:
-    if stops is None:
-        return None
-    if not isinstance(stops, dict) or "stiffness" not in stops or set(stops) - set(STOP_LAW):
-        raise ArgumentError(f"stops must be a dict with stiffness and optionally "
-                            f"{', '.join(STOP_LAW[1:])}, got {stops!r}")
-    return dict(stops)
 
 
 class _Importer:
@@ -365,7 +352,7 @@ def load_urdf(path: str, *, gravity=None, initial=None, floating_base: bool = Fa
         children.setdefault(j.parent, []).append(j)
     tree = _forward(root, children, start)
     owner = imp.owners(root)
-    law = _stop_law(stops)
+    law = stop_law(stops)
     model = build(imp, tree, owner, imp.couplings(start) + imp.limits(start, law))
     say_not_imported(path, imp.skipped)
     return model

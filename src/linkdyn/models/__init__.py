@@ -105,8 +105,8 @@ def load_model(name_or_path, *, gravity=None, initial=None, floating_base=None,
     joints' positions and rates at the start) apply to URDF, SDFormat and MJCF files
     (gravity replaces the world's or ``<option>``'s; SDFormat's and MJCF's positions count
     from the file's pose, MJCF's as MuJoCo's qpos); ``floating_base`` (free the root link)
-    and ``stops`` (the contact law of the joints' limits as joint stops,
-    :func:`linkdyn.exchange.urdf.load_urdf`) to URDF files.
+    to URDF files; ``stops`` (the contact law of the joints' limits as joint stops,
+    :func:`linkdyn.exchange.urdf.load_urdf`) to URDF, SDFormat and MJCF files.
 
     Raises :class:`ModelFileError` for a name that is neither a built-in nor an existing
     file, and for a file that cannot be read or is invalid (a URDF file's errors name the
@@ -120,16 +120,19 @@ def load_model(name_or_path, *, gravity=None, initial=None, floating_base=None,
         return load_urdf(text, gravity=gravity, initial=initial,
                          floating_base=False if floating_base is None else floating_base,
                          stops=stops)
-    if stops is not None:
-        raise ArgumentError(f"load_model: stops applies to URDF files, not to {text!r}")
+    if stops is not None and not text.lower().endswith((".xml", ".sdf")):
+        raise ArgumentError(f"load_model: stops applies to URDF, SDFormat and MJCF files, "
+                            f"not to {text!r}")
     if text.lower().endswith(".sdf"):
         from ..exchange import load_sdf
 
-        return load_sdf(text, gravity=gravity, initial=initial, floating_base=floating_base)
+        return load_sdf(text, gravity=gravity, initial=initial, floating_base=floating_base,
+                        stops=stops)
     if text.lower().endswith(".xml"):
         from ..exchange import load_mjcf
 
-        return load_mjcf(text, gravity=gravity, initial=initial, floating_base=floating_base)
+        return load_mjcf(text, gravity=gravity, initial=initial, floating_base=floating_base,
+                         stops=stops)
     given = [k for k, v in (("gravity", gravity), ("initial", initial),
                             ("floating_base", floating_base)) if v is not None]
     if given:
