@@ -52,7 +52,6 @@ class AnglePlan:
     hess_pairs: np.ndarray   # (k, 2) Hessian entries the rows need: each angle's full block
     static: dict        # arrays that need no slot
     jentry: np.ndarray  # per angle coordinate, its index in the entries
-    q0: np.ndarray
 
     def arrays(self, entry_slot, hess_slot) -> dict:
         """The kernel arrays (csrc/ld_angles.h), given the Phi_q slot of each of the plan's
@@ -110,4 +109,4 @@ def plan_angle_rows(rows, first_row: int, q0) -> AnglePlan | None:
                   ang_form_b=ints(form_b), ang_form_coef=np.array(form_coef, dtype=float))
     return AnglePlan(list(rows), first_row, entry_rows, entry_cols,
                      np.array(hess, dtype=np.int64).reshape(-1, 2), static,
-                     np.array(jentry, dtype=np.int64), np.asarray(q0, dtype=float))
+                     np.array(jentry, dtype=np.int64))

@@ -163,6 +163,8 @@ class Model:
             ("contacts", _html.names(contacts)),
             ("gear pairs", _html.names([g.name for g in getattr(self.description, "gears",
                                                                 ())])),
+            ("joint stops", _html.names([g.name for g in getattr(self.description, "stops",
+                                                                 ())])),
             ("markers", _html.names(self.marker_names)),
             ("coordinates, constraints", f"{self.nq}, {self.nc}"),
             ("kinematic only", "yes" if (not self.dynamic or getattr(

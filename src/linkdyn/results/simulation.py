@@ -15,11 +15,11 @@ from ..elements.bodies import GROUND
 from ..elements.friction import gradient
 from ..elements.bushings import BushingSpec, SpatialBushingSpec
 from ..elements.gears import tooth_forces
-
-BUSHINGS = (BushingSpec, SpatialBushingSpec)
 from ..elements.joints import PrismaticSpec
 from .accessors import TrajectoryAccessors, needs_rows, recordable
 from ..compile.geometry import PointGeometry
+
+BUSHINGS = (BushingSpec, SpatialBushingSpec)
 
 __all__ = ["SimulationResult", "prismatic_reaction"]
 
@@ -346,11 +346,11 @@ class SimulationResult(TrajectoryAccessors):
         """The components (n, 3) planar or (n, 6) spatial of bushing ``name``'s force on its
         second body: along its frame's axes (N) and about them (N m), in the order of
         :data:`linkdyn.elements.bushings.COMPONENTS`."""
+        bushings = [f.name for f in self.model.description.forces if isinstance(f, BUSHINGS)]
+        if name not in bushings:
+            raise UnknownNameError(f"{name!r} is not a bushing of model {self.model.name!r} "
+                                   f"(bushings: {name_list(bushings)})")
         recs, _ = self._element(name)
-        specs = {f.name: f for f in self.model.description.forces}
-        if not isinstance(specs.get(name), BUSHINGS):
-            raise UnknownNameError(f"force element {name!r} is not a bushing (bushings: "
-                                   f"{name_list(n for n, f in specs.items() if isinstance(f, BUSHINGS))})")
         return self._elements()[0][:, recs, 2]
 
     @recordable
