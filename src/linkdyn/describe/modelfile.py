@@ -150,18 +150,7 @@ def _planar_from_dict(data, path) -> Description:
 
     for key, table in (("bodies", _BODY_FIELDS), ("joints", _JOINT_FIELDS),
                        ("drivers", _DRIVER_FIELDS)):
-        items = data.get(key, [])
-        if not isinstance(items, list):
-            raise ModelFileError("expected a list of objects", path, key)
-        for n, entry in enumerate(items):
-            where = f"{key}[{n}]"
-            if not isinstance(entry, dict):
-                raise ModelFileError(f"expected an object, got {type(entry).__name__}", path,
-                                     where)
-            kind = entry.get("type")
-            if not isinstance(kind, str) or kind not in table:
-                raise ModelFileError(f"field 'type' must be one of {', '.join(sorted(table))}, "
-                                     f"got {kind!r}", path, where)
+        for where, entry, kind in _typed_items(data, key, table, path):
             check_fields(entry, where, *table[kind], path)
             kwargs = {k: v for k, v in entry.items() if k not in ("type", "name")}
             if key == "bodies":
@@ -200,9 +189,9 @@ def _planar_from_dict(data, path) -> Description:
     return replace(builder.description(), kinematic=kinematic)
 
 
-def _typed_entries(data, key, types, path, builder) -> None:
-    """The entries of list ``key`` (each an object with a ``type`` of ``types``: builder
-    method, required and optional fields) added to ``builder``."""
+def _typed_items(data, key, types, path):
+    """(where, entry, type) of each entry of list ``key``, checked to be an object with a
+    ``type`` among ``types``' keys; ModelFileError naming the entry otherwise."""
     items = data.get(key, [])
     if not isinstance(items, list):
         raise ModelFileError("expected a list of objects", path, key)
@@ -214,6 +203,13 @@ def _typed_entries(data, key, types, path, builder) -> None:
         if not isinstance(kind, str) or kind not in types:
             raise ModelFileError(f"field 'type' must be one of "
                                  f"{', '.join(sorted(types))}, got {kind!r}", path, where)
+        yield where, entry, kind
+
+
+def _typed_entries(data, key, types, path, builder) -> None:
+    """The entries of list ``key`` (each an object with a ``type`` of ``types``: builder
+    method, required and optional fields) added to ``builder``."""
+    for where, entry, kind in _typed_items(data, key, types, path):
         method, required, optional = types[kind]
         check_fields(entry, where, required | {"type", "name"}, optional, path)
         kwargs = {k: v for k, v in entry.items() if k not in ("type", "name")}
