@@ -1,7 +1,9 @@
-"""URDF ``<mimic>`` couplings read as gear pairs (linkdyn.exchange.urdf, linkdyn.elements.gears):
-a three-link arm whose third joint mimics the second (multiplier -1.5, offset 0.1) moves as
-Pinocchio's dynamics of the same file with its mimic joint compute it; the offset holds from
-the file's pose; couplings linkdyn does not read are named in the warning."""
+"""URDF ``<mimic>`` couplings and MJCF ``<equality joint>`` read as gear pairs
+(linkdyn.exchange.urdf, .mjcf, linkdyn.elements.gears): a three-link arm whose third joint
+mimics the second (multiplier -1.5, offset 0.1) moves as Pinocchio's dynamics of the same
+file with its mimic joint compute it; the offset holds from the file's pose; an MJCF chain
+keeps qpos2 = 0.1 - 1.5 qpos1 with ``ref`` and ``initial``; couplings linkdyn does not read
+are named in the warning."""
 
 import math
 import warnings
@@ -118,3 +120,54 @@ def test_a_mimic_of_an_unknown_joint_names_the_line(tmp_path):
     path.write_text(ARM.replace("MIMIC", '<mimic joint="j9"/>'))
     with pytest.raises(linkdyn.ModelFileError, match=r"line 2\d.*<mimic>.*j9"):
         linkdyn.load_model(path)
+
+
+MJCF_CHAIN = """<mujoco model="coupled">
+  <compiler angle="radian"/>
+  <option gravity="0 -9.81 0"/>
+  <worldbody>
+    <body name="b1">
+      <joint name="j1" type="hinge" axis="0 0 1"/>
+      <inertial pos="0.3 0 0" mass="1" diaginertia="1e-3 0.03 0.03"/>
+      <body name="b2" pos="0.6 0 0">
+        <joint name="j2" type="hinge" axis="0 0 1" REF/>
+        <inertial pos="0.2 0 0" mass="0.5" diaginertia="1e-3 0.01 0.01"/>
+      </body>
+    </body>
+  </worldbody>
+  <equality><joint joint1="j2" joint2="j1" polycoef="POLY"/></equality>
+</mujoco>
+"""
+
+
+def chain(tmp_path, poly="0.1 -1.5 0 0 0", ref="", **options):
+    path = tmp_path / "chain.xml"
+    path.write_text(MJCF_CHAIN.replace("POLY", poly).replace("REF", ref))
+    return linkdyn.load_model(path, **options)
+
+
+def qpos(r):
+    """j1's and j2's qpos (rad) from the bodies' axes, the chain turning about z."""
+    a1 = np.unwrap(np.arctan2(r.body_rotation("b1")[:, 1, 0], r.body_rotation("b1")[:, 0, 0]))
+    a2 = np.unwrap(np.arctan2(r.body_rotation("b2")[:, 1, 0], r.body_rotation("b2")[:, 0, 0]))
+    return a1, a2 - a1
+
+
+@pytest.mark.parametrize("ref", ["", 'ref="0.2"'])
+def test_an_mjcf_joint_equality_holds_qpos1_at_its_polynomial(tmp_path, ref):
+    # qpos2 = 0.1 - 1.5 qpos1 (MuJoCo's polycoef on qpos; ref is qpos at the file's pose)
+    model = chain(tmp_path, ref=ref, initial={"j1": (0.3, 2.0)})
+    assert [g.name for g in model.description.gears] == ["j2/equality"]
+    r = linkdyn.simulate(model, 1.0, rtol=1e-11, atol=1e-11, t_out=np.linspace(0, 1, 21))
+    q1, q2 = qpos(r)
+    shift = 0.2 if ref else 0.0          # the bodies' angle is qpos - ref
+    assert np.ptp(q1) > 0.5
+    np.testing.assert_allclose(q2 + shift, 0.1 - 1.5 * q1, atol=1e-10)
+    energy = r.kinetic_energy + r.potential_energy
+    assert np.ptp(energy) < 1e-8 * np.abs(energy).max()
+
+
+def test_mjcf_joint_equalities_linkdyn_cannot_hold_exactly_are_named(tmp_path):
+    with pytest.warns(linkdyn.ModelWarning, match=r"<equality joint> \(1: line 14\)"):
+        model = chain(tmp_path, poly="0 0.5 0.2 0 0")      # quadratic: not a gear ratio
+    assert not model.description.gears

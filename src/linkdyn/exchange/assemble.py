@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
@@ -20,7 +21,7 @@ from ..errors import ArgumentError, ArgumentTypeError, ModelWarning
 from .geometry import element_errors
 
 __all__ = ["Connection", "Part", "build", "check_pose_options", "say_not_imported",
-           "drake_ball", "ball_name", "stop_law"]
+           "drake_ball", "ball_name", "stop_law", "ratio_coupling"]
 
 #: Connection kinds and the builder's joints.
 KINDS = ("revolute", "prismatic", "planar", "planar_slide", "rigid", "spherical", "universal")
@@ -183,6 +184,24 @@ def build(builder, root_node, parts: dict, owner: dict, connections: list, frame
             builder.add_marker(name, ref)
     with element_errors(root_node):
         return builder.build()
+
+
+#: The largest denominator of a coupling's multiplier read as a ratio of whole numbers.
+RATIO_DENOMINATOR = 1000
+
+
+def ratio_coupling(k: float, offset: float, q_a: float, q_b: float) -> dict | None:
+    """The arguments of ``add_gear_pair`` that hold joint a's position at ``k`` times joint
+    b's plus ``offset`` (a URDF mimic, an MJCF joint equality), from the start positions
+    ``q_a``, ``q_b``: teeth from ``k`` as a ratio of whole numbers p / q (q up to
+    RATIO_DENOMINATOR), the row in radians of joint a (module 2 / q), the offset as the
+    pair's phase. None where ``k`` is zero or no such ratio."""
+    ratio = Fraction(k).limit_denominator(RATIO_DENOMINATOR)
+    if ratio == 0 or abs(float(ratio) - k) > 1e-12 * max(1.0, abs(k)):
+        return None
+    return dict(teeth=(ratio.denominator, abs(ratio.numerator)),
+                module=2.0 / ratio.denominator, sense="same" if ratio > 0 else "opposite",
+                phase=-(q_a - k * q_b - offset))
 
 
 #: The keys of the ``stops`` option.

@@ -24,7 +24,10 @@ What becomes what:
   body's single hinge or slide is a joint damper; ``stiffness`` of a single hinge a
   torsional spring ``"<joint>/stiffness"`` at rest where its qpos is ``springref``.
 - ``<equality>``: ``connect`` (a ball joint at ``anchor`` in ``body1``'s frame) and
-  ``weld`` (a rigid joint at the start's relative pose) as exact constraints.
+  ``weld`` (a rigid joint at the start's relative pose) as exact constraints; ``joint``
+  between two single hinges with a linear ``polycoef`` (c0 c1 0 0 0, c1 a ratio of whole
+  numbers) as a gear pair holding qpos1 = c0 + c1 qpos2 (named after the equality, or
+  ``"<joint1>/equality"``).
 - A single hinge's or slide's limited ``range`` (``limited="true"``, or a range with the
   compiler's ``autolimits``) as a joint stop ``"<joint>/limits"`` when ``stops`` gives its
   contact law (:func:`load_mjcf`); MuJoCo's own limits are soft constraints of its solver,
@@ -33,7 +36,7 @@ What becomes what:
   ``frictionloss``, ``range`` (limits) without ``stops`` or of combined joints, a slide's
   or combined joints' ``stiffness``,
   actuators, tendons, sensors,
-  contacts, ``<equality joint>`` and the rest.
+  contacts, other ``<equality joint>`` and the rest.
 
 The start is the file's reference pose (``qpos0``) at rest; ``initial={"joint": qpos or
 (qpos, qvel)}`` sets a body's only hinge or slide joint as MuJoCo's qpos does (its ``ref``
@@ -49,7 +52,7 @@ import math
 import numpy as np
 
 from .assemble import (Connection, Part, build as assemble_model, check_pose_options,
-                       say_not_imported, stop_law)
+                       ratio_coupling, say_not_imported, stop_law)
 from .geometry import axis_rotation, z_to
 from .initial import initial_values, place_initial, settable
 from .mjcf_inertia import geom_mass_properties
@@ -336,7 +339,9 @@ def _equalities(reader, root: Node, bodies: dict) -> list:
     for node in ([] if eq is None else eq.children):
         a = reader.attrs(node, "main")
         if node.tag not in ("connect", "weld"):
-            reader.skip(f"<equality {node.tag}>", node.attrib.get("name", f"line {node.line}"))
+            if node.tag != "joint":
+                reader.skip(f"<equality {node.tag}>",
+                            node.attrib.get("name", f"line {node.line}"))
             continue
         b1 = Node(node.tag, a, node.line, path=node.path).reference("body1", bodies, "body")
         b2 = a.get("body2", "world")
@@ -346,6 +351,29 @@ def _equalities(reader, root: Node, bodies: dict) -> list:
         x = bodies[b1].o + bodies[b1].R @ reader.floats(node, a, "anchor", 3, (0.0, 0.0, 0.0))
         kind = "spherical" if node.tag == "connect" else "rigid"
         out.append(Connection(name, kind, b1, b2, x, x, node))
+    return out
+
+
+def _joint_equalities(reader, root: Node, connections, values) -> list:
+    """``<equality joint>`` between two single hinges, linear (``polycoef`` c0 c1 0 0 0)
+    with c1 a ratio of whole numbers: a gear pair holding qpos1 = c0 + c1 qpos2
+    (:func:`linkdyn.exchange.assemble.ratio_coupling`); others are named as not imported."""
+    eq = root.find("equality")
+    hinges = {c.name: c for c in connections if c.kind == "revolute"}
+    out = []
+    for node in ([] if eq is None else eq.findall("joint")):
+        a = reader.attrs(node, "main")
+        name = a.get("name") or f"{a.get('joint1')}/equality"
+        c = reader.floats(node, a, "polycoef", 5, (0.0, 1.0, 0.0, 0.0, 0.0))
+        j1, j2 = a.get("joint1"), a.get("joint2")
+        pair = None
+        if j1 in hinges and j2 in hinges and j1 != j2 and not np.any(c[2:]):
+            start = [hinges[j].ref + values.get(j, (0.0, 0.0))[0] for j in (j1, j2)]
+            pair = ratio_coupling(float(c[1]), float(c[0]), *start)
+        if pair is None:
+            reader.skip("<equality joint>", a.get("name", f"line {node.line}"))
+            continue
+        out.append(("add_gear_pair", name, (j1, j2), pair, node))
     return out
 
 
@@ -401,6 +429,7 @@ def load_mjcf(path: str, *, gravity=None, initial=None, floating_base=None, stop
             values[c.name] = (q - c.ref, qd)
             c.rest -= q - c.ref
     extras = _limits(reader, bodies, connections, values, law)
+    extras += _joint_equalities(reader, root, connections, values)
     equalities = _equalities(reader, root, bodies)
     place_initial(parts, owner, connections, values, closures=equalities)
     connections += equalities

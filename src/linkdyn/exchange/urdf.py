@@ -48,12 +48,11 @@ Errors name the file, the line, the element and the attribute
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from fractions import Fraction
 
 import numpy as np
 
 from ..errors import ArgumentTypeError
-from .assemble import say_not_imported, stop_law
+from .assemble import ratio_coupling, say_not_imported, stop_law
 from .geometry import axis_rotation, rpy_matrix
 from .initial import initial_values
 from .urdf_build import build
@@ -65,9 +64,6 @@ __all__ = ["load_urdf"]
 JOINT_TYPES = {"revolute": 1, "continuous": 1, "prismatic": 1, "fixed": 0, "floating": 6,
                "planar": 3}
 #: Children of <robot> read here; any other is named in the warning.
-#: The largest denominator of a ``<mimic>`` multiplier read as a ratio of whole numbers.
-MIMIC_DENOMINATOR = 1000
-
 KNOWN = ("link", "joint", "loop_joint", "material", "drake:ball_constraint")
 GRAVITY = (0.0, 0.0, -9.81)
 
@@ -245,17 +241,13 @@ class _Importer:
         for name, node in self.mimics:
             other = node.reference("joint", self.joints, "joint")
             k, offset = node.number("multiplier", 1.0), node.number("offset", 0.0)
-            ratio = Fraction(k).limit_denominator(MIMIC_DENOMINATOR)
+            q_a, q_b = (start.get(n, (0.0, 0.0))[0] for n in (name, other))
+            pair = ratio_coupling(k, offset, q_a, q_b)
             kinds = {self.joints[n].kind for n in (name, other)}
-            if (not kinds <= {"revolute", "continuous"} or ratio == 0 or other == name
-                    or abs(float(ratio) - k) > 1e-12 * max(1.0, abs(k))):
+            if not kinds <= {"revolute", "continuous"} or pair is None or other == name:
                 self.skip("<mimic> couplings", name)
                 continue
-            q_a, q_b = (start.get(n, (0.0, 0.0))[0] for n in (name, other))
-            out.append(("add_gear_pair", f"{name}/mimic", (name, other), dict(
-                teeth=(ratio.denominator, abs(ratio.numerator)),
-                module=2.0 / ratio.denominator, sense="same" if ratio > 0 else "opposite",
-                phase=-(q_a - k * q_b - offset)), node))
+            out.append(("add_gear_pair", f"{name}/mimic", (name, other), pair, node))
         return out
 
     def limits(self, start: dict, law) -> list:
