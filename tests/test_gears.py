@@ -380,3 +380,20 @@ def test_spatial_gear_pairs_in_model_files_and_bad_input(tmp_path):
         b.add_gear_pair("p2", "j1", "nope", teeth=(20, 30), module=0.002)
     with pytest.raises(ModelError, match="two different joints"):
         b.add_gear_pair("p2", "j1", "j1", teeth=(20, 30), module=0.002)
+
+
+def test_the_drawing_puts_each_pitch_circle_on_its_gear():
+    from linkdyn.compile.geometry import PointGeometry, gear_circles
+
+    builder, (zs, zp, zr) = planetary()
+    model = builder.build()
+    q = linkdyn.consistent_state(model).q
+    geo = PointGeometry(model, q.reshape(1, -1))
+    circles = gear_circles(model, geo, np.zeros(1, dtype=int))
+    m = 0.0025
+    assert [r for _, r, _ in circles] == pytest.approx([m * z / 2 for z in (zs, zp, zp, zr)])
+    np.testing.assert_allclose(circles[0][0][0], (0.0, 0.0), atol=1e-12)     # the sun
+    np.testing.assert_allclose(circles[1][0][0], q[8:10], atol=1e-12)        # the planet
+    for centre, radius, tip in circles:
+        assert np.hypot(*(tip[0] - centre[0])) == pytest.approx(radius)
+    assert model._repr_png_().startswith(b"\x89PNG")

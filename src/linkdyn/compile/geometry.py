@@ -7,8 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..elements.bodies import GROUND, BarSpec
+from ..elements.gears import pitch_circles
 
-__all__ = ["PointGeometry", "pivots", "shapes_3d"]
+__all__ = ["PointGeometry", "pivots", "shapes_3d", "gear_circles"]
 
 
 class PointGeometry:
@@ -67,6 +68,22 @@ def pivots(model, geo) -> np.ndarray:
             if body == GROUND and point not in names:
                 names.append(point)
     return np.array([geo.ground[n] for n in names], dtype=float).reshape(-1, 2)
+
+
+def gear_circles(model, geo, rows) -> list:
+    """Per gear of each planar pair and rack (linkdyn.elements.gears.pitch_circles): its
+    centres (len(rows), 2), pitch radius and the tips (len(rows), 2) of a spoke from the
+    centre along its body's u (fixed for a gear on the ground), which shows it turning."""
+    out = []
+    for spec in getattr(model.description, "gears", ()):
+        for ref, radius in pitch_circles(spec):
+            centre = geo.ref(ref, rows)
+            base = geo.index.get(ref[0], -1)
+            u = (geo.q[rows][:, base + 2:base + 4] if base >= 0
+                 else np.tile([1.0, 0.0], (len(rows), 1)))
+            tip = centre + radius * u / np.linalg.norm(u, axis=1, keepdims=True)
+            out.append((centre, radius, tip))
+    return out
 
 
 def shapes_3d(model, q):

@@ -9,14 +9,15 @@ import io
 
 import numpy as np
 
-from .geometry import PointGeometry, pivots, shapes_3d
+from .geometry import PointGeometry, gear_circles, pivots, shapes_3d
 
 __all__ = ["sketch_png"]
 
 
 def sketch_png(model, q=None, *, size=(4.5, 3.4), dpi: int = 72) -> bytes:
     """PNG bytes of ``model`` drawn at ``q`` (default: its initial guesses): planar bodies as
-    their bars or polygons with joints and supports, spatial bodies and linkages in 3D."""
+    their bars or polygons with joints, supports and gears' pitch circles, spatial bodies
+    and linkages in 3D."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -42,6 +43,12 @@ def sketch_png(model, q=None, *, size=(4.5, 3.4), dpi: int = 72) -> bytes:
         joints = np.array([geo.ref(j.first, rows)[0] for j in model.description.joints])
         if len(joints):
             ax.plot(joints[:, 0], joints[:, 1], "o", mfc="white", mec="k", ms=5)
+        for centre, radius, tip in gear_circles(model, geo, rows):
+            turn = np.linspace(0.0, 2.0 * np.pi, 73)
+            ax.plot(centre[0, 0] + radius * np.cos(turn), centre[0, 1] + radius * np.sin(turn),
+                    "--", color="C2", lw=1.0)
+            ax.plot([centre[0, 0], tip[0, 0]], [centre[0, 1], tip[0, 1]], "-", color="C2",
+                    lw=1.0)
         supports = pivots(model, geo)
         if len(supports):
             ax.plot(supports[:, 0], supports[:, 1], "^", color="0.35", ms=8)

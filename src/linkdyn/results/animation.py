@@ -27,9 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from ..elements.bodies import GROUND
-from ..elements.gears import pitch_circles
 from ..elements.joints import PrismaticSpec, RevoluteSpec
-from ..compile.geometry import PointGeometry, pivots, shapes_3d
+from ..compile.geometry import PointGeometry, gear_circles, pivots, shapes_3d
 from .plotting import _pyplot, distinct_colors, label_3d_axes, travelled
 from ..errors import LinkdynError, name_list
 
@@ -229,7 +228,7 @@ def _scene_2d(result, rows, markers, trace, dpi, size, title):
     pts += [supports]
     pts += list(traces.values())
     pts += _contact_extent(model, geo, all_rows)
-    pts += [xy for _, _, centre, r in _gear_circles(model, geo, all_rows)
+    pts += [xy for centre, r, _ in gear_circles(model, geo, all_rows)
             for xy in (centre - r, centre + r)]
     cloud = np.concatenate([p for p in pts if p.size])
     lo, hi = cloud.min(axis=0), cloud.max(axis=0)
@@ -333,30 +332,17 @@ def _contact_artists(ax, model, geo, rows, lo, hi):
     return draw
 
 
-def _gear_circles(model, geo, rows) -> list:
-    """Per gear of each pair (linkdyn.elements.gears.pitch_circles): (body, its coordinate
-    base or -1 for the ground, (len(rows), 2) centres, pitch radius)."""
-    out = []
-    for spec in getattr(model.description, "gears", ()):
-        for ref, radius in pitch_circles(spec):
-            out.append((ref[0], geo.index.get(ref[0], -1), geo.ref(ref, rows), radius))
-    return out
-
-
 def _gear_artists(ax, model, geo, rows):
     """Each gear's pitch circle (dashed) with a spoke along its body's u, so that its turning
     shows; returns draw(k), which moves them to frame k."""
     from matplotlib.patches import Circle
 
     artists = []
-    for body, base, centre, radius in _gear_circles(model, geo, rows):
+    for centre, radius, tip in gear_circles(model, geo, rows):
         patch = Circle(tuple(centre[0]), radius, fill=False, ec="C2", lw=1.2, ls="--",
                        zorder=1)
         ax.add_patch(patch)
         spoke = ax.plot([], [], "-", color="C2", lw=1.2, zorder=1)[0]
-        u = (geo.q[rows][:, base + 2:base + 4] if base >= 0
-             else np.tile([1.0, 0.0], (len(rows), 1)))
-        tip = centre + radius * u / np.linalg.norm(u, axis=1, keepdims=True)
         artists.append((patch, spoke, centre, tip))
 
     def draw(k):
