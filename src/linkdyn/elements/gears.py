@@ -127,6 +127,12 @@ def _teeth(entry, what, value) -> int:
     return int(value)
 
 
+def _teeth_pair(entry, teeth) -> tuple[int, int]:
+    if not isinstance(teeth, (tuple, list)) or len(teeth) != 2:
+        raise ModelError(f"{entry}: teeth must be a pair (z1, z2), got {teeth!r}")
+    return (_teeth(entry, "teeth[0]", teeth[0]), _teeth(entry, "teeth[1]", teeth[1]))
+
+
 def _angle(entry, value) -> float:
     alpha = real(entry, "pressure_angle", value)
     if not 0.0 <= alpha < 0.5 * math.pi:
@@ -174,9 +180,7 @@ class GearBuilder:
             if a[0] == b[0]:
                 raise ModelError(f"{entry}: the two gears must be different bodies; both "
                                  f"are '{a[0]}'")
-            if not isinstance(teeth, (tuple, list)) or len(teeth) != 2:
-                raise ModelError(f"{entry}: teeth must be a pair (z1, z2), got {teeth!r}")
-            z = (_teeth(entry, "teeth[0]", teeth[0]), _teeth(entry, "teeth[1]", teeth[1]))
+            z = _teeth_pair(entry, teeth)
             m = real(entry, "module", module, positive=True)
             internal = self._flag(entry, "internal", internal)
             if internal and z[1] <= z[0]:
@@ -265,9 +269,7 @@ class SpatialGearBuilder:
             if first == second:
                 raise ModelError(f"{entry}: the pair couples two different joints; both are "
                                  f"{first!r}")
-            if not isinstance(teeth, (tuple, list)) or len(teeth) != 2:
-                raise ModelError(f"{entry}: teeth must be a pair (z1, z2), got {teeth!r}")
-            z = (_teeth(entry, "teeth[0]", teeth[0]), _teeth(entry, "teeth[1]", teeth[1]))
+            z = _teeth_pair(entry, teeth)
             m = real(entry, "module", module, positive=True)
             if sense not in ("opposite", "same"):
                 raise ModelError(f"{entry}: sense must be 'opposite' or 'same', got "
