@@ -115,7 +115,11 @@ static int eval_coordinate(const ld_forces *F, const ld_forces_run *run, int r,
     if (F->coord[r] == LD_COORD_DISTANCE) {
         double d0 = p2[0] - p1[0], d1 = p2[1] - p1[1], L = hypot(d0, d1), ex, ey;
         double scale = 1.0 + fabs(p1[0]) + fabs(p1[1]) + fabs(p2[0]) + fabs(p2[1]);
-        if (!(L > 1e-12 * scale)) return LD_ERR_DOMAIN;
+        if (!(L > 1e-12 * scale)) {
+            if (!ld_forces_open_at_zero(F, r)) return LD_ERR_DOMAIN;
+            e->s = L;   /* a centred journal: no force, and g = H = 0 */
+            return LD_OK;
+        }
         ex = d0 / L;
         ey = d1 / L;
         e->s = L;
@@ -187,7 +191,9 @@ static void force_law(const ld_forces *F, const ld_forces_run *run, int r, recor
         e->dVdt = -k * (e->s - e->r) * e->rd;
     } else {
         const double *p = F->law_par + 4 * r;
-        double K = p[0], n = p[1], delta = p[3] - e->s, rate = -e->sd, c, base, damp;
+        double sense = ld_forces_sense(F, r);
+        double K = p[0], n = p[1], delta = sense * (p[3] - e->s), rate = -sense * e->sd;
+        double c, base, damp;
         e->f = e->fs = e->fsd = e->f_el = e->V = e->dVdt = 0.0;
         if (!(delta > 0.0) || (run->gate && run->gate[r] == 0.0)) return;
         if (law == LD_FORCE_HERTZ) {
@@ -200,12 +206,12 @@ static void force_law(const ld_forces *F, const ld_forces_run *run, int r, recor
         damp = 1.0 + c * rate;
         e->V = base * delta / (n + 1.0);
         if (damp <= 0.0) {   /* clamped: the contact would pull */
-            e->f_el = base;
+            e->f_el = sense * base;
             return;
         }
-        e->f = base * damp;
-        e->f_el = base;
-        /* d/ds = -d/d delta, d/ds' = -d/d delta'. */
+        e->f = sense * base * damp;
+        e->f_el = sense * base;
+        /* d/ds = -sense d/d delta, d/ds' = -sense d/d delta', times the sense of f. */
         e->fs = -K * n * pow(delta, n - 1.0) * damp;
         e->fsd = -base * c;
     }

@@ -27,13 +27,17 @@
  * so that d/dt (kinetic + potential energy) = sum of P over all elements, exactly.
  *
  * A record's force may instead follow a one-sided contact law on the penetration
- * delta = gap - s (law[r], parameters law_par[r] = K, n, c or e, gap):
+ * delta = sense (gap - s) (law[r], parameters law_par[r] = K, n, c or e, gap; sense
+ * law_sense[r] = +1 keeps s above gap, -1 below it):
  *   LD_FORCE_HERTZ       f = K delta^n (1 + c delta')             (Hunt-Crossley damping)
  *   LD_FORCE_LANKARANI   f = K delta^n (1 + 3 (1 - e^2) delta' / (4 v0))
  *                        (Lankarani-Nikravesh; v0 the impact speed, per run: impact[r])
  * for delta > 0, clamped at zero (a contact pushes, never pulls); zero when apart or while
- * the run's gate[r] is 0 (the caller switches it only where delta <= 0). The
- * stored energy is K delta^(n+1) / (n + 1); the rest is damping.
+ * the run's gate[r] is 0 (the caller switches it only where delta <= 0). The force along s
+ * is sense f. The stored energy is K delta^(n+1) / (n + 1); the rest is damping. A
+ * distance record with sense -1 (a clearance: the journal's centre within gap of the
+ * bearing's) is defined where its two points coincide: s = 0 with a zero gradient, since it
+ * applies no force there. Friction records need a normal record of sense +1.
  *
  * A friction record (law LD_FORCE_FRICTION, on a ROLL coordinate, parameters law_par[r] =
  * mu, the index of its normal contact record, rho, unused) applies the sliding friction
@@ -110,6 +114,9 @@ typedef struct ld_forces {
     const int *slot_v;          /* [nrec, 64] */
     const int *law;             /* [nrec] LD_FORCE_* (NULL: all linear) */
     const double *law_par;      /* [nrec, 4] contact laws: K, n, c or e, gap */
+    const double *law_sense;    /* [nrec] contact laws: +1 (delta = gap - s, s held above
+                                   gap: a stop, a circle on a line) or -1 (delta = s - gap, s
+                                   held below gap: a journal in its bearing); NULL: all +1 */
     const double *geom3;        /* [nrec, 15] spatial geometry (p0, p1, a, b, d) */
     const int *body_view;       /* [nbody, 12] spatial: the global index of each body's
                                    r, e_1, e_2, e_3, -1 for a rod's absent e_2, e_3 (a rod

@@ -119,7 +119,11 @@ int ld_forces3_coordinate(const ld_forces *F, const ld_forces_run *run, int r,
             double L = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]), n[3];
             double scale = 1.0;
             for (i = 0; i < 3; i++) scale += fabs(p0[i]) + fabs(p1[i]);
-            if (!(L > 1e-12 * scale)) return LD_ERR_DOMAIN;
+            if (!(L > 1e-12 * scale)) {
+                if (!ld_forces_open_at_zero(F, r)) return LD_ERR_DOMAIN;
+                e->s = L;   /* a centred ball: no force, and g = H = 0 */
+                return LD_OK;
+            }
             for (i = 0; i < 3; i++) n[i] = d[i] / L;
             e->s = L;
             for (j = 0; j < NL; j++)

@@ -5,6 +5,8 @@
 #ifndef LD_FORCES_EVAL_H
 #define LD_FORCES_EVAL_H
 
+#include <stddef.h>
+
 #include "ld_forces.h"
 
 typedef struct {
@@ -22,6 +24,18 @@ typedef struct {
     double dVdt;                /* its explicit time derivative (a moving reference) */
 } record_eval;
 
+/* The sense of contact record r (ld_forces.law_sense): +1 or -1. */
+static inline double ld_forces_sense(const ld_forces *F, int r)
+{
+    return F->law_sense ? F->law_sense[r] : 1.0;
+}
+/* Whether distance record r may have coincident points: a clearance contact (sense -1),
+ * which applies no force there. */
+static inline int ld_forces_open_at_zero(const ld_forces *F, int r)
+{
+    return F->law != NULL && F->law[r] != LD_FORCE_LINEAR && F->law[r] != LD_FORCE_FRICTION &&
+           ld_forces_sense(F, r) < 0.0;
+}
 /* Coordinate s of spatial record r with its gradient and Hessian on the local block
  * (e->idx set here). LD_ERR_DOMAIN where s is undefined. */
 int ld_forces3_coordinate(const ld_forces *F, const ld_forces_run *run, int r,

@@ -506,7 +506,9 @@ int ld_model_events(void *user, double t, const double *q, const double *v,
             }
         } else {
             g[i] = ld_forces_coordinate(&d->forces, &d->run, d->ev_record[i], q);
-            if (kind == 2) g[i] = d->forces.law_par[4 * d->ev_record[i] + 3] - g[i];
+            if (kind == 2)
+                g[i] = (d->forces.law_sense ? d->forces.law_sense[d->ev_record[i]] : 1.0) *
+                       (d->forces.law_par[4 * d->ev_record[i] + 3] - g[i]);
             else g[i] += d->ev_const[i];
             if (g[i] != g[i]) return LD_ERR_DOMAIN;
         }

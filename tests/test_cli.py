@@ -483,6 +483,8 @@ def _refusal(name, command):
     model = linkdyn.load_model(name)
     if command == "simulate" and kinematic_only(model):
         return "kinematic description"
+    if command == "kinematics" and getattr(model.description, "clearances", ()):
+        return "joints with clearance, wrist, leave their play free"
     if command == "kinematics" and len(model.driver_names) == 0:
         # fewer rows than coordinates: under-driven; as many (Bricard's, redundant): no drivers
         return "is under-driven" if model.nc < model.nq else "has no drivers"

@@ -3,7 +3,8 @@
  * record of each coordinate kind and a body-frame load, two spatial bodies with records
  * of the three spatial coordinates and body-frame force and torque loads, and two rods
  * (six coordinates each, read through body_view) with distance records and a global force,
- * written directly against ld_forces.h.
+ * and a journal in its bearing (a distance contact of sense -1), written directly against
+ * ld_forces.h.
  * Build: cc -std=c99 test_forces.c ../ld_forces.c ../ld_forces3.c -I.. -lm
  * Prints one line per check and "N passed, M failed"; exits non-zero on any failure.
  */
@@ -299,6 +300,68 @@ static void rod_section(void)
     check(gap12 < 1e-12 * big, "rods: Q is the framed bodies' on r and e1, none on e2, e3");
 }
 
+/* A journal in its bearing: a Hunt-Crossley distance record of sense -1 (penetration
+ * delta = s - gap, s the distance of the bearing's point on body 0 from the journal's on
+ * body 1). Pressed in, Q_q and Q_v against central differences, the force pulling the
+ * journal back towards the bearing's centre; centred (the points coincide), no force and no
+ * domain error; within the clearance, none either. */
+static int slotc_q[64], slotc_v[64];
+
+static void clearance_section(void)
+{
+    static const int coord[1] = {LD_COORD_DISTANCE}, body[2] = {0, 1};
+    static const double geom[6] = {0.1, 0.05, -0.2, 0.0, 1.0, 0.0};
+    static const double k[1] = {0.0}, c[1] = {0.0}, ref_value[1] = {0.0};
+    static const int ref_law[1] = {-1}, load_law[1] = {-1}, input_mode[1] = {LD_INPUT_NONE};
+    static const int input[1] = {-1}, law[1] = {LD_FORCE_HERTZ};
+    static const double law_par[4] = {3e4, 1.5, 0.4, 0.01}, sense[1] = {-1.0};
+    double angle_ref[1] = {0.0}, q[NQ] = {0.4, 0.1, 0.8, 0.6, 0.0, 0.0, 0.6, -0.8};
+    double v[NQ] = {0.3, -0.2, 0.5, -0.4, 0.1, 0.7, -0.2, 0.3}, Q[NQ], s[3], p0[2], p1[2];
+    int active[1] = {0}, fail = -1, i, j;
+    double in[1] = {0.0};
+    ld_forces F;
+    ld_forces_run run;
+    memset(&F, 0, sizeof F);
+    memset(&run, 0, sizeof run);
+    for (i = 0; i < 8; i++)
+        for (j = 0; j < 8; j++) slotc_q[8 * i + j] = slotc_v[8 * i + j] = 8 * i + j;
+    F.nrec = 1; F.coord = coord; F.body = body; F.geom = geom; F.stiffness = k;
+    F.damping = c; F.ref_law = ref_law; F.ref_value = ref_value; F.load_law = load_law;
+    F.input_mode = input_mode; F.input = input; F.slot_q = slotc_q; F.slot_v = slotc_v;
+    F.law = law; F.law_par = law_par; F.law_sense = sense;
+    run.input = in; run.input_active = active; run.angle_ref = angle_ref;
+    run.fail_record = &fail;
+    /* the bearing's point p0 = (0.4 + 0.8 0.1 - 0.6 0.05, 0.1 + 0.6 0.1 + 0.8 0.05) */
+    p0[0] = q[0] + q[2] * 0.1 - q[3] * 0.05;
+    p0[1] = q[1] + q[3] * 0.1 + q[2] * 0.05;
+    /* journal 0.013 from it (0.003 in): body 1's point (-0.2, 0) is at r1 - 0.2 u1 */
+    q[4] = p0[0] + 0.2 * q[6] + 0.013 * cos(0.7);
+    q[5] = p0[1] + 0.2 * q[7] + 0.013 * sin(0.7);
+    check_jacobians(&F, &run, 0.0, q, v, NQ, "clearance: ");
+    memset(Q, 0, sizeof Q);
+    ld_forces_add(&F, &run, 0.0, q, v, Q);
+    ld_forces_values(&F, &run, 0.0, q, v, s);
+    check(fabs(s[0] - 0.013) < 1e-12 && s[2] < 0.0,
+          "clearance: the eccentricity is s, and the force along it negative");
+    check(Q[4] * cos(0.7) + Q[5] * sin(0.7) < 0.0 && fabs(Q[4] + Q[0]) < 1e-12 &&
+          fabs(Q[5] + Q[1]) < 1e-12,
+          "clearance: the journal pushed back to the bearing's centre, the bearing away");
+    p1[0] = p0[0] + 0.2 * q[6];
+    p1[1] = p0[1] + 0.2 * q[7];
+    q[4] = p1[0]; q[5] = p1[1];      /* centred: the two points coincide */
+    memset(Q, 0, sizeof Q);
+    fail = -1;
+    check(ld_forces_add(&F, &run, 0.0, q, v, Q) == LD_OK && fail == -1,
+          "clearance: a centred journal is no domain error");
+    for (i = 0, j = 0; i < NQ; i++) j += Q[i] != 0.0;
+    check(j == 0, "clearance: and feels no force");
+    q[4] += 0.006;                   /* within the clearance */
+    memset(Q, 0, sizeof Q);
+    ld_forces_add(&F, &run, 0.0, q, v, Q);
+    for (i = 0, j = 0; i < NQ; i++) j += Q[i] != 0.0;
+    check(j == 0, "clearance: nor anywhere within the clearance");
+}
+
 int main(void)
 {
     /* Records: 0 spring ground point (0.3, -0.2) - body 0 point (0.1, 0.05), free length
@@ -436,6 +499,7 @@ int main(void)
 
     spatial_section();
     rod_section();
+    clearance_section();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

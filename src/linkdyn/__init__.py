@@ -23,6 +23,7 @@ from .errors import (ArgumentError, ArgumentTypeError, AssemblyError, Controller
                      ToleranceWarning, InterruptedWarning, ModelWarning, OutOfMemoryError)
 from .elements import contacts, events, forces, friction, laws, lcp
 from .elements.bodies import GROUND
+from .elements.clearance import clearance_stiffness
 from .elements.description import Description
 from . import compile as _compile_package
 from .compile.model import Model
@@ -118,6 +119,7 @@ __all__ = [
     "assembly_modes",
     "builtin_names",
     "chain",
+    "clearance_stiffness",
     "consistent_state",
     "contacts",
     "design",

@@ -63,6 +63,7 @@ cdef extern from "ld_forces.h":
         const int *slot_v
         const int *law
         const double *law_par
+        const double *law_sense
         const double *geom3
         const int *body_view
         int nload
@@ -421,6 +422,12 @@ cdef class Kernels:
                 or a["frame_hslot"].max() >= a["hess_rowind"].shape[0]):
             raise ValueError("kernel arrays: a frame row's coordinate, row or slot is out of "
                              "range")
+        # The senses of contact records (+1 where absent: every contact pushes s up).
+        a["rec_law_sense"] = np.ascontiguousarray(
+            arrays.get("rec_law_sense", np.ones(a["rec_coord"].shape[0])), dtype=np.float64)
+        if a["rec_law_sense"].shape != a["rec_coord"].shape or \
+                not np.all(np.abs(a["rec_law_sense"]) == 1.0):
+            raise ValueError("kernel arrays: rec_law_sense must hold +1 or -1 per record")
         # Spatial force records (stride 12): their geometry and the kinds and axes of loads.
         self.body_stride = int(arrays.get("body_stride", 4))
         if self.body_stride not in (4, 12):
@@ -541,6 +548,7 @@ cdef class Kernels:
         F.slot_v = _ip(a["rec_slot_v"])
         F.law = _ip(a["rec_law"])
         F.law_par = _dp(a["rec_law_par"])
+        F.law_sense = _dp(a["rec_law_sense"])
         F.geom3 = _dp(a["rec_geom3"]) if "rec_geom3" in a else NULL
         F.body_view = _ip(a["body_view"]) if "body_view" in a else NULL
         F.nload = a["load_body"].shape[0]

@@ -165,6 +165,8 @@ class Model:
                                                                 ())])),
             ("joint stops", _html.names([g.name for g in getattr(self.description, "stops",
                                                                  ())])),
+            ("joints with clearance", _html.names(
+                [g.name for g in getattr(self.description, "clearances", ())])),
             ("markers", _html.names(self.marker_names)),
             ("coordinates, constraints", f"{self.nq}, {self.nc}"),
             ("kinematic only", "yes" if (not self.dynamic or getattr(

@@ -18,6 +18,7 @@ from ..elements import forces as _forces
 from ..elements.contacts import contact_records
 from ..elements.records import compile_records, reference_angles
 from ..elements.stops import planar_records as planar_stop_records
+from ..elements.clearance import planar_records as planar_clearance_records
 
 __all__ = ["Numbering", "compile_rows", "force_arrays", "law_arrays", "assign_slots", "mul"]
 
@@ -175,7 +176,8 @@ def force_arrays(desc, body_index, local_of, ground, add_law, nq: int, q0):
     (arrays, info)."""
     recs, loads = _forces.force_records(desc, body_index, local_of, ground)
     contact_recs, *modes = contact_records(desc, body_index, local_of, ground, len(recs))
-    contact_recs = contact_recs + planar_stop_records(desc, body_index, local_of, ground)
+    contact_recs = (contact_recs + planar_stop_records(desc, body_index, local_of, ground)
+                    + planar_clearance_records(desc, body_index, local_of, ground))
     farrays, finfo, fq_blocks, fv_blocks = compile_records(recs, loads, contact_recs, *modes,
                                                            add_law)
     nrec = finfo["nrec"]

@@ -19,6 +19,7 @@ from ..compile.model import Model
 from ..elements.bodies import (GROUND, BarSpec, BodySpec, MarkerSpec, PointRef, Vec2, _element,
                                _finite, _positive, _vec2)
 from ..elements.bushings import BushingBuilder
+from ..elements.clearance import ClearanceBuilder
 from ..elements.contacts import ContactBuilder
 from ..elements.description import Description
 from ..elements.forces import ForceBuilder
@@ -84,7 +85,8 @@ def named_points(entry: str, points, reserved, parse, shape: str) -> tuple:
     return tuple(out)
 
 
-class ModelBuilder(ForceBuilder, ContactBuilder, GearBuilder, BushingBuilder, StopBuilder):
+class ModelBuilder(ForceBuilder, ContactBuilder, GearBuilder, BushingBuilder, StopBuilder,
+                   ClearanceBuilder):
     """Builds a validated model description, element by element.
 
     Force elements (springs, dampers, loads, motors, servos) are added with the methods of
@@ -118,6 +120,7 @@ class ModelBuilder(ForceBuilder, ContactBuilder, GearBuilder, BushingBuilder, St
         self._contacts: dict = {}
         self._gears: dict = {}
         self._stops: dict = {}
+        self._clearances: dict = {}
 
     # -- names -----------------------------------------------------------------------------
     def _new_name(self, kind: str, name) -> str:
@@ -130,6 +133,7 @@ class ModelBuilder(ForceBuilder, ContactBuilder, GearBuilder, BushingBuilder, St
         if name == GROUND:
             raise ModelError(f"{kind} '{name}': the name '{GROUND}' is reserved", name)
         for other_kind, table in (("body", self._bodies), ("joint", self._joints),
+                                  ("joint", self._clearances),
                                   ("marker", self._markers), ("driver", self._drivers),
                                   ("force element", self._forces),
                                   ("contact", self._contacts),
@@ -262,10 +266,16 @@ class ModelBuilder(ForceBuilder, ContactBuilder, GearBuilder, BushingBuilder, St
             raise ModelError(f"{entry}: {what} must be true or false, got {value!r}")
         return value
 
-    def add_revolute(self, name: str, first, second) -> None:
+    def add_revolute(self, name: str, first, second, *, clearance=None) -> None:
         """A revolute joint making point ``first`` coincide with point ``second``; each is
-        ``'body.point'`` (or ``'ground.point'``) or a ``(body, point)`` pair."""
+        ``'body.point'`` (or ``'ground.point'``) or a ``(body, point)`` pair. With
+        ``clearance={"size", "stiffness", ...}`` the journal (``second``) moves inside a
+        bearing (``first``) of that radial clearance instead
+        (:mod:`linkdyn.elements.clearance`)."""
         name = self._new_name("joint", name)
+        if clearance is not None:
+            self._add_clearance(name, "revolute", first, second, clearance)
+            return
         entry = f"joint '{name}'"
         with _element(name):
             a, b = self._joint_ends(entry, first, second)
@@ -286,12 +296,18 @@ class ModelBuilder(ForceBuilder, ContactBuilder, GearBuilder, BushingBuilder, St
         u = self._bodies[body].u
         return math.atan2(u[1], u[0])
 
-    def add_prismatic(self, name: str, first, second, axis=0.0, angle=None) -> None:
+    def add_prismatic(self, name: str, first, second, axis=0.0, angle=None, *,
+                      clearance=None) -> None:
         """A prismatic joint: point ``second`` slides along the line through point ``first``
         in the direction at ``axis`` (rad) from the first body's u (for the ground: from the
         global x axis); the relative orientation stays ``angle`` (rad; default: as in the
-        initial guesses)."""
+        initial guesses). With ``clearance={"size", "stiffness", "length", ...}`` the
+        slider has that play in its guide instead (:mod:`linkdyn.elements.clearance`)."""
         name = self._new_name("joint", name)
+        if clearance is not None:
+            self._add_clearance(name, "prismatic", first, second, clearance,
+                                _finite(f"joint '{name}'", "axis", axis), angle)
+            return
         entry = f"joint '{name}'"
         with _element(name):
             a, b = self._joint_ends(entry, first, second)
@@ -372,6 +388,7 @@ class ModelBuilder(ForceBuilder, ContactBuilder, GearBuilder, BushingBuilder, St
             run_defaults=self._run_defaults,
             gears=tuple(self._gears.values()),
             stops=tuple(self._stops.values()),
+            clearances=tuple(self._clearances.values()),
         )
 
     def build(self) -> Model:

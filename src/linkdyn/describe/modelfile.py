@@ -53,7 +53,10 @@ Contacts go in a ``"contacts"`` list: ``{"name", "point", "line_point", "line_an
 "pinion", "rack", "teeth", "module"}`` (see :mod:`linkdyn.elements.gears`). Joint stops
 go in a ``"stops"`` list: ``{"type": "joint_stop", "name", "joint", "lower", "upper",
 "stiffness", "exponent", "model", "damping" | "restitution"}`` (see
-:mod:`linkdyn.elements.stops`).
+:mod:`linkdyn.elements.stops`). A revolute or prismatic joint with clearance has a
+``"clearance"`` object: ``{"size", "stiffness", "exponent", "model", "damping" |
+"restitution"}``, a prismatic joint's also ``"length"`` and ``"height"`` (see
+:mod:`linkdyn.elements.clearance`).
 
 Every field is checked: a missing required field, an unknown field, a value of the wrong type
 or outside its range raises :class:`ModelFileError` naming the file, the field
@@ -84,8 +87,9 @@ _BODY_FIELDS = {
     "bar": ({"type", "name", "length"}, {"density", "mass", "inertia"} | _KINEMATIC),
     "body": ({"type", "name", "mass", "inertia"}, set(_KINEMATIC)),
 }
-_JOINT_FIELDS = {"revolute": ({"type", "name", "first", "second"}, set()),
-                 "prismatic": ({"type", "name", "first", "second"}, {"axis", "angle"})}
+_JOINT_FIELDS = {"revolute": ({"type", "name", "first", "second"}, {"clearance"}),
+                 "prismatic": ({"type", "name", "first", "second"},
+                               {"axis", "angle", "clearance"})}
 _DRIVER_FIELDS = {"angle": ({"type", "name", "joint", "law"}, set()),
                   "slide": ({"type", "name", "joint", "law"}, set()),
                   "coordinate": ({"type", "name", "point", "axis", "law"}, set())}
@@ -158,7 +162,7 @@ def _planar_from_dict(data, path) -> Description:
                 call(where, fn, entry["name"], **kwargs)
             elif kind == "revolute":
                 call(where, builder.add_revolute, entry["name"], entry["first"],
-                     entry["second"])
+                     entry["second"], clearance=entry.get("clearance"))
             elif kind == "prismatic":
                 call(where, builder.add_prismatic, entry["name"], **kwargs)
             elif kind == "coordinate":

@@ -32,6 +32,7 @@ from ..elements.spatial import (AxisJointSpec, SpatialBodySpec, SpatialDescripti
                                 rotation_matrix, unit_vec3, vec3)
 from ..elements.run_defaults import checked_run_defaults
 from ..elements.stops import StopBuilder
+from ..elements.clearance import ClearanceBuilder
 from ..errors import ModelError
 
 __all__ = ["SpatialModelBuilder"]
@@ -59,7 +60,7 @@ def _points_on_rod(entry: str, inertia, points) -> None:
 
 
 class SpatialModelBuilder(SpatialForceBuilder, SpatialContactBuilder, SpatialGearBuilder,
-                          SpatialBushingBuilder, StopBuilder):
+                          SpatialBushingBuilder, StopBuilder, ClearanceBuilder):
     """Builds a validated spatial model description, element by element: bodies in natural
     coordinates (conventions of :mod:`linkdyn.elements.spatial`), ground points, joints,
     drivers, force elements (:mod:`linkdyn.elements.spatial_forces`), contacts
@@ -82,6 +83,7 @@ class SpatialModelBuilder(SpatialForceBuilder, SpatialContactBuilder, SpatialGea
         self._contacts: dict = {}
         self._gears: dict = {}
         self._stops: dict = {}
+        self._clearances: dict = {}
 
     def _new_name(self, kind: str, name) -> str:
         if not isinstance(name, str) or not name or name.strip() != name or "." in name:
@@ -90,6 +92,7 @@ class SpatialModelBuilder(SpatialForceBuilder, SpatialContactBuilder, SpatialGea
         if name == GROUND:
             raise ModelError(f"{kind} '{name}': the name '{GROUND}' is reserved", name)
         for other_kind, table in (("body", self._bodies), ("joint", self._joints),
+                                  ("joint", self._clearances),
                                   ("marker", self._markers), ("driver", self._drivers),
                                   ("force element", self._forces),
                                   ("contact", self._contacts),
@@ -146,10 +149,16 @@ class SpatialModelBuilder(SpatialForceBuilder, SpatialContactBuilder, SpatialGea
         """A checked rotation matrix (the mixins' orientations)."""
         return np.array(rotation_matrix(entry, value))
 
-    def add_spherical(self, name: str, first, second) -> None:
+    def add_spherical(self, name: str, first, second, *, clearance=None) -> None:
         """A spherical joint: point ``first`` ("body.point") stays at point ``second`` of
-        another body or of the ground. Its multipliers are the joint's reaction."""
+        another body or of the ground. Its multipliers are the joint's reaction. With
+        ``clearance={"size", "stiffness", ...}`` the ball (``second``) moves inside a
+        socket (``first``) of that radial clearance instead
+        (:mod:`linkdyn.elements.clearance`)."""
         name = self._new_name("joint", name)
+        if clearance is not None:
+            self._add_clearance(name, "spherical", first, second, clearance)
+            return
         entry = f"joint '{name}'"
         with _element(name):
             a, b, _ = self._pair(entry, first, second)
@@ -335,7 +344,8 @@ class SpatialModelBuilder(SpatialForceBuilder, SpatialContactBuilder, SpatialGea
             markers=tuple(self._markers.values()), drivers=tuple(self._drivers.values()),
             forces=tuple(self._forces.values()), contacts=tuple(self._contacts.values()),
             run_defaults=self._run_defaults, gears=tuple(self._gears.values()),
-            stops=tuple(self._stops.values()))
+            stops=tuple(self._stops.values()),
+            clearances=tuple(self._clearances.values()))
 
     def build(self):
         """Compile the description into a frozen :class:`linkdyn.SpatialModel`."""

@@ -143,7 +143,9 @@ def from_dict(data, path=None) -> SpatialDescription:
                                          where)
                 fields, method = table[kind]
                 base = {"type", "name"} | ({"first", "second"} if key == "joints" else {"law"})
-                check_fields(entry, where, base | fields, set(), path)
+                # a spherical joint may have a clearance (linkdyn.elements.clearance)
+                optional = {"clearance"} if kind == "spherical" and key == "joints" else set()
+                check_fields(entry, where, base | fields, optional, path)
                 call(where, getattr(b, method), entry["name"],
                      **{k: v for k, v in entry.items() if k not in ("type", "name")})
     return call("model", b.description)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from .._checks import checked_path
-from . import contacts, forces, gears, stops
+from . import clearance, contacts, forces, gears, stops
 from .bodies import BarSpec, BodySpec, MarkerSpec, Vec2
 from .joints import (AngleDriverSpec, CoordinateDriverSpec, PrismaticSpec, RevoluteSpec,
                      SlideDriverSpec)
@@ -43,6 +43,7 @@ class Description:
     run_defaults: tuple = ()
     gears: tuple = ()    # gear pairs and racks, see linkdyn.elements.gears
     stops: tuple = ()    # joint stops, see linkdyn.elements.stops
+    clearances: tuple = ()   # joints with clearance, see linkdyn.elements.clearance
 
 
 def unconnected_bodies(desc) -> list:
@@ -59,7 +60,7 @@ def unconnected_bodies(desc) -> list:
                 collect(item)
 
     for element in (*desc.joints, *desc.drivers, *desc.forces, *desc.contacts,
-                    *getattr(desc, "gears", ())):
+                    *getattr(desc, "gears", ()), *getattr(desc, "clearances", ())):
         for f in fields(element):
             if f.name != "name":
                 collect(getattr(element, f.name))
@@ -106,7 +107,8 @@ def to_dict(desc: Description) -> dict:
         "gravity": list(desc.gravity),
         "ground": {name: list(xy) for name, xy in desc.ground},
         "bodies": bodies,
-        "joints": [_joint_dict(j) for j in desc.joints],
+        "joints": ([_joint_dict(j) for j in desc.joints]
+                   + [clearance.to_dict(j) for j in desc.clearances]),
         "drivers": [_driver_dict(d) for d in desc.drivers],
         "forces": [forces.to_dict(f) for f in desc.forces],
         "contacts": [contacts.to_dict(c) for c in desc.contacts],

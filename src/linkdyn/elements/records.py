@@ -35,6 +35,7 @@ class _Record:
     input_mode: int = INPUT_NONE
     law: int = 0                       # LD_FORCE_*: 0 linear, else a contact law
     law_par: tuple = (0.0, 0.0, 0.0, 0.0)
+    sense: float = 1.0                 # contact laws: +1 delta = gap - s, -1 delta = s - gap
 
 
 def _local_masks(rec: _Record):
@@ -73,6 +74,7 @@ def record_laws(recs, add_law):
         rec_input=np.full(nrec, -1, dtype=np.intc),
         rec_law=np.array([r.law for r in recs], dtype=np.intc),
         rec_law_par=np.array([r.law_par for r in recs], dtype=float).reshape(-1),
+        rec_law_sense=np.array([r.sense for r in recs], dtype=float),
     )
     for i, r in enumerate(recs):
         if isinstance(r.ref, Law):

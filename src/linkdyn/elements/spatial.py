@@ -44,6 +44,7 @@ import numpy as np
 
 from .._checks import mat3, unit_vec3, vec3
 from ..errors import ModelError
+from .clearance import to_dict as clearance_to_dict
 from .gears import to_dict as gear_to_dict
 from .stops import to_dict as stop_to_dict
 from .spatial_contacts import to_dict as contact_to_dict
@@ -158,6 +159,7 @@ class SpatialDescription:
     run_defaults: tuple = ()
     gears: tuple = ()    # gear pairs between revolute joints, see linkdyn.elements.gears
     stops: tuple = ()    # joint stops, see linkdyn.elements.stops
+    clearances: tuple = ()   # spherical joints with clearance, linkdyn.elements.clearance
 
 
 def rotation_matrix(entry: str, value) -> Mat3:
@@ -317,6 +319,7 @@ def to_dict(desc: SpatialDescription) -> dict:
             elif j.kind != "rigid":
                 d["axis"] = glob(j.first[0], j.axis_first)
         joints.append(d)
+    joints += [clearance_to_dict(j) for j in desc.clearances]
     drivers = []
     for v in desc.drivers:
         d = {"type": v.kind, "name": v.name}

@@ -51,7 +51,7 @@ import numpy as np
 
 from .._checks import real
 from ..errors import ModelError, name_list
-from . import bushings, stops
+from . import bushings, clearance, stops
 from .bodies import GROUND, _element
 from .forces import (JointDamperSpec, MotorSpec, ServoSpec, SpringDamperSpec,
                      TorsionalSpringDamperSpec, _law, _law_value, spring_damper_spec)
@@ -555,7 +555,8 @@ def spatial_force_arrays(desc, geo: Geometry, add_law, q0):
     (the compiler turns them into patterns and slots)."""
     recs, loads = _records(desc, geo)
     contacts_from = len(recs)
-    recs += contact_records(desc, geo) + stops.spatial_records(desc, geo)
+    recs += (contact_records(desc, geo) + stops.spatial_records(desc, geo)
+             + clearance.spatial_records(desc, geo))
     nrec, nload = len(recs), len(loads)
     a, inputs = record_laws(recs, add_law)
     a.update(rec_geom=np.zeros(6 * nrec),

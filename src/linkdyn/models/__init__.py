@@ -17,6 +17,8 @@ point; ``bricard``, IFToMM problem A04; ``flyball_governor``, IFToMM problem A05
 simulate it with ``method="bdf"``); ``flexible_arm``, an arm with two series-elastic
 joints on a turret; ``spatial_double_pendulum``; ``spatial_slider_crank``; and
 ``five_ss_dynamic``, the 5-SS platform with masses.
+``clearance_slider_crank`` is Flores and co-workers' slider-crank at 5000 rpm with a
+revolute joint with clearance between rod and slider (:mod:`linkdyn.elements.clearance`).
 ``ten_body_linkage`` is the two-actuator mechanism of Nurye's kinematic analysis report
 (2024), fully driven, for kinematics (its model file's notes say where its data come from
 and how it compares with the report's Adams results).

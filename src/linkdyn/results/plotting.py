@@ -259,19 +259,20 @@ def plot_contacts(result, directory) -> list[Path]:
         return []
     frictions = {f[0] for f in model.force_info["frictions"]}
     gap = model.kernels.arrays["rec_law_par"].reshape(-1, 4)[:, 3]
+    sense = model.kernels.arrays["rec_law_sense"]   # -1: a clearance, pressing s down
     fig, axes = plt.subplots(len(contacts), 2, sharex=True, squeeze=False,
                              figsize=(11, 2.8 * len(contacts) + 1), layout="constrained")
     for row, name in enumerate(contacts):
         rec = model.force_info["elements"][name][0][0]
         ax = axes[row, 0]
-        ax.plot(result.t, result.element_force(name), label="normal F_N")
+        ax.plot(result.t, sense[rec] * result.element_force(name), label="normal F_N")
         if name in frictions:
             ax.plot(result.t, result.friction_force(name), label="friction F_T")
         ax.set_ylabel(f"{name} [N]")
         ax.legend(loc="upper right")
         ax.grid(True)
         ax = axes[row, 1]
-        ax.plot(result.t, result.element_coordinate(name) - gap[rec])
+        ax.plot(result.t, sense[rec] * (result.element_coordinate(name) - gap[rec]))
         ax.axhline(0.0, color="k", lw=0.5)
         ax.set_ylabel(f"{name} g_N [m]")
         ax.grid(True)

@@ -369,6 +369,33 @@ class SimulationResult(TrajectoryAccessors):
                 out += sign * rec[:, self._element(f"{stop}/{side}")[0][0], 2]
         return out
 
+    @needs_rows
+    def clearance_force(self, joint: str) -> np.ndarray:
+        """The contact force (n, 2) planar or (n, 3) spatial, N, global components, that
+        joint ``joint`` with clearance exerts on its first body (the bearing, socket or
+        guide; the second body receives the opposite), summed over its contacts: zero in
+        free flight (:mod:`linkdyn.elements.clearance`)."""
+        specs = {c.name: c for c in getattr(self.model.description, "clearances", ())}
+        if joint not in specs:
+            raise UnknownNameError(f"model {self.model.name!r} has no joint with clearance "
+                                   f"{joint!r} (joints with clearance: {name_list(specs)})")
+        spec, model = specs[joint], self.model
+        dim = model.marker_dimension
+        # The force on the second body along s is f grad s over its position coordinates;
+        # the first body receives the opposite.
+        body = spec.second[0] if spec.second[0] != GROUND else spec.first[0]
+        sign = -1.0 if spec.second[0] != GROUND else 1.0
+        start = model.body_start(model.body_names.index(body))
+        recs = [self._element(c)[0][0] for c in spec.contacts()]
+        forces = self._elements()[0]
+        out = np.zeros((len(self.t), dim))
+        for i, state in self._row_states():
+            for r in recs:
+                if forces[i, r, 2] != 0.0:
+                    grad = gradient(state, r, self.q[i], self.v[i])[0]
+                    out[i] += sign * forces[i, r, 2] * grad[start:start + dim]
+        return out
+
     def _mesh(self, pair: str) -> dict:
         specs = {g.name: g for g in getattr(self.model.description, "gears", ())}
         if pair not in specs:

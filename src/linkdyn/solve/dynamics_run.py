@@ -278,9 +278,10 @@ class DynamicsRun:
                 s_now = self.integ.state()
                 rec, _ = model.kernels.force_values(s_now[:model.nq],
                                                     s_now[model.nq:2 * model.nq], t_ev, run)
-                run.impact[ev["record"][k]] = -rec[ev["record"][k], 1]
+                r = ev["record"][k]   # the penetration's rate: -sense s'
+                run.impact[r] = -model.kernels.arrays["rec_law_sense"][r] * rec[r, 1]
                 self.impacts.append((float(t_ev), ev["events"][k].name,
-                                     float(run.impact[ev["record"][k]])))
+                                     float(run.impact[r])))
         return stop
 
     def _chattering(self, t_ev, fired) -> bool:

@@ -430,6 +430,10 @@ def _checked_times(model, times, redundant, on_singular, at_limit, progress, tol
         drivers = f"{ndrv} driver{'' if ndrv == 1 else 's'}"
         hint = (" (if the extra rows are redundant but consistent, pass redundant='allow')"
                 if model.nc > model.nq and not allow else "")
+        loose = [c.name for c in getattr(model.description, "clearances", ())]
+        if loose and model.nc < model.nq:
+            hint = (f" (its joints with clearance, {', '.join(loose)}, leave their play "
+                    "free: their motion comes from the dynamics, linkdyn.simulate)")
         raise ModelError(f"model {model.name!r} is {kind}: {dofs} and {drivers}; kinematic "
                          f"analysis needs one driver per degree of freedom{hint}")
     if ndrv == 0 and model.nq > 0:
