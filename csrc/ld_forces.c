@@ -238,7 +238,11 @@ static int eval_record(const ld_forces *F, const ld_forces_run *run, int r, doub
         double sigma = run->slip ? run->slip[r] : 0.0;
         e->f = e->fs = e->fsd = e->f_el = e->V = e->dVdt = 0.0;
         normal->f = normal->fs = normal->fsd = 0.0;
-        if (sigma != 0.0) {
+        if (sigma != 0.0 && p[1] < 0.0) {   /* a joint's: its own limit, with Stribeck */
+            double bump = p[2] > 0.0 ? p[3] * exp(-(e->sd / p[2]) * (e->sd / p[2])) : 0.0;
+            e->f = -sigma * (p[0] + bump);
+            e->fsd = p[2] > 0.0 ? 2.0 * sigma * bump * e->sd / (p[2] * p[2]) : 0.0;
+        } else if (sigma != 0.0) {
             if (eval_record(F, run, (int)p[1], t, q, v, normal, NULL) != LD_OK)
                 return LD_ERR_DOMAIN;
             e->f = -p[0] * sigma * normal->f;
@@ -326,7 +330,9 @@ int ld_forces_jacobians(const ld_forces *F, const ld_forces_run *run, double t,
             /* f = -mu sigma F_N(s_N, s_N'): the derivatives are the normal record's, scaled;
              * both records act on the same two bodies, so their local blocks coincide. */
             double sigma = run->slip ? run->slip[r] : 0.0;
-            if (sigma != 0.0) {   /* else f = 0 and so are its derivatives (e.fs = e.fsd = 0) */
+            /* else f = 0 and so are its derivatives (e.fs = e.fsd = 0); a joint's friction
+             * (no normal record) depends on its own rate only, in e.fsd */
+            if (sigma != 0.0 && F->law_par[4 * r + 1] >= 0.0) {
                 src = &nrm;
                 scale = -F->law_par[4 * r] * sigma;
             }

@@ -44,7 +44,10 @@
  *   f = -mu sigma F_N,    sigma = run->slip[r] in {-1, 0, +1}
  * (F_N the normal record's force; sigma the sliding direction chosen by the caller at the
  * last mode change, 0 while the contact sticks or is open), with exact derivatives through
- * F_N. Its power f s' is the friction's (negative) work rate.
+ * F_N. Its power f s' is the friction's (negative) work rate. A joint's friction has no
+ * normal record (law_par[r] = F_c, -1, v_s, F_s - F_c, on the joint's angle or slide):
+ *   f = -sigma (F_c + (F_s - F_c) exp(-(s' / v_s)^2))
+ * (Coulomb's F_c, with Stribeck's rise to the static F_s at rest where v_s > 0).
  *
  * Load records apply a force F = (Fx, Fy) at a body point, with components from two laws,
  * either in the global frame or in the body frame (then F = Fxi u + Feta perp(u), a follower

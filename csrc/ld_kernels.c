@@ -500,7 +500,9 @@ int ld_model_events(void *user, double t, const double *q, const double *v,
             g[i] = 1.0;
             if (d->row_active != NULL && d->row_active[d->ev_body[i]]) {
                 r = (int)d->forces.law_par[4 * d->ev_record[i] + 1];
-                st = ld_forces_record_force(&d->forces, &d->run, r, t, q, v, &fn);
+                fn = 1.0;   /* a joint's friction: ev_const is its static limit itself */
+                st = r >= 0 ? ld_forces_record_force(&d->forces, &d->run, r, t, q, v, &fn)
+                            : LD_OK;
                 if (st != LD_OK) return st;
                 g[i] = d->ev_const[i] * fn - fabs(lam[d->ev_body[i]]);
             }

@@ -100,10 +100,11 @@ typedef struct ld_model {
     double *scratch_phiq;
     double *scratch_hess;
     /* Events of a run (linkdyn.events): 0 marker coordinate c . q_body + c0, 1 a force
-     * record's coordinate + c0, 2 a contact record's penetration (sense (gap - s)), 3 a sliding
-     * contact comes to rest (sigma s' of friction record ev_record; 1 when not sliding),
-     * 4 a sticking contact's friction reaches its limit (mu0 F_N - |lam| of stick row
-     * ev_body, mu0 = ev_const; 1 when not sticking), 5 a foot passes another along a ground
+     * record's coordinate + c0, 2 a contact record's penetration (sense (gap - s)), 3 a
+     * sliding contact comes to rest (sigma s' of friction record ev_record; 1 when not
+     * sliding), 4 a sticking contact's friction reaches its limit (mu0 F_N - |lam| of stick
+     * row ev_body, mu0 = ev_const; F_N = 1 for a joint's friction, which has no normal
+     * record; 1 when not sticking), 5 a foot passes another along a ground
      * line: t . (p_i - p_j), body i = ev_body, body j = ev_record, local points (xi_i, eta_i,
      * xi_j, eta_j) = ev_coef, t at angle ev_const; 6 its rate (the same with v for q). */
     int nev;

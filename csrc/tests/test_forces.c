@@ -3,8 +3,8 @@
  * record of each coordinate kind and a body-frame load, two spatial bodies with records
  * of the three spatial coordinates and body-frame force and torque loads, and two rods
  * (six coordinates each, read through body_view) with distance records and a global force,
- * and a journal in its bearing (a distance contact of sense -1), written directly against
- * ld_forces.h.
+ * a journal in its bearing (a distance contact of sense -1) and a joint's friction,
+ * written directly against ld_forces.h.
  * Build: cc -std=c99 test_forces.c ../ld_forces.c ../ld_forces3.c -I.. -lm
  * Prints one line per check and "N passed, M failed"; exits non-zero on any failure.
  */
@@ -300,37 +300,48 @@ static void rod_section(void)
     check(gap12 < 1e-12 * big, "rods: Q is the framed bodies' on r and e1, none on e2, e3");
 }
 
+/* One planar record between bodies 0 and 1 with no gains, reference, load or input, its
+ * block dense (slot = 8 row + col), and a run without inputs: the contact and friction
+ * records of the sections below set their coordinate, geometry and law. */
+static const double one_zero[1] = {0.0};
+static const int one_none[1] = {-1}, one_mode[1] = {LD_INPUT_NONE}, one_body[2] = {0, 1};
+static int one_slot[64], one_active[1] = {0}, one_fail = -1;
+static double one_angle_ref[1], one_input[1];
+
+static void one_record(ld_forces *F, ld_forces_run *run, const int *coord,
+                       const double *geom, const int *law, const double *law_par)
+{
+    int i;
+    memset(F, 0, sizeof *F);
+    memset(run, 0, sizeof *run);
+    for (i = 0; i < 64; i++) one_slot[i] = i;
+    F->nrec = 1; F->coord = coord; F->body = one_body; F->geom = geom;
+    F->stiffness = one_zero; F->damping = one_zero; F->ref_law = one_none;
+    F->ref_value = one_zero; F->load_law = one_none; F->input_mode = one_mode;
+    F->input = one_none; F->slot_q = one_slot; F->slot_v = one_slot;
+    F->law = law; F->law_par = law_par;
+    one_angle_ref[0] = 0.0;
+    run->input = one_input; run->input_active = one_active; run->angle_ref = one_angle_ref;
+    run->fail_record = &one_fail;
+}
+
 /* A journal in its bearing: a Hunt-Crossley distance record of sense -1 (penetration
  * delta = s - gap, s the distance of the bearing's point on body 0 from the journal's on
  * body 1). Pressed in, Q_q and Q_v against central differences, the force pulling the
  * journal back towards the bearing's centre; centred (the points coincide), no force and no
  * domain error; within the clearance, none either. */
-static int slotc_q[64], slotc_v[64];
-
 static void clearance_section(void)
 {
-    static const int coord[1] = {LD_COORD_DISTANCE}, body[2] = {0, 1};
+    static const int coord[1] = {LD_COORD_DISTANCE}, law[1] = {LD_FORCE_HERTZ};
     static const double geom[6] = {0.1, 0.05, -0.2, 0.0, 1.0, 0.0};
-    static const double k[1] = {0.0}, c[1] = {0.0}, ref_value[1] = {0.0};
-    static const int ref_law[1] = {-1}, load_law[1] = {-1}, input_mode[1] = {LD_INPUT_NONE};
-    static const int input[1] = {-1}, law[1] = {LD_FORCE_HERTZ};
     static const double law_par[4] = {3e4, 1.5, 0.4, 0.01}, sense[1] = {-1.0};
-    double angle_ref[1] = {0.0}, q[NQ] = {0.4, 0.1, 0.8, 0.6, 0.0, 0.0, 0.6, -0.8};
+    double q[NQ] = {0.4, 0.1, 0.8, 0.6, 0.0, 0.0, 0.6, -0.8};
     double v[NQ] = {0.3, -0.2, 0.5, -0.4, 0.1, 0.7, -0.2, 0.3}, Q[NQ], s[3], p0[2], p1[2];
-    int active[1] = {0}, fail = -1, i, j;
-    double in[1] = {0.0};
+    int i, j;
     ld_forces F;
     ld_forces_run run;
-    memset(&F, 0, sizeof F);
-    memset(&run, 0, sizeof run);
-    for (i = 0; i < 8; i++)
-        for (j = 0; j < 8; j++) slotc_q[8 * i + j] = slotc_v[8 * i + j] = 8 * i + j;
-    F.nrec = 1; F.coord = coord; F.body = body; F.geom = geom; F.stiffness = k;
-    F.damping = c; F.ref_law = ref_law; F.ref_value = ref_value; F.load_law = load_law;
-    F.input_mode = input_mode; F.input = input; F.slot_q = slotc_q; F.slot_v = slotc_v;
-    F.law = law; F.law_par = law_par; F.law_sense = sense;
-    run.input = in; run.input_active = active; run.angle_ref = angle_ref;
-    run.fail_record = &fail;
+    one_record(&F, &run, coord, geom, law, law_par);
+    F.law_sense = sense;
     /* the bearing's point p0 = (0.4 + 0.8 0.1 - 0.6 0.05, 0.1 + 0.6 0.1 + 0.8 0.05) */
     p0[0] = q[0] + q[2] * 0.1 - q[3] * 0.05;
     p0[1] = q[1] + q[3] * 0.1 + q[2] * 0.05;
@@ -350,8 +361,8 @@ static void clearance_section(void)
     p1[1] = p0[1] + 0.2 * q[7];
     q[4] = p1[0]; q[5] = p1[1];      /* centred: the two points coincide */
     memset(Q, 0, sizeof Q);
-    fail = -1;
-    check(ld_forces_add(&F, &run, 0.0, q, v, Q) == LD_OK && fail == -1,
+    one_fail = -1;
+    check(ld_forces_add(&F, &run, 0.0, q, v, Q) == LD_OK && one_fail == -1,
           "clearance: a centred journal is no domain error");
     for (i = 0, j = 0; i < NQ; i++) j += Q[i] != 0.0;
     check(j == 0, "clearance: and feels no force");
@@ -360,6 +371,36 @@ static void clearance_section(void)
     ld_forces_add(&F, &run, 0.0, q, v, Q);
     for (i = 0, j = 0; i < NQ; i++) j += Q[i] != 0.0;
     check(j == 0, "clearance: nor anywhere within the clearance");
+}
+
+/* A joint's Coulomb friction with Stribeck's term: a friction record on a relative angle
+ * with no normal record (law_par = F_c, -1, v_s, F_s - F_c), sliding (sigma = +1). Its
+ * force against the law, Q_q and Q_v against central differences (Q_v carries the
+ * Stribeck slope), and sigma = 0 (sticking: held by its row) gives no force. */
+static void joint_friction_section(void)
+{
+    static const int coord[1] = {LD_COORD_ANGLE}, law[1] = {LD_FORCE_FRICTION};
+    static const double geom[6] = {0.0, 0.0, 0.0, 0.0, 1.0, 0.0};
+    static const double law_par[4] = {0.7, -1.0, 0.3, 0.4};
+    double slip[1] = {1.0}, s[3], bump;
+    double q[NQ] = {0.4, 0.1, 0.8, 0.6, 0.9, 0.5, 0.6, -0.8};
+    double v[NQ] = {0.3, -0.2, 0.05, -0.04, 0.1, 0.7, -0.2, 0.3}, Q[NQ];
+    int i, j;
+    ld_forces F;
+    ld_forces_run run;
+    one_record(&F, &run, coord, geom, law, law_par);
+    run.slip = slip;
+    ld_forces_accept(&F, &run, q);
+    ld_forces_values(&F, &run, 0.0, q, v, s);
+    bump = 0.4 * exp(-(s[1] / 0.3) * (s[1] / 0.3));
+    check(fabs(s[1]) > 0.05 && fabs(s[2] + 0.7 + bump) < 1e-14,
+          "joint friction: f = -(F_c + (F_s - F_c) exp(-(s'/v_s)^2)) while sliding forward");
+    check_jacobians(&F, &run, 0.0, q, v, NQ, "joint friction: ");
+    slip[0] = 0.0;
+    memset(Q, 0, sizeof Q);
+    ld_forces_add(&F, &run, 0.0, q, v, Q);
+    for (i = 0, j = 0; i < NQ; i++) j += Q[i] != 0.0;
+    check(j == 0, "joint friction: none while it sticks (its row holds it)");
 }
 
 int main(void)
@@ -500,6 +541,7 @@ int main(void)
     spatial_section();
     rod_section();
     clearance_section();
+    joint_friction_section();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

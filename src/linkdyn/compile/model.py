@@ -167,6 +167,8 @@ class Model:
                                                                  ())])),
             ("joints with clearance", _html.names(
                 [g.name for g in getattr(self.description, "clearances", ())])),
+            ("joint frictions", _html.names(
+                [g.name for g in getattr(self.description, "joint_frictions", ())])),
             ("markers", _html.names(self.marker_names)),
             ("coordinates, constraints", f"{self.nq}, {self.nc}"),
             ("kinematic only", "yes" if (not self.dynamic or getattr(

@@ -19,6 +19,7 @@ from ..elements.contacts import contact_records
 from ..elements.records import compile_records, reference_angles
 from ..elements.stops import planar_records as planar_stop_records
 from ..elements.clearance import planar_records as planar_clearance_records
+from ..elements.joint_friction import planar_records as planar_joint_frictions
 
 __all__ = ["Numbering", "compile_rows", "force_arrays", "law_arrays", "assign_slots", "mul"]
 
@@ -178,6 +179,10 @@ def force_arrays(desc, body_index, local_of, ground, add_law, nq: int, q0):
     contact_recs, *modes = contact_records(desc, body_index, local_of, ground, len(recs))
     contact_recs = (contact_recs + planar_stop_records(desc, body_index, local_of, ground)
                     + planar_clearance_records(desc, body_index, local_of, ground))
+    friction_recs, joint_frictions = planar_joint_frictions(
+        desc, body_index, local_of, ground, len(recs) + len(contact_recs))
+    contact_recs += friction_recs
+    modes[0] = tuple(modes[0]) + tuple(joint_frictions)
     farrays, finfo, fq_blocks, fv_blocks = compile_records(recs, loads, contact_recs, *modes,
                                                            add_law)
     nrec = finfo["nrec"]

@@ -20,6 +20,7 @@ from ..elements.bodies import (GROUND, BarSpec, BodySpec, MarkerSpec, PointRef, 
                                _finite, _positive, _vec2)
 from ..elements.bushings import BushingBuilder
 from ..elements.clearance import ClearanceBuilder
+from ..elements.joint_friction import JointFrictionBuilder
 from ..elements.contacts import ContactBuilder
 from ..elements.description import Description
 from ..elements.forces import ForceBuilder
@@ -86,7 +87,7 @@ def named_points(entry: str, points, reserved, parse, shape: str) -> tuple:
 
 
 class ModelBuilder(ForceBuilder, ContactBuilder, GearBuilder, BushingBuilder, StopBuilder,
-                   ClearanceBuilder):
+                   ClearanceBuilder, JointFrictionBuilder):
     """Builds a validated model description, element by element.
 
     Force elements (springs, dampers, loads, motors, servos) are added with the methods of
@@ -121,6 +122,7 @@ class ModelBuilder(ForceBuilder, ContactBuilder, GearBuilder, BushingBuilder, St
         self._gears: dict = {}
         self._stops: dict = {}
         self._clearances: dict = {}
+        self._joint_frictions: dict = {}
 
     # -- names -----------------------------------------------------------------------------
     def _new_name(self, kind: str, name) -> str:
@@ -138,7 +140,8 @@ class ModelBuilder(ForceBuilder, ContactBuilder, GearBuilder, BushingBuilder, St
                                   ("force element", self._forces),
                                   ("contact", self._contacts),
                                   ("gear pair", self._gears),
-                                  ("joint stop", self._stops)):
+                                  ("joint stop", self._stops),
+                                  ("joint friction", self._joint_frictions)):
             if name in table:
                 raise ModelError(f"{kind} '{name}': the name is already used by a {other_kind}",
                                  name)
@@ -389,6 +392,7 @@ class ModelBuilder(ForceBuilder, ContactBuilder, GearBuilder, BushingBuilder, St
             gears=tuple(self._gears.values()),
             stops=tuple(self._stops.values()),
             clearances=tuple(self._clearances.values()),
+            joint_frictions=tuple(self._joint_frictions.values()),
         )
 
     def build(self) -> Model:

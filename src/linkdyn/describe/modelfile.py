@@ -72,7 +72,7 @@ import os
 from pathlib import Path
 
 from .._checks import as_file_error, check_fields, checked_path, input_file_problem
-from ..elements import contacts, forces, gears, stops
+from ..elements import contacts, forces, gears, joint_friction, stops
 from ..elements import spatial as _spatial
 from ..elements.description import FORMAT_VERSION, Description, dumps, save
 from ..elements.description import to_dict as _planar_to_dict
@@ -171,7 +171,8 @@ def _planar_from_dict(data, path) -> Description:
                 fn = builder.add_angle_driver if kind == "angle" else builder.add_slide_driver
                 call(where, fn, entry["name"], **kwargs)
 
-    _typed_entries(data, "forces", forces.FILE_TYPES, path, builder)
+    _typed_entries(data, "forces", {**forces.FILE_TYPES,
+                                    "joint_friction": joint_friction.FILE_TYPE}, path, builder)
 
     items = data.get("contacts", [])
     if not isinstance(items, list):

@@ -73,7 +73,7 @@ from dataclasses import dataclass
 from .._checks import real as _number
 from ..errors import ModelError
 from .bodies import GROUND, _element
-from .records import ROLL, SLIDE, _Record
+from .records import FRICTION_LAW, ROLL, SLIDE, _Record
 
 __all__ = ["ContactSpec", "ContactBuilder", "FILE_FIELDS", "to_dict", "contact_records",
            "contact_law", "HERTZ", "LANKARANI", "FRICTION", "STICK_VELOCITY"]
@@ -81,7 +81,7 @@ __all__ = ["ContactSpec", "ContactBuilder", "FILE_FIELDS", "to_dict", "contact_r
 PointRef = tuple[str, str]
 
 # Force laws of csrc/ld_forces.h.
-HERTZ, LANKARANI, FRICTION = 1, 2, 3
+HERTZ, LANKARANI, FRICTION = 1, 2, FRICTION_LAW   # LD_FORCE_*
 MODELS = {"hertz": HERTZ, "lankarani_nikravesh": LANKARANI}
 #: Default slip speed (m/s) below which a contact at a transition counts as at rest (the
 #: stick threshold of Zheng and Wang's walker).

@@ -10,7 +10,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from .._checks import checked_path
-from . import clearance, contacts, forces, gears, stops
+from . import clearance, contacts, forces, gears, joint_friction, stops
 from .bodies import BarSpec, BodySpec, MarkerSpec, Vec2
 from .joints import (AngleDriverSpec, CoordinateDriverSpec, PrismaticSpec, RevoluteSpec,
                      SlideDriverSpec)
@@ -44,6 +44,7 @@ class Description:
     gears: tuple = ()    # gear pairs and racks, see linkdyn.elements.gears
     stops: tuple = ()    # joint stops, see linkdyn.elements.stops
     clearances: tuple = ()   # joints with clearance, see linkdyn.elements.clearance
+    joint_frictions: tuple = ()   # see linkdyn.elements.joint_friction
 
 
 def unconnected_bodies(desc) -> list:
@@ -110,7 +111,8 @@ def to_dict(desc: Description) -> dict:
         "joints": ([_joint_dict(j) for j in desc.joints]
                    + [clearance.to_dict(j) for j in desc.clearances]),
         "drivers": [_driver_dict(d) for d in desc.drivers],
-        "forces": [forces.to_dict(f) for f in desc.forces],
+        "forces": ([forces.to_dict(f) for f in desc.forces]
+                   + [joint_friction.to_dict(f) for f in desc.joint_frictions]),
         "contacts": [contacts.to_dict(c) for c in desc.contacts],
         "markers": [{"name": m.name, "point": f"{m.body}.{m.point}"} for m in desc.markers],
     }

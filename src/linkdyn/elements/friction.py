@@ -233,7 +233,11 @@ class ContactModes:
         normal = np.array([f[2] for f in self.frictions])
         fric = np.array([f[1] for f in self.frictions])
         gap = self.model.kernels.arrays["rec_law_par"].reshape(-1, 4)[normal, 3]
-        return rec[normal, 2], gap - rec[normal, 0], rec[fric, 1]
+        # A joint's friction (no normal record, -1) is always closed, with its own bound
+        # (its mu, mu0 are the limits themselves: F_N = 1).
+        joint = normal < 0
+        return (np.where(joint, 1.0, rec[normal, 2]),
+                np.where(joint, 1.0, gap - rec[normal, 0]), rec[fric, 1])
 
     def decide(self, t, q, v, breaking=(), row=0):
         """Classify every contact at the state (t, q, v) (module notes) and set the run's
@@ -252,7 +256,7 @@ class ContactModes:
         new = np.zeros_like(self.mode)
         cand = []
         for k, f in enumerate(self.frictions):
-            if not depth[k] > 0.0 or run.gate[f[2]] == 0.0:
+            if not depth[k] > 0.0 or (f[2] >= 0 and run.gate[f[2]] == 0.0):
                 new[k] = OPEN
             elif abs(vt[k]) > f[5]:
                 new[k] = 1 if vt[k] > 0 else -1

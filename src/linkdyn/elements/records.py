@@ -19,6 +19,7 @@ __all__ = ["DISTANCE", "ANGLE", "SLIDE", "ROLL", "INPUT_NONE", "INPUT_ADD", "INP
 # Coordinate kinds and input modes of csrc/ld_forces.h.
 DISTANCE, ANGLE, SLIDE, ROLL = 0, 1, 2, 3
 INPUT_NONE, INPUT_ADD, INPUT_TARGET = 0, 1, 2
+FRICTION_LAW = 3                       # LD_FORCE_FRICTION
 
 
 
@@ -155,8 +156,10 @@ def compile_records(recs, loads, contact_recs, frictions, swings, arcs, add_law)
     info = dict(elements=element_index(recs, loads), inputs=tuple(inputs), nrec=nrec,
                 nload=nload,
                 coord=tuple(r.coord for r in recs),
+                # (friction records, on a rolling coordinate or a joint's, are not contacts)
                 contacts=tuple((i, recs[i].owner, recs[i].law)
-                               for i in range(contacts_from, nrec) if recs[i].coord != ROLL),
+                               for i in range(contacts_from, nrec)
+                               if recs[i].coord != ROLL and recs[i].law != FRICTION_LAW),
                 frictions=tuple(frictions), swings=tuple(swings), arcs=tuple(arcs))
     return a, info, fq_entries + load_fq, fv_entries
 

@@ -211,13 +211,15 @@ class SimulationResult(TrajectoryAccessors):
     def friction_force(self, contact: str) -> np.ndarray:
         """Friction force (N) on the circle of ``contact`` along the line's direction, per
         output row: -mu F_N sign(v_T) while it slides, the stick row's force while it
-        sticks, 0 while open (see :mod:`linkdyn.friction`)."""
+        sticks, 0 while open (see :mod:`linkdyn.friction`). For a joint friction
+        (:mod:`linkdyn.elements.joint_friction`), its torque (N m) or force (N) along the
+        joint's coordinate."""
         frictions = self.model.force_info["frictions"]
         names = [f[0] for f in frictions]
         if contact not in names:
             raise UnknownNameError(f"model {self.model.name!r} has no contact {contact!r} with "
-                                   f"friction (contacts with friction: "
-                                   f"{name_list(names)})")
+                                   f"friction nor joint friction of that name (contacts with "
+                                   f"friction and joint frictions: {name_list(names)})")
         k = names.index(contact)
         rec = self._elements()[0][:, frictions[k][1], 2]
         return rec - (self.stick_lam[:, k] if self.stick_lam is not None else 0.0)
