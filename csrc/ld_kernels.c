@@ -454,7 +454,7 @@ static int slip_event(const ld_model *d, int i, const double *q, const double *v
     st = ld_forces_coordinate_derivs(&d->forces, &d->run, r, q, v, idx, &s, grad, &vhv);
     if (st != LD_OK) return st;
     *g = 0.0;
-    for (j = 0; j < 8; j++)
+    for (j = 0; j < (d->forces.stride == LD_STRIDE_SPATIAL ? 24 : 8); j++)
         if (idx[j] >= 0) *g += grad[j] * v[idx[j]];
     *g *= d->run.slip[r];
     return LD_OK;
@@ -548,7 +548,7 @@ int ld_model_run_phi(void *user, double t, const double *q, double *out)
 int ld_model_run_phi_q(void *user, double t, const double *q, double *val)
 {
     const ld_model *d = (const ld_model *)user;
-    int k, i, st, idx[24];
+    int k, i, st, idx[24], w = d->stick_width;
     double s, vhv, g[24];
     ld_model_phi_q(user, t, q, d->scratch_phiq);
     for (i = 0; i < d->phiq_ext_nnz; i++) val[i] = 0.0;
@@ -557,8 +557,8 @@ int ld_model_run_phi_q(void *user, double t, const double *q, double *val)
         st = ld_forces_coordinate_derivs(&d->forces, &d->run, d->stick_rec[k], q, q, idx, &s,
                                          g, &vhv);
         if (st != LD_OK) return st;
-        for (i = 0; i < 8; i++)
-            if (d->stick_slot[8 * k + i] >= 0) val[d->stick_slot[8 * k + i]] = g[i];
+        for (i = 0; i < w; i++)
+            if (d->stick_slot[w * k + i] >= 0) val[d->stick_slot[w * k + i]] = g[i];
     }
     return LD_OK;
 }
@@ -591,7 +591,7 @@ int ld_model_run_phi_qq_lam(void *user, double t, const double *q, const double 
                             double *val)
 {
     const ld_model *d = (const ld_model *)user;
-    int k, i, st;
+    int k, i, st, w2 = d->stick_width * d->stick_width;
     double H[576];
     ld_model_phi_qq_lam(user, t, q, lam, d->scratch_hess);
     for (i = 0; i < d->hess_ext_nnz; i++) val[i] = 0.0;
@@ -600,9 +600,9 @@ int ld_model_run_phi_qq_lam(void *user, double t, const double *q, const double 
         if (lam[d->nc + k] == 0.0) continue;
         st = ld_forces_coordinate_hessian(&d->forces, &d->run, d->stick_rec[k], q, H);
         if (st != LD_OK) return st;
-        for (i = 0; i < 64; i++)
-            if (d->stick_hslot[64 * k + i] >= 0)
-                val[d->stick_hslot[64 * k + i]] += lam[d->nc + k] * H[i];
+        for (i = 0; i < w2; i++)
+            if (d->stick_hslot[w2 * k + i] >= 0)
+                val[d->stick_hslot[w2 * k + i]] += lam[d->nc + k] * H[i];
     }
     return LD_OK;
 }

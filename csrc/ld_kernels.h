@@ -91,8 +91,10 @@ typedef struct ld_model {
     int nstick;
     const int *stick_rec;       /* [nstick] */
     const double *stick_c0;     /* [nstick] */
-    const int *stick_slot;      /* [nstick, 8] Phi_q slots of the record's local block (-1) */
-    const int *stick_hslot;     /* [nstick, 64] Hessian slots (-1) */
+    int stick_width;            /* the records' local block: 8 planar, 24 spatial */
+    const int *stick_slot;      /* [nstick, width] Phi_q slots of the record's local block
+                                   (-1) */
+    const int *stick_hslot;     /* [nstick, width^2] Hessian slots (-1) */
     const int *base_phiq_map;   /* [phiq_nnz of the model] */
     const int *base_hess_map;   /* [hess_nnz of the model] */
     int phiq_ext_nnz;

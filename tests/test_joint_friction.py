@@ -8,6 +8,8 @@ input. The force derivatives are checked against differences in csrc/tests/test_
 
 import json
 import math
+import re
+import warnings
 
 import numpy as np
 import pytest
@@ -15,6 +17,7 @@ from scipy.integrate import quad, solve_ivp
 from scipy.optimize import brentq
 
 import linkdyn
+import test_exchange_limits as limits
 from linkdyn import laws
 from linkdyn.errors import ModelError, ModelFileError, UnknownNameError
 
@@ -149,3 +152,58 @@ def test_joint_frictions_in_model_files_and_bad_input(tmp_path):
     r = linkdyn.simulate(rail(coulomb=1.0).build(), 0.01)
     with pytest.raises(UnknownNameError, match="no contact 'rail' with friction"):
         r.friction_force("rail")
+
+
+# The one-link pendulums of the limits' tests (a bar along x from its pin, turning about z
+# under gravity -y), their limits replaced by friction.
+URDF = re.sub(r"<limit [^>]*/>", '<dynamics friction="0.3"/>',
+              limits.URDF).replace('type="revolute"', 'type="continuous"')
+MJCF = re.sub(r'range="[^"]*"\s*REF', 'frictionloss="0.3"', limits.MJCF)
+SDF = re.sub(r"<limit>.*</limit>", "<dynamics><friction>0.3</friction></dynamics>",
+             limits.SDF)
+
+
+@pytest.mark.parametrize("name, text", [("pendulum.urdf", URDF), ("pendulum.xml", MJCF),
+                                        ("pendulum.sdf", SDF)])
+def test_urdf_sdf_and_mjcf_joint_friction_stops_a_pendulum_as_the_closed_form_says(
+        tmp_path, name, text):
+    # A bar along x from its pin, turning about z under gravity -y, released 1 rad from
+    # hanging; the file's friction is Coulomb's, static and sliding alike.
+    path = tmp_path / name
+    path.write_text(text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", linkdyn.ModelWarning)     # nothing left unread
+        model = linkdyn.load_model(path, gravity=(0.0, -G, 0.0),
+                                   initial={"pin": 1.0 - math.pi / 2})
+    assert "friction" in text and "limit" not in text and "range" not in text
+    (spec,) = model.description.joint_frictions
+    assert (spec.name, spec.coulomb, spec.static) == ("pin/friction", 0.3, 0.3)
+    r = linkdyn.simulate(model, 8.0, rtol=1e-10, dt_out=1e-3)
+    turn, times = pendulum_turns(1.0, G / 2, 0.3, 0.3, 1.0 / 3.0)
+    changes = r.friction_modes[1:]
+    assert changes[-1][2] == "stick"
+    np.testing.assert_allclose([m[0] for m in changes], times[1:], atol=1e-6)
+    x, y = r.body_position("rod")[-1, :2]
+    assert math.atan2(x, -y) == pytest.approx(turn[-1], abs=1e-9)
+
+
+def test_a_spatial_hinge_with_friction_swings_as_the_planar_one():
+    b = linkdyn.SpatialModelBuilder("pendulum", gravity=(0.0, 0.0, -G))
+    b.add_ground_point("O", (0.0, 0.0, 0.0))
+    c, s = math.cos(1.0), math.sin(1.0)
+    # the bar's axis e_1 from the pin to its end, 1 rad from hanging in the x-z plane
+    b.add_body("rod", mass=1.0, inertia=(1e-4, 1 / 12, 1 / 12), position=(0.5 * s, 0, -0.5 * c),
+               orientation=[[s, 0.0, c], [0.0, 1.0, 0.0], [-c, 0.0, s]],
+               points={"a": (-0.5, 0.0, 0.0)})
+    b.add_revolute("pin", "ground.O", "rod.a", axis=(0.0, 1.0, 0.0))
+    b.add_joint_friction("fr", "pin", coulomb=0.3, static=0.35)
+    r = linkdyn.simulate(b.build(), 8.0, rtol=1e-10, dt_out=1e-3)
+    turn, times = pendulum_turns(1.0, G / 2, 0.3, 0.35, 1.0 / 3.0)
+    np.testing.assert_allclose([m[0] for m in r.friction_modes[1:]], times[1:], atol=1e-6)
+    p = r.body_position("rod")
+    phi = np.arctan2(p[:, 0], -p[:, 2])
+    assert phi[-1] == pytest.approx(turn[-1], abs=1e-9)
+    assert np.ptp(phi[r.t > times[-1] + 1e-3]) < 1e-12
+    # and in the spatial model file
+    desc = b.description()
+    assert linkdyn.modelfile.loads(json.dumps(linkdyn.modelfile.to_dict(desc))) == desc

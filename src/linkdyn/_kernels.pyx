@@ -206,8 +206,9 @@ cdef extern from "ld_kernels.h":
         int nstick
         const int *stick_rec        # [nstick]
         const double *stick_c0      # [nstick]
-        const int *stick_slot       # [nstick, 8] Phi_q slots of the record's local block (-1)
-        const int *stick_hslot      # [nstick, 64] Hessian slots (-1)
+        int stick_width             # the records' local block: 8 planar, 24 spatial
+        const int *stick_slot       # [nstick, width] Phi_q slots of the record's block (-1)
+        const int *stick_hslot      # [nstick, width^2] Hessian slots (-1)
         const int *base_phiq_map    # [phiq_nnz of the model]
         const int *base_hess_map    # [hess_nnz of the model]
         int phiq_ext_nnz
@@ -942,8 +943,9 @@ cdef class RunState:
                 "phiq_colptr", "phiq_rowind", "hess_colptr", "hess_rowind")
         a = {name: np.ascontiguousarray(st[name], dtype=np.intc) for name in ints}
         ns = a["stick_rec"].shape[0]
-        if (ns == 0 or a["stick_slot"].shape[0] != 8 * ns or
-                a["stick_hslot"].shape[0] != 64 * ns or
+        width = 2 * k.body_stride     # a record's local block: two bodies' coordinates
+        if (ns == 0 or a["stick_slot"].shape[0] != width * ns or
+                a["stick_hslot"].shape[0] != width * width * ns or
                 a["base_phiq_map"].shape[0] != k.phiq_nnz or
                 a["base_hess_map"].shape[0] != k.hess_nnz or
                 a["phiq_colptr"].shape[0] != k.nq + 1 or a["hess_colptr"].shape[0] != k.nq + 1):
@@ -959,6 +961,7 @@ cdef class RunState:
         cdef double[::1] c0 = self.stick_c0
         cdef int[::1] ra = self.row_active
         self.data.nstick = ns
+        self.data.stick_width = width
         self.data.stick_rec = _ip(a["stick_rec"])
         self.data.stick_c0 = &c0[0]
         self.data.stick_slot = _ip(a["stick_slot"])

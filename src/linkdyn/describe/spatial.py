@@ -33,6 +33,7 @@ from ..elements.spatial import (AxisJointSpec, SpatialBodySpec, SpatialDescripti
 from ..elements.run_defaults import checked_run_defaults
 from ..elements.stops import StopBuilder
 from ..elements.clearance import ClearanceBuilder
+from ..elements.joint_friction import JointFrictionBuilder
 from ..errors import ModelError
 
 __all__ = ["SpatialModelBuilder"]
@@ -60,7 +61,8 @@ def _points_on_rod(entry: str, inertia, points) -> None:
 
 
 class SpatialModelBuilder(SpatialForceBuilder, SpatialContactBuilder, SpatialGearBuilder,
-                          SpatialBushingBuilder, StopBuilder, ClearanceBuilder):
+                          SpatialBushingBuilder, StopBuilder, ClearanceBuilder,
+                          JointFrictionBuilder):
     """Builds a validated spatial model description, element by element: bodies in natural
     coordinates (conventions of :mod:`linkdyn.elements.spatial`), ground points, joints,
     drivers, force elements (:mod:`linkdyn.elements.spatial_forces`), contacts
@@ -84,6 +86,7 @@ class SpatialModelBuilder(SpatialForceBuilder, SpatialContactBuilder, SpatialGea
         self._gears: dict = {}
         self._stops: dict = {}
         self._clearances: dict = {}
+        self._joint_frictions: dict = {}
 
     def _new_name(self, kind: str, name) -> str:
         if not isinstance(name, str) or not name or name.strip() != name or "." in name:
@@ -97,7 +100,8 @@ class SpatialModelBuilder(SpatialForceBuilder, SpatialContactBuilder, SpatialGea
                                   ("force element", self._forces),
                                   ("contact", self._contacts),
                                   ("gear pair", self._gears),
-                                  ("joint stop", self._stops)):
+                                  ("joint stop", self._stops),
+                                  ("joint friction", self._joint_frictions)):
             if name in table:
                 raise ModelError(f"{kind} '{name}': the name is already used by a {other_kind}",
                                  name)
@@ -345,7 +349,8 @@ class SpatialModelBuilder(SpatialForceBuilder, SpatialContactBuilder, SpatialGea
             forces=tuple(self._forces.values()), contacts=tuple(self._contacts.values()),
             run_defaults=self._run_defaults, gears=tuple(self._gears.values()),
             stops=tuple(self._stops.values()),
-            clearances=tuple(self._clearances.values()))
+            clearances=tuple(self._clearances.values()),
+            joint_frictions=tuple(self._joint_frictions.values()))
 
     def build(self):
         """Compile the description into a frozen :class:`linkdyn.SpatialModel`."""

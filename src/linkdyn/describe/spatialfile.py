@@ -60,6 +60,7 @@ from ..elements.spatial_contacts import FILE_FIELDS as _CONTACT
 from ..elements.gears import SPATIAL_FILE_TYPES
 from ..elements.stops import FILE_TYPES as STOP_TYPES
 from ..elements.spatial_forces import FILE_TYPES as _FORCES
+from ..elements.joint_friction import FILE_TYPE as FRICTION_TYPE
 from ..errors import ModelFileError
 from .builder import name_or_gravity, read_run_defaults
 from .spatial import SpatialModelBuilder
@@ -123,7 +124,8 @@ def from_dict(data, path=None) -> SpatialDescription:
                 check_fields(entry, where, {"name", "point"}, set(), path)
                 call(where, b.add_marker, entry["name"], entry["point"])
             elif key in ("forces", "gears", "stops"):
-                types = {"forces": _FORCES, "gears": SPATIAL_FILE_TYPES,
+                types = {"forces": {**_FORCES, "joint_friction": FRICTION_TYPE},
+                         "gears": SPATIAL_FILE_TYPES,
                          "stops": STOP_TYPES}[key]
                 kind = entry.get("type") if isinstance(entry, dict) else None
                 if not isinstance(kind, str) or kind not in types:

@@ -147,9 +147,18 @@ def stick_arrays(model) -> dict:
     frictions = model.force_info["frictions"]
     ns = len(frictions)
 
+    stride = k.body_stride                    # coordinates per body: 4 planar, 12 spatial
+    view = a.get("body_view")                 # spatial: each body's 12 (-1: a rod's absent)
+    width = 2 * stride
+
     def local_index(r):
-        return [(-1 if body[r][i // 4] < 0 else 4 * int(body[r][i // 4]) + i % 4)
-                for i in range(8)]
+        out = []
+        for i in range(width):
+            b = int(body[r][i // stride])
+            out.append(-1 if b < 0 else
+                       int(view[stride * b + i % stride]) if view is not None else
+                       stride * b + i % stride)
+        return out
 
     # Phi_q: the model's entries keep their rows; stick row k is row nc + k.
     cols = list(np.repeat(np.arange(nq), np.diff(a["phiq_colptr"])))
@@ -161,9 +170,9 @@ def stick_arrays(model) -> dict:
             if gi >= 0:
                 cols.append(gi)
                 rows.append(nc + s)
-                src.append(nbase + 8 * s + i)
+                src.append(nbase + width * s + i)
     order = np.lexsort((np.array(rows), np.array(cols)))
-    slot = np.full(nbase + 8 * ns, -1, dtype=np.intc)
+    slot = np.full(nbase + width * ns, -1, dtype=np.intc)
     slot[np.array(src)[order]] = np.arange(len(order), dtype=np.intc)
     phiq_colptr = np.concatenate([[0], np.cumsum(np.bincount(cols, minlength=nq))])
     phiq_rowind = np.array(rows)[order]

@@ -24,8 +24,11 @@ Conventions
 * ``result.friction_force(name)`` is f per output row (the stick row's force while it
   sticks); ``result.friction_modes`` lists the mode changes ("slide+", "slide-", "stick");
   ``result.element_work(name)`` is the energy the friction took (negative).
-* Planar models. A friction whose bound grows with the joint's reaction (a pin of radius
-  r: mu r times the magnitude of its reaction) is not modelled yet.
+* Planar and spatial models. In space the coordinate is the first body's turn (or slide)
+  relative to the second, as for :mod:`linkdyn.elements.stops`; URDF's ``<dynamics
+  friction>`` and MJCF's ``frictionloss`` become joint frictions ``"<joint>/friction"``
+  (:mod:`linkdyn.exchange`). A friction whose bound grows with the joint's reaction (a
+  pin of radius r: mu r times the magnitude of its reaction) is not modelled yet.
 """
 
 from __future__ import annotations
@@ -37,11 +40,11 @@ from ..errors import ModelError
 from .bodies import _element
 from .contacts import FRICTION, STICK_VELOCITY, MIN_STICK_VELOCITY
 from .forces import _joint_coordinate
-from .joints import PrismaticSpec, RevoluteSpec
+from .stops import joint_kind, spatial_coordinate
 from .records import _Record
 
 __all__ = ["JointFrictionSpec", "JointFrictionBuilder", "FILE_TYPE", "to_dict",
-           "planar_records"]
+           "planar_records", "spatial_records"]
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,8 @@ class JointFrictionSpec:
 
 
 class JointFrictionBuilder:
-    """The joint-friction method of :class:`linkdyn.ModelBuilder` (a mixin)."""
+    """The joint-friction method of :class:`linkdyn.ModelBuilder` and
+    :class:`linkdyn.SpatialModelBuilder` (a mixin)."""
 
     def add_joint_friction(self, name: str, joint: str, coulomb, static=None, *,
                            stribeck_velocity=0.0, stick_velocity=STICK_VELOCITY) -> None:
@@ -71,9 +75,8 @@ class JointFrictionBuilder:
         entry = f"joint friction '{name}'"
         with _element(name):
             spec = self._joints.get(joint) if isinstance(joint, str) else None
-            if not isinstance(spec, (RevoluteSpec, PrismaticSpec)):
-                known = [n for n, j in self._joints.items()
-                         if isinstance(j, (RevoluteSpec, PrismaticSpec))]
+            if joint_kind(spec) is None:
+                known = [n for n, j in self._joints.items() if joint_kind(j) is not None]
                 raise ModelError(f"{entry}: {joint!r} is not a revolute or prismatic joint "
                                  f"of this model (those joints: {', '.join(known) or 'none'})")
             fc = real(entry, "coulomb", coulomb, positive=True)
@@ -110,6 +113,16 @@ def to_dict(spec: JointFrictionSpec) -> dict:
             "stick_velocity": spec.stick_velocity}
 
 
+def _friction(spec, kind, bodies, geom, index) -> tuple:
+    """The friction record of ``spec`` on the joint's coordinate, and its mode entry."""
+    rec = _Record(spec.name, kind, bodies, geom)
+    rec.law = FRICTION
+    rec.law_par = (spec.coulomb, -1.0, spec.stribeck_velocity, spec.static - spec.coulomb)
+    # sliding from rest, the friction is F_s with Stribeck's term and F_c without
+    moving = spec.static if spec.stribeck_velocity > 0.0 else spec.coulomb
+    return rec, (spec.name, index, -1, moving, spec.static, spec.stick_velocity)
+
+
 def planar_records(desc, body_index, local_of, ground, first) -> tuple:
     """The joint frictions' records of a planar description (the first gets index
     ``first``) and their entries for :class:`linkdyn.elements.friction.ContactModes`:
@@ -120,13 +133,23 @@ def planar_records(desc, body_index, local_of, ground, first) -> tuple:
     for spec in getattr(desc, "joint_frictions", ()):
         kind, bodies, geom = _joint_coordinate(joints[spec.joint], body_index, local_of,
                                                ground)
-        rec = _Record(spec.name, kind, bodies, geom)
-        rec.law = FRICTION
-        rec.law_par = (spec.coulomb, -1.0, spec.stribeck_velocity,
-                       spec.static - spec.coulomb)
-        # sliding from rest, the friction is F_s with Stribeck's term and F_c without
-        moving = spec.static if spec.stribeck_velocity > 0.0 else spec.coulomb
-        frictions.append((spec.name, first + len(recs), -1, moving, spec.static,
-                          spec.stick_velocity))
+        rec, entry = _friction(spec, kind, bodies, geom, first + len(recs))
         recs.append(rec)
+        frictions.append(entry)
+    return recs, frictions
+
+
+def spatial_records(desc, geo, first) -> tuple:
+    """As :func:`planar_records` for a spatial description (``geo``: the spatial compile's
+    :class:`linkdyn.elements.spatial_forces.Geometry`), on the coordinates of
+    :mod:`linkdyn.elements.stops` (the first body's turn or slide relative to the
+    second)."""
+    joints = {j.name: j for j in desc.joints}
+    recs, frictions = [], []
+    for spec in getattr(desc, "joint_frictions", ()):
+        geo.entry = f"joint friction {spec.name!r}"
+        kind, bodies, geom, _ = spatial_coordinate(joints[spec.joint], geo)
+        rec, entry = _friction(spec, kind, bodies, geom, first + len(recs))
+        recs.append(rec)
+        frictions.append(entry)
     return recs, frictions

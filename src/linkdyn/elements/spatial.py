@@ -46,6 +46,7 @@ from .._checks import mat3, unit_vec3, vec3
 from ..errors import ModelError
 from .clearance import to_dict as clearance_to_dict
 from .gears import to_dict as gear_to_dict
+from .joint_friction import to_dict as friction_to_dict
 from .stops import to_dict as stop_to_dict
 from .spatial_contacts import to_dict as contact_to_dict
 from .spatial_forces import to_dict as force_to_dict
@@ -160,6 +161,7 @@ class SpatialDescription:
     gears: tuple = ()    # gear pairs between revolute joints, see linkdyn.elements.gears
     stops: tuple = ()    # joint stops, see linkdyn.elements.stops
     clearances: tuple = ()   # spherical joints with clearance, linkdyn.elements.clearance
+    joint_frictions: tuple = ()   # see linkdyn.elements.joint_friction
 
 
 def rotation_matrix(entry: str, value) -> Mat3:
@@ -334,7 +336,8 @@ def to_dict(desc: SpatialDescription) -> dict:
     out = {"linkdyn_model": 1, "space": "spatial", "name": desc.name,
            "gravity": list(desc.gravity), "ground": {n: list(p) for n, p in desc.ground},
            "bodies": bodies, "joints": joints, "drivers": drivers,
-           "forces": [force_to_dict(f) for f in desc.forces],
+           "forces": ([force_to_dict(f) for f in desc.forces]
+                      + [friction_to_dict(f) for f in desc.joint_frictions]),
            "contacts": [contact_to_dict(c, orient.get(c.plane_point[0]))
                         for c in desc.contacts],
            "markers": [{"name": m.name, "point": f"{m.body}.{m.point}"}

@@ -51,12 +51,12 @@ import numpy as np
 
 from .._checks import real
 from ..errors import ModelError, name_list
-from . import bushings, clearance, stops
+from . import bushings, clearance, joint_friction, stops
 from .bodies import GROUND, _element
 from .forces import (JointDamperSpec, MotorSpec, ServoSpec, SpringDamperSpec,
                      TorsionalSpringDamperSpec, _law, _law_value, spring_damper_spec)
-from .records import (ANGLE, DISTANCE, INPUT_ADD, INPUT_TARGET, SLIDE, _Record, element_index,
-                      record_laws)
+from .records import (ANGLE, DISTANCE, FRICTION_LAW, INPUT_ADD, INPUT_TARGET, SLIDE, _Record,
+                      element_index, record_laws)
 from .spatial_contacts import contact_records
 
 __all__ = ["SpatialLoadSpec", "SpatialFlexibleJointSpec", "SpatialForceBuilder", "FILE_TYPES",
@@ -557,6 +557,8 @@ def spatial_force_arrays(desc, geo: Geometry, add_law, q0):
     contacts_from = len(recs)
     recs += (contact_records(desc, geo) + stops.spatial_records(desc, geo)
              + clearance.spatial_records(desc, geo))
+    friction_recs, frictions = joint_friction.spatial_records(desc, geo, len(recs))
+    recs += friction_recs
     nrec, nload = len(recs), len(loads)
     a, inputs = record_laws(recs, add_law)
     a.update(rec_geom=np.zeros(6 * nrec),
@@ -593,8 +595,9 @@ def spatial_force_arrays(desc, geo: Geometry, add_law, q0):
                 nload=nload,
                 coord=tuple(r.coord for r in recs),
                 contacts=tuple((i, recs[i].owner, recs[i].law)
-                               for i in range(contacts_from, nrec)),
-                frictions=(), swings=(), arcs=(), load_dim=3)
+                               for i in range(contacts_from, nrec)
+                               if recs[i].law != FRICTION_LAW),
+                frictions=tuple(frictions), swings=(), arcs=(), load_dim=3)
     return a, info, fq_blocks, fv_blocks
 
 

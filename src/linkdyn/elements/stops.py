@@ -38,7 +38,7 @@ from .joints import PrismaticSpec, RevoluteSpec
 from .records import ANGLE, SLIDE, _Record
 
 __all__ = ["JointStopSpec", "StopBuilder", "FILE_TYPES", "to_dict", "planar_records",
-           "spatial_records", "SIDES"]
+           "spatial_records", "spatial_coordinate", "SIDES", "joint_kind"]
 
 #: The two sides, in record order.
 SIDES = ("lower", "upper")
@@ -59,7 +59,9 @@ class JointStopSpec:
     restitution: float
 
 
-def _kind(joint) -> str | None:
+def joint_kind(joint) -> str | None:
+    """The kind of a planar or spatial revolute or prismatic joint ("revolute",
+    "prismatic"), else None (other joints, or no joint)."""
     if isinstance(joint, RevoluteSpec):
         return "revolute"
     if isinstance(joint, PrismaticSpec):
@@ -82,8 +84,8 @@ class StopBuilder:
         entry = f"joint stop '{name}'"
         with _element(name):
             spec = self._joints.get(joint) if isinstance(joint, str) else None
-            if _kind(spec) is None:
-                known = [n for n, j in self._joints.items() if _kind(j) is not None]
+            if joint_kind(spec) is None:
+                known = [n for n, j in self._joints.items() if joint_kind(j) is not None]
                 raise ModelError(f"{entry}: {joint!r} is not a revolute or prismatic joint "
                                  f"of this model (those joints: {', '.join(known) or 'none'})")
             lo = None if lower is None else real(entry, "lower", lower)
@@ -167,25 +169,27 @@ def planar_records(desc, body_index, local_of, ground) -> list:
     return out
 
 
+def spatial_coordinate(j, geo) -> tuple:
+    """(kind, bodies, geometry, reversed geometry) of spatial revolute or prismatic joint
+    ``j``'s coordinate (the module's conventions; reversed: the same coordinate negated)."""
+    bodies = (geo.body(j.second[0]), geo.body(j.first[0]))
+    axis = geo.global_axis(j)
+    if j.kind == "prismatic":
+        base = geo.point(j.second) + geo.point(j.first)
+        return (SLIDE, bodies, base + geo.direction(j.second[0], axis) + (0.0,) * 6,
+                base + geo.direction(j.second[0], -axis) + (0.0,) * 6)
+    geom = geo.angle_geometry(j.second[0], j.first[0], axis)
+    return ANGLE, bodies, geom, geom[:9] + tuple(-x for x in geom[9:12]) + geom[12:]
+
+
 def spatial_records(desc, geo) -> list:
     """The stops' contact records of a spatial description (``geo``: the spatial compile's
     :class:`linkdyn.elements.spatial_forces.Geometry`)."""
     joints = {j.name: j for j in desc.joints}
     out = []
     for spec in getattr(desc, "stops", ()):
-        j = joints[spec.joint]
         geo.entry = f"joint stop {spec.name!r}"
-        bodies = (geo.body(j.second[0]), geo.body(j.first[0]))
-        axis = geo.global_axis(j)
-        if j.kind == "prismatic":
-            base = geo.point(j.second) + geo.point(j.first)
-            geom = base + geo.direction(j.second[0], axis) + (0.0,) * 6
-            reverse = base + geo.direction(j.second[0], -axis) + (0.0,) * 6
-            kind = SLIDE
-        else:
-            geom = geo.angle_geometry(j.second[0], j.first[0], axis)
-            reverse = geom[:9] + tuple(-x for x in geom[9:12]) + geom[12:]
-            kind = ANGLE
+        kind, bodies, geom, reverse = spatial_coordinate(joints[spec.joint], geo)
         out += _sides(spec, lambda owner: _Record(owner, kind, bodies, geom),
                       lambda owner: _Record(owner, kind, bodies, reverse))
     return out

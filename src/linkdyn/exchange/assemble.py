@@ -51,8 +51,9 @@ class Connection:
     """A joint between parts ``first`` and ``second`` (the axes and lines are fixed in the
     second), at world points ``x_first``, ``x_second`` (the same point when assembled),
     about or along the world ``axis`` (``axis2``: a universal joint's second arm, fixed in
-    the first part), with an optional viscous ``damping`` and, for a revolute joint, a
-    torsional spring of ``stiffness`` at rest ``rest`` rad from the start."""
+    the first part), with an optional viscous ``damping``, Coulomb ``friction`` (a torque
+    or force) and, for a revolute joint, a torsional spring of ``stiffness`` at rest
+    ``rest`` rad from the start."""
     name: str
     kind: str
     first: str
@@ -66,6 +67,7 @@ class Connection:
     ref: float = 0.0            # the joint's position in the file's pose (MJCF's ref)
     stiffness: float = 0.0      # a revolute joint's torsional spring (N m/rad)
     rest: float = 0.0           # its rest angle from the start's (rad)
+    friction: float = 0.0       # Coulomb friction (N m or N; joint_friction)
 
 
 def _point_name(name: str) -> str:
@@ -134,6 +136,8 @@ def _add_connection(b, c: Connection, name, first, second) -> None:
                         axis_second=tuple(c.axis))
     if c.damping > 0.0 and c.kind in ("revolute", "prismatic"):
         b.add_joint_damper(f"{name}/damping", name, c.damping)
+    if c.friction > 0.0 and c.kind in ("revolute", "prismatic"):
+        b.add_joint_friction(f"{name}/friction", name, coulomb=c.friction)
     if c.stiffness > 0.0 and c.kind == "revolute":
         b.add_torsional_spring_damper(f"{name}/stiffness", name, c.stiffness,
                                       rest_angle=c.rest)

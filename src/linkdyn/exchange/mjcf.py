@@ -22,7 +22,10 @@ What becomes what:
   hinge normal to both (planar), two perpendicular slides alone (a planar slide: no
   turn), three slides and three hinges (free). ``damping`` of a
   body's single hinge or slide is a joint damper; ``stiffness`` of a single hinge a
-  torsional spring ``"<joint>/stiffness"`` at rest where its qpos is ``springref``.
+  torsional spring ``"<joint>/stiffness"`` at rest where its qpos is ``springref``;
+  ``frictionloss`` of a single hinge or slide a joint friction ``"<joint>/friction"`` of
+  that Coulomb torque or force (:mod:`linkdyn.elements.joint_friction`; MuJoCo's own is a
+  soft constraint of its solver, this one sticks exactly).
 - ``<equality>``: ``connect`` (a ball joint at ``anchor`` in ``body1``'s frame) and
   ``weld`` (a rigid joint at the start's relative pose) as exact constraints; ``joint``
   between two single hinges with a linear ``polycoef`` (c0 c1 0 0 0, c1 a ratio of whole
@@ -33,10 +36,9 @@ What becomes what:
   contact law (:func:`load_mjcf`); MuJoCo's own limits are soft constraints of its solver,
   which these compliant stops do not copy.
 - Not imported yet, and named once in a :class:`~linkdyn.ModelWarning`: ``armature``,
-  ``frictionloss``, ``range`` (limits) without ``stops`` or of combined joints, a slide's
-  or combined joints' ``stiffness``,
-  actuators, tendons, sensors,
-  contacts, other ``<equality joint>`` and the rest.
+  ``frictionloss`` of ball or combined joints, ``range`` (limits) without ``stops`` or
+  of combined joints, a slide's or combined joints' ``stiffness``, actuators, tendons,
+  sensors, contacts, other ``<equality joint>`` and the rest.
 
 The start is the file's reference pose (``qpos0``) at rest; ``initial={"joint": qpos or
 (qpos, qvel)}`` sets a body's only hinge or slide joint as MuJoCo's qpos does (its ``ref``
@@ -60,7 +62,7 @@ from .xml import Node, parse_file
 
 __all__ = ["load_mjcf"]
 
-SKIPPED_JOINT = {"armature": "joint armature", "frictionloss": "joint friction"}
+SKIPPED_JOINT = {"armature": "joint armature"}
 SKIPPED_TOP = ("actuator", "tendon", "sensor", "contact", "keyframe")
 
 
@@ -296,6 +298,13 @@ def _combined(reader, body: _Body) -> Connection | None:
         c = Connection(name, conn, body.name, body.parent, x, x, first, axis=axis,
                        damping=damping)
         _, a = body.joints[0]
+        loss = float(reader.floats(first, a, "frictionloss", 1, (0.0,))[0])
+        if loss < 0.0:
+            raise first.error("frictionloss must be at least 0", "frictionloss")
+        if loss > 0.0 and kind in ("hinge", "slide"):
+            c.friction = loss                  # Coulomb friction, linkdyn.elements.joint_friction
+        elif loss > 0.0:
+            reader.skip("joint friction of ball joints", name)
         unit = reader.angle if kind == "hinge" else float
         c.ref = unit(float(reader.floats(first, a, "ref", 1, (0.0,))[0]))
         if stiff and kind == "hinge":
@@ -330,6 +339,8 @@ def _combined(reader, body: _Body) -> Connection | None:
             "a hinge normal to both), or a free joint)")
     if any(d > 0 for *_, d in js):
         reader.skip("damping of combined joints", name)
+    if any(_nonzero(a.get("frictionloss", "0")) for _, a in body.joints):
+        reader.skip("joint friction of combined joints", name)
     return c
 
 

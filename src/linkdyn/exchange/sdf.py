@@ -16,8 +16,9 @@ exact constraint, with no spanning tree. What becomes what (versions 1.4 to 1.10
   (spherical), ``universal`` (``<axis>`` on the parent, ``<axis2>`` on the child) and
   ``fixed`` (rigid), at their ``<pose>`` (relative to the child link by default) with
   their axes in the joint frame (``<use_parent_model_frame>`` or ``expressed_in``: the
-  model frame), ``<dynamics><damping>`` as a joint damper. ``world`` as a parent is the
-  ground. Drake's ball constraints (``<drake:ball_constraint>`` in the model, its links
+  model frame), ``<dynamics><damping>`` as a joint damper and ``<dynamics><friction>`` as
+  a joint friction ``"<joint>/friction"`` (:mod:`linkdyn.elements.joint_friction`).
+  ``world`` as a parent is the ground. Drake's ball constraints (``<drake:ball_constraint>`` in the model, its links
   in ``<drake:ball_constraint_body_A>`` and ``_body_B``, its points in ``_p_AP`` and
   ``_p_BQ`` in their link frames) are spherical joints named ``"ball_<A>_<B>"``.
 - Gravity: the world's ``<gravity>`` (SDFormat's default ``0 0 -9.8`` in a world),
@@ -26,7 +27,8 @@ exact constraint, with no spanning tree. What becomes what (versions 1.4 to 1.10
   1e15 are none, SDFormat's default) as a joint stop ``"<joint>/limits"`` when ``stops``
   gives its contact law (as :func:`linkdyn.exchange.urdf.load_urdf` does).
 - Not imported yet, and named once in a :class:`~linkdyn.ModelWarning`: joint limits
-  without ``stops``, joint friction, geometry, sensors, plugins and other elements.
+  without ``stops``, a universal joint's friction, geometry, sensors, plugins and other
+  elements.
 
 The start is the file's poses at rest; ``initial={"joint": angle or (angle, rate)}`` turns
 and slides the tree's revolute, continuous and prismatic joints from there, each counted
@@ -203,8 +205,13 @@ def _connection(model: _Model, joint: Node) -> Connection:
         c.damping = 0.0 if dyn is None else _number(dyn, "damping", 0.0)
         if joint.child("axis").find("limit") is not None:
             model.limits.append((name, kind, joint.child("axis").find("limit")))
-        if dyn is not None and _number(dyn, "friction", 0.0) != 0.0:
-            model.skip("joint friction", name)
+        c.friction = 0.0 if dyn is None else _number(dyn, "friction", 0.0)
+        if c.friction < 0.0:
+            raise dyn.child("friction").error("friction must be at least 0 (N m or N: the "
+                                              "joint's Coulomb friction)")
+        if c.friction > 0.0 and kind == "universal":
+            model.skip("joint friction of universal joints", name)
+            c.friction = 0.0
     if kind == "universal":
         c.axis2 = _axis(model, joint, "axis2", Rj)
     return c

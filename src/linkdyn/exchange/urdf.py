@@ -17,7 +17,9 @@ exact constraints. What becomes what:
 - Joints: ``revolute`` and ``continuous`` (revolute joints), ``prismatic``, ``fixed``
   (rigid joints between bodies), ``planar`` and ``floating`` (no constraint), at their
   ``<origin>`` with their ``<axis>`` (in the child link's frame); ``<dynamics damping>``
-  is a joint damper ``"<joint>/damping"``. Loop joints of type revolute, continuous,
+  is a joint damper ``"<joint>/damping"``, ``<dynamics friction>`` a joint friction
+  ``"<joint>/friction"`` of that Coulomb torque or force, static and sliding alike
+  (:mod:`linkdyn.elements.joint_friction`). Loop joints of type revolute, continuous,
   prismatic, fixed and spherical (or ball), and Drake's ball constraints
   (``<drake:ball_constraint>`` with ``<drake:ball_constraint_body_A name/>``, ``_body_B``,
   ``<drake:ball_constraint_p_AP value/>`` and ``_p_BQ``: point P of body A held at point Q
@@ -31,7 +33,7 @@ exact constraints. What becomes what:
 - Joint limits (``<limit lower upper>`` of revolute and prismatic joints) as joint stops
   when ``stops`` gives their contact law (see :func:`load_urdf`).
 - Not imported yet, and named once in a :class:`~linkdyn.ModelWarning`: joint limits
-  without ``stops``, joint friction, other ``<mimic>`` couplings (of prismatic joints, or with another
+  without ``stops``, other ``<mimic>`` couplings (of prismatic joints, or with another
   multiplier), visual and collision geometry, transmissions and other extensions.
 
 URDF carries no gravity: ``gravity`` sets it (default ``(0, 0, -9.81)``, linkdyn's own).
@@ -229,8 +231,9 @@ class _Importer:
                 if child.find(tag) is not None:
                     self.skip(what, joint.name)
             dyn = child.find("dynamics")
-            if dyn is not None and dyn.number("friction", 0.0) != 0.0:
-                self.skip("joint friction", joint.name)
+            if dyn is not None and dyn.number("friction", 0.0) < 0.0:
+                raise dyn.error("friction must be at least 0 (N m or N: the joint's "
+                                "Coulomb friction)", "friction")
         self.loops = self.node.findall("loop_joint")
         self.balls = self.node.findall("drake:ball_constraint")
 

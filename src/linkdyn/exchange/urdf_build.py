@@ -35,7 +35,8 @@ def _joints(imp, tree) -> list:
         out.append(Connection(
             j.name, JOINT_KINDS[j.kind], j.child, j.parent, tree.o[j.child], oj, j.node,
             axis=tree.R[j.parent] @ j.R @ j.axis,
-            damping=0.0 if dyn is None else dyn.number("damping", 0.0)))
+            damping=0.0 if dyn is None else dyn.number("damping", 0.0),
+            friction=0.0 if dyn is None else dyn.number("friction", 0.0)))
     return out
 
 
