@@ -245,3 +245,21 @@ def test_a_driven_slider_crank_with_play_follows_the_ideal_one():
     bound = reach * (1.0 + math.tan(math.asin(0.05 / 0.12)))
     assert 0.1e-3 < np.abs(x1 - x0).max() < bound
     assert len(play.events) > 2
+
+
+def test_joints_with_clearance_are_drawn_as_pins_and_sliders(tmp_path):
+    from linkdyn.compile.geometry import pins, slides
+
+    model = linkdyn.load_model("clearance_slider_crank")
+    # the wrist's journal is drawn as a pin, beside the ideal main and crank pins
+    assert pins(model) == [("ground", "O"), ("crank", "b"), ("rod", "b")]
+    assert [j.name for j in slides(model)] == ["guide"]
+    assert [j.name for j in slides(slider().build())] == ["guide"]
+    r = linkdyn.simulate(model, 0.004, dt_out=1e-3)
+    page = tmp_path / "page.html"
+    r.to_html(page)
+    assert page.stat().st_size > 1000
+    fig = r.snapshot(0.002)
+    assert len(fig.axes) >= 1
+    import matplotlib.pyplot as plt
+    plt.close(fig)

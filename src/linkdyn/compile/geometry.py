@@ -8,6 +8,7 @@ import numpy as np
 
 from ..elements.bodies import GROUND, BarSpec
 from ..elements.gears import pitch_circles
+from ..elements.joints import PrismaticSpec, RevoluteSpec
 
 __all__ = ["PointGeometry", "pivots", "shapes_3d", "gear_circles"]
 
@@ -59,11 +60,27 @@ class PointGeometry:
         return np.stack([self.point(body, p, rows) for p in order], axis=1)
 
 
+def pins(model) -> list:
+    """The points drawn as a planar model's pins: each revolute joint's first point and
+    each revolute joint with clearance's journal (its second point)."""
+    desc = model.description
+    return ([j.first for j in desc.joints if isinstance(j, RevoluteSpec)]
+            + [c.second for c in getattr(desc, "clearances", ()) if c.kind == "revolute"])
+
+
+def slides(model) -> list:
+    """The joints drawn as a planar model's sliders (each with ``name``, ``first`` and
+    ``axis``): the prismatic joints, ideal or with clearance."""
+    desc = model.description
+    return ([j for j in desc.joints if isinstance(j, PrismaticSpec)]
+            + [c for c in getattr(desc, "clearances", ()) if c.kind == "prismatic"])
+
+
 def pivots(model, geo) -> np.ndarray:
     """(k, 2) ground points that joints pin or slide on (drawn as supports; a ground point
     that only places a contact's line is not one)."""
     names = []
-    for j in model.description.joints:
+    for j in (*model.description.joints, *getattr(model.description, "clearances", ())):
         for body, point in (j.first, j.second):
             if body == GROUND and point not in names:
                 names.append(point)

@@ -9,7 +9,7 @@ import io
 
 import numpy as np
 
-from .geometry import PointGeometry, gear_circles, pivots, shapes_3d
+from .geometry import PointGeometry, gear_circles, pins, pivots, shapes_3d, slides
 
 __all__ = ["sketch_png"]
 
@@ -40,7 +40,8 @@ def sketch_png(model, q=None, *, size=(4.5, 3.4), dpi: int = 72) -> bytes:
         for body in geo.drawn:
             xy = geo.outline(body, rows)[0]
             ax.plot(xy[:, 0], xy[:, 1], "-", color="C0", lw=2.5, solid_capstyle="round")
-        joints = np.array([geo.ref(j.first, rows)[0] for j in model.description.joints])
+        joints = np.array([geo.ref(ref, rows)[0] for ref in
+                           pins(model) + [j.first for j in slides(model)]])
         if len(joints):
             ax.plot(joints[:, 0], joints[:, 1], "o", mfc="white", mec="k", ms=5)
         for centre, radius, tip in gear_circles(model, geo, rows):

@@ -27,8 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from ..elements.bodies import GROUND
-from ..elements.joints import PrismaticSpec, RevoluteSpec
-from ..compile.geometry import PointGeometry, gear_circles, pivots, shapes_3d
+from ..compile.geometry import (PointGeometry, gear_circles, pins, pivots, shapes_3d,
+                                slides)
 from .plotting import _pyplot, distinct_colors, label_3d_axes, travelled
 from ..errors import LinkdynError, name_list
 
@@ -218,8 +218,9 @@ def _scene_2d(result, rows, markers, trace, dpi, size, title):
     geo = PointGeometry(model, np.asarray(result.q))
     all_rows = np.arange(len(result.t))
     outlines = {b: geo.outline(b, rows) for b in geo.drawn}
-    joints = [j for j in model.description.joints]
-    joint_xy = {j.name: geo.ref(j.first, rows) for j in joints}
+    pin_xy = [geo.ref(ref, rows) for ref in pins(model)]
+    prismatic = slides(model)
+    slide_xy = {j.name: geo.ref(j.first, rows) for j in prismatic}
     traces = {m: np.asarray(result.marker(m)) for m in markers}
 
     # Limits from every drawn point at every output row, with a margin.
@@ -250,8 +251,6 @@ def _scene_2d(result, rows, markers, trace, dpi, size, title):
     draw_gears = _gear_artists(ax, model, geo, rows)
     body_lines = {b: ax.plot([], [], "-", lw=2.5, color="C0", solid_capstyle="round",
                              zorder=2)[0] for b in geo.drawn}
-    revolute = [j.name for j in joints if isinstance(j, RevoluteSpec)]
-    prismatic = [j for j in joints if isinstance(j, PrismaticSpec)]
     joint_dots = ax.plot([], [], "o", mfc="white", mec="k", markersize=5, zorder=3)[0]
     slider_lines = [ax.plot([], [], "-", lw=5, color="C1", alpha=0.6, zorder=2)[0]
                     for _ in prismatic]
@@ -267,11 +266,11 @@ def _scene_2d(result, rows, markers, trace, dpi, size, title):
         row = rows[k]
         for b, line in body_lines.items():
             line.set_data(outlines[b][k, :, 0], outlines[b][k, :, 1])
-        if revolute:
-            xy = np.array([joint_xy[n][k] for n in revolute])
+        if pin_xy:
+            xy = np.array([p[k] for p in pin_xy])
             joint_dots.set_data(xy[:, 0], xy[:, 1])
         for j, line in zip(prismatic, slider_lines):
-            c = joint_xy[j.name][k]
+            c = slide_xy[j.name][k]
             ang = j.axis + (0.0 if j.first[0] == GROUND else
                             math.atan2(geo.q[row, geo.index[j.first[0]] + 3],
                                        geo.q[row, geo.index[j.first[0]] + 2]))

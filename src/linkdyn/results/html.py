@@ -19,9 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from ..elements.bodies import GROUND
-from ..elements.joints import RevoluteSpec
 from ..errors import ArgumentError, ArgumentTypeError
-from ..compile.geometry import PointGeometry, pivots, shapes_3d
+from ..compile.geometry import PointGeometry, pins, pivots, shapes_3d
 from .animation import AnimationError, _check_timing, _checked_markers, frame_times
 from .plotting import runs_back, travelled
 
@@ -59,8 +58,8 @@ def _planar_frames(result, rows, markers):
     model = result.model
     geo = PointGeometry(model, np.asarray(result.q))
     outlines = {b: geo.outline(b, rows) for b in geo.drawn}
-    revolute = [j for j in model.description.joints if isinstance(j, RevoluteSpec)]
-    joint_xy = np.stack([geo.ref(j.first, rows) for j in revolute], axis=1) \
+    revolute = pins(model)
+    joint_xy = np.stack([geo.ref(ref, rows) for ref in revolute], axis=1) \
         if revolute else np.zeros((len(rows), 0, 2))
     paths = {m: np.asarray(result.marker(m)) for m in markers}
     # Contacts: each circle (a round foot) moves with its body; a line on the ground (a
