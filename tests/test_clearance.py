@@ -256,10 +256,15 @@ def test_joints_with_clearance_are_drawn_as_pins_and_sliders(tmp_path):
     assert [j.name for j in slides(model)] == ["guide"]
     assert [j.name for j in slides(slider().build())] == ["guide"]
     r = linkdyn.simulate(model, 0.004, dt_out=1e-3)
-    page = tmp_path / "page.html"
-    r.to_html(page)
-    assert page.stat().st_size > 1000
     fig = r.snapshot(0.002)
     assert len(fig.axes) >= 1
     import matplotlib.pyplot as plt
     plt.close(fig)
+
+
+def test_an_html_page_shows_the_journal_among_the_joints(tmp_path):
+    pytest.importorskip("plotly")
+    r = linkdyn.simulate(linkdyn.load_model("clearance_slider_crank"), 0.004, dt_out=1e-3)
+    page = tmp_path / "page.html"
+    r.to_html(page)
+    assert page.stat().st_size > 1000
