@@ -40,7 +40,7 @@ from ..errors import ModelError
 from .bodies import _element
 from .contacts import FRICTION, STICK_VELOCITY, MIN_STICK_VELOCITY
 from .forces import _joint_coordinate
-from .stops import joint_kind, spatial_coordinate
+from .stops import one_dof_joint, spatial_coordinate
 from .records import _Record
 
 __all__ = ["JointFrictionSpec", "JointFrictionBuilder", "FILE_TYPE", "to_dict",
@@ -74,11 +74,7 @@ class JointFrictionBuilder:
         name = self._new_name("joint friction", name)
         entry = f"joint friction '{name}'"
         with _element(name):
-            spec = self._joints.get(joint) if isinstance(joint, str) else None
-            if joint_kind(spec) is None:
-                known = [n for n, j in self._joints.items() if joint_kind(j) is not None]
-                raise ModelError(f"{entry}: {joint!r} is not a revolute or prismatic joint "
-                                 f"of this model (those joints: {', '.join(known) or 'none'})")
+            one_dof_joint(entry, self._joints, joint)
             fc = real(entry, "coulomb", coulomb, positive=True)
             fs = fc if static is None else real(entry, "static", static, positive=True)
             if fs < fc:

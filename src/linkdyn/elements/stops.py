@@ -38,7 +38,8 @@ from .joints import PrismaticSpec, RevoluteSpec
 from .records import ANGLE, SLIDE, _Record
 
 __all__ = ["JointStopSpec", "StopBuilder", "FILE_TYPES", "to_dict", "planar_records",
-           "spatial_records", "spatial_coordinate", "SIDES", "joint_kind"]
+           "spatial_records", "spatial_coordinate", "SIDES", "joint_kind",
+           "one_dof_joint"]
 
 #: The two sides, in record order.
 SIDES = ("lower", "upper")
@@ -70,6 +71,17 @@ def joint_kind(joint) -> str | None:
     return kind if kind in ("revolute", "prismatic") else None
 
 
+def one_dof_joint(entry, joints, joint):
+    """The spec of revolute or prismatic ``joint`` among a builder's ``joints``, or
+    ModelError naming ``entry`` and the joints it could have been."""
+    spec = joints.get(joint) if isinstance(joint, str) else None
+    if joint_kind(spec) is None:
+        known = [n for n, j in joints.items() if joint_kind(j) is not None]
+        raise ModelError(f"{entry}: {joint!r} is not a revolute or prismatic joint of this "
+                         f"model (those joints: {', '.join(known) or 'none'})")
+    return spec
+
+
 class StopBuilder:
     """The stop method of :class:`linkdyn.ModelBuilder` and
     :class:`linkdyn.SpatialModelBuilder` (a mixin)."""
@@ -83,11 +95,7 @@ class StopBuilder:
         name = self._new_name("joint stop", name)
         entry = f"joint stop '{name}'"
         with _element(name):
-            spec = self._joints.get(joint) if isinstance(joint, str) else None
-            if joint_kind(spec) is None:
-                known = [n for n, j in self._joints.items() if joint_kind(j) is not None]
-                raise ModelError(f"{entry}: {joint!r} is not a revolute or prismatic joint "
-                                 f"of this model (those joints: {', '.join(known) or 'none'})")
+            spec = one_dof_joint(entry, self._joints, joint)
             lo = None if lower is None else real(entry, "lower", lower)
             hi = None if upper is None else real(entry, "upper", upper)
             if lo is None and hi is None:
