@@ -21,6 +21,9 @@ Conventions
   ``"<friction>/stop"`` (a sliding joint comes to rest) and ``"<friction>/slip"`` (the
   friction that holds it reaches F_s), and each decision is taken with the contacts' by
   the linear complementarity problem of :mod:`linkdyn.elements.friction`.
+* It acts in simulations: the stateless evaluations (``Model.force`` and its derivatives)
+  and statics (:func:`linkdyn.equilibrium`) leave it out, as they do a contact's friction,
+  whose direction and sticking only a run decides.
 * ``result.friction_force(name)`` is f per output row (the stick row's force while it
   sticks); ``result.friction_modes`` lists the mode changes ("slide+", "slide-", "stick");
   ``result.element_work(name)`` is the energy the friction took (negative).
