@@ -166,12 +166,12 @@ class ClearanceBuilder:
             if a[0] == b[0]:
                 raise ModelError(f"{entry}: a joint must connect two different bodies; both "
                                  f"points are on '{a[0]}'")
-            spec = ClearanceJointSpec(name, kind, a, b, axis=axis, angle=0.0, **law)
-            if kind == "prismatic":
-                if angle is None:
-                    angle = self._orientation(b[0]) - self._orientation(a[0])
-                spec = ClearanceJointSpec(name, kind, a, b, axis=axis,
-                                          angle=real(entry, "angle", angle), **law)
+            if kind != "prismatic":
+                angle = 0.0
+            elif angle is None:        # as in the initial guesses
+                angle = self._orientation(b[0]) - self._orientation(a[0])
+            spec = ClearanceJointSpec(name, kind, a, b, axis=axis,
+                                      angle=real(entry, "angle", angle), **law)
             worst = max(self._clearance_start(spec))
             if worst > 0.0:
                 raise ModelError(f"{entry}: the initial guesses put the joint {worst:.6g} m "
