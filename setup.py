@@ -29,6 +29,7 @@ extensions = [
     Extension(
         "linkdyn._kernels",
         sources=["src/linkdyn/_kernels.pyx", "csrc/ld_kernels.c", "csrc/ld_angles.c",
+                 "csrc/ld_cams.c",
                  "csrc/ld_forces.c",
                  "csrc/ld_forces3.c"],
         include_dirs=["csrc", "src/linkdyn", numpy.get_include()],

@@ -1,19 +1,19 @@
 /*
  * ld_angles.c -- the angle rows of ld_angles.h.
  *
- * One angle f = atan2(S, C) with rho = S^2 + C^2, a = grad S, b = grad C:
+ * Every angle is an outer function f = F(C, S) of its two forms (kind 1: F = S, C empty).
+ * With a = grad S, b = grad C and F's partial derivatives F_C, F_S, F_CC, F_CS, F_SS,
  *
- *     grad f = (C a - S b) / rho
- *     hess f = (C hess S - S hess C) / rho
- *              + ((S^2 - C^2)(a b^T + b a^T) - 2 S C (a a^T - b b^T)) / rho^2
+ *     grad f = F_C b + F_S a
+ *     hess f = F_C hess C + F_S hess S + F_CC b b^T + F_CS (a b^T + b a^T) + F_SS a a^T
+ *     f''    = F_C C'' + F_S S'' + F_CC C'^2 + 2 F_CS C' S' + F_SS S'^2
  *
- * (the second line is the symmetric form of d/dq of the first); along a velocity v, with
- * S' = a.v, S'' = v^T hess S v (and C's alike),
- *
- *     f'' = (C S'' - S C'') / rho + 2 ((S^2 - C^2) S' C' - S C (S'^2 - C'^2)) / rho^2.
- *
- * A kind-1 angle f = S has grad a, hess hess S and f'' = S''. S and C are sums of products of
- * at most two coordinates, so hess S is the constant sum of its quadratic terms.
+ * along a velocity v (S' = a . v, S'' = v^T hess S v, C's alike). For atan2(S, C), with
+ * rho = S^2 + C^2: F_S = C / rho, F_C = -S / rho, F_SS = -2 S C / rho^2 = -F_CC,
+ * F_CS = (S^2 - C^2) / rho^2. A cam's gap (kind 2) takes its derivatives from ld_cams.c; a
+ * cam's -h(psi(C, S)) (kind 3) those of h and of psi = atan2(S, C) by the chain rule. S and
+ * C are sums of products of at most two coordinates, so hess S is the constant sum of its
+ * quadratic terms.
  */
 #include "ld_angles.h"
 
@@ -24,9 +24,10 @@
 
 typedef struct {
     int m;                      /* the angle's coordinates */
-    double S, C, rho;
+    double S, C;
+    double f, fc, fs, fcc, fcs, fss;    /* F and its derivatives */
     double a[LD_ANGLE_MAXVAR];  /* grad S */
-    double b[LD_ANGLE_MAXVAR];  /* grad C (kind 0) */
+    double b[LD_ANGLE_MAXVAR];  /* grad C (kinds 0, 2, 3) */
 } angle_state;
 
 /* Value and gradient of the form of terms lo .. hi - 1 at the angle's coordinates x. */
@@ -71,22 +72,71 @@ static void gather(const ld_angles *A, int k, const double *q, double *x)
     for (i = 0; i < m; i++) x[i] = q[A->var[v0 + i]];
 }
 
-/* S, C and their gradients of angle k at q; returns its value f. */
+/* F = atan2(S, C) and its derivatives into st */
+static void outer_atan2(angle_state *st)
+{
+    double S = st->S, C = st->C, rho = S * S + C * C;
+    st->f = atan2(S, C);
+    st->fs = C / rho;
+    st->fc = -S / rho;
+    st->fss = -2.0 * S * C / (rho * rho);
+    st->fcc = -st->fss;
+    st->fcs = (S * S - C * C) / (rho * rho);
+}
+
+/* The forms, their gradients and the outer function of angle k at q; returns f. */
 static double angle_eval(const ld_angles *A, int k, const double *q, angle_state *st)
 {
-    double x[LD_ANGLE_MAXVAR];
+    double x[LD_ANGLE_MAXVAR], p[2], grad[2], hess[3], h[3], u;
     const int *fs = A->form_start + 2 * k;
     st->m = A->var_start[k + 1] - A->var_start[k];
     gather(A, k, q, x);
     st->S = form_eval(A, fs[0], fs[1], x, st->a, st->m);
+    st->fc = st->fcc = st->fcs = st->fss = 0.0;
     if (A->kind[k] == 1) {
         st->C = 0.0;
-        st->rho = 1.0;
-        return st->S;
+        st->f = st->S;
+        st->fs = 1.0;
+        return st->f;
     }
     st->C = form_eval(A, fs[1], fs[2], x, st->b, st->m);
-    st->rho = st->S * st->S + st->C * st->C;
-    return atan2(st->S, st->C);
+    switch (A->kind[k]) {
+    case 2:
+        p[0] = st->C;
+        p[1] = st->S;
+        ld_cam_point_gap(&A->cams, A->cam[k], p, &st->f, grad, hess, &u);
+        st->fc = grad[0];
+        st->fs = grad[1];
+        st->fcc = hess[0];
+        st->fcs = hess[1];
+        st->fss = hess[2];
+        break;
+    case 3: {
+        double pc, ps, pcc, pcs, pss;
+        outer_atan2(st);
+        pc = st->fc, ps = st->fs, pcc = st->fcc, pcs = st->fcs, pss = st->fss;
+        ld_cam_face_support(&A->cams, A->cam[k], st->f, h, &u);
+        st->f = -h[0];
+        st->fc = -h[1] * pc;
+        st->fs = -h[1] * ps;
+        st->fcc = -h[2] * pc * pc - h[1] * pcc;
+        st->fcs = -h[2] * pc * ps - h[1] * pcs;
+        st->fss = -h[2] * ps * ps - h[1] * pss;
+        break;
+    }
+    default:
+        outer_atan2(st);
+    }
+    return st->f;
+}
+
+/* Whether row r is wrapped: it has a kind-0 angle */
+static int wrapped(const ld_angles *A, int r)
+{
+    int k;
+    for (k = A->first[r]; k < A->first[r + 1]; k++)
+        if (A->kind[k] == 0) return 1;
+    return 0;
 }
 
 void ld_angles_phi(const ld_angles *A, const double *q, double *out)
@@ -102,7 +152,7 @@ void ld_angles_phi(const ld_angles *A, const double *q, double *out)
             /* each kind-0 term reduced on its own: its multiple of 2 pi is exact there */
             sum += A->kind[k] == 0 ? remainder(f, TWO_PI) : f;
         }
-        out[A->row[r]] = A->scale[r] * remainder(sum, TWO_PI);
+        out[A->row[r]] = A->scale[r] * (wrapped(A, r) ? remainder(sum, TWO_PI) : sum);
     }
 }
 
@@ -122,7 +172,7 @@ void ld_angles_phi_q(const ld_angles *A, const double *q, double *val)
                 for (i = 0; i < st.m; i++) val[A->jslot[v0 + i]] += w * st.a[i];
             } else {
                 for (i = 0; i < st.m; i++)
-                    val[A->jslot[v0 + i]] += w * (st.C * st.a[i] - st.S * st.b[i]) / st.rho;
+                    val[A->jslot[v0 + i]] += w * (st.fc * st.b[i] + st.fs * st.a[i]);
             }
         }
 }
@@ -149,9 +199,8 @@ void ld_angles_gamma(const ld_angles *A, const double *q, const double *v, doubl
                 cd = 0.0;
                 for (i = 0; i < st.m; i++) cd += st.b[i] * w[i];
                 cdd = form_second(A, fs[1], fs[2], w);
-                fdd = (st.C * sdd - st.S * cdd) / st.rho
-                      + 2.0 * ((st.S * st.S - st.C * st.C) * sd * cd
-                               - st.S * st.C * (sd * sd - cd * cd)) / (st.rho * st.rho);
+                fdd = st.fc * cdd + st.fs * sdd + st.fcc * cd * cd + 2.0 * st.fcs * cd * sd
+                      + st.fss * sd * sd;
             }
             sum += A->mult[k] * fdd;
         }
@@ -176,7 +225,7 @@ static void form_hessian(const ld_angles *A, int k, int lo, int hi, double w, do
 void ld_angles_hessian(const ld_angles *A, const double *q, const double *lam, double *val)
 {
     int r, k, i, j, m;
-    double w, p, s2, sc, h;
+    double w, h;
     const int *fs, *hs;
     angle_state st;
     if (A->nrow == 0) return;
@@ -190,18 +239,16 @@ void ld_angles_hessian(const ld_angles *A, const double *q, const double *lam, d
                 form_hessian(A, k, fs[0], fs[1], w, val);
                 continue;
             }
-            form_hessian(A, k, fs[0], fs[1], w * st.C / st.rho, val);
-            form_hessian(A, k, fs[1], fs[2], -w * st.S / st.rho, val);
+            form_hessian(A, k, fs[0], fs[1], w * st.fs, val);
+            form_hessian(A, k, fs[1], fs[2], w * st.fc, val);
             m = st.m;
             hs = A->hslot + A->hstart[k];
-            p = w / (st.rho * st.rho);
-            s2 = st.S * st.S - st.C * st.C;
-            sc = 2.0 * st.S * st.C;
             for (i = 0; i < m; i++)
                 for (j = 0; j < m; j++) {
-                    h = s2 * (st.a[i] * st.b[j] + st.b[i] * st.a[j])
-                        - sc * (st.a[i] * st.a[j] - st.b[i] * st.b[j]);
-                    if (h != 0.0) val[hs[i * m + j]] += p * h;
+                    h = st.fcc * st.b[i] * st.b[j] + st.fcs * (st.a[i] * st.b[j]
+                                                               + st.b[i] * st.a[j])
+                        + st.fss * st.a[i] * st.a[j];
+                    if (h != 0.0) val[hs[i * m + j]] += w * h;
                 }
         }
     }

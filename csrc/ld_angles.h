@@ -11,11 +11,19 @@
  * rows need no count of turns and hold over any number of them; the wrap keeps the residual
  * of a satisfied row at zero. Its derivatives are those of the sum.
  *
+ * Cam rows (linkdyn.elements.cams) use two more kinds on cam cam[k] of ld_cams.h: kind 2,
+ * f = g(C, S), the gap of the point (C, S) (a follower's point in the cam's frame) from the
+ * cam's curve; kind 3, f = -h(atan2(S, C)), minus the cam's support function at a flat
+ * face's normal angle (the row adds the face's distance as a kind-1 angle). A row without
+ * kind-0 angles is a length, not wrapped.
+ *
  * The compile step (src/linkdyn/compile/angles.py) fills the arrays; the kernels of
  * ld_kernels.c call these on an ld_model's angle rows. Nothing here allocates.
  */
 #ifndef LD_ANGLES_H
 #define LD_ANGLES_H
+
+#include "ld_cams.h"
 
 /* Coordinates one angle may read (a spatial joint's angle reads both bodies' twelve) */
 #define LD_ANGLE_MAXVAR 32
@@ -27,7 +35,8 @@ typedef struct ld_angles {
     const double *offset;   /* [nrow] the sum where the row holds (its value in the guesses) */
     const int *first;       /* [nrow + 1] the row's angles: first[r] .. first[r + 1] - 1 */
     int nangle;
-    const int *kind;        /* [nangle] 0: atan2(S, C), 1: S */
+    const int *kind;        /* [nangle] 0: atan2(S, C), 1: S, 2: a cam's gap g(C, S),
+                               3: -h(atan2(S, C)), a cam's support */
     const double *mult;     /* [nangle] n_k */
     const int *var_start;   /* [nangle + 1] the angle's coordinates var[var_start[k] ..] */
     const int *var;         /* coordinates (at most LD_ANGLE_MAXVAR per angle) */
@@ -39,6 +48,8 @@ typedef struct ld_angles {
     const int *form_a;      /* first coordinate, as its index in the angle's var (-1: none) */
     const int *form_b;      /* second (-1: none) */
     const double *form_coef;
+    const int *cam;         /* [nangle] kinds 2 and 3: the cam (NULL where no angle is) */
+    ld_cams cams;
 } ld_angles;
 
 /* out[row] <- Phi of each angle row */

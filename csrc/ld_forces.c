@@ -81,6 +81,99 @@ static int angle_part(const ld_forces *F, const ld_forces_run *run, int r, const
     return LD_OK;
 }
 
+/* e->g += w1 g1 + w2 g2 and e->H += w1 H1 + w2 H2 + h11 g1 g1^T + h12 (g1 g2^T + g2 g1^T)
+ * + h22 g2 g2^T: an outer function of two forms (value-free: the caller sets e->s) */
+static void add_outer(record_eval *e, const double *w, const double *h, const double *g1,
+                      const double *g2, const double *H1, const double *H2)
+{
+    int i, j;
+    for (i = 0; i < 8; i++) {
+        e->g[i] += w[0] * g1[i] + w[1] * g2[i];
+        for (j = 0; j < 8; j++)
+            e->H[8 * i + j] += w[0] * H1[8 * i + j] + w[1] * H2[8 * i + j]
+                               + h[0] * g1[i] * g1[j] + h[1] * (g1[i] * g2[j] + g2[i] * g1[j])
+                               + h[2] * g2[i] * g2[j];
+    }
+}
+
+/* The forms x = a . b and y = a x b of two vectors linear in the local coordinates (a[k],
+ * b[k] their values, Da, Db their 2 x 8 derivatives): gradients gx, gy and Hessians. */
+static void dot_cross(const double *a, const double *Da, const double *b, const double *Db,
+                      double *gx, double *gy, double *Hx, double *Hy)
+{
+    int i, j;
+    for (i = 0; i < 8; i++) {
+        gx[i] = a[0] * Db[i] + a[1] * Db[8 + i] + b[0] * Da[i] + b[1] * Da[8 + i];
+        gy[i] = a[0] * Db[8 + i] - a[1] * Db[i] + b[1] * Da[i] - b[0] * Da[8 + i];
+    }
+    for (i = 0; i < 8; i++)
+        for (j = 0; j < 8; j++) {
+            Hx[8 * i + j] = Da[i] * Db[j] + Db[i] * Da[j] + Da[8 + i] * Db[8 + j]
+                            + Db[8 + i] * Da[8 + j];
+            Hy[8 * i + j] = Da[i] * Db[8 + j] + Db[8 + i] * Da[j] - Da[8 + i] * Db[j]
+                            - Db[i] * Da[8 + j];
+        }
+}
+
+/* CAM: s, g and H from d = r2 - r1 (D its derivative) and the cam's u1. */
+static int cam_coordinate(const ld_forces *F, int r, const double *q, const double *p1,
+                          const double *p2, const double *D, record_eval *e)
+{
+    double u[2], Du[16], d[2], gx[8], gy[8], Hx[64], Hy[64], w[2], h[3], pt[2], gr[2];
+    double hs[3], g, psi, rho, S, C, nu_x = F->geom[6 * r + 4], nu_y = F->geom[6 * r + 5];
+    int i, c = F->cam[r];
+    for (i = 0; i < 16; i++) Du[i] = 0.0;
+    u[0] = q[e->idx[2]];
+    u[1] = q[e->idx[3]];
+    Du[2] = 1.0;
+    Du[8 + 3] = 1.0;
+    d[0] = p2[0] - p1[0];
+    d[1] = p2[1] - p1[1];
+    if (F->cams.kind[c] != LD_CAM_FACE) {
+        dot_cross(u, Du, d, D, gx, gy, Hx, Hy);
+        pt[0] = u[0] * d[0] + u[1] * d[1];
+        pt[1] = u[0] * d[1] - u[1] * d[0];
+        if (ld_cam_point_gap(&F->cams, c, pt, &g, gr, hs, NULL) != 0) return LD_ERR_DOMAIN;
+        e->s = g;
+        add_outer(e, gr, hs, gx, gy, Hx, Hy);
+        return LD_OK;
+    } else {
+        double n[2], Dn[16], gd[8], Hd[64], gdum[8], Hdum[64];
+        double one[2] = {1.0, 0.0}, zero[3] = {0.0, 0.0, 0.0};
+        for (i = 0; i < 16; i++) Dn[i] = 0.0;
+        n[0] = nu_x * q[e->idx[6]] - nu_y * q[e->idx[7]];
+        n[1] = nu_x * q[e->idx[7]] + nu_y * q[e->idx[6]];
+        Dn[6] = nu_x;
+        Dn[7] = -nu_y;
+        Dn[8 + 6] = nu_y;
+        Dn[8 + 7] = nu_x;
+        /* the face's distance n . d */
+        dot_cross(n, Dn, d, D, gd, gdum, Hd, Hdum);
+        add_outer(e, one, zero, gd, gdum, Hd, Hdum);
+        /* its normal's angle psi = atan2(u x n, u . n) in the cam's frame */
+        dot_cross(u, Du, n, Dn, gx, gy, Hx, Hy);
+        C = u[0] * n[0] + u[1] * n[1];
+        S = u[0] * n[1] - u[1] * n[0];
+        rho = S * S + C * C;
+        psi = atan2(S, C);
+        if (!(rho > 0.0) || ld_cam_face_support(&F->cams, c, psi, h, NULL) != 0)
+            return LD_ERR_DOMAIN;
+        e->s = n[0] * d[0] + n[1] * d[1] - h[0];
+        /* -h(psi(C, S)): psi_C = -S / rho, psi_S = C / rho */
+        {
+            double pc = -S / rho, ps = C / rho, pss = -2.0 * S * C / (rho * rho);
+            double pcc = -pss, pcs = (S * S - C * C) / (rho * rho);
+            w[0] = -h[1] * pc;
+            w[1] = -h[1] * ps;
+            hs[0] = -h[2] * pc * pc - h[1] * pcc;
+            hs[1] = -h[2] * pc * ps - h[1] * pcs;
+            hs[2] = -h[2] * ps * ps - h[1] * pss;
+            add_outer(e, w, hs, gx, gy, Hx, Hy);
+        }
+        return LD_OK;
+    }
+}
+
 static int eval_coordinate(const ld_forces *F, const ld_forces_run *run, int r,
                            const double *q, record_eval *e)
 {
@@ -112,6 +205,7 @@ static int eval_coordinate(const ld_forces *F, const ld_forces_run *run, int r,
     for (i = 0; i < 2; i++)
         for (j = 0; j < 4; j++) D[8 * i + 4 + j] = A[4 * i + j];
 
+    if (F->coord[r] == LD_COORD_CAM) return cam_coordinate(F, r, q, p1, p2, D, e);
     if (F->coord[r] == LD_COORD_DISTANCE) {
         double d0 = p2[0] - p1[0], d1 = p2[1] - p1[1], L = hypot(d0, d1), ex, ey;
         double scale = 1.0 + fabs(p1[0]) + fabs(p1[1]) + fabs(p2[0]) + fabs(p2[1]);

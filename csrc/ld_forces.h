@@ -17,6 +17,12 @@
  *                      circle on the side a turned by +90 degrees points to). Its rate is
  *                      the slip velocity of the circle's material point at the contact
  *                      relative to the line's, for a line on the ground or on a body.
+ *   LD_COORD_CAM       s = the gap of a follower from cam cam[r] of ld_cams.h: side 0 is the
+ *                      cam's body with r1 its centre, side 1 the follower with r2 its point;
+ *                      a knife-edge's or roller's gap g(p) at p = (u1 . d, u1 x d), d = r2 -
+ *                      r1, or a flat face's n . d - h(atan2(u1 x n, u1 . n)), n = its unit
+ *                      normal (geom[4], geom[5] in the follower's frame): the cam's curve
+ *                      and its support function are ld_cams.c's
  * with the generalised force Q = f grad s of
  *   f = -k (s - r(t)) - c (s' - r'(t)) + g(t) + u
  * (stiffness k, damping c, reference r(t) from a law or a constant, load g(t) from a law,
@@ -78,13 +84,15 @@
 #ifndef LD_FORCES_H
 #define LD_FORCES_H
 
+#include "ld_cams.h"
 #include "ld_laws.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-enum { LD_COORD_DISTANCE = 0, LD_COORD_ANGLE = 1, LD_COORD_SLIDE = 2, LD_COORD_ROLL = 3 };
+enum { LD_COORD_DISTANCE = 0, LD_COORD_ANGLE = 1, LD_COORD_SLIDE = 2, LD_COORD_ROLL = 3,
+       LD_COORD_CAM = 4 };
 enum { LD_INPUT_NONE = 0, LD_INPUT_ADD = 1, LD_INPUT_TARGET = 2 };
 enum { LD_FORCE_LINEAR = 0, LD_FORCE_HERTZ = 1, LD_FORCE_LANKARANI = 2,
        LD_FORCE_FRICTION = 3 };
@@ -121,6 +129,8 @@ typedef struct ld_forces {
                                    gap: a stop, a circle on a line) or -1 (delta = s - gap, s
                                    held below gap: a journal in its bearing); NULL: all +1 */
     const double *geom3;        /* [nrec, 15] spatial geometry (p0, p1, a, b, d) */
+    const int *cam;             /* [nrec] CAM records: the cam (NULL where none is) */
+    ld_cams cams;               /* the model's cams (csrc/ld_cams.h) */
     const int *body_view;       /* [nbody, 12] spatial: the global index of each body's
                                    r, e_1, e_2, e_3, -1 for a rod's absent e_2, e_3 (a rod
                                    carries only r and its axis e_1); NULL: 12 b + j */

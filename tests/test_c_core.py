@@ -1,5 +1,7 @@
 """The C core on its own, compiled as strict C99 and run plainly and under valgrind:
 csrc/tests/test_bdf.c (the integrator on a pendulum written directly against ld_system),
+csrc/tests/test_cams.c (the cams' curves: gaps and support functions against closed forms
+and finite differences),
 csrc/tests/test_forces.c (the force elements against finite differences and energy),
 csrc/tests/test_kernels.c (a model's compiled arrays and kernels against finite differences,
 and run by the integrator with no Python: a pendulum's exact period, a double pendulum's
@@ -30,10 +32,13 @@ def suitesparse_include():
 #: The integrator's modules (csrc/ld_work.h lists them with their layers).
 CORE = ("csrc/ld_run.c", "csrc/ld_bdf.c", "csrc/ld_rk.c", "csrc/ld_sens.c", "csrc/ld_schur.c",
         "csrc/ld_linear.c")
-PROGRAMS = {"test_angles": ("csrc/tests/test_angles.c", "csrc/ld_angles.c"),
+PROGRAMS = {"test_angles": ("csrc/tests/test_angles.c", "csrc/ld_angles.c", "csrc/ld_cams.c"),
             "test_bdf": ("csrc/tests/test_bdf.c", *CORE),
-            "test_forces": ("csrc/tests/test_forces.c", "csrc/ld_forces.c", "csrc/ld_forces3.c"),
+            "test_cams": ("csrc/tests/test_cams.c", "csrc/ld_cams.c"),
+            "test_forces": ("csrc/tests/test_forces.c", "csrc/ld_forces.c", "csrc/ld_forces3.c",
+                            "csrc/ld_cams.c"),
             "test_kernels": ("csrc/tests/test_kernels.c", "csrc/ld_kernels.c", "csrc/ld_angles.c",
+                             "csrc/ld_cams.c",
                              "csrc/ld_forces.c",
                              "csrc/ld_forces3.c", *CORE),
             "test_lcp": ("csrc/tests/test_lcp.c", "csrc/ld_lcp.c")}

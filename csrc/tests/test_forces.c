@@ -5,7 +5,7 @@
  * (six coordinates each, read through body_view) with distance records and a global force,
  * a journal in its bearing (a distance contact of sense -1) and a joint's friction,
  * written directly against ld_forces.h.
- * Build: cc -std=c99 test_forces.c ../ld_forces.c ../ld_forces3.c -I.. -lm
+ * Build: cc -std=c99 test_forces.c ../ld_forces.c ../ld_forces3.c ../ld_cams.c -I.. -lm
  * Prints one line per check and "N passed, M failed"; exits non-zero on any failure.
  */
 #include <math.h>

@@ -23,6 +23,23 @@ from linkdyn._ld_system cimport LD_ERR_DOMAIN, LD_OK, ld_eval_q, ld_eval_qv, ld_
 from linkdyn._interrupt cimport linkdyn_interrupt
 
 
+cdef extern from "ld_cams.h":
+    # The curves of cams (csrc/ld_cams.h documents each array).
+    ctypedef struct ld_cams:
+        int ncam
+        const int *kind
+        const double *par
+        const int *first
+        const double *start
+        const double *coef
+    int LD_CAM_NPAR
+    int LD_CAM_NCOEF
+    int ld_cam_point_gap(const ld_cams *C, int c, const double *p, double *g, double *grad,
+                         double *hess, double *u) noexcept nogil
+    int ld_cam_face_support(const ld_cams *C, int c, double psi, double *h,
+                            double *u) noexcept nogil
+
+
 cdef extern from *:
     """
     #define LINKDYN_INTERRUPT_IMPLEMENTATION
@@ -66,6 +83,8 @@ cdef extern from "ld_forces.h":
         const double *law_sense
         const double *geom3
         const int *body_view
+        const int *cam
+        ld_cams cams
         int nload
         const int *load_body
         const double *load_point
@@ -127,6 +146,8 @@ cdef extern from "ld_angles.h":
         const int *form_a
         const int *form_b
         const double *form_coef
+        const int *cam
+        ld_cams cams
     int LD_ANGLE_MAXVAR
 
 
@@ -307,8 +328,54 @@ def term_subsets(a) -> dict:
 
 #: The angle rows' arrays (csrc/ld_angles.h), integer ones first.
 ANGLE_INT = ("ang_row", "ang_first", "ang_kind", "ang_var_start", "ang_var", "ang_jslot",
-             "ang_hstart", "ang_hslot", "ang_form_start", "ang_form_a", "ang_form_b")
+             "ang_hstart", "ang_hslot", "ang_form_start", "ang_form_a", "ang_form_b",
+             "ang_cam")
 ANGLE_DBL = ("ang_scale", "ang_offset", "ang_mult", "ang_form_coef")
+#: The cam table (csrc/ld_cams.h) that cam rows and cam records index.
+CAM_INT = ("cam_kind", "cam_first")
+CAM_DBL = ("cam_par", "cam_start", "cam_coef")
+
+
+@cython.wraparound(True)
+def _cam_table(arrays) -> dict:
+    """The cam table of ``arrays`` (none: empty) checked: each cam has pieces, the first at
+    0, ascending below 2 pi, and its numbers are finite."""
+    a = {name: np.ascontiguousarray(arrays.get(name, ()), dtype=np.intc) for name in CAM_INT}
+    a.update({name: np.ascontiguousarray(arrays.get(name, ()), dtype=np.float64)
+              for name in CAM_DBL})
+    ncam, first, st = a["cam_kind"].shape[0], a["cam_first"], a["cam_start"]
+    if ncam == 0 and first.shape[0] <= 1 and st.shape[0] == 0:
+        a["cam_first"] = np.zeros(1, dtype=np.intc)
+        return a
+    fine = (first.shape[0] == ncam + 1 and first[0] == 0 and np.all(np.diff(first) >= 1)
+            and st.shape[0] == first[-1] and a["cam_coef"].shape[0] == LD_CAM_NCOEF * first[-1]
+            and a["cam_par"].shape[0] == LD_CAM_NPAR * ncam
+            and np.all((a["cam_kind"] >= 0) & (a["cam_kind"] <= 2))
+            and np.all(np.isfinite(a["cam_par"])) and np.all(np.isfinite(a["cam_coef"])))
+    if fine:
+        for c in range(ncam):
+            piece = st[first[c]:first[c + 1]]
+            if piece[0] != 0.0 or np.any(np.diff(piece) <= 0.0) or piece[-1] >= 2.0 * np.pi:
+                fine = False
+    if not fine:
+        raise ValueError("kernel arrays: the cam table (cam_*) is inconsistent "
+                         "(csrc/ld_cams.h)")
+    return a
+
+
+@cython.wraparound(True)
+def _cams_fine(kind, cam, cam_kind, face_kind) -> bool:
+    """Whether entries of ``kind`` 2 or 3 (angles) or 4 (records) index the cam table, a
+    face's (``face_kind``) a FACE cam, and all others none (-1)."""
+    needs = (kind == 2) | (kind == 3) | (kind == 4)
+    ncam = cam_kind.shape[0]
+    if cam.shape[0] != kind.shape[0]:
+        return not needs.any() and cam.shape[0] == 0
+    if not (np.all((cam[needs] >= 0) & (cam[needs] < ncam)) and np.all(cam[~needs] == -1)):
+        return False
+    if face_kind is None:
+        return True
+    return bool(np.array_equal(cam_kind[cam[needs]] == 2, kind[needs] == face_kind))
 
 
 @cython.wraparound(True)
@@ -327,7 +394,7 @@ def _angle_arrays(arrays) -> dict:
     fine = (a["ang_scale"].shape[0] == nrow and a["ang_offset"].shape[0] == nrow
             and first.shape[0] == nrow + 1 and first[0] == 0 and first[-1] == nangle
             and np.all(np.diff(first) >= 1) and a["ang_mult"].shape[0] == nangle
-            and np.all((a["ang_kind"] == 0) | (a["ang_kind"] == 1))
+            and np.all((a["ang_kind"] >= 0) & (a["ang_kind"] <= 3))
             and m.shape[0] == nangle and vs[0] == 0 and np.all(m >= 1)
             and np.all(m <= LD_ANGLE_MAXVAR) and vs[-1] == a["ang_var"].shape[0]
             and a["ang_jslot"].shape[0] == vs[-1] and hs.shape[0] == nangle + 1
@@ -345,7 +412,8 @@ def _angle_arrays(arrays) -> dict:
                            & (a["ang_hslot"] < len(arrays["hess_rowind"])))
                 and np.all((a["ang_form_a"] >= -1) & (a["ang_form_a"] < m[owner]))
                 and np.all((a["ang_form_b"] >= -1) & (a["ang_form_b"] < m[owner]))
-                and np.all((a["ang_form_b"] < 0) | (a["ang_form_a"] >= 0)))
+                and np.all((a["ang_form_b"] < 0) | (a["ang_form_a"] >= 0))
+                and _cams_fine(a["ang_kind"], a["ang_cam"], arrays["cam_kind"], 3))
     if not fine:
         raise ValueError("kernel arrays: the angle rows' arrays (ang_*) are inconsistent or "
                          "out of range (csrc/ld_angles.h)")
@@ -370,6 +438,17 @@ cdef void _bind_angles(ld_angles *A, dict a):
     A.form_a = _ip(a["ang_form_a"])
     A.form_b = _ip(a["ang_form_b"])
     A.form_coef = _dp(a["ang_form_coef"])
+    A.cam = _ip(a["ang_cam"])
+    _bind_cams(&A.cams, a)
+
+
+cdef void _bind_cams(ld_cams *C, dict a):
+    C.ncam = a["cam_kind"].shape[0]
+    C.kind = _ip(a["cam_kind"])
+    C.par = _dp(a["cam_par"])
+    C.first = _ip(a["cam_first"])
+    C.start = _dp(a["cam_start"])
+    C.coef = _dp(a["cam_coef"])
 
 
 cdef class Kernels:
@@ -463,7 +542,16 @@ cdef class Kernels:
                 raise ValueError("kernel arrays: the 12 coordinates (body_view: or -1) of "
                                  "every body that a force record or load names must be in q")
         a.update(term_subsets(a))
-        a.update(_angle_arrays(arrays))
+        a.update(_cam_table(arrays))
+        a["rec_cam"] = np.ascontiguousarray(
+            arrays.get("rec_cam", np.full(a["rec_coord"].shape[0], -1)), dtype=np.intc)
+        cam_recs = a["rec_coord"] == 4
+        if not _cams_fine(a["rec_coord"], a["rec_cam"], a["cam_kind"], None) or (
+                cam_recs.any() and (self.body_stride != 4 or np.any(
+                    a["rec_body"].reshape(-1, 2)[cam_recs] < 0))):
+            raise ValueError("kernel arrays: a cam record (rec_coord 4) must join two bodies "
+                             "of a planar model and name a cam of the table (rec_cam)")
+        a.update(_angle_arrays({**arrays, "cam_kind": a["cam_kind"]}))
         for arr in a.values():
             arr.flags.writeable = False
         self.arrays = a
@@ -550,6 +638,8 @@ cdef class Kernels:
         F.law = _ip(a["rec_law"])
         F.law_par = _dp(a["rec_law_par"])
         F.law_sense = _dp(a["rec_law_sense"])
+        F.cam = _ip(a["rec_cam"])
+        _bind_cams(&F.cams, a)
         F.geom3 = _dp(a["rec_geom3"]) if "rec_geom3" in a else NULL
         F.body_view = _ip(a["body_view"]) if "body_view" in a else NULL
         F.nload = a["load_body"].shape[0]

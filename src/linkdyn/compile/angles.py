@@ -8,6 +8,12 @@ A row is ``scale * wrap(sum_k n_k f_k(q) - offset)``, each ``f_k`` either ``atan
 ``{(a, b): coef}`` (``b = -1``: linear, ``a = b = -1``: constant; see
 :mod:`linkdyn.compile.patterns`). The offset is the sum in the initial guesses (plus the
 row's ``shift``), so each row holds where the description puts its bodies.
+
+Cam rows (:mod:`linkdyn.elements.cams`) add kinds 2 (a point's gap from a cam's curve, the
+point's cam-frame coordinates being C and S) and 3 (minus a cam's support function at the
+angle atan2(S, C)), each angle with the index of its cam in the model's cam table
+(:func:`linkdyn.elements.cams.kernel_arrays`); such a row is ``absolute``: it holds where its sum is zero (its ``shift``), not relative to
+the guesses, and it is not wrapped.
 """
 
 from __future__ import annotations
@@ -22,14 +28,17 @@ __all__ = ["AngleRow", "AnglePlan", "plan_angle_rows"]
 
 @dataclass(frozen=True)
 class AngleRow:
-    """One angle row: ``angles`` are (kind, n, S terms, C terms) (C empty for kind 1);
-    the row holds where the sum is ``shift`` beyond its value in the initial guesses."""
+    """One angle row: ``angles`` are (kind, n, S terms, C terms) (C empty for kind 1), a
+    cam's angles (kinds 2, 3) with their cam's index as a fifth item; the row holds where the sum
+    is ``shift`` beyond its value in the initial guesses (``absolute``: where it is
+    ``shift``)."""
 
     name: str
     owner: str
     scale: float
     angles: tuple
     shift: float = 0.0
+    absolute: bool = False
 
 
 def _value(kind, S, C, q) -> float:
@@ -70,10 +79,12 @@ def plan_angle_rows(rows, first_row: int, q0) -> AnglePlan | None:
     entry_rows, entry_cols, jentry, hess = [], [], [], []
     a_first, kind, mult, var_start, var, hstart = [0], [], [], [0], [], [0]
     form_start, form_a, form_b, form_coef, offset = [0], [], [], [], []
+    cam_of = []
     for r, row in enumerate(rows):
         at = {}         # this row's entries: column -> index
         total = 0.0
-        for k, n, S, C in row.angles:
+        for k, n, S, C, *curve in row.angles:
+            cam_of.append(curve[0] if curve else -1)
             coords = sorted({c for (a, b) in (*S, *C) for c in (a, b) if c >= 0})
             local = {c: i for i, c in enumerate(coords)}
             for c in coords:
@@ -95,8 +106,9 @@ def plan_angle_rows(rows, first_row: int, q0) -> AnglePlan | None:
             var += coords
             var_start.append(len(var))
             hstart.append(hstart[-1] + len(coords) ** 2)
-            f = n * _value(k, S, C, q0)
-            total += math.remainder(f, 2.0 * math.pi) if k == 0 else f
+            if not row.absolute:
+                f = n * _value(k, S, C, q0)
+                total += math.remainder(f, 2.0 * math.pi) if k == 0 else f
         offset.append(total + row.shift)
         a_first.append(len(kind))
     ints = lambda x: np.asarray(x, dtype=np.intc)
@@ -106,7 +118,8 @@ def plan_angle_rows(rows, first_row: int, q0) -> AnglePlan | None:
                   ang_kind=ints(kind), ang_mult=np.array(mult, dtype=float),
                   ang_var_start=ints(var_start), ang_var=ints(var), ang_hstart=ints(hstart),
                   ang_form_start=ints(form_start), ang_form_a=ints(form_a),
-                  ang_form_b=ints(form_b), ang_form_coef=np.array(form_coef, dtype=float))
+                  ang_form_b=ints(form_b), ang_form_coef=np.array(form_coef, dtype=float),
+                  ang_cam=ints(cam_of))
     return AnglePlan(list(rows), first_row, entry_rows, entry_cols,
                      np.array(hess, dtype=np.int64).reshape(-1, 2), static,
                      np.array(jentry, dtype=np.int64))

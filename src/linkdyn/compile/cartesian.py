@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from ..elements import forces as _forces
+from ..elements import cams as _cams
 from ..elements import gears as _gears
 from ..elements.bodies import GROUND
 from ..elements.description import Description
@@ -107,6 +108,29 @@ def _gear_rows(desc: Description, body_index, ground) -> list:
                 _, _, axis, d = _prismatic_of(desc, body_index, ground, joints[what])
                 angles.append((1, rest[0], _dot(axis, d), {}))
         out.append(AngleRow(f"{spec.name}.mesh", spec.name, scale, tuple(angles), shift))
+    return out
+
+
+def _cam_rows(desc: Description, body_index, ground) -> list:
+    """The cam rows of the cams and followers (linkdyn.elements.cams says what each row
+    is): a point's cam-frame coordinates are (u_c . (r - O), u_c x (r - O)), a face's
+    normal angle from the cam's is atan2(u_c x n, u_c . n), its distance n . (r - O)."""
+    out = []
+    for index, spec in enumerate(getattr(desc, "cams", ())):
+        if spec.contact is not None:
+            continue                  # a force-closed follower: a contact record instead
+        kind, cam, point, *rest = _cams.contact_terms(spec)
+        ic, O = _point_of(desc, body_index, ground, cam)
+        i_f, F = _point_of(desc, body_index, ground, point)
+        uc = _u_form(ic)
+        diff = (_comb((1.0, F[0]), (-1.0, O[0])), _comb((1.0, F[1]), (-1.0, O[1])))
+        if kind == "point":
+            angles = ((2, 1.0, _cross(uc, diff), _dot(uc, diff), index),)
+        else:
+            normal = _rotate(*_u_form(i_f), math.atan2(rest[0][1], rest[0][0]))
+            angles = ((1, 1.0, _dot(normal, diff), {}),
+                      (3, 1.0, _cross(uc, normal), _dot(uc, normal), index))
+        out.append(AngleRow(f"{spec.name}.contact", spec.name, 1.0, angles, absolute=True))
     return out
 
 
@@ -214,7 +238,8 @@ def number_bodies(desc: Description) -> Numbering:
                    markers=tuple(m.name for m in desc.markers),
                    drivers=tuple(d.name for d in desc.drivers),
                    forces=tuple(f.name for f in desc.forces)),
-        family_arrays=family_arrays, angle_rows=_gear_rows(desc, body_index, ground))
+        family_arrays=family_arrays,
+        angle_rows=_gear_rows(desc, body_index, ground) + _cam_rows(desc, body_index, ground))
 
 
 def _unit_rows(desc, body_index, armatures, rows, cols, row_names, owners) -> np.ndarray:

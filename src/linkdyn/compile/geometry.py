@@ -10,7 +10,7 @@ from ..elements.bodies import GROUND, BarSpec
 from ..elements.gears import pitch_circles
 from ..elements.joints import PrismaticSpec, RevoluteSpec
 
-__all__ = ["PointGeometry", "pivots", "shapes_3d", "gear_circles"]
+__all__ = ["PointGeometry", "pivots", "shapes_3d", "gear_circles", "cam_outlines"]
 
 
 class PointGeometry:
@@ -100,6 +100,41 @@ def gear_circles(model, geo, rows) -> list:
                  else np.tile([1.0, 0.0], (len(rows), 1)))
             tip = centre + radius * u / np.linalg.norm(u, axis=1, keepdims=True)
             out.append((centre, radius, tip))
+    return out
+
+
+def _turned(centre, u, local):
+    """(n, k, 2): the points ``local`` (k, 2) of a body frame at ``centre`` (n, 2) whose axis
+    is along ``u`` (n, 2)."""
+    u = u / np.linalg.norm(u, axis=1, keepdims=True)
+    x = centre[:, None, 0] + u[:, None, 0] * local[None, :, 0] - u[:, None, 1] * local[None, :, 1]
+    y = centre[:, None, 1] + u[:, None, 1] * local[None, :, 0] + u[:, None, 0] * local[None, :, 1]
+    return np.stack([x, y], axis=-1)
+
+
+def cam_outlines(model, geo, rows) -> list:
+    """Polylines (len(rows), k, 2) of each cam and follower (linkdyn.elements.cams): the
+    cam's surface, turning with its body, and the roller (a circle) or the flat face (a
+    segment as wide as the cam) on the follower."""
+    out = []
+    for spec in getattr(model.description, "cams", ()):
+        local = spec.surface(180)
+        reach = float(np.hypot(local[:, 0], local[:, 1]).max())
+        local = np.vstack([local, local[:1]])
+        i = geo.index[spec.cam[0]]
+        out.append(_turned(geo.ref(spec.cam, rows), geo.q[rows][:, i + 2:i + 4], local))
+        j = geo.index[spec.follower[0]]
+        u = geo.q[rows][:, j + 2:j + 4]
+        if spec.shape == "roller":
+            ring = np.linspace(0.0, 2.0 * np.pi, 25)
+            local = spec.radius * np.column_stack([np.cos(ring), np.sin(ring)])
+        elif spec.shape == "flat":
+            n = np.asarray(spec.face_normal)
+            local = reach * np.array([[-n[1], n[0]], [n[1], -n[0]]])
+        else:
+            continue
+        follower = geo.ref(spec.follower, rows)
+        out.append(_turned(follower, u, local))
     return out
 
 

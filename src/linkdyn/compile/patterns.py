@@ -20,6 +20,7 @@ from ..elements.records import compile_records, reference_angles
 from ..elements.stops import planar_records as planar_stop_records
 from ..elements.clearance import planar_records as planar_clearance_records
 from ..elements.joint_friction import planar_records as planar_joint_frictions
+from ..elements import cams as _cams
 
 __all__ = ["Numbering", "compile_rows", "force_arrays", "law_arrays", "assign_slots", "mul"]
 
@@ -178,7 +179,8 @@ def force_arrays(desc, body_index, local_of, ground, add_law, nq: int, q0):
     recs, loads = _forces.force_records(desc, body_index, local_of, ground)
     contact_recs, *modes = contact_records(desc, body_index, local_of, ground, len(recs))
     contact_recs = (contact_recs + planar_stop_records(desc, body_index, local_of, ground)
-                    + planar_clearance_records(desc, body_index, local_of, ground))
+                    + planar_clearance_records(desc, body_index, local_of, ground)
+                    + _cams.planar_records(desc, body_index, local_of))
     friction_recs, joint_frictions = planar_joint_frictions(
         desc, body_index, local_of, ground, len(recs) + len(contact_recs))
     contact_recs += friction_recs
@@ -193,7 +195,7 @@ def force_arrays(desc, body_index, local_of, ground, add_law, nq: int, q0):
     farrays["rec_slot_v"] = fv_slots
     farrays["angle_ref0"] = reference_angles(farrays, q0)
     farrays.update(fq_colptr=fq_colptr, fq_rowind=fq_rowind, fv_colptr=fv_colptr,
-                   fv_rowind=fv_rowind)
+                   fv_rowind=fv_rowind, **_cams.kernel_arrays(desc))
     return farrays, finfo
 
 

@@ -25,6 +25,7 @@ from ..elements.contacts import ContactBuilder
 from ..elements.description import Description
 from ..elements.forces import ForceBuilder
 from ..elements.gears import GearBuilder
+from ..elements.cams import CamBuilder
 from ..elements.joints import (AngleDriverSpec, CoordinateDriverSpec, PrismaticSpec,
                                RevoluteSpec, SlideDriverSpec)
 from ..elements.laws import Law, law_from_dict
@@ -87,13 +88,14 @@ def named_points(entry: str, points, reserved, parse, shape: str) -> tuple:
 
 
 class ModelBuilder(ForceBuilder, ContactBuilder, GearBuilder, BushingBuilder, StopBuilder,
-                   ClearanceBuilder, JointFrictionBuilder):
+                   ClearanceBuilder, JointFrictionBuilder, CamBuilder):
     """Builds a validated model description, element by element.
 
     Force elements (springs, dampers, loads, motors, servos) are added with the methods of
     :class:`linkdyn.forces.ForceBuilder`, contacts with
     :meth:`linkdyn.contacts.ContactBuilder.add_contact`, gear pairs and racks with those of
-    :class:`linkdyn.elements.gears.GearBuilder`.
+    :class:`linkdyn.elements.gears.GearBuilder`, cams with
+    :meth:`linkdyn.elements.cams.CamBuilder.add_cam_follower`.
 
     Every ``add_*`` method checks its arguments at once and raises :class:`ModelError`
     naming the element and what was expected. References (``"bar1.a"`` or ``("bar1", "a")``)
@@ -120,6 +122,7 @@ class ModelBuilder(ForceBuilder, ContactBuilder, GearBuilder, BushingBuilder, St
         self._forces: dict = {}
         self._contacts: dict = {}
         self._gears: dict = {}
+        self._cams: dict = {}
         self._stops: dict = {}
         self._clearances: dict = {}
         self._joint_frictions: dict = {}
@@ -140,6 +143,7 @@ class ModelBuilder(ForceBuilder, ContactBuilder, GearBuilder, BushingBuilder, St
                                   ("force element", self._forces),
                                   ("contact", self._contacts),
                                   ("gear pair", self._gears),
+                                  ("cam follower", self._cams),
                                   ("joint stop", self._stops),
                                   ("joint friction", self._joint_frictions)):
             if name in table:
@@ -390,6 +394,7 @@ class ModelBuilder(ForceBuilder, ContactBuilder, GearBuilder, BushingBuilder, St
             contacts=tuple(self._contacts.values()),
             run_defaults=self._run_defaults,
             gears=tuple(self._gears.values()),
+            cams=tuple(self._cams.values()),
             stops=tuple(self._stops.values()),
             clearances=tuple(self._clearances.values()),
             joint_frictions=tuple(self._joint_frictions.values()),

@@ -56,7 +56,11 @@ go in a ``"stops"`` list: ``{"type": "joint_stop", "name", "joint", "lower", "up
 :mod:`linkdyn.elements.stops`). A revolute or prismatic joint with clearance has a
 ``"clearance"`` object: ``{"size", "stiffness", "exponent", "model", "damping" |
 "restitution"}``, a prismatic joint's also ``"length"`` and ``"height"`` (see
-:mod:`linkdyn.elements.clearance`).
+:mod:`linkdyn.elements.clearance`). Cams and their followers go in a ``"cams"`` list:
+``{"type": "cam_follower", "name", "cam", "follower", "guide"}`` with ``"motion"`` (a list of
+``{"motion", "angle", "lift", "law"}``) or ``"profile"`` (a list of points ``[x, y]``) and
+optional ``shape``, ``radius``, ``phase``, ``turning``, ``face_angle`` (see
+:mod:`linkdyn.elements.cams`).
 
 Every field is checked: a missing required field, an unknown field, a value of the wrong type
 or outside its range raises :class:`ModelFileError` naming the file, the field
@@ -72,7 +76,7 @@ import os
 from pathlib import Path
 
 from .._checks import as_file_error, check_fields, checked_path, input_file_problem
-from ..elements import contacts, forces, gears, joint_friction, stops
+from ..elements import cams, contacts, forces, gears, joint_friction, stops
 from ..elements import spatial as _spatial
 from ..elements.description import FORMAT_VERSION, Description, dumps, save
 from ..elements.description import to_dict as _planar_to_dict
@@ -96,7 +100,7 @@ _DRIVER_FIELDS = {"angle": ({"type", "name", "joint", "law"}, set()),
 _MARKER_FIELDS = ({"name", "point"}, set())
 _TOP_FIELDS = ({"linkdyn_model", "name", "bodies"},
                {"gravity", "ground", "joints", "markers", "drivers", "forces", "contacts",
-                "gears", "stops", "notes", "kinematic", "run_defaults"})
+                "gears", "cams", "stops", "notes", "kinematic", "run_defaults"})
 
 
 def to_dict(desc) -> dict:
@@ -184,6 +188,7 @@ def _planar_from_dict(data, path) -> Description:
         call(where, builder.add_contact, entry["name"], **kwargs)
 
     _typed_entries(data, "gears", gears.FILE_TYPES, path, builder)
+    _typed_entries(data, "cams", cams.FILE_TYPES, path, builder)
     _typed_entries(data, "stops", stops.FILE_TYPES, path, builder)
     markers = data.get("markers", [])
     if not isinstance(markers, list):

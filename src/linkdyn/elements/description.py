@@ -10,7 +10,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from .._checks import checked_path
-from . import clearance, contacts, forces, gears, joint_friction, stops
+from . import cams, clearance, contacts, forces, gears, joint_friction, stops
 from .bodies import BarSpec, BodySpec, MarkerSpec, Vec2
 from .joints import (AngleDriverSpec, CoordinateDriverSpec, PrismaticSpec, RevoluteSpec,
                      SlideDriverSpec)
@@ -45,6 +45,7 @@ class Description:
     stops: tuple = ()    # joint stops, see linkdyn.elements.stops
     clearances: tuple = ()   # joints with clearance, see linkdyn.elements.clearance
     joint_frictions: tuple = ()   # see linkdyn.elements.joint_friction
+    cams: tuple = ()     # cams and followers, see linkdyn.elements.cams
 
 
 def unconnected_bodies(desc) -> list:
@@ -61,7 +62,8 @@ def unconnected_bodies(desc) -> list:
                 collect(item)
 
     for element in (*desc.joints, *desc.drivers, *desc.forces, *desc.contacts,
-                    *getattr(desc, "gears", ()), *getattr(desc, "clearances", ())):
+                    *getattr(desc, "gears", ()), *getattr(desc, "clearances", ()),
+                    *getattr(desc, "cams", ())):
         for f in fields(element):
             if f.name != "name":
                 collect(getattr(element, f.name))
@@ -118,6 +120,8 @@ def to_dict(desc: Description) -> dict:
     }
     if desc.gears:
         out["gears"] = [gears.to_dict(g) for g in desc.gears]
+    if desc.cams:
+        out["cams"] = [cams.to_dict(c) for c in desc.cams]
     if desc.stops:
         out["stops"] = [stops.to_dict(s) for s in desc.stops]
     if desc.kinematic:

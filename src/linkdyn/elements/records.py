@@ -1,7 +1,7 @@
 """The flat records of the force kernels (csrc/ld_forces.h) that force elements and contacts
 compile to: each record acts along one scalar coordinate of the mechanism (a distance, a
-relative angle, a slide along a line, a rolling angle) between two bodies, with a law of its
-own; point loads are records of their own. :func:`compile_records` packs the records of both
+relative angle, a slide along a line, a rolling angle, a follower's gap from a cam) between
+two bodies, with a law of its own; point loads are records of their own. :func:`compile_records` packs the records of both
 families into the kernels' arrays and the sparsity entries of Q_q and Q_v."""
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ import numpy as np
 
 from .laws import Law
 
-__all__ = ["DISTANCE", "ANGLE", "SLIDE", "ROLL", "INPUT_NONE", "INPUT_ADD", "INPUT_TARGET",
+__all__ = ["DISTANCE", "ANGLE", "SLIDE", "ROLL", "CAM", "INPUT_NONE", "INPUT_ADD", "INPUT_TARGET",
            "compile_records", "record_laws", "element_index", "reference_angles"]
 
 # Coordinate kinds and input modes of csrc/ld_forces.h.
-DISTANCE, ANGLE, SLIDE, ROLL = 0, 1, 2, 3
+DISTANCE, ANGLE, SLIDE, ROLL, CAM = 0, 1, 2, 3, 4
 INPUT_NONE, INPUT_ADD, INPUT_TARGET = 0, 1, 2
 FRICTION_LAW = 3                       # LD_FORCE_FRICTION
 
@@ -37,6 +37,7 @@ class _Record:
     law: int = 0                       # LD_FORCE_*: 0 linear, else a contact law
     law_par: tuple = (0.0, 0.0, 0.0, 0.0)
     sense: float = 1.0                 # contact laws: +1 delta = gap - s, -1 delta = s - gap
+    cam: int = -1                      # CAM: the cam (linkdyn.elements.cams.kernel_arrays)
 
 
 def _local_masks(rec: _Record):
@@ -76,6 +77,7 @@ def record_laws(recs, add_law):
         rec_law=np.array([r.law for r in recs], dtype=np.intc),
         rec_law_par=np.array([r.law_par for r in recs], dtype=float).reshape(-1),
         rec_law_sense=np.array([r.sense for r in recs], dtype=float),
+        rec_cam=np.array([r.cam for r in recs], dtype=np.intc),
     )
     for i, r in enumerate(recs):
         if isinstance(r.ref, Law):

@@ -19,6 +19,8 @@ joints on a turret; ``spatial_double_pendulum``; ``spatial_slider_crank``; and
 ``five_ss_dynamic``, the 5-SS platform with masses.
 ``clearance_slider_crank`` is Flores and co-workers' slider-crank at 5000 rpm with a
 revolute joint with clearance between rod and slider (:mod:`linkdyn.elements.clearance`).
+``valve_train`` is a direct-acting overhead-cam valve train whose spring holds the tappet
+on the cam through a force-closed contact, so that it can jump (:mod:`linkdyn.elements.cams`).
 ``ten_body_linkage`` is the two-actuator mechanism of Nurye's kinematic analysis report
 (2024), fully driven, for kinematics (its model file's notes say where its data come from
 and how it compares with the report's Adams results).

@@ -27,8 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from ..elements.bodies import GROUND
-from ..compile.geometry import (PointGeometry, gear_circles, pins, pivots, shapes_3d,
-                                slides)
+from ..compile.geometry import (PointGeometry, cam_outlines, gear_circles, pins, pivots,
+                                shapes_3d, slides)
 from .plotting import _pyplot, distinct_colors, label_3d_axes, travelled
 from ..errors import LinkdynError, name_list
 
@@ -231,6 +231,7 @@ def _scene_2d(result, rows, markers, trace, dpi, size, title):
     pts += _contact_extent(model, geo, all_rows)
     pts += [xy for centre, r, _ in gear_circles(model, geo, all_rows)
             for xy in (centre - r, centre + r)]
+    pts += [line.reshape(-1, 2) for line in cam_outlines(model, geo, all_rows)]
     cloud = np.concatenate([p for p in pts if p.size])
     lo, hi = cloud.min(axis=0), cloud.max(axis=0)
     span = max(float(np.max(hi - lo)), 1e-9)
@@ -249,6 +250,8 @@ def _scene_2d(result, rows, markers, trace, dpi, size, title):
         ax.plot(supports[:, 0], supports[:, 1], "^", color="0.35", markersize=8, zorder=1)
     draw_contacts = _contact_artists(ax, model, geo, rows, lo, hi)
     draw_gears = _gear_artists(ax, model, geo, rows)
+    cams = cam_outlines(model, geo, rows)
+    cam_lines = [ax.plot([], [], "-", lw=1.5, color="C3", zorder=2)[0] for _ in cams]
     body_lines = {b: ax.plot([], [], "-", lw=2.5, color="C0", solid_capstyle="round",
                              zorder=2)[0] for b in geo.drawn}
     joint_dots = ax.plot([], [], "o", mfc="white", mec="k", markersize=5, zorder=3)[0]
@@ -283,6 +286,8 @@ def _scene_2d(result, rows, markers, trace, dpi, size, title):
             marker_dots[m].set_data([p[row, 0]], [p[row, 1]])
         draw_contacts(k)
         draw_gears(k)
+        for line, xy in zip(cam_lines, cams):
+            line.set_data(xy[k, :, 0], xy[k, :, 1])
         clock.set_text(f"t = {result.t[row]:.3f} s")
         return []
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..elements.bodies import GROUND
 from ..errors import ArgumentError, ArgumentTypeError
-from ..compile.geometry import PointGeometry, pins, pivots, shapes_3d
+from ..compile.geometry import PointGeometry, cam_outlines, pins, pivots, shapes_3d
 from .animation import AnimationError, _check_timing, _checked_markers, frame_times
 from .plotting import runs_back, travelled
 
@@ -72,10 +72,12 @@ def _planar_frames(result, rows, markers):
               "floors": [(np.asarray(geo.ground[c.line_point[1]], dtype=float),
                           np.array([math.cos(c.line_angle), math.sin(c.line_angle)]))
                          for c in model.description.contacts if c.line_point[0] == GROUND]}
+    cams = cam_outlines(model, geo, rows)
     frames = []
     for k, row in enumerate(rows):
         bodies = _joined([outlines[b][k] for b in geo.drawn]
-                         + [centre[k] + radius * unit for radius, centre in circles])
+                         + [centre[k] + radius * unit for radius, centre in circles]
+                         + [line[k] for line in cams])
         frames.append({"bodies": bodies, "joints": joint_xy[k].T.tolist(),
                        "markers": np.array([paths[m][row] for m in markers]).reshape(-1, 2)
                        .T.tolist()})

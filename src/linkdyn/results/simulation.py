@@ -15,6 +15,7 @@ from ..elements.bodies import GROUND
 from ..elements.friction import gradient
 from ..elements.bushings import BushingSpec, SpatialBushingSpec
 from ..elements.gears import tooth_forces
+from ..elements.cams import pressure_angle
 from ..elements.joints import PrismaticSpec
 from .accessors import TrajectoryAccessors, needs_rows, recordable
 from ..compile.geometry import PointGeometry
@@ -405,6 +406,64 @@ class SimulationResult(TrajectoryAccessors):
                                    f"{name_list(specs)})")
         lam = self.lam[:, self.model.constraint_names.index(f"{pair}.mesh")]
         return tooth_forces(specs[pair], lam)
+
+    def _cam(self, name: str):
+        specs = {c.name: c for c in getattr(self.model.description, "cams", ())}
+        if name not in specs:
+            raise UnknownNameError(f"unknown cam follower {name!r} (cam followers: "
+                                   f"{name_list(specs)})")
+        spec = specs[name]
+        if spec.contact is not None:
+            return spec, None
+        return spec, self.model.constraint_names.index(f"{name}.contact")
+
+    @recordable
+    def cam_force(self, name: str) -> np.ndarray:
+        """The normal contact force (n,) in N between the cam and follower of pair
+        ``name``: positive where the follower presses on the cam; an exact pair's is
+        negative where it holds the follower on (a grooved cam; a follower held by a spring
+        would lift off there), a force-closed follower's zero while it is off the cam; see
+        :mod:`linkdyn.elements.cams`."""
+        spec, row = self._cam(name)
+        if row is None:
+            return self._elements()[0][:, self._element(name)[0][0], 2].copy()
+        return -self.lam[:, row]
+
+    def _cam_normal(self, spec, row, start) -> np.ndarray:
+        """The contact normal (n, 2) on the follower: its row's (or record's) gradient in
+        the follower's position."""
+        if row is not None:
+            return np.array([self.model.phi_q(q, t)[row, start:start + 2].toarray().ravel()
+                             for q, t in zip(self.q, self.t)]).reshape(-1, 2)
+        r = self._element(spec.name)[0][0]
+        out = np.zeros((len(self.t), 2))
+        for i, state in self._row_states():
+            out[i] = gradient(state, r, self.q[i], self.v[i])[0][start:start + 2]
+        return out
+
+    @recordable
+    def cam_pressure_angle(self, name: str) -> np.ndarray:
+        """The pressure angle (n,) in rad of pair ``name``: from the line along which the
+        guide moves the follower's point (a translating follower's axis, or perpendicular
+        to an oscillating arm) to the contact normal, in [-pi/2, pi/2]."""
+        spec, row = self._cam(name)
+        model = self.model
+        joint = {j.name: j for j in model.description.joints}[spec.guide]
+        rows = np.arange(len(self.t))
+        geo = PointGeometry(model, self.q)
+        point = geo.ref(spec.follower, rows)
+        start = model.body_start(model.body_names.index(spec.follower[0]))
+        normal = self._cam_normal(spec, row, start)
+        if isinstance(joint, PrismaticSpec):
+            base = np.zeros(len(rows))
+            if joint.first[0] != GROUND:
+                i = model.body_start(model.body_names.index(joint.first[0]))
+                base = np.arctan2(self.q[:, i + 3], self.q[:, i + 2])
+            motion = np.column_stack([np.cos(base + joint.axis), np.sin(base + joint.axis)])
+        else:
+            arm = point - geo.ref(joint.first, rows)
+            motion = np.column_stack([-arm[:, 1], arm[:, 0]])
+        return pressure_angle(normal, motion)
 
     @recordable
     def gear_force(self, pair: str) -> np.ndarray:

@@ -431,9 +431,15 @@ def _checked_times(model, times, redundant, on_singular, at_limit, progress, tol
         hint = (" (if the extra rows are redundant but consistent, pass redundant='allow')"
                 if model.nc > model.nq and not allow else "")
         loose = [c.name for c in getattr(model.description, "clearances", ())]
+        closed = [c.name for c in getattr(model.description, "cams", ())
+                  if c.contact is not None]
         if loose and model.nc < model.nq:
             hint = (f" (its joints with clearance, {', '.join(loose)}, leave their play "
                     "free: their motion comes from the dynamics, linkdyn.simulate)")
+        elif closed and model.nc < model.nq:
+            hint = (f" (its force-closed cam followers, {', '.join(closed)}, are held on by "
+                    "forces, not rows: their motion comes from the dynamics, "
+                    "linkdyn.simulate; without contact= a pair is exact)")
         raise ModelError(f"model {model.name!r} is {kind}: {dofs} and {drivers}; kinematic "
                          f"analysis needs one driver per degree of freedom{hint}")
     if ndrv == 0 and model.nq > 0:
