@@ -174,6 +174,30 @@ static int cam_coordinate(const ld_forces *F, int r, const double *q, const doub
     }
 }
 
+/* MESH: s = (m / 2) wrap(n1 angle(u1) + n2 angle(u2) - c), geom = n1, n2, c, m / 2 */
+static int mesh_coordinate(const ld_forces *F, int r, const double *q, record_eval *e)
+{
+    const double *gm = F->geom + 6 * r;
+    double sum = -gm[2], g[2], h[3], u[2];
+    int side, o;
+    for (side = 0; side < 2; side++) {
+        if (F->body[2 * r + side] < 0) continue;
+        o = 4 * side + 2;
+        u[0] = q[e->idx[o]];
+        u[1] = q[e->idx[o + 1]];
+        if (angle_derivs(u, gm[3] * gm[side], g, h) != LD_OK) return LD_ERR_DOMAIN;
+        sum += gm[side] * atan2(u[1], u[0]);
+        e->g[o] += g[0];
+        e->g[o + 1] += g[1];
+        e->H[o * 8 + o] += h[0];
+        e->H[o * 8 + o + 1] += h[1];
+        e->H[(o + 1) * 8 + o] += h[1];
+        e->H[(o + 1) * 8 + o + 1] += h[2];
+    }
+    e->s = gm[3] * remainder(sum, TWO_PI);
+    return LD_OK;
+}
+
 static int eval_coordinate(const ld_forces *F, const ld_forces_run *run, int r,
                            const double *q, record_eval *e)
 {
@@ -189,6 +213,7 @@ static int eval_coordinate(const ld_forces *F, const ld_forces_run *run, int r,
     for (i = 0; i < 64; i++) e->H[i] = 0.0;
     e->angle = 0.0;
 
+    if (F->coord[r] == LD_COORD_MESH) return mesh_coordinate(F, r, q, e);
     if (F->coord[r] == LD_COORD_ANGLE) {
         if (angle_part(F, run, r, q, 1.0, e, &e->angle) != LD_OK) return LD_ERR_DOMAIN;
         e->s = e->angle;
@@ -271,11 +296,51 @@ static void reference(const ld_forces *F, const ld_forces_run *run, int r, doubl
     }
 }
 
-/* The force along s and its partial derivatives: linear, or a one-sided contact law. */
+/* Tabulated force curve p (ld_forces.h) at deflection x: T, dT/dx and its integral from 0. */
+static void table_eval(const double *p, double x, double *T, double *dT, double *V)
+{
+    int m = (int)p[0], lo = 0, hi = m, i;
+    const double *br = p + 1, *c, *E = p + 1 + (m + 1) + 4 * m;
+    double h, out = 0.0, Te, dTe;
+    if (x < br[0] || x > br[m]) {            /* along the end tangent */
+        i = x < br[0] ? 0 : m - 1;
+        c = br + (m + 1) + 4 * i;
+        h = x < br[0] ? 0.0 : br[m] - br[m - 1];
+        Te = c[0] + h * (c[1] + h * (c[2] + h * c[3]));
+        dTe = c[1] + h * (2.0 * c[2] + 3.0 * h * c[3]);
+        out = E[i] + h * (c[0] + h * (c[1] / 2.0 + h * (c[2] / 3.0 + h * c[3] / 4.0)));
+        h = x - (x < br[0] ? br[0] : br[m]);
+        *T = Te + dTe * h;
+        *dT = dTe;
+        *V = out + Te * h + 0.5 * dTe * h * h - E[m];
+        return;
+    }
+    while (hi - lo > 1) {                    /* br[lo] <= x, and x < br[hi] or hi = m */
+        int mid = (lo + hi) / 2;
+        if (br[mid] <= x) lo = mid; else hi = mid;
+    }
+    c = br + (m + 1) + 4 * lo;
+    h = x - br[lo];
+    *T = c[0] + h * (c[1] + h * (c[2] + h * c[3]));
+    *dT = c[1] + h * (2.0 * c[2] + 3.0 * h * c[3]);
+    *V = E[lo] + h * (c[0] + h * (c[1] / 2.0 + h * (c[2] / 3.0 + h * c[3] / 4.0))) - E[m];
+}
+
+/* The force along s and its partial derivatives: linear, tabulated, or a one-sided contact
+ * law. */
 static void force_law(const ld_forces *F, const ld_forces_run *run, int r, record_eval *e)
 {
     int law = F->law ? F->law[r] : LD_FORCE_LINEAR;
-    if (law == LD_FORCE_LINEAR) {
+    if (law == LD_FORCE_TABLE) {
+        double T, dT, V, c = F->damping[r];
+        table_eval(F->tab_par + F->tab_start[F->table[r]], e->s - e->r, &T, &dT, &V);
+        e->f = -T - c * (e->sd - e->rd);
+        e->fs = -dT;
+        e->fsd = -c;
+        e->f_el = -T;
+        e->V = V;
+        e->dVdt = -T * e->rd;
+    } else if (law == LD_FORCE_LINEAR) {
         double k = F->stiffness[r], c = F->damping[r];
         e->f = -k * (e->s - e->r) - c * (e->sd - e->rd);
         e->fs = -k;

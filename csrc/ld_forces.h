@@ -23,6 +23,10 @@
  *                      r1, or a flat face's n . d - h(atan2(u1 x n, u1 . n)), n = its unit
  *                      normal (geom[4], geom[5] in the follower's frame): the cam's curve
  *                      and its support function are ld_cams.c's
+ *   LD_COORD_MESH      s = (m / 2) wrap(n1 angle(u1) + n2 angle(u2) - c), geom[0..3] = n1,
+ *                      n2, c, m / 2 (whole numbers n1, n2: the teeth, signed): the arc by
+ *                      which a gear pair on the ground turns off its mesh (backlash,
+ *                      linkdyn.elements.gears); wrap(x) = x - 2 pi round(x / 2 pi)
  * with the generalised force Q = f grad s of
  *   f = -k (s - r(t)) - c (s' - r'(t)) + g(t) + u
  * (stiffness k, damping c, reference r(t) from a law or a constant, load g(t) from a law,
@@ -31,6 +35,14 @@
  * into the mechanical energy is
  *   P = -c (s' - r') s' + (g + u) s' - k (s - r) r'
  * so that d/dt (kinetic + potential energy) = sum of P over all elements, exactly.
+ *
+ * A record's force may instead follow a tabulated curve (law LD_FORCE_TABLE, a nonlinear
+ * bushing's component): f = -T(s - r) - c (s' - r') + g(t) + u with T table table[r]: m
+ * pieces over breaks x[0..m], a cubic a + b h + c h^2 + d h^3 in h = delta - x[i] on each,
+ * continued beyond x[0] and x[m] along its end tangents; its parameters tab_par[tab_start
+ * [k] ..] are m, x[0..m], the pieces' (a, b, c, d), the integral of T from x[0] to each
+ * piece's start (m of them), and that integral at delta = 0. The stored energy is the
+ * integral of T from 0 to delta = s - r.
  *
  * A record's force may instead follow a one-sided contact law on the penetration
  * delta = sense (gap - s) (law[r], parameters law_par[r] = K, n, c or e, gap; sense
@@ -92,10 +104,10 @@ extern "C" {
 #endif
 
 enum { LD_COORD_DISTANCE = 0, LD_COORD_ANGLE = 1, LD_COORD_SLIDE = 2, LD_COORD_ROLL = 3,
-       LD_COORD_CAM = 4 };
+       LD_COORD_CAM = 4, LD_COORD_MESH = 5 };
 enum { LD_INPUT_NONE = 0, LD_INPUT_ADD = 1, LD_INPUT_TARGET = 2 };
 enum { LD_FORCE_LINEAR = 0, LD_FORCE_HERTZ = 1, LD_FORCE_LANKARANI = 2,
-       LD_FORCE_FRICTION = 3 };
+       LD_FORCE_FRICTION = 3, LD_FORCE_TABLE = 4 };
 
 /* Entries of a record's local block: side s (0, 1) coordinate j of the body's `stride`
  * (planar: x, y, ux, uy) is local index stride s + j, (2 stride)^2 entries; slot arrays
@@ -129,6 +141,9 @@ typedef struct ld_forces {
                                    gap: a stop, a circle on a line) or -1 (delta = s - gap, s
                                    held below gap: a journal in its bearing); NULL: all +1 */
     const double *geom3;        /* [nrec, 15] spatial geometry (p0, p1, a, b, d) */
+    const int *table;           /* [nrec] TABLE records: their table (NULL where none is) */
+    const int *tab_start;       /* [ntable + 1] offsets into tab_par */
+    const double *tab_par;      /* the tables (see above) */
     const int *cam;             /* [nrec] CAM records: the cam (NULL where none is) */
     ld_cams cams;               /* the model's cams (csrc/ld_cams.h) */
     const int *body_view;       /* [nbody, 12] spatial: the global index of each body's

@@ -175,3 +175,106 @@ def test_bushings_in_model_files_and_bad_input(tmp_path):
     r = linkdyn.simulate(planar_pair().build(), 0.01)
     with pytest.raises(UnknownNameError):
         r.bushing_force("nope")
+
+
+# -- tabulated (nonlinear) components ------------------------------------------------------
+
+#: A rubber mount that stiffens: 2e4 N/m near rest, bottoming out at +-5 mm.
+STIFFENING = {"deflection": [-0.006, -0.004, -0.002, 0.0, 0.002, 0.004, 0.006],
+              "force": [-400.0, -120.0, -42.0, 0.0, 42.0, 120.0, 400.0]}
+
+
+def curve():
+    from scipy.interpolate import PchipInterpolator
+
+    return PchipInterpolator(STIFFENING["deflection"], STIFFENING["force"])
+
+
+def mounted_block(amplitude, table=STIFFENING, damping=None, gravity=(0.0, 0.0)):
+    """A 2 kg block on a bushing to the ground, its x component the table, released from
+    ``amplitude`` m."""
+    b = linkdyn.ModelBuilder("rubber", gravity=gravity)
+    b.add_ground_point("O", (0.0, 0.0))
+    b.add_body("block", mass=2.0, inertia=0.01, position=(amplitude, 0.0))
+    b.add_bushing("mount", "ground.O", "block.cm", stiffness=(table, 2e4, 50.0),
+                  damping=damping)
+    return b
+
+
+def test_a_tabulated_component_matches_finite_differences_and_its_curve():
+    b = planar_pair()
+    b._forces.pop("mount")
+    b.add_bushing("mount", "a.p", "b.q", stiffness=(STIFFENING, 2e4, 50.0), damping=C3,
+                  angle=0.3)
+    model = b.build()
+    rng = np.random.default_rng(4)
+    for _ in range(3):      # inside the table and beyond its ends (the tangents)
+        q = model.q0 + 0.004 * rng.standard_normal(model.nq)
+        v = rng.standard_normal(model.nq)
+        # (the cubics' third derivative is some 1e10 N/m^3 at this millimetre scale: a
+        # step of 1e-7 keeps the differences' own error near 1e-4)
+        np.testing.assert_allclose(model.force_q(q, v).toarray(),
+                                   central_difference(lambda x: model.force(x, v), q, 1e-7),
+                                   rtol=1e-7, atol=1e-3)
+    # the force along x is minus the curve, its energy the curve's integral
+    for x in (-0.0075, -0.003, 0.0011, 0.0049, 0.008):
+        m = mounted_block(x).build()
+        f = m.force(m.q0, np.zeros(m.nq))[0]
+        c = curve()
+        end = -0.006 if x < -0.006 else 0.006 if x > 0.006 else x
+        want = float(c(end)) + float(c.derivative()(end)) * (x - end)
+        assert f == pytest.approx(-want, rel=1e-12, abs=1e-9)
+        inside = float(c.integrate(0.0, end))
+        energy = inside + float(c(end)) * (x - end) + 0.5 * float(c.derivative()(end)) \
+            * (x - end) ** 2
+        assert m.energy(m.q0, np.zeros(m.nq))[1] == pytest.approx(energy, rel=1e-12)
+
+
+def test_a_block_on_a_stiffening_mount_swings_at_the_quadrature_s_period():
+    """Undamped, released from rest at A: the period 4 int_0^A dx / sqrt(2 (V(A) - V(x)) /
+    m) by quadrature of the same curve; the energy is conserved."""
+    from scipy.integrate import quad
+
+    A, m = 0.0045, 2.0
+    c = curve()
+    V = lambda x: float(c.integrate(0.0, x))
+    # x = A sin(phi) takes out the end's inverse-square-root singularity
+    period = 4.0 * quad(lambda p: A * math.cos(p) / math.sqrt(2.0 * (V(A) - V(A * math.sin(p)))
+                                                           / m), 0.0, math.pi / 2,
+                        epsabs=1e-13, epsrel=1e-12)[0]
+    t = np.linspace(0.0, 2 * period, 801)
+    r = linkdyn.simulate(mounted_block(A).build(), t[-1], t_out=t, rtol=1e-11, atol=1e-14)
+    x = r.q[:, 0]
+    assert abs(x[400] - A) < 1e-8 and abs(x[-1] - A) < 1e-8     # back at A each period
+    crossings = t[1:][(x[1:] < 0.0) & (x[:-1] >= 0.0)]
+    assert np.diff(crossings)[0] == pytest.approx(period, rel=1e-6)
+    np.testing.assert_allclose(r.energy, r.energy[0], rtol=1e-9)
+
+
+def test_a_straight_table_is_the_linear_bushing():
+    line = {"deflection": [-0.01, 0.0, 0.01], "force": [-200.0, 0.0, 200.0]}
+    r_lin = linkdyn.simulate(mounted_block(0.003, table=2e4, damping=C3).build(), 0.2,
+                             dt_out=0.01, rtol=1e-11)
+    r_tab = linkdyn.simulate(mounted_block(0.003, table=line, damping=C3).build(), 0.2,
+                             dt_out=0.01, rtol=1e-11)
+    np.testing.assert_allclose(r_tab.q, r_lin.q, atol=1e-12)
+
+
+def test_tabulated_bushings_in_files_and_bad_tables(tmp_path):
+    from linkdyn.describe.modelfile import load, save
+
+    desc = mounted_block(0.001).description()
+    save(desc, tmp_path / "rubber.json")
+    assert load(tmp_path / "rubber.json") == desc
+    assert json.loads((tmp_path / "rubber.json").read_text())["forces"][0]["stiffness"][0] \
+        == STIFFENING
+    for table, message in (({"deflection": [0.0, 0.1]}, "'deflection' and 'force'"),
+                           ({"deflection": [0.0, 0.1], "force": [0.0, 1.0]},
+                            "at least 3 points"),
+                           ({"deflection": [0.0, 0.2, 0.1], "force": [0.0, 1.0, 2.0]},
+                            "deflections must increase; entry 2"),
+                           ({"deflection": [0.0, 0.1, "x"], "force": [0.0, 1.0, 2.0]},
+                            "lists of numbers")):
+        with pytest.raises(ModelError, match="bushing 'mount'") as info:
+            mounted_block(0.0, table=table)
+        assert message in str(info.value) and "stiffness[0] (x)" in str(info.value)

@@ -485,6 +485,9 @@ def _refusal(name, command):
         return "kinematic description"
     if command == "kinematics" and getattr(model.description, "clearances", ()):
         return "joints with clearance, wrist, leave their play free"
+    if command == "kinematics" and any(c.contact for c in getattr(model.description, "cams",
+                                                                     ())):
+        return "force-closed cam followers, cam, are held on by forces"
     if command == "kinematics" and len(model.driver_names) == 0:
         # fewer rows than coordinates: under-driven; as many (Bricard's, redundant): no drivers
         return "is under-driven" if model.nc < model.nq else "has no drivers"

@@ -397,3 +397,112 @@ def test_the_drawing_puts_each_pitch_circle_on_its_gear():
     for centre, radius, tip in circles:
         assert np.hypot(*(tip[0] - centre[0])) == pytest.approx(radius)
     assert model._repr_png_().startswith(b"\x89PNG")
+
+
+# -- backlash ------------------------------------------------------------------------------
+
+TOOTH = {"stiffness": 1e9, "exponent": 1.5, "damping": 50.0}
+
+
+def loose_pair(backlash=1e-4, load=0.05, drive=None, damping=1e-3, contact=TOOTH):
+    """Gear 1 (20 teeth) driven at 2 rad/s (or by ``drive``), gear 2 (50 teeth) under the
+    load torque ``load`` and a joint damper, the teeth with ``backlash`` m of play (None:
+    the exact pair)."""
+    b = ModelBuilder("loose", gravity=(0.0, 0.0))
+    a = 0.5 * M1 * (Z[0] + Z[1])
+    b.add_ground_point("O1", (0.0, 0.0))
+    b.add_ground_point("O2", (a, 0.0))
+    b.add_body("g1", mass=0.3, inertia=2e-4, angle=0.2)
+    b.add_body("g2", mass=1.1, inertia=3e-3, position=(a, 0.0), angle=-0.4)
+    b.add_revolute("p1", "ground.O1", "g1.cm")
+    b.add_revolute("p2", "ground.O2", "g2.cm")
+    kw = {} if backlash is None else dict(backlash=backlash, contact=contact)
+    b.add_gear_pair("mesh", "g1.cm", "g2.cm", teeth=Z[:2], module=M1, **kw)
+    b.add_angle_driver("drive", "p1", drive or {"law": "linear", "value": 0.2, "rate": 2.0})
+    if load:
+        b.add_torque("load", "g2", load)
+    if damping:
+        b.add_joint_damper("d2", "p2", damping)
+    return b
+
+
+def test_a_loaded_pair_with_backlash_lags_by_half_its_play_and_the_teeth_s_deflection():
+    """Under a steady load the driven gear sits on its driving flank: behind the exact
+    pair's angle by (b / 2 + delta) / r2, delta = (F_t / K)^(1 / n) the teeth's Hertz
+    deflection, with the exact pair's tooth force."""
+    exact = linkdyn.simulate(loose_pair(None).build(), 1.0, dt_out=0.01, rtol=1e-9)
+    loose = linkdyn.simulate(loose_pair().build(), 1.0, dt_out=0.01, rtol=1e-9)
+    # gear 1 turning forwards closes the play on the upper side of the mesh arc
+    assert [e.name for e in loose.events][:1] == ["mesh/upper"]
+    f_exact, f_loose = exact.gear_force("mesh")[-1], loose.gear_force("mesh")[-1]
+    np.testing.assert_allclose(f_loose, f_exact, rtol=1e-3)
+    r2 = 0.5 * M1 * Z[1]
+    delta = (f_exact[0] / TOOTH["stiffness"]) ** (1 / TOOTH["exponent"])
+    lag = angle(loose.q, 1)[-1] - angle(exact.q, 1)[-1]
+    assert lag == pytest.approx((0.5e-4 + delta) / r2, rel=1e-3)
+
+
+def test_a_mesh_contact_record_matches_finite_differences():
+    from conftest import central_difference
+
+    model = loose_pair().build()
+    q = model.q0.copy()
+    # turn gear 2 by 60 um of arc past its lower flank: the contact presses
+    r2 = 0.5 * M1 * Z[1]
+    t = -0.4 + (0.5e-4 + 6e-5) / r2
+    q[6:8] = math.cos(t), math.sin(t)
+    v = np.random.default_rng(2).standard_normal(model.nq)
+    assert np.abs(model.force(q, v)).max() > 1.0
+    np.testing.assert_allclose(model.force_q(q, v).toarray(),
+                               central_difference(lambda x: model.force(x, v), q, 1e-8),
+                               rtol=1e-5, atol=1e-3)
+    np.testing.assert_allclose(model.force_v(q, v).toarray(),
+                               central_difference(lambda x: model.force(q, x), v),
+                               rtol=1e-6, atol=1e-6)
+
+
+def test_a_rattling_pair_balances_its_energy_and_converges_to_the_exact_pair():
+    drive = {"law": "harmonic", "a": 0.2, "b": 0.3, "omega": 8.0, "phase": 0.0}
+    res = linkdyn.simulate(loose_pair(load=0.0, damping=0.0, drive=drive).build(), 1.0,
+                           dt_out=1e-3, rtol=1e-10, atol=1e-12)
+    hits = [e for e in res.events if e.direction > 0]
+    assert {e.name for e in hits} == {"mesh/lower", "mesh/upper"}     # both flanks
+    lost = res.element_work("mesh/lower") + res.element_work("mesh/upper")
+    np.testing.assert_allclose(res.energy - res.energy[0], res.driver_work + lost,
+                               atol=1e-7 * np.abs(res.driver_work).max() + 1e-10)
+    assert lost[-1] < 0.0
+    # As the play shrinks the driven gear follows the exact pair, to the teeth's deflection
+    # (stiff teeth here: with K = 1e9 the deflection under the rattle's inertia, some 15 um
+    # of arc, would hide the play's share below b = 1e-5 m).
+    exact = linkdyn.simulate(loose_pair(None, load=0.0, damping=0.0, drive=drive).build(),
+                             1.0, dt_out=1e-3, rtol=1e-10)
+    stiff = dict(TOOTH, stiffness=1e11)
+    r2 = 0.5 * M1 * Z[1]
+    arc = [r2 * np.abs(angle(linkdyn.simulate(
+        loose_pair(b, load=0.0, damping=0.0, drive=drive, contact=stiff).build(), 1.0,
+        dt_out=1e-3, rtol=1e-9).q, 1) - angle(exact.q, 1)).max() for b in (1e-4, 1e-6)]
+    assert 0.5 * 0.5e-4 < arc[0] < 2.0 * 0.5e-4       # about half the play
+    assert arc[1] < 0.1 * arc[0]
+
+
+def test_backlash_in_model_files_and_bad_input(tmp_path):
+    from linkdyn.describe.modelfile import load, save
+
+    desc = loose_pair().description()
+    save(desc, tmp_path / "loose.json")
+    assert load(tmp_path / "loose.json") == desc
+    data = json.loads((tmp_path / "loose.json").read_text())
+    assert data["gears"][0]["backlash"] == 1e-4
+    for change, message in (
+            (dict(backlash=-1e-4, contact=TOOTH), "backlash must be positive"),
+            (dict(backlash=0.01, contact=TOOTH), "below half the circular pitch"),
+            (dict(backlash=1e-4), "backlash needs contact="),
+            (dict(contact=TOOTH), "give backlash too"),
+            (dict(backlash=1e-4, contact={"stiffness": 1e9, "size": 1}), "no field 'size'")):
+        with pytest.raises(ModelError, match="gear pair 'extra'") as info:
+            _add(gearbox(), **change)
+        assert message in str(info.value)
+    b, _ = planetary()
+    with pytest.raises(ModelError, match="backlash needs the gears' centres on the ground"):
+        b.add_gear_pair("extra", "sun.cm", "planet.cm", teeth=(24, 18), module=0.0025,
+                        carrier="arm", backlash=1e-4, contact=TOOTH)

@@ -83,6 +83,9 @@ cdef extern from "ld_forces.h":
         const double *law_sense
         const double *geom3
         const int *body_view
+        const int *table
+        const int *tab_start
+        const double *tab_par
         const int *cam
         ld_cams cams
         int nload
@@ -364,10 +367,40 @@ def _cam_table(arrays) -> dict:
 
 
 @cython.wraparound(True)
-def _cams_fine(kind, cam, cam_kind, face_kind) -> bool:
-    """Whether entries of ``kind`` 2 or 3 (angles) or 4 (records) index the cam table, a
-    face's (``face_kind``) a FACE cam, and all others none (-1)."""
-    needs = (kind == 2) | (kind == 3) | (kind == 4)
+def _force_tables(arrays, law) -> dict:
+    """The tabulated force laws (rec_table, tab_start, tab_par; csrc/ld_forces.h) checked: a
+    table per LD_FORCE_TABLE record and none elsewhere, each m pieces over increasing
+    breaks, 6 m + 3 finite numbers."""
+    nrec = law.shape[0]
+    a = dict(rec_table=np.ascontiguousarray(arrays.get("rec_table", np.full(nrec, -1)),
+                                            dtype=np.intc),
+             tab_start=np.ascontiguousarray(arrays.get("tab_start", (0,)), dtype=np.intc),
+             tab_par=np.ascontiguousarray(arrays.get("tab_par", ()), dtype=np.float64))
+    table, start, par = a["rec_table"], a["tab_start"], a["tab_par"]
+    ntable = start.shape[0] - 1
+    needs = law == 4
+    fine = (table.shape[0] == nrec and ntable >= 0 and start[0] == 0
+            and start[-1] == par.shape[0] and np.all(np.diff(start) > 0)
+            and np.all((table[needs] >= 0) & (table[needs] < ntable))
+            and np.all(table[~needs] == -1) and np.all(np.isfinite(par)))
+    if fine:
+        for k in range(ntable):
+            p = par[start[k]:start[k + 1]]
+            m = int(p[0]) if p[0] >= 1 and p[0] == int(p[0]) else 0
+            if m == 0 or p.shape[0] != 6 * m + 3 or np.any(np.diff(p[1:m + 2]) <= 0.0):
+                fine = False
+                break
+    if not fine:
+        raise ValueError("kernel arrays: the force tables (rec_table, tab_start, tab_par) "
+                         "are inconsistent (csrc/ld_forces.h)")
+    return a
+
+
+@cython.wraparound(True)
+def _cams_fine(kind, cam, cam_kind, cam_kinds, face_kind) -> bool:
+    """Whether the entries whose ``kind`` is one of ``cam_kinds`` (angles 2 and 3, records
+    4) index the cam table, a face's (``face_kind``) a FACE cam, and all others none (-1)."""
+    needs = np.isin(kind, cam_kinds)
     ncam = cam_kind.shape[0]
     if cam.shape[0] != kind.shape[0]:
         return not needs.any() and cam.shape[0] == 0
@@ -413,7 +446,7 @@ def _angle_arrays(arrays) -> dict:
                 and np.all((a["ang_form_a"] >= -1) & (a["ang_form_a"] < m[owner]))
                 and np.all((a["ang_form_b"] >= -1) & (a["ang_form_b"] < m[owner]))
                 and np.all((a["ang_form_b"] < 0) | (a["ang_form_a"] >= 0))
-                and _cams_fine(a["ang_kind"], a["ang_cam"], arrays["cam_kind"], 3))
+                and _cams_fine(a["ang_kind"], a["ang_cam"], arrays["cam_kind"], (2, 3), 3))
     if not fine:
         raise ValueError("kernel arrays: the angle rows' arrays (ang_*) are inconsistent or "
                          "out of range (csrc/ld_angles.h)")
@@ -546,12 +579,13 @@ cdef class Kernels:
         a["rec_cam"] = np.ascontiguousarray(
             arrays.get("rec_cam", np.full(a["rec_coord"].shape[0], -1)), dtype=np.intc)
         cam_recs = a["rec_coord"] == 4
-        if not _cams_fine(a["rec_coord"], a["rec_cam"], a["cam_kind"], None) or (
+        if not _cams_fine(a["rec_coord"], a["rec_cam"], a["cam_kind"], (4,), None) or (
                 cam_recs.any() and (self.body_stride != 4 or np.any(
                     a["rec_body"].reshape(-1, 2)[cam_recs] < 0))):
             raise ValueError("kernel arrays: a cam record (rec_coord 4) must join two bodies "
                              "of a planar model and name a cam of the table (rec_cam)")
         a.update(_angle_arrays({**arrays, "cam_kind": a["cam_kind"]}))
+        a.update(_force_tables(arrays, a["rec_law"]))
         for arr in a.values():
             arr.flags.writeable = False
         self.arrays = a
@@ -638,6 +672,9 @@ cdef class Kernels:
         F.law = _ip(a["rec_law"])
         F.law_par = _dp(a["rec_law_par"])
         F.law_sense = _dp(a["rec_law_sense"])
+        F.table = _ip(a["rec_table"])
+        F.tab_start = _ip(a["tab_start"])
+        F.tab_par = _dp(a["tab_par"])
         F.cam = _ip(a["rec_cam"])
         _bind_cams(&F.cams, a)
         F.geom3 = _dp(a["rec_geom3"]) if "rec_geom3" in a else NULL

@@ -96,6 +96,8 @@ def _gear_rows(desc: Description, body_index, ground) -> list:
     joints = {j.name: j for j in desc.joints}
     out = []
     for spec in desc.gears:
+        if getattr(spec, "backlash", 0.0):
+            continue                  # a pair with play: contact records instead
         scale, terms, shift = _gears.mesh_terms(spec, joints)
         angles = []
         for kind, what, *rest in terms:

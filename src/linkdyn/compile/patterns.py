@@ -21,6 +21,7 @@ from ..elements.stops import planar_records as planar_stop_records
 from ..elements.clearance import planar_records as planar_clearance_records
 from ..elements.joint_friction import planar_records as planar_joint_frictions
 from ..elements import cams as _cams
+from ..elements import gears as _gears
 
 __all__ = ["Numbering", "compile_rows", "force_arrays", "law_arrays", "assign_slots", "mul"]
 
@@ -180,7 +181,8 @@ def force_arrays(desc, body_index, local_of, ground, add_law, nq: int, q0):
     contact_recs, *modes = contact_records(desc, body_index, local_of, ground, len(recs))
     contact_recs = (contact_recs + planar_stop_records(desc, body_index, local_of, ground)
                     + planar_clearance_records(desc, body_index, local_of, ground)
-                    + _cams.planar_records(desc, body_index, local_of))
+                    + _cams.planar_records(desc, body_index, local_of)
+                    + _gears.planar_records(desc, body_index))
     friction_recs, joint_frictions = planar_joint_frictions(
         desc, body_index, local_of, ground, len(recs) + len(contact_recs))
     contact_recs += friction_recs

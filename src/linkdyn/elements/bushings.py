@@ -1,5 +1,5 @@
-"""Bushings: linear spring-dampers between two body frames (Adams' BUSHING), planar and
-spatial. This module is the family's one home: its records, the checks of their fields,
+"""Bushings: linear and tabulated nonlinear spring-dampers between two body frames (Adams'
+BUSHING), planar and spatial. This module is the family's one home: its records, the checks of their fields,
 their model-file form and their compile step, to the force kernels' records of
 :mod:`linkdyn.elements.records` (one per component, each along one coordinate, with exact
 derivatives).
@@ -24,6 +24,12 @@ Conventions
   (N m) about it, with stiffness ``k_i``, damping ``c_i`` and preload ``p_i``. The
   coordinates turn with the first body, so the forces do work as a spring's do: the
   potential energy is ``sum k_i s_i^2 / 2`` and the dampers' work is ``-c_i s_i'^2``.
+* A component's stiffness may instead be a measured curve, ``{"deflection": [...],
+  "force": [...]}`` (m and N, or rad and N m; at least 3 points, deflections increasing):
+  the spring force is then ``-T(s_i)`` with T the monotone cubic through the points
+  (SciPy's ``PchipInterpolator``, no overshoot between them), continued beyond the
+  table along its end tangents; its stored energy is the integral of T from 0, so the
+  energy balance holds as for a linear spring. A curve with T(0) != 0 acts as a preload.
 * Components in order: planar (x, y, rotation), spatial (x, y, z, rx, ry, rz).
   ``result.bushing_force(name)`` returns the f_i.
 """
@@ -39,11 +45,11 @@ from .._checks import real
 from ..errors import ModelError
 from .bodies import PointRef, _element
 from .laws import constant
-from .records import ANGLE, SLIDE, _Record
+from .records import ANGLE, SLIDE, TABLE_LAW, _Record
 
 __all__ = ["BushingSpec", "SpatialBushingSpec", "BushingBuilder", "SpatialBushingBuilder",
            "planar_records", "spatial_records", "to_dict", "COMPONENTS", "FILE_TYPE",
-           "SPATIAL_FILE_TYPE"]
+           "SPATIAL_FILE_TYPE", "ForceTable"]
 
 #: The components' names, planar and spatial.
 COMPONENTS = {2: ("x", "y", "rotation"), 3: ("x", "y", "z", "rx", "ry", "rz")}
@@ -77,6 +83,70 @@ class SpatialBushingSpec:
     orientation: tuple = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 
 
+@dataclass(frozen=True)
+class ForceTable:
+    """A measured force-deflection curve: ``deflection`` (increasing) and ``force``."""
+
+    deflection: tuple
+    force: tuple
+
+    def interpolant(self):
+        from scipy.interpolate import PchipInterpolator
+
+        return PchipInterpolator(self.deflection, self.force, extrapolate=False)
+
+    def params(self) -> list:
+        """The kernels' parameters of the curve (``csrc/ld_forces.h``, LD_FORCE_TABLE)."""
+        pp = self.interpolant()
+        x, c = pp.x, pp.c                 # c[k, i]: power 3 - k on piece i
+        m = len(x) - 1
+        coef = c[::-1].T                  # (m, 4): a, b, c, d
+        h = np.diff(x)
+        full = h * (coef[:, 0] + h * (coef[:, 1] / 2 + h * (coef[:, 2] / 3
+                                                              + h * coef[:, 3] / 4)))
+        start = np.concatenate([[0.0], np.cumsum(full)[:-1]])
+        return [float(m), *x, *coef.ravel(), *start, float(self.energy_offset(start))]
+
+    def energy_offset(self, start) -> float:
+        """The integral of T from the table's first deflection to 0 (extrapolated)."""
+        pp = self.interpolant()
+        x = np.asarray(self.deflection)
+        if x[0] <= 0.0 <= x[-1]:
+            i = min(int(np.searchsorted(x, 0.0, side="right")) - 1, len(x) - 2)
+            return float(start[i] + pp.integrate(x[i], 0.0))
+        end = 0 if 0.0 < x[0] else -1
+        t, dt = float(pp(x[end])), float(pp.derivative()(x[end]))
+        h = 0.0 - x[end]
+        base = 0.0 if end == 0 else float(start[-1] + pp.integrate(x[-2], x[-1]))
+        return base + t * h + 0.5 * dt * h * h
+
+    def to_dict(self) -> dict:
+        return {"deflection": list(self.deflection), "force": list(self.force)}
+
+
+def _table(entry, what, value) -> ForceTable:
+    """A checked force table from a mapping {"deflection", "force"}."""
+    if set(value) != {"deflection", "force"}:
+        raise ModelError(f"{entry}: {what} as a table must be a mapping with 'deflection' and "
+                         f"'force', got fields {sorted(value)}")
+    try:
+        x = np.asarray(value["deflection"], dtype=float)
+        f = np.asarray(value["force"], dtype=float)
+    except (TypeError, ValueError):
+        raise ModelError(f"{entry}: {what}'s deflection and force must be lists of numbers")\
+            from None
+    if x.ndim != 1 or x.shape != f.shape or len(x) < 3:
+        raise ModelError(f"{entry}: {what}'s deflection and force must be two lists of the "
+                         f"same length, at least 3 points, got {x.shape} and {f.shape}")
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(f))):
+        raise ModelError(f"{entry}: {what}'s table must be finite numbers")
+    bad = np.flatnonzero(np.diff(x) <= 0.0)
+    if bad.size:
+        raise ModelError(f"{entry}: {what}'s deflections must increase; entry {bad[0] + 1} "
+                         f"({x[bad[0] + 1]!r}) does not exceed the one before it")
+    return ForceTable(tuple(x.tolist()), tuple(f.tolist()))
+
+
 def _two_bodies(entry, first, second) -> None:
     if first[0] == second[0]:
         raise ModelError(f"{entry}: a bushing joins two different bodies; both points are "
@@ -86,15 +156,18 @@ def _two_bodies(entry, first, second) -> None:
 def _checked(entry, n, stiffness, damping, preload) -> tuple:
     names = COMPONENTS[2 if n == 3 else 3]
 
-    def vec(what, value, nonnegative):
-        if (isinstance(value, (str, bytes)) or not hasattr(value, "__len__")
+    def vec(what, value, nonnegative, tables=False):
+        if (isinstance(value, (str, bytes, dict)) or not hasattr(value, "__len__")
                 or len(value) != n):
             raise ModelError(f"{entry}: {what} must be {n} numbers (one per component: "
                              f"{', '.join(names)}), got {value!r}")
-        return tuple(real(entry, f"{what}[{i}] ({names[i]})", v, nonnegative=nonnegative)
+        return tuple(_table(entry, f"{what}[{i}] ({names[i]})", v)
+                     if tables and isinstance(v, dict) else v
+                     if tables and isinstance(v, ForceTable) else
+                     real(entry, f"{what}[{i}] ({names[i]})", v, nonnegative=nonnegative)
                      for i, v in enumerate(value))
 
-    k = vec("stiffness", stiffness, True)
+    k = vec("stiffness", stiffness, True, tables=True)
     c = vec("damping", (0.0,) * n if damping is None else damping, True)
     p = vec("preload", (0.0,) * n if preload is None else preload, False)
     if not any(k) and not any(c) and not any(p):
@@ -167,8 +240,13 @@ SPATIAL_FILE_TYPE = ("add_bushing", {"first", "second", "stiffness"},
 
 
 def _record(spec, i, coord, bodies, geom, rest=0.0) -> _Record:
-    return _Record(spec.name, coord, bodies, geom, spec.stiffness[i], spec.damping[i], rest,
-                   constant(spec.preload[i]) if spec.preload[i] else None)
+    k = spec.stiffness[i]
+    rec = _Record(spec.name, coord, bodies, geom, 0.0 if isinstance(k, ForceTable) else k,
+                  spec.damping[i], rest,
+                  constant(spec.preload[i]) if spec.preload[i] else None)
+    if isinstance(k, ForceTable):
+        rec.law, rec.table = TABLE_LAW, k
+    return rec
 
 
 def planar_records(spec: BushingSpec, side) -> list:
@@ -203,7 +281,9 @@ def spatial_records(spec: SpatialBushingSpec, geo) -> list:
 def to_dict(spec) -> dict:
     """The model-file entry of a bushing."""
     d = {"type": "bushing", "name": spec.name, "first": ".".join(spec.first),
-         "second": ".".join(spec.second), "stiffness": list(spec.stiffness),
+         "second": ".".join(spec.second),
+         "stiffness": [k.to_dict() if isinstance(k, ForceTable) else k
+                       for k in spec.stiffness],
          "damping": list(spec.damping), "preload": list(spec.preload)}
     if isinstance(spec, BushingSpec):
         d["angle"] = spec.angle

@@ -40,6 +40,15 @@ Conventions
   and ``|F_t| / cos alpha``. The row applies the mesh as couples: the motion and the tooth
   force are exact, and the pivots' reported reactions leave out the tooth force, which the
   gears' bearings carry in addition (:func:`tooth_forces` gives its vector).
+* **Backlash** (a planar pair on the ground: ``backlash=b``, with ``contact={"stiffness",
+  ...}``): the teeth have ``b`` m of play along the pitch circles. The pair then has no
+  row; its mesh arc ``s = (m / 2) wrap(z1 theta1 +- z2 theta2 - c)`` (zero in the initial
+  guesses: the teeth centred in their play) is free within ``|s| <= b / 2``, and beyond
+  either end a compliant one-sided contact on s, ``"<pair>/lower"`` and ``"<pair>/upper"``
+  (the laws of :mod:`linkdyn.elements.contacts`, K in N/m^n along the arc), pushes it
+  back: the gears rattle through their play, strike and rebound, each onset and
+  separation an event under the contact's name. The tangential tooth force is the two
+  contacts' net force, in the exact pair's convention.
 """
 
 from __future__ import annotations
@@ -52,15 +61,20 @@ import numpy as np
 from .._checks import real
 from ..errors import ModelError
 from .bodies import GROUND, PointRef, _element
+from .contacts import MODELS, contact_law
 from .joints import PrismaticSpec
+from .records import MESH, _Record
 
 __all__ = ["GearPairSpec", "RackPinionSpec", "JointGearPairSpec", "GearBuilder",
            "SpatialGearBuilder", "FILE_TYPES", "SPATIAL_FILE_TYPES", "to_dict", "mesh_terms",
-           "tooth_forces", "pitch_circles", "DISTANCE_TOLERANCE"]
+           "tooth_forces", "pitch_circles", "DISTANCE_TOLERANCE", "planar_records",
+           "BACKLASH_SIDES"]
 
 #: The relative mismatch of a pair's centre distance (or a pinion's distance from its rack's
 #: pitch line) in the initial guesses that the builder accepts.
 DISTANCE_TOLERANCE = 1e-6
+#: The contacts of a pair with backlash, in record order: s held above -b/2, below +b/2.
+BACKLASH_SIDES = ("lower", "upper")
 
 
 @dataclass(frozen=True)
@@ -75,6 +89,10 @@ class GearPairSpec:
     internal: bool = False
     carrier: str = GROUND
     pressure_angle: float = math.radians(20.0)
+    #: m: the play along the pitch circles (0: the exact pair)
+    backlash: float = 0.0
+    #: with backlash, the teeth's contact law (model, K, n, damping, restitution)
+    contact: tuple | None = None
 
     def radii(self) -> tuple[float, float]:
         return (0.5 * self.module * self.teeth[0], 0.5 * self.module * self.teeth[1])
@@ -140,6 +158,35 @@ def _angle(entry, value) -> float:
     return alpha
 
 
+def _backlash(entry, backlash, contact, carrier, module) -> tuple:
+    """The checked backlash and contact law of a pair: (0.0, None) for the exact pair."""
+    if backlash is None:
+        if contact is not None:
+            raise ModelError(f"{entry}: contact is the law of a pair with backlash; give "
+                             "backlash too (m, the play along the pitch circles)")
+        return 0.0, None
+    play = real(entry, "backlash", backlash, positive=True)
+    if play >= 0.5 * math.pi * module:
+        raise ModelError(f"{entry}: backlash = {play!r} m must be below half the circular "
+                         f"pitch, pi m / 2 = {0.5 * math.pi * module:.6g} m")
+    if carrier != GROUND:
+        raise ModelError(f"{entry}: backlash needs the gears' centres on the ground (carrier "
+                         f"'ground'), got carrier {carrier!r}")
+    if not isinstance(contact, dict) or "stiffness" not in contact:
+        raise ModelError(f"{entry}: backlash needs contact={{'stiffness': K, ...}} (the "
+                         f"teeth's contact law, N/m^n along the arc), got {contact!r}")
+    unknown = sorted(set(contact) - {"stiffness", "exponent", "model", "damping",
+                                     "restitution"})
+    if unknown:
+        raise ModelError(f"{entry}: contact has no field {unknown[0]!r} (fields: damping, "
+                         "exponent, model, restitution, stiffness)")
+    model = contact.get("model", "hertz")
+    k, n, c, e = contact_law(f"{entry} contact", model, contact["stiffness"],
+                             contact.get("exponent", 1.5), contact.get("damping", 0.0),
+                             contact.get("restitution"))
+    return play, (model, k, n, c, e)
+
+
 class GearBuilder:
     """The gear methods of :class:`linkdyn.ModelBuilder` (a mixin: it uses the builder's
     tables and reference checks)."""
@@ -166,13 +213,17 @@ class GearBuilder:
         return carrier
 
     def add_gear_pair(self, name: str, first, second, *, teeth, module, internal=False,
-                      carrier=GROUND, pressure_angle=math.radians(20.0)) -> None:
+                      carrier=GROUND, pressure_angle=math.radians(20.0), backlash=None,
+                      contact=None) -> None:
         """A spur gear pair meshing the gear centred at point ``first`` with the one at
         ``second`` (``"body.point"``; the ground for a fixed gear), with ``teeth = (z1,
         z2)`` of ``module`` m (m): pitch radii ``m z / 2``. ``internal=True`` makes the second
         gear a ring with internal teeth. ``carrier`` is the body holding both centres
         (default the ground); ``pressure_angle`` (rad, default 20 degrees) sets the tooth
-        force's components. See :mod:`linkdyn.elements.gears`."""
+        force's components. ``backlash`` (m, along the pitch circles) gives the teeth that
+        much play, with the contact law ``contact={"stiffness", "exponent", "model",
+        "damping" | "restitution"}`` where they meet (a pair on the ground). See
+        :mod:`linkdyn.elements.gears`."""
         name = self._new_name("gear pair", name)
         entry = f"gear pair '{name}'"
         with _element(name):
@@ -195,7 +246,9 @@ class GearBuilder:
                     f"{entry}: its centres '{'.'.join(a)}' and '{'.'.join(b)}' are {got:.9g} m "
                     f"apart in the initial guesses; teeth {z} of module {m:g} m need "
                     f"{want:.9g} m ({'m (z2 - z1) / 2' if internal else 'm (z1 + z2) / 2'})")
-        self._gears[name] = GearPairSpec(name, a, b, z, m, internal, carrier, alpha)
+            play, law = _backlash(entry, backlash, contact, carrier, m)
+        self._gears[name] = GearPairSpec(name, a, b, z, m, internal, carrier, alpha, play,
+                                         law)
 
     def add_rack_and_pinion(self, name: str, pinion, rack: str, *, teeth, module,
                             pressure_angle=math.radians(20.0)) -> None:
@@ -284,7 +337,7 @@ class SpatialGearBuilder:
 #: Model-file entry types: method, required fields, optional fields (besides type, name).
 FILE_TYPES = {
     "gear_pair": ("add_gear_pair", {"first", "second", "teeth", "module"},
-                  {"internal", "carrier", "pressure_angle"}),
+                  {"internal", "carrier", "pressure_angle", "backlash", "contact"}),
     "rack_and_pinion": ("add_rack_and_pinion", {"pinion", "rack", "teeth", "module"},
                         {"pressure_angle"}),
 }
@@ -316,6 +369,11 @@ def to_dict(spec) -> dict:
         d["internal"] = True
     if spec.carrier != GROUND:
         d["carrier"] = spec.carrier
+    if spec.backlash:
+        model, k, n, c, e = spec.contact
+        d["backlash"] = spec.backlash
+        d["contact"] = {"model": model, "stiffness": k, "exponent": n,
+                        **({"damping": c} if model == "hertz" else {"restitution": e})}
     return d
 
 
@@ -364,3 +422,32 @@ def pitch_circles(spec) -> list:
         return [(spec.pinion, spec.radius())]
     r1, r2 = spec.radii()
     return [(spec.first, r1), (spec.second, r2)]
+
+
+def planar_records(desc, body_index) -> list:
+    """The contact records of a planar description's pairs with backlash: two MESH records
+    each (``csrc/ld_forces.h``), ``"<pair>/lower"`` holding the mesh arc above -b/2 and
+    ``"<pair>/upper"`` below +b/2, the arc zero where the initial guesses put the gears."""
+    out = []
+    bodies = {b.name: b for b in desc.bodies}
+    for spec in getattr(desc, "gears", ()):
+        if not isinstance(spec, GearPairSpec) or not spec.backlash:
+            continue
+        n1, n2 = spec.teeth[0], (-spec.teeth[1] if spec.internal else spec.teeth[1])
+        idx, c = [], 0.0
+        for (body, _), n in ((spec.first, n1), (spec.second, n2)):
+            if body == GROUND:
+                idx.append(-1)
+                continue
+            idx.append(body_index[body])
+            ux, uy = bodies[body].u
+            c += math.remainder(n * math.atan2(uy, ux), 2.0 * math.pi)
+        model, k, n, damping, e = spec.contact
+        for side, sense in zip(BACKLASH_SIDES, (1.0, -1.0)):
+            rec = _Record(f"{spec.name}/{side}", MESH, (idx[0], idx[1]),
+                          (float(n1), float(n2), c, 0.5 * spec.module, 0.0, 0.0))
+            rec.law = MODELS[model]
+            rec.law_par = (k, n, damping if model == "hertz" else e, -sense * spec.backlash / 2)
+            rec.sense = sense
+            out.append(rec)
+    return out

@@ -1,6 +1,7 @@
 """The flat records of the force kernels (csrc/ld_forces.h) that force elements and contacts
 compile to: each record acts along one scalar coordinate of the mechanism (a distance, a
-relative angle, a slide along a line, a rolling angle, a follower's gap from a cam) between
+relative angle, a slide along a line, a rolling angle, a follower's gap from a cam, the arc
+of a gear mesh) between
 two bodies, with a law of its own; point loads are records of their own. :func:`compile_records` packs the records of both
 families into the kernels' arrays and the sparsity entries of Q_q and Q_v."""
 
@@ -13,13 +14,15 @@ import numpy as np
 
 from .laws import Law
 
-__all__ = ["DISTANCE", "ANGLE", "SLIDE", "ROLL", "CAM", "INPUT_NONE", "INPUT_ADD", "INPUT_TARGET",
-           "compile_records", "record_laws", "element_index", "reference_angles"]
+__all__ = ["DISTANCE", "ANGLE", "SLIDE", "ROLL", "CAM", "MESH", "INPUT_NONE", "INPUT_ADD",
+           "INPUT_TARGET", "FRICTION_LAW", "TABLE_LAW", "compile_records", "record_laws",
+           "element_index", "reference_angles"]
 
 # Coordinate kinds and input modes of csrc/ld_forces.h.
-DISTANCE, ANGLE, SLIDE, ROLL, CAM = 0, 1, 2, 3, 4
+DISTANCE, ANGLE, SLIDE, ROLL, CAM, MESH = 0, 1, 2, 3, 4, 5
 INPUT_NONE, INPUT_ADD, INPUT_TARGET = 0, 1, 2
 FRICTION_LAW = 3                       # LD_FORCE_FRICTION
+TABLE_LAW = 4                          # LD_FORCE_TABLE
 
 
 
@@ -38,6 +41,7 @@ class _Record:
     law_par: tuple = (0.0, 0.0, 0.0, 0.0)
     sense: float = 1.0                 # contact laws: +1 delta = gap - s, -1 delta = s - gap
     cam: int = -1                      # CAM: the cam (linkdyn.elements.cams.kernel_arrays)
+    table: object = None               # TABLE_LAW: its curve (a ForceTable: .params())
 
 
 def _local_masks(rec: _Record):
@@ -45,7 +49,7 @@ def _local_masks(rec: _Record):
     g = np.zeros(8, dtype=bool)
     for side, b in enumerate(rec.bodies):
         if b >= 0:
-            g[4 * side + (2 if rec.coord == ANGLE else 0):4 * side + 4] = True
+            g[4 * side + (2 if rec.coord in (ANGLE, MESH) else 0):4 * side + 4] = True
     gg = np.outer(g, g)
     if rec.coord == SLIDE:
         u1 = np.zeros(8, dtype=bool)
@@ -78,7 +82,16 @@ def record_laws(recs, add_law):
         rec_law_par=np.array([r.law_par for r in recs], dtype=float).reshape(-1),
         rec_law_sense=np.array([r.sense for r in recs], dtype=float),
         rec_cam=np.array([r.cam for r in recs], dtype=np.intc),
+        rec_table=np.full(nrec, -1, dtype=np.intc),
     )
+    tables, tab_start = [], [0]
+    for i, r in enumerate(recs):
+        if r.table is not None:
+            a["rec_table"][i] = len(tab_start) - 1
+            tables += r.table.params()
+            tab_start.append(len(tables))
+    a["tab_start"] = np.array(tab_start, dtype=np.intc)
+    a["tab_par"] = np.array(tables, dtype=float)
     for i, r in enumerate(recs):
         if isinstance(r.ref, Law):
             if r.ref.kind == "constant":

@@ -14,7 +14,7 @@ from ..compile.model import Model, checked_time
 from ..elements.bodies import GROUND
 from ..elements.friction import gradient
 from ..elements.bushings import BushingSpec, SpatialBushingSpec
-from ..elements.gears import tooth_forces
+from ..elements.gears import BACKLASH_SIDES, tooth_forces
 from ..elements.cams import pressure_angle
 from ..elements.joints import PrismaticSpec
 from .accessors import TrajectoryAccessors, needs_rows, recordable
@@ -404,8 +404,16 @@ class SimulationResult(TrajectoryAccessors):
         if pair not in specs:
             raise UnknownNameError(f"unknown gear pair {pair!r} (gear pairs and racks: "
                                    f"{name_list(specs)})")
-        lam = self.lam[:, self.model.constraint_names.index(f"{pair}.mesh")]
-        return tooth_forces(specs[pair], lam)
+        spec = specs[pair]
+        if getattr(spec, "backlash", 0.0):
+            # the exact pair's multiplier is minus the net force of the two flanks'
+            # contacts along the mesh arc (each record's force carries its sense)
+            forces = self._elements()[0]
+            lower, upper = (self._element(f"{pair}/{side}")[0][0] for side in BACKLASH_SIDES)
+            lam = -(forces[:, lower, 2] + forces[:, upper, 2])
+        else:
+            lam = self.lam[:, self.model.constraint_names.index(f"{pair}.mesh")]
+        return tooth_forces(spec, lam)
 
     def _cam(self, name: str):
         specs = {c.name: c for c in getattr(self.model.description, "cams", ())}
