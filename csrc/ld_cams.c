@@ -48,7 +48,7 @@ static void point_curve(const ld_cams *C, int c, double u, double *q0, double *q
     const double *p = C->par + LD_CAM_NPAR * c;
     double s[3], e[2], w0[2], w1[2], w2[2], ang, cs, sn, sigma, lam, kap, L;
     ld_cam_law(C, c, u, s);
-    if (C->kind[c] == LD_CAM_POLAR) {
+    if (C->kind[c] == LD_CAM_POLAR || C->kind[c] == LD_CAM_POLAR_FACE) {
         e[0] = cos(u);
         e[1] = sin(u);
         q0[0] = s[0] * e[0];
@@ -150,12 +150,46 @@ int ld_cam_point_gap(const ld_cams *C, int c, const double *p, double *g, double
     return 0;
 }
 
+/* The support of a measured convex surface at normal angle psi (LD_CAM_POLAR_FACE). */
+static int polar_support(const ld_cams *C, int c, double psi, double *h, double *u_out)
+{
+    double q0[2], q1[2], q2[2], u = psi, du, speed, rate, ang, n[2], t[2];
+    int it, done = 0;
+    for (it = 0; it < MAX_ITER && !done; it++) {
+        point_curve(C, c, u, q0, q1, q2);
+        speed = q1[0] * q1[0] + q1[1] * q1[1];
+        rate = (q1[0] * q2[1] - q1[1] * q2[0]) / speed;      /* Psi' */
+        ang = atan2(-q1[0], q1[1]);                           /* the outward normal's */
+        if (!(rate > 0.0)) break;                             /* not convex here */
+        du = -remainder(ang - psi, TWO_PI) / rate;
+        u += du;
+        done = fabs(du) < STEP_DONE;
+    }
+    if (!done || !isfinite(u)) {
+        h[0] = h[1] = h[2] = NAN;
+        return 1;
+    }
+    point_curve(C, c, u, q0, q1, q2);
+    speed = sqrt(q1[0] * q1[0] + q1[1] * q1[1]);
+    rate = (q1[0] * q2[1] - q1[1] * q2[0]) / (speed * speed);
+    n[0] = q1[1] / speed;
+    n[1] = -q1[0] / speed;
+    t[0] = -n[1];
+    t[1] = n[0];
+    h[0] = n[0] * q0[0] + n[1] * q0[1];
+    h[1] = t[0] * q0[0] + t[1] * q0[1];
+    h[2] = speed / rate - h[0];
+    if (u_out) *u_out = u;
+    return 0;
+}
+
 int ld_cam_face_support(const ld_cams *C, int c, double psi, double *h, double *u_out)
 {
     const double *p = C->par + LD_CAM_NPAR * c;
     double sigma = p[0], gamma = p[1], lam = p[3], kap = p[4];
     double s[3], u, phi, res, dpsi, du, ae, aj, H1, H2;
     int it, done = 0;
+    if (C->kind[c] == LD_CAM_POLAR_FACE) return polar_support(C, c, psi, h, u_out);
     u = sigma * remainder(gamma + p[8] - psi, TWO_PI);
     for (it = 0; it < MAX_ITER && !done; it++) {
         ld_cam_law(C, c, u, s);

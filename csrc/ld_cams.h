@@ -18,6 +18,9 @@
  *   LD_CAM_FACE   c0, A_x, A_y, psi0: a flat face at the distance H(u) = c0 + lam s + A .
  *                 (cos phi, sin phi), phi = psi0 + kappa s, whose normal lies at the angle
  *                 Psi(u) = gamma + phi - sigma u in the cam's frame
+ *   LD_CAM_POLAR_FACE  a flat face on a measured convex surface P(u) = s(u) (cos u, sin u):
+ *                 Psi(u) the angle of its outward normal n, H(u) = n . P(u); then h' = t . P
+ *                 and h + h'' = |P'| / Psi', the surface's radius of curvature
  *
  * A point p (cam frame) has the gap g(p) = n . (p - Q(u*)) - radius, u* the foot of the
  * perpendicular from p on the curve (Q'(u*) . (p - Q(u*)) = 0, found by Newton's method
@@ -29,7 +32,7 @@
 #ifndef LD_CAMS_H
 #define LD_CAMS_H
 
-enum { LD_CAM_POINT = 0, LD_CAM_POLAR = 1, LD_CAM_FACE = 2 };
+enum { LD_CAM_POINT = 0, LD_CAM_POLAR = 1, LD_CAM_FACE = 2, LD_CAM_POLAR_FACE = 3 };
 #define LD_CAM_NPAR 12
 #define LD_CAM_NCOEF 11
 
@@ -49,7 +52,7 @@ void ld_cam_law(const ld_cams *C, int c, double u, double *s);
  * method does not converge (then *g is NAN). */
 int ld_cam_point_gap(const ld_cams *C, int c, const double *p, double *g, double *grad,
                      double *hess, double *u);
-/* Support h[0..2] = h, h', h'' of cam c's FACE curve at the normal angle psi; *u the contact's
+/* Support h[0..2] = h, h', h'' of cam c's FACE or POLAR_FACE curve at the normal angle psi; *u the contact's
  * program angle. Returns 0, or 1 where Newton's method does not converge (h NAN). */
 int ld_cam_face_support(const ld_cams *C, int c, double psi, double *h, double *u);
 

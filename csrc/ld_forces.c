@@ -129,7 +129,7 @@ static int cam_coordinate(const ld_forces *F, int r, const double *q, const doub
     Du[8 + 3] = 1.0;
     d[0] = p2[0] - p1[0];
     d[1] = p2[1] - p1[1];
-    if (F->cams.kind[c] != LD_CAM_FACE) {
+    if (F->cams.kind[c] == LD_CAM_POINT || F->cams.kind[c] == LD_CAM_POLAR) {
         dot_cross(u, Du, d, D, gx, gy, Hx, Hy);
         pt[0] = u[0] * d[0] + u[1] * d[1];
         pt[1] = u[0] * d[1] - u[1] * d[0];

@@ -190,6 +190,44 @@ def test_a_measured_eccentric_circle_drives_the_follower_as_its_closed_form():
     assert errors[0] / errors[1] > 2 ** 6 / 2      # order 6, with a factor 2 to spare
 
 
+def test_a_flat_face_on_a_measured_eccentric_circle_rides_at_its_support():
+    """A flat face normal to its radial guide touches a circle of radius R whose centre is
+    e from the cam's at the height R + e cos(theta) (the circle's support function)."""
+    R, ecc = 0.03, 0.006
+    errors = []
+    for n in (48, 96):
+        b = ModelBuilder("eccentric", gravity=(0.0, 0.0))
+        b.add_ground_point("O", (0.0, 0.0))
+        b.add_ground_point("G", (0.0, 0.1))
+        b.add_body("cam", mass=1.0, inertia=1e-3, points={"c": (0.0, 0.0)})
+        b.add_body("follower", mass=0.2, inertia=1e-4, position=(0.0, R + 0.001))
+        b.add_prismatic("guide", "ground.G", "follower.cm", axis=math.pi / 2)
+        b.add_revolute("shaft", "ground.O", "cam.c")
+        b.add_angle_driver("spin", "shaft", {"law": "linear", "value": 0.0, "rate": 1.0})
+        b.add_cam_follower("c", "cam.c", "follower.cm", guide="guide", profile=eccentric(n),
+                           shape="flat")
+        model = b.build()
+        t = np.linspace(0.0, 2.0 * math.pi, 241)
+        k = linkdyn.kinematics(model, t)
+        want = R + ecc * np.cos(t - math.pi / 2)
+        if n == 48:       # the row (without the driver's) against finite differences
+            b._drivers.clear()
+            free = b.build()
+            rng = np.random.default_rng(8)
+            for q in k.q[::60]:
+                assert_rows_match_differences(free, q + 1e-4 * rng.standard_normal(8),
+                                              rng.standard_normal(8),
+                                              rng.standard_normal(free.nc))
+        errors.append(np.abs(k.q[:, 5] - want).max())
+    assert errors[1] < 1e-9
+    assert errors[0] / errors[1] > 2 ** 6 / 2
+    phi = np.linspace(0.0, 2 * math.pi, 200, endpoint=False)
+    r = 0.03 - 0.004 * np.exp(-((phi - math.pi) / 0.25) ** 2)        # a hollow
+    with pytest.raises(ModelError, match="a flat face follows a convex profile"):
+        _bad(motion=None, profile=np.column_stack([r * np.cos(phi), r * np.sin(phi)]),
+             shape="flat", radius=0.0)
+
+
 # -- dynamics ------------------------------------------------------------------------------
 
 def test_pressure_angle_and_contact_force_of_a_spring_loaded_follower():

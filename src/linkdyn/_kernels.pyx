@@ -353,7 +353,7 @@ def _cam_table(arrays) -> dict:
     fine = (first.shape[0] == ncam + 1 and first[0] == 0 and np.all(np.diff(first) >= 1)
             and st.shape[0] == first[-1] and a["cam_coef"].shape[0] == LD_CAM_NCOEF * first[-1]
             and a["cam_par"].shape[0] == LD_CAM_NPAR * ncam
-            and np.all((a["cam_kind"] >= 0) & (a["cam_kind"] <= 2))
+            and np.all((a["cam_kind"] >= 0) & (a["cam_kind"] <= 3))
             and np.all(np.isfinite(a["cam_par"])) and np.all(np.isfinite(a["cam_coef"])))
     if fine:
         for c in range(ncam):
@@ -408,7 +408,8 @@ def _cams_fine(kind, cam, cam_kind, cam_kinds, face_kind) -> bool:
         return False
     if face_kind is None:
         return True
-    return bool(np.array_equal(cam_kind[cam[needs]] == 2, kind[needs] == face_kind))
+    face = np.isin(cam_kind[cam[needs]], (2, 3))        # FACE, POLAR_FACE
+    return bool(np.array_equal(face, kind[needs] == face_kind))
 
 
 @cython.wraparound(True)

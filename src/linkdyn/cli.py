@@ -113,6 +113,21 @@ def _cmd_assemble(args) -> int:
     return 0
 
 
+def _cmd_export(args) -> int:
+    from .exchange.write import save_mjcf, save_urdf
+
+    model = load_announced(args.model)
+    out = str(args.output)
+    if out.endswith(".urdf"):
+        path = save_urdf(model, out)
+    elif out.endswith(".xml"):
+        path = save_mjcf(model, out)
+    else:
+        raise ArgumentError(f"export: the output {out!r} must end in .xml (MJCF) or .urdf")
+    print(f"wrote {path}: model {model.name} as {'URDF' if out.endswith('.urdf') else 'MJCF'}")
+    return 0
+
+
 def _cmd_simulate(args) -> int:
     checked_output(args.output)
     writable(args.stats_json, "--stats-json")
@@ -553,6 +568,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="built-in model name or model file (default: jansen)")
     _add_redundant(p)
     p.set_defaults(func=_cmd_assemble)
+    p = sub.add_parser("export", help="write a spatial model as MJCF (.xml) or URDF (.urdf)")
+    p.add_argument("model", help="built-in model name or model file")
+    p.add_argument("output", help="the file to write: .xml for MJCF, .urdf for URDF")
+    p.set_defaults(func=_cmd_export)
     _add_simulate(sub)
     _add_kinematics(sub)
     _add_animate_gait_sweep(sub)

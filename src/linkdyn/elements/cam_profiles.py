@@ -13,17 +13,13 @@ its start, with x = (theta - start) / beta, the follower moves by ``lift * y(x)`
 of the standard laws (Norton, "Cam Design and Manufacturing Handbook"; Rothbart, "Cam
 Design Handbook"):
 
-=====================  ==========================================  ======================
-law                    y(x)                                        peak acceleration
-=====================  ==========================================  ======================
-``"cycloidal"``        x - sin(2 pi x) / (2 pi)                    2 pi h / beta^2
-``"harmonic"``         (1 - cos(pi x)) / 2                         pi^2 h / (2 beta^2)
-``"3-4-5"``            10 x^3 - 15 x^4 + 6 x^5                     5.7735 h / beta^2
-``"4-5-6-7"``          35 x^4 - 84 x^5 + 70 x^6 - 20 x^7           7.5107 h / beta^2
-``"modified_trapezoid"``  sine-ramped constant acceleration, in     4.8881 h / beta^2
-                       eighths (1/8 ramp, 1/4 constant, 1/4 sine
-                       reversal, 1/4 constant, 1/8 ramp)
-=====================  ==========================================  ======================
+* ``"cycloidal"``: ``y = x - sin(2 pi x) / (2 pi)``, peak acceleration ``2 pi h / beta^2``;
+* ``"harmonic"``: ``y = (1 - cos(pi x)) / 2``, peak ``pi^2 h / (2 beta^2)``;
+* ``"3-4-5"``: ``y = 10 x^3 - 15 x^4 + 6 x^5``, peak ``5.7735 h / beta^2``;
+* ``"4-5-6-7"``: ``y = 35 x^4 - 84 x^5 + 70 x^6 - 20 x^7``, peak ``7.5132 h / beta^2``;
+* ``"modified_trapezoid"``: constant acceleration ramped in and out by sines, in eighths
+  of the span (1/8 ramp, 1/4 constant, 1/4 sine reversal, 1/4 constant, 1/8 ramp), peak
+  ``4.8881 h / beta^2``.
 
 Between dwells the harmonic law's acceleration jumps at the segment's ends; the cycloid,
 3-4-5 and the modified trapezoid start and end at zero acceleration with a finite jump of
@@ -53,7 +49,8 @@ prismatic joint (translating) or a revolute joint (oscillating), placed at the p
 * a **measured** profile is the cam's surface itself, through points given in the cam's
   frame, as the polar curve ``r(phi) (cos phi, sin phi)`` of a periodic quintic spline
   (SciPy's ``make_interp_spline``); a knife-edge's tip or a roller's centre keeps its
-  distance from it equal to the roller's radius.
+  distance from it equal to the roller's radius, and a flat face (on a convex profile)
+  touches it where the surface's outward normal is the face's: its support function.
 
 The gap of a point follower is its signed distance from its curve (positive off the cam,
 minus the roller's radius on a measured profile); that of a flat face ``d - h(psi)``, with d
@@ -69,7 +66,8 @@ import numpy as np
 
 from ..errors import ModelError
 
-__all__ = ["LAWS", "MOTIONS", "NCOEF", "NPAR", "POINT", "POLAR", "FACE", "law_pieces",
+__all__ = ["LAWS", "MOTIONS", "NCOEF", "NPAR", "POINT", "POLAR", "FACE", "POLAR_FACE",
+           "law_pieces",
            "MotionProgram", "motion_program", "CamCurve", "evaluate_pieces",
            "measured_pieces", "peak_acceleration"]
 
@@ -82,7 +80,7 @@ NCOEF = 11
 #: Numbers per curve (``csrc/ld_cams.h`` says what each is).
 NPAR = 12
 #: Curve kinds of ``csrc/ld_cams.h``.
-POINT, POLAR, FACE = 0, 1, 2
+POINT, POLAR, FACE, POLAR_FACE = 0, 1, 2, 3
 
 TWO_PI = 2.0 * math.pi
 
@@ -133,8 +131,9 @@ def law_pieces(law: str) -> list:
 
 
 def peak_acceleration(law: str) -> float:
-    """The largest |y''| of a normalised law (the peak acceleration of a rise of lift h over
-    span beta is this times h / beta^2), from its pieces on a fine grid."""
+    """The largest magnitude of the second derivative of a normalised law (the peak
+    acceleration of a rise of lift h over span beta is this times h / beta^2), from its
+    pieces on a fine grid."""
     x = np.linspace(0.0, 1.0, 200001)
     start, coef = _scaled(law_pieces(law), 0.0, 1.0, 1.0, 0.0)
     return float(np.max(np.abs(evaluate_pieces(start, coef, x, 2, period=None))))
@@ -369,7 +368,7 @@ class CamCurve:
         u = np.atleast_1d(np.asarray(u, dtype=float))
         s0, s1, s2 = (self.law(u, k) for k in range(3))
         p = self.par
-        if self.kind == POLAR:
+        if self.kind in (POLAR, POLAR_FACE):
             e = np.stack([np.cos(u), np.sin(u)], axis=-1)
             je = np.stack([-e[:, 1], e[:, 0]], axis=-1)
             q0 = s0[:, None] * e
@@ -408,7 +407,13 @@ class CamCurve:
 
     def face_profile(self, u):
         """Contact points (n, 2) on the cam and the radius of curvature h + h'' (n,) of a
-        FACE curve at program angles u."""
+        FACE curve at program angles u (a POLAR_FACE curve: of the surface at polar angles
+        u)."""
+        if self.kind == POLAR_FACE:
+            q0, q1, q2 = self.point(u)
+            cross = q1[:, 0] * q2[:, 1] - q1[:, 1] * q2[:, 0]
+            with np.errstate(divide="ignore"):
+                return q0, np.hypot(q1[:, 0], q1[:, 1]) ** 3 / cross
         psi, dpsi, H, H1, H2 = self.support(u)
         s2 = self.law(u, 2)
         kappa = self.par[4]

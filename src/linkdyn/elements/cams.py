@@ -16,8 +16,8 @@ Conventions
 * The profile is either a **motion program** (``motion=``: dwells, rises and returns with
   the standard laws of :mod:`~linkdyn.elements.cam_profiles`, the follower's lift in m, or
   in rad for an oscillating follower's arm) or a **measured profile** (``profile=``, points
-  of the cam's surface in the cam body's frame around its centre, for knife-edge and
-  roller followers). A program's curve is generated from the initial guesses: the cam
+  of the cam's surface in the cam body's frame around its centre; a flat face needs it
+  convex). A program's curve is generated from the initial guesses: the cam
   turns counterclockwise (``turning="clockwise"``: the other way) from program angle
   ``phase`` at the start, and the follower's point is where the guide puts it at
   ``s(phase)``; the lift moves it away from the cam's centre (the roller and the knife
@@ -41,8 +41,8 @@ Conventions
   runs far faster with ``method="bdf"``.
 * Undercutting (a roller larger than the pitch curve's convex radius, a flat face on a
   profile whose radius h + h'' turns negative) is reported with a ModelWarning naming the
-  pair and the program angles; a roller larger than a measured profile's concave radius is
-  an error.
+  pair and the program angles; a roller larger than a measured profile's concave radius,
+  or a flat face on a measured profile with a hollow, is an error.
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ class CamFollowerSpec:
         """Points (n, 2) of the cam's surface in the cam body's frame (around its centre)."""
         c = self.curve
         u = np.linspace(0.0, 2.0 * math.pi, n, endpoint=False)
-        if c.kind == cp.FACE:
+        if c.kind in (cp.FACE, cp.POLAR_FACE):
             return c.face_profile(u)[0]
         q0 = c.point(u)[0]
         if c.kind == cp.POINT and self.radius:
@@ -124,7 +124,7 @@ class CamFollowerSpec:
         """The radius of curvature (m) of the cam's surface where it touches the follower at
         program angles ``theta`` (a measured profile: at polar angles), positive convex."""
         c = self.curve
-        if c.kind == cp.FACE:
+        if c.kind in (cp.FACE, cp.POLAR_FACE):
             return c.face_profile(theta)[1]
         rho = c.point_curvature(theta)
         return rho - self.radius if c.kind == cp.POINT else rho
@@ -210,6 +210,13 @@ def _face_curve(entry, O, C0, n0, guide, builder, s0, sigma, gamma):
 
 def _warn_undercut(entry, spec_shape, radius, curve):
     u = np.linspace(0.0, 2.0 * math.pi, SAMPLES, endpoint=False)
+    if curve.kind == cp.POLAR_FACE:
+        rho = curve.face_profile(u)[1]
+        bad = ~(rho > 0.0)
+        if bad.any():
+            raise ModelError(f"{entry}: a flat face follows a convex profile; the measured "
+                             f"profile is concave at polar angles {_span_text(u, bad)}")
+        return
     if curve.kind == cp.FACE:
         rho = curve.face_profile(u)[1]
         bad = rho <= 0.0
@@ -256,6 +263,21 @@ class CamBuilder:
     """The cam method of :class:`linkdyn.ModelBuilder` (a mixin: it uses the builder's
     tables and reference checks)."""
 
+    def _face_normal(self, entry, c, f, O, C0, face_angle):
+        """A flat face's unit normal: in the follower body's frame, and in the world at the
+        start."""
+        theta_f = _body_angle(self, f[0])
+        if face_angle is None:
+            n0 = (C0 - O) / np.linalg.norm(C0 - O)
+        else:
+            n0 = np.array([math.cos(theta_f + face_angle), math.sin(theta_f + face_angle)])
+            if n0 @ (C0 - O) <= 0.0:
+                raise ModelError(f"{entry}: face_angle {face_angle!r} turns the face's "
+                                 "normal towards the cam; it points from the cam to the "
+                                 "follower")
+        angle = math.atan2(n0[1], n0[0]) - theta_f
+        return (math.cos(angle), math.sin(angle)), n0
+
     def _cam_guide(self, entry, guide, follower_body, cam_body):
         spec = self._joints.get(guide) if isinstance(guide, str) else None
         if not isinstance(spec, (RevoluteSpec, PrismaticSpec)):
@@ -279,7 +301,7 @@ class CamBuilder:
         its point ``follower`` (the knife's tip, the roller's centre, a point of the flat
         face), guided by joint ``guide`` (prismatic: translating, revolute: oscillating).
         Give either ``motion`` (a program of dwells, rises and returns) or ``profile``
-        (measured points of the cam's surface, knife-edge and roller followers); ``shape``
+        (measured points of the cam's surface; convex for a flat face); ``shape``
         is "knife", "roller" (of ``radius`` m) or "flat". Without ``contact`` the pair is
         exact and holds the follower on; ``contact={"stiffness", "exponent", "model",
         "damping" | "restitution"}`` makes it a one-sided compliant contact (a follower that
@@ -323,36 +345,25 @@ class CamBuilder:
                              "points), not both or neither")
         O, C0 = self._gear_point_guess(c), self._gear_point_guess(f)
         face_normal = None
+        if np.linalg.norm(C0 - O) <= 1e-12:
+            raise ModelError(f"{entry}: the follower's point lies on the cam's centre in the "
+                             "initial guesses")
+        if shape == "flat":
+            face_normal, n0 = self._face_normal(entry, c, f, O, C0, face_angle)
         if profile is not None:
-            if shape == "flat":
-                raise ModelError(f"{entry}: a measured profile drives knife-edge and roller "
-                                 "followers; give a flat face a motion program")
             start, coef = cp.measured_pieces(entry, profile)
             pts = tuple(tuple(float(x) for x in p) for p in np.asarray(profile, float))
-            curve = cp.CamCurve(cp.POLAR, (0.0, 0.0, radius) + (0.0,) * 9, start, coef)
+            kind = cp.POLAR_FACE if shape == "flat" else cp.POLAR
+            curve = cp.CamCurve(kind, (0.0, 0.0, radius) + (0.0,) * 9, start, coef)
             _warn_undercut(entry, shape, radius, curve)
             return CamFollowerSpec(name, c, f, g.name, shape, radius, None, pts, phase,
-                                   turning, None, curve)
+                                   turning, face_angle, curve, face_normal)
         program = cp.motion_program(entry, motion)
         start, coef = program.pieces()
         s0 = float(cp.evaluate_pieces(start, coef, phase))
         sigma = 1.0 if turning == "counterclockwise" else -1.0
         gamma = sigma * phase - _body_angle(self, c[0])
-        if np.linalg.norm(C0 - O) <= 1e-12:
-            raise ModelError(f"{entry}: the follower's point lies on the cam's centre in the "
-                             "initial guesses")
         if shape == "flat":
-            theta_f = _body_angle(self, f[0])
-            if face_angle is None:
-                n0 = (C0 - O) / np.linalg.norm(C0 - O)
-            else:
-                n0 = np.array([math.cos(theta_f + face_angle), math.sin(theta_f + face_angle)])
-                if n0 @ (C0 - O) <= 0.0:
-                    raise ModelError(f"{entry}: face_angle {face_angle!r} turns the face's "
-                                     "normal towards the cam; it points from the cam to the "
-                                     "follower")
-            face_normal = (math.cos(math.atan2(n0[1], n0[0]) - theta_f),
-                           math.sin(math.atan2(n0[1], n0[0]) - theta_f))
             par = _face_curve(entry, O, C0, n0, g, self, s0, sigma, gamma)
             curve = cp.CamCurve(cp.FACE, par, start, coef)
         else:
@@ -399,7 +410,7 @@ def contact_terms(spec: CamFollowerSpec) -> tuple:
     centre, follower point) for the gap of the follower's point in the cam's frame, or
     ("face", cam centre, face point, face normal in the follower's frame) for the face's
     distance minus the cam's support at the face's normal angle."""
-    if spec.curve.kind == cp.FACE:
+    if spec.curve.kind in (cp.FACE, cp.POLAR_FACE):
         return ("face", spec.cam, spec.follower, spec.face_normal)
     return ("point", spec.cam, spec.follower)
 

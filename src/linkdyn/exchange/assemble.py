@@ -24,7 +24,8 @@ __all__ = ["Connection", "Part", "build", "check_pose_options", "say_not_importe
            "drake_ball", "ball_name", "stop_law", "ratio_coupling"]
 
 #: Connection kinds and the builder's joints.
-KINDS = ("revolute", "prismatic", "planar", "planar_slide", "rigid", "spherical", "universal")
+KINDS = ("revolute", "prismatic", "cylindrical", "planar", "planar_slide", "rigid", "spherical",
+         "universal")
 
 
 @dataclass
@@ -123,6 +124,8 @@ def _add_connection(b, c: Connection, name, first, second) -> None:
         b.add_revolute(name, first, second, axis=tuple(c.axis))
     elif c.kind == "prismatic":
         b.add_prismatic(name, first, second, axis=tuple(c.axis))
+    elif c.kind == "cylindrical":
+        b.add_cylindrical(name, first, second, axis=tuple(c.axis))
     elif c.kind == "planar":
         b.add_planar(name, first, second, normal=tuple(c.axis))
     elif c.kind == "planar_slide":

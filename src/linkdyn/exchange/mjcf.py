@@ -18,7 +18,8 @@ What becomes what:
   body without joints is welded to its parent (a rigid joint). Several joints of one
   body are read where they make one joint: two hinges through one point with
   perpendicular axes (universal: the first on the parent, the second on the child), three
-  hinges through one point with independent axes (ball), two perpendicular slides and a
+  hinges through one point with independent axes (ball), a hinge and a slide on one axis
+  (cylindrical), two perpendicular slides and a
   hinge normal to both (planar), two perpendicular slides alone (a planar slide: no
   turn), three slides and three hinges (free). ``damping`` of a
   body's single hinge or slide is a joint damper; ``stiffness`` of a single hinge a
@@ -328,6 +329,9 @@ def _combined(reader, body: _Body) -> Connection | None:
             max(abs(s @ hinges[0][1]) for s in slides) < 1e-9:
         c = Connection(name, "planar", body.name, body.parent, hinges[0][0],
                                 hinges[0][0], first, axis=hinges[0][1])
+    elif kinds == ["hinge", "slide"] and abs(abs(hinges[0][1] @ slides[0]) - 1.0) < 1e-12:
+        c = Connection(name, "cylindrical", body.name, body.parent, hinges[0][0],
+                       hinges[0][0], first, axis=hinges[0][1])
     elif kinds == ["slide", "slide"] and abs(slides[0] @ slides[1]) < 1e-9:
         c = Connection(name, "planar_slide", body.name, body.parent, body.o, body.o, first,
                        axis=np.cross(slides[0], slides[1]))
@@ -335,8 +339,8 @@ def _combined(reader, body: _Body) -> Connection | None:
         raise body.node.error(
             f"the joints {', '.join(map(repr, names))} of body {body.name!r} make no joint "
             "linkdyn has (one joint a body; or two hinges through one point at right "
-            "angles, three through one point, two slides at right angles (with or without "
-            "a hinge normal to both), or a free joint)")
+            "angles, three through one point, a hinge and a slide on one axis, two slides at "
+            "right angles (with or without a hinge normal to both), or a free joint)")
     if any(d > 0 for *_, d in js):
         reader.skip("damping of combined joints", name)
     if any(_nonzero(a.get("frictionloss", "0")) for _, a in body.joints):
