@@ -54,6 +54,17 @@ static int angle_derivs(const double *u, double sign, double *g2, double *h3)
     return LD_OK;
 }
 
+/* Adds an angle's gradient g (at ux, uy) and Hessian h (xx, xy, yy) to side block o. */
+static void add_angle(record_eval *e, int o, const double *g, const double *h)
+{
+    e->g[o] += g[0];
+    e->g[o + 1] += g[1];
+    e->H[o * 8 + o] += h[0];
+    e->H[o * 8 + o + 1] += h[1];
+    e->H[(o + 1) * 8 + o] += h[1];
+    e->H[(o + 1) * 8 + o + 1] += h[2];
+}
+
 /* Adds weight * (relative angle of the two sides) to e->g and e->H; returns the angle on
  * the branch nearest to run->angle_ref[r] (continuous over turns). */
 static int angle_part(const ld_forces *F, const ld_forces_run *run, int r, const double *q,
@@ -68,12 +79,7 @@ static int angle_part(const ld_forces *F, const ld_forces_run *run, int r, const
         if (F->body[2 * r + side] < 0) continue;
         if (angle_derivs(side ? u2 : u1, side ? weight : -weight, g, h) != LD_OK)
             return LD_ERR_DOMAIN;
-        e->g[o] += g[0];
-        e->g[o + 1] += g[1];
-        e->H[o * 8 + o] += h[0];
-        e->H[o * 8 + o + 1] += h[1];
-        e->H[(o + 1) * 8 + o] += h[1];
-        e->H[(o + 1) * 8 + o + 1] += h[2];
+        add_angle(e, o, g, h);
     }
     principal = atan2(u1[0] * u2[1] - u1[1] * u2[0], u1[0] * u2[0] + u1[1] * u2[1]);
     ref = run->angle_ref[r];
@@ -187,12 +193,7 @@ static int mesh_coordinate(const ld_forces *F, int r, const double *q, record_ev
         u[1] = q[e->idx[o + 1]];
         if (angle_derivs(u, gm[3] * gm[side], g, h) != LD_OK) return LD_ERR_DOMAIN;
         sum += gm[side] * atan2(u[1], u[0]);
-        e->g[o] += g[0];
-        e->g[o + 1] += g[1];
-        e->H[o * 8 + o] += h[0];
-        e->H[o * 8 + o + 1] += h[1];
-        e->H[(o + 1) * 8 + o] += h[1];
-        e->H[(o + 1) * 8 + o + 1] += h[2];
+        add_angle(e, o, g, h);
     }
     e->s = gm[3] * remainder(sum, TWO_PI);
     return LD_OK;

@@ -161,31 +161,38 @@ def eccentric(n, radius=0.03, ecc=0.006):
     return np.column_stack([ecc + radius * np.cos(t), radius * np.sin(t)])
 
 
+def eccentric_machine(n, shape="roller", height=None, driven=True):
+    """The cam a circle of radius 0.03 m whose centre is 0.006 m from the cam's (``n``
+    measured points), turning at 1 rad/s from the circle's centre on +x, under a radial
+    translating follower on the y axis at ``height``."""
+    b = ModelBuilder("eccentric", gravity=(0.0, 0.0))
+    b.add_ground_point("O", (0.0, 0.0))
+    b.add_ground_point("G", (0.0, 0.1))
+    b.add_body("cam", mass=1.0, inertia=1e-3, points={"c": (0.0, 0.0)})
+    b.add_body("follower", mass=0.2, inertia=1e-4, position=(0.0, height))
+    b.add_prismatic("guide", "ground.G", "follower.cm", axis=math.pi / 2)
+    b.add_revolute("shaft", "ground.O", "cam.c")
+    if driven:
+        b.add_angle_driver("spin", "shaft", {"law": "linear", "value": 0.0, "rate": 1.0})
+    b.add_cam_follower("c", "cam.c", "follower.cm", guide="guide", profile=eccentric(n),
+                       shape=shape, radius=RR if shape == "roller" else 0.0)
+    return b.build()
+
+
+ECC_T = np.linspace(0.0, 2.0 * math.pi, 241)
+ECC_THETA = ECC_T - math.pi / 2        # the circle centre's angle from the +y line
+
+
 def test_a_measured_eccentric_circle_drives_the_follower_as_its_closed_form():
     """A radial translating roller on a circle of radius R whose centre is e from the
     cam's: the roller's centre lies at e cos(theta) + sqrt((R + r)^2 - e^2 sin^2 theta),
     theta the circle centre's angle from the follower's line; the quintic spline through n
     points converges at order 6."""
     R, ecc = 0.03, 0.006
-    errors = []
-    for n in (48, 96):
-        b = ModelBuilder("eccentric", gravity=(0.0, 0.0))
-        b.add_ground_point("O", (0.0, 0.0))
-        b.add_ground_point("G", (0.0, 0.1))
-        b.add_body("cam", mass=1.0, inertia=1e-3, points={"c": (0.0, 0.0)})
-        y0 = ecc * 0.0 + math.sqrt((R + RR) ** 2 - ecc ** 2)   # circle centre at +x
-        b.add_body("follower", mass=0.2, inertia=1e-4, position=(0.0, y0))
-        b.add_prismatic("guide", "ground.G", "follower.cm", axis=math.pi / 2)
-        b.add_revolute("shaft", "ground.O", "cam.c")
-        b.add_angle_driver("spin", "shaft", {"law": "linear", "value": 0.0, "rate": 1.0})
-        b.add_cam_follower("c", "cam.c", "follower.cm", guide="guide", profile=eccentric(n),
-                           radius=RR)
-        model = b.build()
-        t = np.linspace(0.0, 2.0 * math.pi, 241)
-        k = linkdyn.kinematics(model, t)
-        theta = t - math.pi / 2          # the circle centre's angle from the +y line
-        want = ecc * np.cos(theta) + np.sqrt((R + RR) ** 2 - (ecc * np.sin(theta)) ** 2)
-        errors.append(np.abs(k.q[:, 5] - want).max())
+    want = ecc * np.cos(ECC_THETA) + np.sqrt((R + RR) ** 2 - (ecc * np.sin(ECC_THETA)) ** 2)
+    errors = [np.abs(linkdyn.kinematics(eccentric_machine(
+        n, height=math.sqrt((R + RR) ** 2 - ecc ** 2)), ECC_T).q[:, 5] - want).max()
+        for n in (48, 96)]
     assert errors[1] < 1e-9
     assert errors[0] / errors[1] > 2 ** 6 / 2      # order 6, with a factor 2 to spare
 
@@ -194,33 +201,18 @@ def test_a_flat_face_on_a_measured_eccentric_circle_rides_at_its_support():
     """A flat face normal to its radial guide touches a circle of radius R whose centre is
     e from the cam's at the height R + e cos(theta) (the circle's support function)."""
     R, ecc = 0.03, 0.006
+    want = R + ecc * np.cos(ECC_THETA)
     errors = []
     for n in (48, 96):
-        b = ModelBuilder("eccentric", gravity=(0.0, 0.0))
-        b.add_ground_point("O", (0.0, 0.0))
-        b.add_ground_point("G", (0.0, 0.1))
-        b.add_body("cam", mass=1.0, inertia=1e-3, points={"c": (0.0, 0.0)})
-        b.add_body("follower", mass=0.2, inertia=1e-4, position=(0.0, R + 0.001))
-        b.add_prismatic("guide", "ground.G", "follower.cm", axis=math.pi / 2)
-        b.add_revolute("shaft", "ground.O", "cam.c")
-        b.add_angle_driver("spin", "shaft", {"law": "linear", "value": 0.0, "rate": 1.0})
-        b.add_cam_follower("c", "cam.c", "follower.cm", guide="guide", profile=eccentric(n),
-                           shape="flat")
-        model = b.build()
-        t = np.linspace(0.0, 2.0 * math.pi, 241)
-        k = linkdyn.kinematics(model, t)
-        want = R + ecc * np.cos(t - math.pi / 2)
-        if n == 48:       # the row (without the driver's) against finite differences
-            b._drivers.clear()
-            free = b.build()
-            rng = np.random.default_rng(8)
-            for q in k.q[::60]:
-                assert_rows_match_differences(free, q + 1e-4 * rng.standard_normal(8),
-                                              rng.standard_normal(8),
-                                              rng.standard_normal(free.nc))
+        k = linkdyn.kinematics(eccentric_machine(n, "flat", R + 0.001), ECC_T)
         errors.append(np.abs(k.q[:, 5] - want).max())
     assert errors[1] < 1e-9
     assert errors[0] / errors[1] > 2 ** 6 / 2
+    free = eccentric_machine(48, "flat", R + 0.001, driven=False)   # the row alone
+    rng = np.random.default_rng(8)
+    for q in k.q[::60]:
+        assert_rows_match_differences(free, q + 1e-4 * rng.standard_normal(8),
+                                      rng.standard_normal(8), rng.standard_normal(free.nc))
     phi = np.linspace(0.0, 2 * math.pi, 200, endpoint=False)
     r = 0.03 - 0.004 * np.exp(-((phi - math.pi) / 0.25) ** 2)        # a hollow
     with pytest.raises(ModelError, match="a flat face follows a convex profile"):

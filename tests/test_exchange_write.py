@@ -59,6 +59,33 @@ def chain(kinds):
     return b
 
 
+def closed(kinds, closure="spherical"):
+    """``chain(kinds)`` with its last body's bottom joined back to the ground by a
+    ``closure`` joint (spherical or revolute)."""
+    b = chain(kinds)
+    end = b._bodies[f"b{len(kinds) - 1}"]
+    tip = np.array(end.position) + np.array(end.orientation) @ np.array([0.0, 0.0, -0.2])
+    b.add_ground_point("E", tuple(tip))
+    bottom = (f"b{len(kinds) - 1}", "bottom")
+    if closure == "spherical":
+        b.add_spherical("close", bottom, ("ground", "E"))
+    else:
+        b.add_revolute("close", bottom, ("ground", "E"),
+                       axis=tuple(np.array(end.orientation)[:, 0]))
+    return b
+
+
+def same_urdf_motion(model, path, t_end=0.4, bodies=None, atol=1e-9, rotations=False):
+    """The URDF at ``path`` read back (with the model's gravity) moves as ``model``."""
+    back = linkdyn.load_model(str(path), gravity=G)
+    a = linkdyn.simulate(model, t_end, dt_out=0.05, rtol=1e-11, atol=1e-12)
+    r = linkdyn.simulate(back, t_end, dt_out=0.05, rtol=1e-11, atol=1e-12)
+    for body in bodies or [b.name for b in model.description.bodies]:
+        get = "body_rotation" if rotations else "body_position"
+        np.testing.assert_allclose(getattr(r, get)(body), getattr(a, get)(body), atol=atol)
+    return a, r
+
+
 def same_motion(model, path, t_end=0.4, tol=1e-9, **simulate):
     back = load_mjcf(str(path))
     a = linkdyn.simulate(model, t_end, dt_out=0.05, rtol=1e-11, atol=1e-12, **simulate)
@@ -91,16 +118,7 @@ def test_loops_become_equalities_that_read_back_as_the_same_mechanism(tmp_path):
     # freedoms left each)
     for closure, kinds in (("spherical", ("revolute", "spherical", "revolute")),
                            ("revolute", ("revolute", "spherical", "spherical"))):
-        b = chain(kinds)
-        end = b._bodies["b2"]
-        tip = np.array(end.position) + np.array(end.orientation) @ np.array([0.0, 0.0, -0.2])
-        b.add_ground_point("E", tuple(tip))
-        if closure == "spherical":
-            b.add_spherical("close", ("b2", "bottom"), ("ground", "E"))
-        else:
-            b.add_revolute("close", ("b2", "bottom"), ("ground", "E"),
-                           axis=tuple(np.array(end.orientation)[:, 0]))
-        model = b.build()
+        model = closed(kinds, closure).build()
         text = mjcf_text(model)
         assert text.count("<connect") == (1 if closure == "spherical" else 2)
         path = tmp_path / f"{closure}.xml"
@@ -128,12 +146,7 @@ def test_a_free_body_gets_a_free_joint(tmp_path):
 
 def test_mujoco_reads_the_written_file(tmp_path):
     mujoco = pytest.importorskip("mujoco")
-    b = chain(("revolute", "universal", "spherical"))
-    end = b._bodies["b2"]
-    tip = np.array(end.position) + np.array(end.orientation) @ np.array([0.0, 0.0, -0.2])
-    b.add_ground_point("E", tuple(tip))
-    b.add_spherical("close", ("b2", "bottom"), ("ground", "E"))
-    model = b.build()
+    model = closed(("revolute", "universal", "spherical")).build()
     path = save_mjcf(model, tmp_path / "loop.xml")
     m = mujoco.MjModel.from_xml_path(str(path))
     assert m.nbody == 4 and m.neq == 1 and m.njnt == 4
@@ -176,39 +189,25 @@ def test_a_tree_written_as_urdf_moves_as_the_model(tmp_path):
         path = save_urdf(model, tmp_path / "chain.urdf")
     with pytest.warns(ModelWarning, match="joint limits"):     # the prismatic's +-1e3 m
         back = linkdyn.load_model(str(path), gravity=G)
+        a, _ = same_urdf_motion(model, path)
     for body in model.description.bodies:
         np.testing.assert_allclose(back.description.bodies[[b.name for b in
                                    back.description.bodies].index(body.name)].inertia,
                                    body.inertia, rtol=1e-15, atol=1e-18)
-    a = linkdyn.simulate(model, 0.4, dt_out=0.05, rtol=1e-11, atol=1e-12)
-    r = linkdyn.simulate(back, 0.4, dt_out=0.05, rtol=1e-11, atol=1e-12)
-    for body in model.description.bodies:
-        np.testing.assert_allclose(r.body_position(body.name), a.body_position(body.name),
-                                   atol=1e-9)
     assert np.abs(np.diff(a.body_position("b4"), axis=0)).max() > 1e-3
 
 
 def test_a_loop_written_as_a_urdf_loop_joint_closes_the_same_mechanism(tmp_path):
     from linkdyn.exchange.write import urdf_text
 
-    b = chain(("revolute", "revolute", "revolute"))
-    end = b._bodies["b2"]
-    tip = np.array(end.position) + np.array(end.orientation) @ np.array([0.0, 0.0, -0.2])
-    b.add_ground_point("E", tuple(tip))
-    b.add_spherical("close", ("b2", "bottom"), ("ground", "E"))
-    model = b.build()
+    model = closed(("revolute", "revolute", "revolute")).build()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ModelWarning)
         text = urdf_text(model)
     assert '<loop_joint name="close" type="spherical">' in text
     path = tmp_path / "loop.urdf"
     path.write_text(text)
-    back = linkdyn.load_model(str(path), gravity=G)
-    a = linkdyn.simulate(model, 0.4, dt_out=0.05, rtol=1e-11, atol=1e-12)
-    r = linkdyn.simulate(back, 0.4, dt_out=0.05, rtol=1e-11, atol=1e-12)
-    for body in model.description.bodies:
-        np.testing.assert_allclose(r.body_position(body.name), a.body_position(body.name),
-                                   atol=1e-9)
+    same_urdf_motion(model, path)
 
 
 def test_urdf_refuses_what_a_urdf_tree_cannot_hold():
@@ -237,3 +236,65 @@ def test_the_export_command_writes_either_format(tmp_path, capsys):
         "heavy_top").description.bodies[0].mass
     assert main(["export", "heavy_top", str(tmp_path / "top.json")]) == 2
     assert "must end in .xml (MJCF) or .urdf" in capsys.readouterr().err
+
+
+def test_joint_dampers_springs_and_friction_go_with_their_joints(tmp_path):
+    from linkdyn.exchange.write import save_urdf
+
+    def damped(spring=True):
+        b = chain(("revolute", "prismatic", "revolute"))
+        b.add_joint_damper("d0", "j0", 0.05)
+        b.add_joint_damper("d1", "j1", 2.0)
+        if spring:
+            b.add_torsional_spring_damper("k2", "j2", 3.0, 0.01, rest_angle=0.2)
+        b.add_joint_friction("f0", "j0", coulomb=0.02)
+        return b.build()
+
+    model = damped()
+    text = mjcf_text(model)          # every element written: no warning
+    for attribute in ('damping="0.05"', 'frictionloss="0.02"', 'damping="2.0"',
+                      'stiffness="3.0"', 'damping="0.01"'):
+        assert attribute in text
+    path = tmp_path / "damped.xml"
+    path.write_text(text)
+    same_motion(model, path, t_end=0.6)
+    model = damped(spring=False)
+    with pytest.warns(ModelWarning, match="without: its gravity") as record:
+        path = save_urdf(model, tmp_path / "damped.urdf")
+    assert not any("force element" in str(w.message) for w in record)
+    with pytest.warns(ModelWarning, match="joint limits"):
+        _, r = same_urdf_motion(model, path, t_end=0.6)
+    # energy leaves through the dampers and the friction in both
+    assert r.energy[-1] < r.energy[0] - 1e-3
+
+
+def test_gear_pairs_between_tree_hinges_become_joint_equalities_and_mimics(tmp_path):
+    """Two shafts on the ground geared 20:50 (opposite senses) with a phase, the second
+    carrying a tilted arm: read back from MJCF and URDF the geared shafts move as the
+    model's."""
+    from linkdyn.exchange.write import save_urdf
+
+    def geared():
+        b = linkdyn.SpatialModelBuilder("geared", gravity=G)
+        b.add_ground_point("A", (0.0, 0.0, 0.0))
+        b.add_ground_point("B", (0.07, 0.0, 0.0))
+        R = turned(0.5, (0.0, 1.0, 0.3))
+        b.add_body("s1", mass=0.4, inertia=(1e-3, 1e-3, 2e-4), points={"o": (0.0, 0.0, 0.0)})
+        b.add_body("s2", mass=1.2, inertia=(4e-3, 3e-3, 2e-3), position=(0.17, 0.0, 0.0),
+                   points={"o": tuple(R.T @ np.array([-0.1, 0.0, 0.0]))}, orientation=R)
+        # horizontal shafts: gravity swings the arm
+        b.add_revolute("shaft1", "s1.o", "ground.A", axis=(0.0, 1.0, 0.0))
+        b.add_revolute("shaft2", "ground.B", "s2.o", axis=(0.0, 1.0, 0.0))
+        b.add_gear_pair("mesh", "shaft1", "shaft2", teeth=(20, 50), module=0.002,
+                        phase=0.05)
+        return b.build()
+
+    model = geared()
+    path = save_mjcf(model, tmp_path / "geared.xml")
+    assert 'polycoef="' in path.read_text()
+    same_motion(model, path, t_end=0.5)
+    with pytest.warns(ModelWarning, match="its gravity"):
+        path = save_urdf(model, tmp_path / "geared.urdf")
+    assert "<mimic" in path.read_text()
+    a, _ = same_urdf_motion(model, path, t_end=0.5, atol=1e-8, rotations=True)
+    assert np.abs(a.body_rotation("s2")[-1] - a.body_rotation("s2")[0]).max() > 0.05

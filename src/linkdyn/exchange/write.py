@@ -1,22 +1,24 @@
 """Models out: a spatial linkdyn model written as MJCF (MuJoCo's XML) or, where its joints
 make a tree, as URDF, so that it can be taken to MuJoCo, Drake or pybullet.
 
-Both writers take the model's joint graph as it is at the initial configuration. A tree is
-grown from the ground, breadth first, through the joints a format's body tree can hold;
-each other joint closes a loop.
+Both writers take the model's joint graph as it is at the initial configuration. Its
+spanning tree takes first the joints the format could not write as loops, then the rest
+in description order, and hangs from the ground; each other joint closes a loop.
 
 - **Bodies**: each body's frame is its principal-or-given axes at its centre of mass, as in
-  linkdyn; its mass and inertia tensor go in an ``<inertial>`` at the frame's origin.
-  Markers are MJCF ``<site>``\\ s (URDF has none: they are left out, and named).
+  linkdyn; its mass and inertia tensor go in an ``<inertial>`` at the frame's origin (URDF:
+  the link's frame is at its parent joint's point, with the body's axes, and the inertial
+  origin at the centre of mass). Markers are MJCF ``<site>``\\ s (URDF has none: they are
+  left out, and named).
 - **Tree joints** (MJCF: the child body's own joints, at the joint's point in the child's
   frame; URDF: a joint whose frame is the child link's): revolute (``hinge``; URDF
   ``continuous``), prismatic (``slide``; URDF ``prismatic``, with limits of +-1e3 m, which
-  URDF requires and no stop reads without ``stops=``), cylindrical (a hinge and a slide on
-  one axis), universal (two hinges through the point, the parent's arm first), planar
-  (two slides in the plane and a hinge about its normal; URDF ``planar``), planar slide
-  (two slides), rigid (a body without joints; URDF ``fixed``) and spherical (``ball``;
-  MJCF only). A body that no joint reaches from the ground is free (MJCF ``freejoint``;
-  URDF: refused, a URDF tree has one root).
+  URDF requires and no stop reads without ``stops=``) and rigid (a body without joints;
+  URDF ``fixed``); in MJCF also cylindrical (a hinge and a slide on one axis), universal
+  (two hinges through the point, the parent's arm first), planar (two slides in the plane
+  and a hinge about its normal), planar slide (two slides) and spherical (``ball``). A body
+  that no joint reaches from the ground is free (MJCF ``freejoint``; URDF: refused, a URDF
+  tree hangs from one root).
 - **Loops** (MJCF ``<equality>``: exact in linkdyn, soft in MuJoCo's solver): a spherical
   joint is a ``connect`` at its point, a rigid joint a ``weld``, a revolute joint two
   ``connect``\\ s on its axis (``"<joint>"`` and ``"<joint>/axis"``, 0.1 of the model's
@@ -26,8 +28,17 @@ each other joint closes a loop.
   and spherical. A loop of another kind raises :class:`~linkdyn.ModelError` naming it.
 - The model's gravity is MJCF's ``<option gravity>``; URDF has none (give it back with
   ``load_model(path, gravity=...)``).
-- Not written, and named once in a :class:`~linkdyn.ModelWarning`: drivers, force elements,
-  contacts, gear pairs, stops, clearances, joint frictions and initial velocities.
+- A tree joint's own dynamics, where it is one hinge or slide: joint dampers (MJCF
+  ``damping``; URDF ``<dynamics damping>``), torsional springs (MJCF ``stiffness`` with
+  ``springref``, hinges only; their damping adds to the joint's) and Coulomb joint
+  frictions without a Stribeck rise (MJCF ``frictionloss``; URDF ``<dynamics friction>``),
+  as the readers read them back.
+- Gear pairs between two tree hinges: MJCF ``<equality joint polycoef="c0 c1 0 0 0">``,
+  URDF ``<mimic joint multiplier offset>`` (qpos1 = c0 + c1 qpos2, the positions turning
+  each joint's child, as both readers take them).
+- Not written, and named once in a :class:`~linkdyn.ModelWarning`: drivers, other force
+  elements, contacts, other gear pairs, stops, clearances, other joint frictions and
+  initial velocities.
 
 Numbers are written with 17 significant digits, so that a model read back is the same to
 the last bit of its inputs; angles in radians (``<compiler angle="radian">``).
@@ -152,13 +163,57 @@ def _tree(desc, tree_kinds, loop_kinds):
     return parent, loops, free
 
 
-def _not_written(desc, fmt, extra=()) -> None:
+def _joint_dynamics(desc, tree_joints, springs: bool) -> tuple:
+    """{joint: {"damping", "stiffness", "rest", "friction"}} of the tree joints (one hinge or
+    slide each) from the joint dampers, torsional springs (``springs``) and Coulomb joint
+    frictions acting on them, and the names of the elements so written."""
+    from ..elements.forces import JointDamperSpec, TorsionalSpringDamperSpec
+    from ..elements.joint_friction import JointFrictionSpec
+
+    out, used = {}, set()
+    for f in (*desc.forces, *desc.joint_frictions):
+        if f.joint not in tree_joints:
+            continue
+        d = out.setdefault(f.joint, {"damping": 0.0, "stiffness": 0.0, "rest": 0.0,
+                                     "friction": 0.0})
+        if isinstance(f, JointDamperSpec):
+            d["damping"] += f.damping
+        elif isinstance(f, TorsionalSpringDamperSpec) and springs and not d["stiffness"]:
+            d["damping"] += f.damping
+            d["stiffness"], d["rest"] = f.stiffness, f.rest_angle
+        elif (isinstance(f, JointFrictionSpec) and f.static == f.coulomb
+              and not f.stribeck_velocity and not d["friction"]):
+            d["friction"] = f.coulomb
+        else:
+            continue
+        used.add(f.name)
+    return out, used
+
+
+def _couplings(desc, parent) -> list:
+    """(pair, joint1, joint2, c0, c1) of each gear pair between two tree hinges: qpos1 = c0
+    + c1 qpos2, a joint's qpos its child's turn (linkdyn's angle turns its first body)."""
+    child_of = {j.name: child for child, (_, j) in parent.items() if j is not None}
+    joints = {j.name: j for j in desc.joints}
+    out = []
+    for g in desc.gears:
+        j1, j2 = joints.get(g.first), joints.get(g.second)
+        if any(j is None or _kind(j) != "revolute" or j.name not in child_of
+               for j in (j1, j2)):
+            continue
+        s1, s2 = (1.0 if child_of[j.name] == j.first[0] else -1.0 for j in (j1, j2))
+        ratio = g.sense * g.teeth[1] / g.teeth[0]      # theta1 = ratio theta2 + phase
+        out.append((g.name, g.first, g.second, s1 * g.phase, s1 * s2 * ratio))
+    return out
+
+
+def _not_written(desc, fmt, extra=(), written=()) -> None:
     left = list(extra)
     for what, items in (("driver", desc.drivers), ("force element", desc.forces),
                         ("contact", desc.contacts), ("gear pair", desc.gears),
                         ("joint stop", desc.stops), ("joint with clearance", desc.clearances),
                         ("joint friction", desc.joint_frictions)):
-        left += [f"{what} {x.name!r}" for x in items]
+        left += [f"{what} {x.name!r}" for x in items if x.name not in written]
     moving = [b.name for b in desc.bodies if any(b.velocity) or any(b.angular_velocity)]
     if moving:
         left.append("the initial velocities of " + ", ".join(moving))
@@ -189,16 +244,34 @@ def _in_plane(axis) -> tuple:
     return a, np.cross(n, a)
 
 
-def _mjcf_joints(frames, j, child, parent) -> list:
+def _mjcf_dynamics(j, child, dynamics) -> str:
+    """A single hinge's or slide's damping, stiffness (springref: qpos, which turns the
+    child; linkdyn's angle turns the joint's first body) and frictionloss attributes."""
+    d = dynamics.get(j.name)
+    if d is None:
+        return ""
+    out = ""
+    if d["damping"]:
+        out += f' damping="{_num(d["damping"])}"'
+    if d["stiffness"]:
+        ref = d["rest"] if j.first[0] == child else -d["rest"]
+        out += f' stiffness="{_num(d["stiffness"])}" springref="{_num(ref)}"'
+    if d["friction"]:
+        out += f' frictionloss="{_num(d["friction"])}"'
+    return out
+
+
+def _mjcf_joints(frames, j, child, parent, dynamics=None) -> list:
     """The child body's joint elements for tree joint j."""
     mine, theirs, axis_c, axis_p = _child_side(j, child)
     pos = _nums(frames.local(mine))
     kind = _kind(j)
     name = j.name
+    extra = _mjcf_dynamics(j, child, dynamics or {})
     hinge = lambda n, ax: f'<joint name={quoteattr(n)} type="hinge" pos="{pos}" ' \
-                          f'axis="{_nums(ax)}"/>'
+                          f'axis="{_nums(ax)}"{extra if n == name else ""}/>'
     slide = lambda n, ax: f'<joint name={quoteattr(n)} type="slide" pos="{pos}" ' \
-                          f'axis="{_nums(ax)}"/>'
+                          f'axis="{_nums(ax)}"{extra if n == name else ""}/>'
     if kind == "rigid":
         return []
     if kind == "spherical":
@@ -258,6 +331,9 @@ def mjcf_text(model) -> str:
     desc = _description(model)
     frames = _Frames(desc)
     parent, loops, free = _tree(desc, TREE_KINDS, MJCF_LOOPS)
+    single = {j.name for _, j in parent.values()
+              if j is not None and _kind(j) in ("revolute", "prismatic")}
+    dynamics, written = _joint_dynamics(desc, single, springs=True)
     children = {}
     for child, (p, j) in parent.items():
         children.setdefault(p, []).append((child, j))
@@ -266,6 +342,9 @@ def mjcf_text(model) -> str:
     for m in desc.markers:
         sites.setdefault(m.body, []).append(m)
     equalities = [line for j in loops for line in _mjcf_loop(frames, j)]
+    couplings = _couplings(desc, parent)
+    equalities += [f'<joint name={quoteattr(n)} joint1={quoteattr(a)} joint2={quoteattr(b)} '
+                   f'polycoef="{_num(c0)} {_num(c1)} 0 0 0"/>' for n, a, b, c0, c1 in couplings]
     out = [f"<mujoco model={quoteattr(desc.name)}>",
            '  <compiler angle="radian" autolimits="false"/>',
            f'  <option gravity="{_nums(desc.gravity)}"/>', "  <worldbody>"]
@@ -280,7 +359,8 @@ def mjcf_text(model) -> str:
         if j is None:
             out.append(f'{pad}  <freejoint name={quoteattr(name + "/free")}/>')
         else:
-            out.extend(f"{pad}  {line}" for line in _mjcf_joints(frames, j, name, p))
+            out.extend(f"{pad}  {line}" for line in _mjcf_joints(frames, j, name, p,
+                                                                   dynamics))
         for m in sites.get(name, ()):
             out.append(f'{pad}  <site name={quoteattr(m.name)} '
                        f'pos="{_nums(frames.local((name, m.point)))}"/>')
@@ -294,7 +374,7 @@ def mjcf_text(model) -> str:
     if equalities:
         out.extend(["  <equality>"] + [f"    {line}" for line in equalities] + ["  </equality>"])
     out.append("</mujoco>")
-    _not_written(desc, "MJCF")
+    _not_written(desc, "MJCF", written=written | {c[0] for c in couplings})
     return "\n".join(out) + "\n"
 
 
@@ -365,6 +445,10 @@ def urdf_text(model) -> str:
                 f'ixz="{_num(J[0, 2])}" iyy="{_num(J[1, 1])}" iyz="{_num(J[1, 2])}" '
                 f'izz="{_num(J[2, 2])}"/>', "    </inertial>", "  </link>"]
     kinds = {"revolute": "continuous", "prismatic": "prismatic", "rigid": "fixed"}
+    dynamics, written = _joint_dynamics(
+        desc, {parent[c][1].name for c in order if _kind(parent[c][1]) != "rigid"},
+        springs=False)
+    mimics = {c[1]: c for c in _couplings(desc, parent)}
     for child in order:
         p, j = parent[child]
         _, _, axis_c, _ = _child_side(j, child)
@@ -378,6 +462,14 @@ def urdf_text(model) -> str:
             out.append(f'    <axis xyz="{_nums(axis_c)}"/>')
         if _kind(j) == "prismatic":
             out.append('    <limit lower="-1000" upper="1000" effort="0" velocity="0"/>')
+        d = dynamics.get(j.name)
+        if d is not None:
+            out.append(f'    <dynamics damping="{_num(d["damping"])}" '
+                       f'friction="{_num(d["friction"])}"/>')
+        if j.name in mimics:
+            _, _, other, c0, c1 = mimics[j.name]
+            out.append(f'    <mimic joint={quoteattr(other)} multiplier="{_num(c1)}" '
+                       f'offset="{_num(c0)}"/>')
         out.append("  </joint>")
     for j in loops:
         kind = {"revolute": "revolute", "prismatic": "prismatic", "rigid": "fixed",
@@ -394,7 +486,8 @@ def urdf_text(model) -> str:
     out.append("</robot>")
     markers = [f"marker {m.name!r}" for m in desc.markers]
     _not_written(desc, "URDF", markers + (["its gravity (load it with gravity=)"]
-                                          if any(desc.gravity) else []))
+                                          if any(desc.gravity) else []),
+                 written | {c[0] for c in mimics.values()})
     return "\n".join(out) + "\n"
 
 
