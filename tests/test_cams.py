@@ -503,3 +503,17 @@ def test_force_closed_followers_in_files_kinematics_and_bad_contacts(tmp_path):
         with pytest.raises(ModelError, match=message) as info:
             _bad(contact=contact)
         assert "cam follower 'bad'" in str(info.value)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(guide="revolute"), dict(shape="flat"),
+                                dict(guide="revolute", shape="flat", turning="clockwise")],
+                         ids=["roller", "arm", "flat", "arm-flat"])
+def test_the_profile_s_pressure_angle_is_the_one_the_mechanism_shows(kw):
+    b = cam_machine(**kw)
+    spec = b.description().cams[0]
+    t = np.linspace(0.0, 2.0 * math.pi / OMEGA, 61)
+    res = linkdyn.simulate(b.build(), t[-1], t_out=t, rtol=1e-10, atol=1e-12)
+    theta = spec.phase + OMEGA * t       # the program runs forward either way the cam turns
+    np.testing.assert_allclose(np.abs(spec.pressure_angle(theta)),
+                               np.abs(res.cam_pressure_angle("valve")), atol=1e-8)
+    assert np.abs(res.cam_pressure_angle("valve")).max() > 0.02 or kw.get("shape") == "flat"

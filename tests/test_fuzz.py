@@ -365,3 +365,59 @@ def test_a_longer_hunt_finds_nothing():
                           "no:cacheprovider", "-m", "not slow"], capture_output=True,
                          text=True, env=env, cwd=here.parent, timeout=1800)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+
+
+_LAWS = ["cycloidal", "harmonic", "3-4-5", "4-5-6-7", "modified_trapezoid", "parabolic"]
+_SEGMENTS = st.lists(st.one_of(
+    st.tuples(st.sampled_from(["dwell", "rise", "return", "jump"]), numbers),
+    st.tuples(st.sampled_from(["rise", "return"]), numbers, numbers, st.sampled_from(_LAWS)),
+    st.just(("rise", math.pi, 0.01, "cycloidal")), st.just(("return", math.pi, 0.01, "3-4-5")),
+    st.dictionaries(st.sampled_from(["motion", "angle", "lift", "law", "x"]), numbers,
+                    max_size=4)), max_size=5)
+_GOOD_PROGRAM = [("rise", math.pi, 0.01, "cycloidal"), ("return", math.pi, 0.01, "3-4-5")]
+_PROFILES = st.one_of(st.none(), st.lists(st.tuples(numbers, numbers), max_size=12),
+                      st.just([(0.03 * math.cos(a), 0.03 * math.sin(a))
+                               for a in [0.3 * k for k in range(20)]]))
+
+
+@FUZZ
+@given(motion=st.one_of(st.none(), st.just(_GOOD_PROGRAM), _SEGMENTS), profile=_PROFILES,
+       shape=st.sampled_from(["knife", "roller", "flat", "disc", None]),
+       radius=st.one_of(st.just(0.008), st.just(0.0), numbers), phase=numbers,
+       guide=st.sampled_from(["guide", "pin", "shaft", "nowhere"]),
+       contact=st.one_of(st.none(), st.just({"stiffness": 1e8, "damping": 10.0}),
+                         st.dictionaries(st.sampled_from(["stiffness", "model", "x"]), numbers,
+                                         max_size=2)))
+def test_cam_follower_calls_raise_only_documented_errors(motion, profile, shape, radius,
+                                                        phase, guide, contact):
+    """Whatever a cam is given, it builds and runs, or says what is wrong (no other
+    exception, no crash): translating and oscillating guides both exist."""
+    import warnings
+
+    b = ModelBuilder("cam", gravity=(0.0, -9.81))
+    b.add_ground_point("O", (0.0, 0.0))
+    b.add_ground_point("G", (0.0, 0.1))
+    b.add_ground_point("P", (0.06, 0.03))
+    b.add_body("cam", mass=1.0, inertia=1e-3, points={"c": (0.0, 0.0)})
+    b.add_body("follower", mass=0.2, inertia=1e-4, position=(0.0, 0.04))
+    b.add_body("arm", mass=0.2, inertia=1e-4, points={"t": (0.0, 0.0), "p": (0.06, -0.01)},
+               position=(0.0, 0.04))
+    b.add_revolute("shaft", "ground.O", "cam.c")
+    b.add_prismatic("guide", "ground.G", "follower.cm", axis=math.pi / 2)
+    b.add_revolute("pin", "ground.P", "arm.p")
+    b.add_angle_driver("spin", "shaft", {"law": "linear", "value": 0.0, "rate": 5.0})
+    follower = "arm.t" if guide == "pin" else "follower.cm"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            b.add_cam_follower("c", "cam.c", follower, guide=guide, motion=motion,
+                               profile=profile, shape=shape, radius=radius, phase=phase,
+                               contact=contact)
+        except LinkdynError as exc:
+            _readable(exc)
+            return
+        try:
+            model = b.build()
+            linkdyn.simulate(model, 0.02, max_steps=20000)
+        except LinkdynError as exc:
+            _readable(exc)

@@ -120,6 +120,33 @@ class CamFollowerSpec:
             return q0 - self.radius * c.outward_normal(u)
         return q0
 
+    def pressure_angle(self, theta) -> np.ndarray:
+        """The pressure angle (rad, as ``result.cam_pressure_angle``) over program angles
+        ``theta`` of a motion program: from the line along which the guide moves the
+        follower's point of contact to the contact normal, from the profile alone."""
+        if self.motion is None:
+            raise ModelError(f"cam follower '{self.name}': a measured profile's pressure "
+                             "angle depends on the motion; see result.cam_pressure_angle")
+        c, u = self.curve, np.atleast_1d(np.asarray(theta, dtype=float))
+        p = c.par
+        turn = np.moveaxis(cp._rot(p[1] - p[0] * u), -1, 0)       # world -> cam frame
+        rotate = lambda w: np.einsum("nij,nj->ni", turn, np.broadcast_to(w, (len(u), 2)))
+        J = lambda w: np.stack([-w[:, 1], w[:, 0]], axis=-1)
+        if c.kind == cp.POINT:
+            normal = c.outward_normal(u)
+            if p[4] == 0.0:                                  # translating: along b
+                motion = rotate(np.array(p[7:9]))
+            else:                                            # about the pivot a
+                q0 = c.point(u)[0]
+                motion = J(q0 - rotate(np.array(p[5:7])))
+            return pressure_angle(normal, motion)
+        psi = c.support(u)[0]
+        normal = np.stack([np.cos(psi), np.sin(psi)], axis=-1)
+        if p[4] == 0.0:                    # translating: the face's normal against the guide
+            return np.full(len(u), math.acos(min(1.0, p[3])))
+        contact = c.face_profile(u)[0]
+        return pressure_angle(normal, J(contact - rotate(np.array(p[6:8]))))
+
     def curvature_radius(self, theta) -> np.ndarray:
         """The radius of curvature (m) of the cam's surface where it touches the follower at
         program angles ``theta`` (a measured profile: at polar angles), positive convex."""
