@@ -58,12 +58,12 @@ from .._checks import real
 from ..errors import ModelError, ModelWarning
 from . import cam_profiles as cp
 from .bodies import GROUND, PointRef, _element
-from .contacts import MODELS, contact_law
+from .contacts import MODELS, contact_mapping
 from .joints import PrismaticSpec, RevoluteSpec
 from .records import CAM, _Record
 
 __all__ = ["CamFollowerSpec", "CamBuilder", "FILE_TYPES", "to_dict", "SHAPES", "TURNING",
-           "contact_terms", "pressure_angle", "SAMPLES", "CONTACT_FIELDS", "planar_records",
+           "contact_terms", "pressure_angle", "SAMPLES", "planar_records",
            "kernel_arrays"]
 
 #: Follower shapes.
@@ -72,8 +72,6 @@ SHAPES = ("knife", "roller", "flat")
 TURNING = ("counterclockwise", "clockwise")
 #: Program angles at which a profile is checked for undercutting.
 SAMPLES = 4096
-#: The fields of a ``contact`` mapping (a force-closed follower): required, optional.
-CONTACT_FIELDS = ({"stiffness"}, {"exponent", "model", "damping", "restitution"})
 
 
 @dataclass(frozen=True)
@@ -267,25 +265,6 @@ def _warn_undercut(entry, spec_shape, radius, curve):
                       stacklevel=4)
 
 
-def _contact_law(entry, contact) -> tuple:
-    """The checked fields of a ``contact`` mapping: (model, K, n, damping, restitution)."""
-    if not isinstance(contact, dict):
-        raise ModelError(f"{entry}: contact must be a mapping with stiffness (and exponent, "
-                         f"model, damping or restitution), got {contact!r}")
-    required, optional = CONTACT_FIELDS
-    unknown = sorted(set(contact) - required - optional)
-    if unknown:
-        raise ModelError(f"{entry}: contact has no field {unknown[0]!r} (fields: "
-                         f"{', '.join(sorted(required | optional))})")
-    if "stiffness" not in contact:
-        raise ModelError(f"{entry}: contact needs 'stiffness'")
-    model = contact.get("model", "hertz")
-    k, n, c, e = contact_law(f"{entry} contact", model, contact["stiffness"],
-                             contact.get("exponent", 1.5), contact.get("damping", 0.0),
-                             contact.get("restitution"))
-    return (model, k, n, c, e)
-
-
 class CamBuilder:
     """The cam method of :class:`linkdyn.ModelBuilder` (a mixin: it uses the builder's
     tables and reference checks)."""
@@ -360,7 +339,7 @@ class CamBuilder:
                 if shape != "flat":
                     raise ModelError(f"{entry}: face_angle is for a flat face")
                 face_angle = real(entry, "face_angle", face_angle)
-            law = None if contact is None else _contact_law(entry, contact)
+            law = None if contact is None else contact_mapping(entry, contact)
             spec = self._cam_spec(entry, name, c, f, g, shape, radius, motion, profile,
                                   phase, turning, face_angle)
         self._cams[name] = dataclasses.replace(spec, contact=law)

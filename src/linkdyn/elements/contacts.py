@@ -76,7 +76,8 @@ from .bodies import GROUND, _element
 from .records import FRICTION_LAW, ROLL, SLIDE, _Record
 
 __all__ = ["ContactSpec", "ContactBuilder", "FILE_FIELDS", "to_dict", "contact_records",
-           "contact_law", "HERTZ", "LANKARANI", "FRICTION", "STICK_VELOCITY"]
+           "contact_law", "contact_mapping", "CONTACT_FIELDS", "HERTZ", "LANKARANI",
+           "FRICTION", "STICK_VELOCITY"]
 
 PointRef = tuple[str, str]
 
@@ -139,6 +140,31 @@ def contact_law(entry, model, stiffness, exponent, damping, restitution) -> tupl
     if e > 1.0:
         raise ModelError(f"{entry}: restitution must be at most 1, got {e!r}")
     return k, n, c, e
+
+
+#: The fields of an element's ``contact`` mapping (a cam's, a gear pair's backlash):
+#: required, optional.
+CONTACT_FIELDS = ({"stiffness"}, {"exponent", "model", "damping", "restitution"})
+
+
+def contact_mapping(entry, contact) -> tuple:
+    """The checked ``contact`` mapping of an element: (model, K, n, damping,
+    restitution), or ModelError naming ``entry`` and the bad field."""
+    if not isinstance(contact, dict):
+        raise ModelError(f"{entry}: contact must be a mapping with stiffness (and exponent, "
+                         f"model, damping or restitution), got {contact!r}")
+    required, optional = CONTACT_FIELDS
+    unknown = sorted(set(contact) - required - optional)
+    if unknown:
+        raise ModelError(f"{entry}: contact has no field {unknown[0]!r} (fields: "
+                         f"{', '.join(sorted(required | optional))})")
+    if "stiffness" not in contact:
+        raise ModelError(f"{entry}: contact needs 'stiffness'")
+    model = contact.get("model", "hertz")
+    k, n, c, e = contact_law(f"{entry} contact", model, contact["stiffness"],
+                             contact.get("exponent", 1.5), contact.get("damping", 0.0),
+                             contact.get("restitution"))
+    return (model, k, n, c, e)
 
 
 class ContactBuilder:

@@ -61,7 +61,7 @@ import numpy as np
 from .._checks import real
 from ..errors import ModelError
 from .bodies import GROUND, PointRef, _element
-from .contacts import MODELS, contact_law
+from .contacts import MODELS, contact_mapping
 from .joints import PrismaticSpec
 from .records import MESH, _Record
 
@@ -175,16 +175,7 @@ def _backlash(entry, backlash, contact, carrier, module) -> tuple:
     if not isinstance(contact, dict) or "stiffness" not in contact:
         raise ModelError(f"{entry}: backlash needs contact={{'stiffness': K, ...}} (the "
                          f"teeth's contact law, N/m^n along the arc), got {contact!r}")
-    unknown = sorted(set(contact) - {"stiffness", "exponent", "model", "damping",
-                                     "restitution"})
-    if unknown:
-        raise ModelError(f"{entry}: contact has no field {unknown[0]!r} (fields: damping, "
-                         "exponent, model, restitution, stiffness)")
-    model = contact.get("model", "hertz")
-    k, n, c, e = contact_law(f"{entry} contact", model, contact["stiffness"],
-                             contact.get("exponent", 1.5), contact.get("damping", 0.0),
-                             contact.get("restitution"))
-    return play, (model, k, n, c, e)
+    return play, contact_mapping(entry, contact)
 
 
 class GearBuilder:
