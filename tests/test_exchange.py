@@ -484,11 +484,11 @@ def test_a_bad_mjcf_file_is_named(tmp_path, case):
 def test_what_an_mjcf_file_holds_beyond_linkdyn_is_named_once(tmp_path):
     path = tmp_path / "sensed.xml"
     path.write_text("<mujoco><worldbody><body name='b'><geom size='0.1'/><joint/></body>"
-                    "</worldbody><sensor/><actuator/></mujoco>")
+                    "</worldbody><sensor/><tendon/></mujoco>")
     with pytest.warns(linkdyn.ModelWarning) as caught:
         linkdyn.load_model(path)
     text = str(caught[0].message)
-    assert "<sensor> (1: file)" in text and "<actuator> (1: file)" in text
+    assert "<sensor> (1: file)" in text and "<tendon> (1: file)" in text
 
 
 DRAKE_BALL = """<drake:ball_constraint>

@@ -53,8 +53,9 @@ class Connection:
     second), at world points ``x_first``, ``x_second`` (the same point when assembled),
     about or along the world ``axis`` (``axis2``: a universal joint's second arm, fixed in
     the first part), with an optional viscous ``damping``, Coulomb ``friction`` (a torque
-    or force) and, for a revolute joint, a torsional spring of ``stiffness`` at rest
-    ``rest`` rad from the start."""
+    or force) and a spring of ``stiffness``: for a revolute joint torsional, at rest
+    ``rest`` rad from the start; for a prismatic one on its slide, at rest where the slide
+    is ``rest``."""
     name: str
     kind: str
     first: str
@@ -66,8 +67,8 @@ class Connection:
     axis2: np.ndarray | None = None
     damping: float = 0.0
     ref: float = 0.0            # the joint's position in the file's pose (MJCF's ref)
-    stiffness: float = 0.0      # a revolute joint's torsional spring (N m/rad)
-    rest: float = 0.0           # its rest angle from the start's (rad)
+    stiffness: float = 0.0      # a revolute joint's torsional spring (N m/rad), a slide's (N/m)
+    rest: float = 0.0           # its rest angle from the start's (rad) or slide (m)
     friction: float = 0.0       # Coulomb friction (N m or N; joint_friction)
 
 
@@ -144,6 +145,8 @@ def _add_connection(b, c: Connection, name, first, second) -> None:
     if c.stiffness > 0.0 and c.kind == "revolute":
         b.add_torsional_spring_damper(f"{name}/stiffness", name, c.stiffness,
                                       rest_angle=c.rest)
+    elif c.stiffness > 0.0 and c.kind == "prismatic":     # a spring on the slide
+        b.add_servo(f"{name}/stiffness", name, target=c.rest, kp=c.stiffness)
 
 
 def build(builder, root_node, parts: dict, owner: dict, connections: list, frames=(),

@@ -23,7 +23,9 @@ What becomes what:
   hinge normal to both (planar), two perpendicular slides alone (a planar slide: no
   turn), three slides and three hinges (free). ``damping`` of a
   body's single hinge or slide is a joint damper; ``stiffness`` of a single hinge a
-  torsional spring ``"<joint>/stiffness"`` at rest where its qpos is ``springref``;
+  torsional spring ``"<joint>/stiffness"`` at rest where its qpos is ``springref``, of a
+  single slide a spring on its slide (a servo ``"<joint>/stiffness"`` of that stiffness
+  and constant target ``springref``);
   ``frictionloss`` of a single hinge or slide a joint friction ``"<joint>/friction"`` of
   that Coulomb torque or force (:mod:`linkdyn.elements.joint_friction`; MuJoCo's own is a
   soft constraint of its solver, this one sticks exactly).
@@ -36,10 +38,15 @@ What becomes what:
   compiler's ``autolimits``) as a joint stop ``"<joint>/limits"`` when ``stops`` gives its
   contact law (:func:`load_mjcf`); MuJoCo's own limits are soft constraints of its solver,
   which these compliant stops do not copy.
+- ``<actuator>``: ``motor``, ``position``, ``velocity`` and affine ``general`` actuators
+  on a single hinge or slide as motors, servos and joint dampers, their controls from
+  ``controls`` (:mod:`linkdyn.exchange.mjcf_actuators`, which also lists the actuators
+  not read).
 - Not imported yet, and named once in a :class:`~linkdyn.ModelWarning`: ``armature``,
   ``frictionloss`` of ball or combined joints, ``range`` (limits) without ``stops`` or
-  of combined joints, a slide's or combined joints' ``stiffness``, actuators, tendons,
-  sensors, contacts, other ``<equality joint>`` and the rest.
+  of combined joints, combined joints' ``stiffness``, the actuators above, tendons,
+  sensors, contacts, fluid forces (``<option density viscosity wind>``), other
+  ``<equality joint>`` and the rest.
 
 The start is the file's reference pose (``qpos0``) at rest; ``initial={"joint": qpos or
 (qpos, qvel)}`` sets a body's only hinge or slide joint as MuJoCo's qpos does (its ``ref``
@@ -58,13 +65,14 @@ from .assemble import (Connection, Part, build as assemble_model, check_pose_opt
                        ratio_coupling, say_not_imported, stop_law)
 from .geometry import axis_rotation, z_to
 from .initial import initial_values, place_initial, settable
+from .mjcf_actuators import actuator_extras
 from .mjcf_inertia import geom_mass_properties
 from .xml import Node, parse_file
 
 __all__ = ["load_mjcf"]
 
 SKIPPED_JOINT = {"armature": "joint armature"}
-SKIPPED_TOP = ("actuator", "tendon", "sensor", "contact", "keyframe")
+SKIPPED_TOP = ("tendon", "sensor", "contact", "keyframe")
 
 
 def _quat_matrix(q) -> np.ndarray:
@@ -308,11 +316,11 @@ def _combined(reader, body: _Body) -> Connection | None:
             reader.skip("joint friction of ball joints", name)
         unit = reader.angle if kind == "hinge" else float
         c.ref = unit(float(reader.floats(first, a, "ref", 1, (0.0,))[0]))
-        if stiff and kind == "hinge":
+        if stiff and kind in ("hinge", "slide"):
             c.stiffness = float(reader.floats(first, a, "stiffness", 1)[0])
             c.rest = unit(float(reader.floats(first, a, "springref", 1, (0.0,))[0])) - c.ref
         elif stiff:
-            reader.skip("joint stiffness (hinges only)", name)
+            reader.skip("joint stiffness of ball joints", name)
         return c
     if stiff:
         reader.skip("joint stiffness of combined joints", name)
@@ -392,10 +400,13 @@ def _joint_equalities(reader, root: Node, connections, values) -> list:
     return out
 
 
-def load_mjcf(path: str, *, gravity=None, initial=None, floating_base=None, stops=None):
+def load_mjcf(path: str, *, gravity=None, initial=None, floating_base=None, stops=None,
+              controls=None):
     """The compiled spatial model of an MJCF file (see the module's notes); ``stops`` as for
     :func:`linkdyn.exchange.urdf.load_urdf`: a single hinge's or slide's limited range
-    becomes a joint stop ``"<joint>/limits"`` with that contact law."""
+    becomes a joint stop ``"<joint>/limits"`` with that contact law. ``controls``
+    ``{actuator: number or law}`` sets the actuators' controls (MuJoCo's ``ctrl``; default
+    0; :mod:`linkdyn.exchange.mjcf_actuators`)."""
     from ..describe.spatial import SpatialModelBuilder
 
     check_pose_options("an MJCF file gives its reference pose", gravity, floating_base)
@@ -442,13 +453,19 @@ def load_mjcf(path: str, *, gravity=None, initial=None, floating_base=None, stop
         if c.name in values:    # slide from there; a spring's rest then from the start
             q, qd = values[c.name]
             values[c.name] = (q - c.ref, qd)
-            c.rest -= q - c.ref
+            if c.kind == "revolute":    # (a slide counts from the file's pose: s = qpos - ref)
+                c.rest -= q - c.ref
     extras = _limits(reader, bodies, connections, values, law)
+    taken = set(bodies) | {c.name for c in connections}
+    extras += actuator_extras(reader, root, connections, values, controls, taken)
     extras += _joint_equalities(reader, root, connections, values)
     equalities = _equalities(reader, root, bodies)
     place_initial(parts, owner, connections, values, closures=equalities)
     connections += equalities
     option = root.find("option")
+    if option is not None and any(_nonzero(option.attrib.get(k, "0"))
+                                  for k in ("density", "viscosity", "wind")):
+        reader.skip("fluid forces (<option density, viscosity, wind>)", "option")
     g = gravity
     if g is None:
         g = (0.0, 0.0, -9.81) if option is None else tuple(

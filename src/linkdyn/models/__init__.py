@@ -98,7 +98,7 @@ def builtin_names() -> list[str]:
 
 
 def load_model(name_or_path, *, gravity=None, initial=None, floating_base=None,
-               stops=None) -> Model:
+               stops=None, controls=None) -> Model:
     """Load and compile a built-in model (by name, e.g. ``"jansen"``), an IFToMM problem
     (``"iftomm_a01"``, ``"iftomm_a03"``), a generated one (``"chain:20"``,
     ``"nfourbar:40"``, ``"truss:10"``) or a model file (path): linkdyn's own JSON, or a
@@ -110,7 +110,9 @@ def load_model(name_or_path, *, gravity=None, initial=None, floating_base=None,
     (gravity replaces the world's or ``<option>``'s; SDFormat's and MJCF's positions count
     from the file's pose, MJCF's as MuJoCo's qpos); ``floating_base`` (free the root link)
     to URDF files; ``stops`` (the contact law of the joints' limits as joint stops,
-    :func:`linkdyn.exchange.urdf.load_urdf`) to URDF, SDFormat and MJCF files.
+    :func:`linkdyn.exchange.urdf.load_urdf`) to URDF, SDFormat and MJCF files;
+    ``controls`` ({actuator: number or law}, MuJoCo's ``ctrl``) to MJCF files
+    (:mod:`linkdyn.exchange.mjcf_actuators`).
 
     Raises :class:`ModelFileError` for a name that is neither a built-in nor an existing
     file, and for a file that cannot be read or is invalid (a URDF file's errors name the
@@ -118,6 +120,9 @@ def load_model(name_or_path, *, gravity=None, initial=None, floating_base=None,
     positive whole number, and for URDF options given with another kind of model;
     ArgumentTypeError for what is neither a str nor an os.PathLike."""
     text = os.fspath(checked_path("load_model", name_or_path))
+    if controls is not None and not text.lower().endswith(".xml"):
+        raise ArgumentError(f"load_model: controls applies to MJCF files (their actuators), "
+                            f"not to {text!r}")
     if text.lower().endswith(".urdf"):
         from ..exchange import load_urdf
 
@@ -136,7 +141,7 @@ def load_model(name_or_path, *, gravity=None, initial=None, floating_base=None,
         from ..exchange import load_mjcf
 
         return load_mjcf(text, gravity=gravity, initial=initial, floating_base=floating_base,
-                         stops=stops)
+                         stops=stops, controls=controls)
     given = [k for k, v in (("gravity", gravity), ("initial", initial),
                             ("floating_base", floating_base)) if v is not None]
     if given:
