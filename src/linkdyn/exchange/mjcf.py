@@ -42,8 +42,10 @@ What becomes what:
   on a single hinge or slide as motors, servos and joint dampers, their controls from
   ``controls`` (:mod:`linkdyn.exchange.mjcf_actuators`, which also lists the actuators
   not read).
-- Not imported yet, and named once in a :class:`~linkdyn.ModelWarning`: ``armature``,
-  ``frictionloss`` of ball or combined joints, ``range`` (limits) without ``stops`` or
+- A single hinge's ``armature``: a rotor turned at the joint's rate, of exactly MuJoCo's
+  kinetic energy (:mod:`linkdyn.exchange.mjcf_actuators`).
+- Not imported yet, and named once in a :class:`~linkdyn.ModelWarning`: other joints'
+  ``armature``, ``frictionloss`` of ball or combined joints, ``range`` (limits) without ``stops`` or
   of combined joints, combined joints' ``stiffness``, the actuators above, tendons,
   sensors, contacts, fluid forces (``<option density viscosity wind>``), other
   ``<equality joint>`` and the rest.
@@ -65,13 +67,13 @@ from .assemble import (Connection, Part, build as assemble_model, check_pose_opt
                        ratio_coupling, say_not_imported, stop_law)
 from .geometry import axis_rotation, z_to
 from .initial import initial_values, place_initial, settable
-from .mjcf_actuators import actuator_extras
+from .mjcf_actuators import actuator_extras, armature_extras
 from .mjcf_inertia import geom_mass_properties
 from .xml import Node, parse_file
 
 __all__ = ["load_mjcf"]
 
-SKIPPED_JOINT = {"armature": "joint armature"}
+SKIPPED_JOINT: dict = {}
 SKIPPED_TOP = ("tendon", "sensor", "contact", "keyframe")
 
 
@@ -458,6 +460,7 @@ def load_mjcf(path: str, *, gravity=None, initial=None, floating_base=None, stop
     extras = _limits(reader, bodies, connections, values, law)
     taken = set(bodies) | {c.name for c in connections}
     extras += actuator_extras(reader, root, connections, values, controls, taken)
+    extras += armature_extras(reader, bodies, connections, values, taken)
     extras += _joint_equalities(reader, root, connections, values)
     equalities = _equalities(reader, root, bodies)
     place_initial(parts, owner, connections, values, closures=equalities)

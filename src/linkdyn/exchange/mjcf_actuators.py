@@ -1,5 +1,6 @@
 """MJCF actuators in: ``<motor>``, ``<position>``, ``<velocity>`` and ``<general>`` on a
-single hinge or slide, as linkdyn's motors, servos and joint dampers.
+single hinge or slide, as linkdyn's motors, servos and joint dampers; and the joints'
+``armature``, the reflected inertia of their rotors.
 
 MuJoCo's actuator with transmission ``joint`` (or ``jointinparent``) and gear ``g`` (the
 first of ``gear``'s six numbers) has the length ``l = g qpos`` and applies the joint force
@@ -33,6 +34,16 @@ actuators with activation dynamics (``dyntype`` other than ``none``, a position'
 the joint's inertia), a positive ``b1`` or ``b2`` (negative stiffness or damping), force limits
 (``forcerange``; MuJoCo clamps F, which these elements do not), and transmissions other
 than a single hinge's or slide's joint (tendons, sites, bodies, ball and free joints).
+
+Armature. MuJoCo adds a joint's ``armature`` a to its diagonal of the joint-space mass
+matrix: the kinetic energy ``a qpos'^2 / 2``, whatever the bodies do. A single hinge's is
+a rotor body ``"<joint>/rotor"`` pinned to the ground (``"<joint>/rotor_pin"``, at the
+joint's anchor and axis in the file's pose) and turned at the joint's own rate by a gear
+pair ``"<joint>/armature"`` of teeth (1, 1) (module 2 m: a pitch radius of 1 m, so that its
+tooth force is the rotor's torque in N m): the rotor's centre stays put, its spin is the
+joint's rate, and its inertia a (about every axis) gives exactly that energy, with a
+constant diagonal mass matrix. The rotor's mass, which only its pin holds, is a / (0.1
+m)^2. Armature of slides, ball and combined joints is named as not imported.
 """
 
 from __future__ import annotations
@@ -42,7 +53,7 @@ import math
 from ..elements import laws
 from ..errors import ArgumentError, ArgumentTypeError
 
-__all__ = ["actuator_extras"]
+__all__ = ["actuator_extras", "armature_extras"]
 
 #: MuJoCo's actuator elements and their (gain, bias b0, b1, b2) from the shortcut's gains.
 SHORTCUTS = ("motor", "position", "velocity", "general")
@@ -200,4 +211,48 @@ def actuator_extras(reader, root, connections, values, controls, taken) -> list:
         if b2 < 0.0:
             out.append(("add_joint_damper", f"{label}/damping", (joint,),
                         dict(damping=-b2 * g * g), node))
+    return out
+
+
+#: The rotor's radius of gyration (m), which sets its mass: its centre never moves, so the
+#: mass enters no motion, only the pin's reaction.
+ROTOR_GYRATION = 0.1
+
+
+def armature_extras(reader, bodies, connections, values, taken) -> list:
+    """The builder calls of the joints' armature (see the module notes): for each single
+    hinge with armature, its rotor body, the rotor's pin to the ground and its gear pair;
+    the others named as not imported."""
+    by_name = {c.name: c for c in connections}
+    out = []
+    for b in bodies.values():
+        for j, a in b.joints:
+            value = float(reader.floats(j, a, "armature", 1, (0.0,))[0]) \
+                if j.tag == "joint" else 0.0
+            if value < 0.0:
+                raise j.error(f"armature must be at least 0, got {value}", "armature")
+            if value == 0.0:
+                continue
+            name = j.attrib.get("name", b.name)
+            c = by_name.get(name)
+            if len(b.joints) != 1 or c is None or c.kind != "revolute":
+                reader.skip("joint armature (read for single hinges)", name)
+                continue
+            rotor, pin = f"{name}/rotor".replace(".", "_"), f"{name}_rotor".replace(".", "_")
+            if rotor in taken or pin in taken:
+                raise j.error(f"the armature's rotor body {rotor!r} is named like a body of "
+                              "the file", "armature")
+            taken.update((rotor, pin))
+            x, axis = tuple(float(v) for v in c.x_first), tuple(float(v) for v in c.axis)
+            rate = values[name][1] if name in values else 0.0
+            out += [
+                ("add_ground_point", pin, (), dict(position=x), j),
+                ("add_body", rotor, (), dict(
+                    mass=value / ROTOR_GYRATION**2, inertia=(value, value, value),
+                    points={"pin": (0.0, 0.0, 0.0)}, position=x,
+                    angular_velocity=tuple(rate * v for v in axis)), j),
+                ("add_revolute", f"{rotor}_pin", (), dict(first=f"{rotor}.pin",
+                                                         second=f"ground.{pin}", axis=axis), j),
+                ("add_gear_pair", f"{name}/armature", (name,),
+                 dict(second=f"{rotor}_pin", teeth=(1, 1), module=2.0, sense="same"), j)]
     return out
