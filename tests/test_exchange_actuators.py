@@ -20,7 +20,8 @@ ACTUATED = """<mujoco model="acts">
   <option gravity="0 0 -9.81"><flag contact="disable"/></option>
   <worldbody>
     <body name="arm" pos="0 0 1">
-      <joint name="shoulder" type="hinge" axis="0 1 0" ref="10" damping="0.05"/>
+      <joint name="shoulder" type="hinge" axis="0 1 0" ref="10" damping="0.05"
+             armature="0.02"/>
       <geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.04"/>
       <body name="fore" pos="0.5 0 0">
         <joint name="elbow" type="hinge" axis="0 1 0"/>
@@ -28,7 +29,8 @@ ACTUATED = """<mujoco model="acts">
       </body>
     </body>
     <body name="cart" pos="1 1 0">
-      <joint name="rail" type="slide" axis="1 0 0.5" ref="0.1" stiffness="40" springref="0.3"/>
+      <joint name="rail" type="slide" axis="1 0 0.5" ref="0.1" stiffness="40" springref="0.3"
+             armature="0.5"/>
       <geom type="box" size="0.1 0.1 0.1"/>
       <body name="pole" pos="0 0 0.1">
         <joint name="pivot" type="hinge" axis="0 1 0"/>
@@ -88,10 +90,11 @@ def farthest(mujoco, mm, data, model, result) -> tuple:
 
 
 def test_every_kind_of_actuator_moves_as_mujoco_computes_it(tmp_path):
-    """All four actuator kinds, a hinge's ref, a slide's spring and initial states: every
-    centre of mass after 1 s against MuJoCo's RK4 at 5e-5 s. Measured 1.5e-11 m (the
-    bound is the tolerance's); the same run with the clamped control unclamped (0.9
-    instead of 1) ends 1e-2 m off, so the comparison sees each actuator."""
+    """All four actuator kinds, a hinge's ref, a slide's spring, armature on a hinge and a
+    slide, and initial states: every centre of mass after 1 s against MuJoCo's RK4 at
+    5e-5 s. Measured 1.5e-11 m (the bound is the tolerance's); the same run with the
+    clamped control unclamped (0.9 instead of 1) ends 1e-2 m off, so the comparison sees
+    each actuator."""
     mujoco = pytest.importorskip("mujoco")
     path = tmp_path / "acts.xml"
     path.write_text(ACTUATED)
@@ -261,12 +264,27 @@ def test_armature_slows_a_pendulum_as_its_reflected_inertia(tmp_path):
     assert measured / without > 1.1      # the armature's share is visible
 
 
-def test_armature_of_a_slide_is_named_not_read(tmp_path):
+def test_armature_of_a_slide_adds_to_its_mass_alone(tmp_path):
+    """A block (8 kg) sliding down a slide tilted 30 degrees with armature a = 2 kg
+    accelerates at m g sin(30) / (m + a) from rest: the rotor adds inertia, not weight
+    (its own slide lies normal to gravity). Checked to 1e-9 m after 1 s."""
     path = tmp_path / "slide.xml"
     path.write_text("""<mujoco><worldbody><body name="b">
-      <joint name="x" type="slide" axis="1 0 0" armature="0.2"/>
+      <joint name="x" type="slide" axis="0.8660254037844387 0 -0.5" armature="2"/>
       <geom type="box" size="0.1 0.1 0.1"/></body></worldbody></mujoco>""")
-    with pytest.warns(linkdyn.ModelWarning, match=r"joint armature \(read for single hinges\) "
-                      r"\(1: x\)"):
+    model = linkdyn.load_model(path)
+    assert model.body_names == ("b", "x/rotor")
+    r = linkdyn.simulate(model, 1.0, rtol=1e-11, atol=1e-12, t_out=[0.0, 1.0])
+    moved = np.linalg.norm(r.body_position("b")[1] - r.body_position("b")[0])
+    assert abs(moved - 0.5 * 8.0 * 9.81 * 0.5 / 10.0) < 1e-9
+
+
+def test_armature_of_a_ball_joint_is_named_not_read(tmp_path):
+    path = tmp_path / "ball.xml"
+    path.write_text("""<mujoco><worldbody><body name="b" pos="0 0 1">
+      <joint name="x" type="ball" armature="0.2"/>
+      <geom type="sphere" pos="0 0 -0.5" size="0.1"/></body></worldbody></mujoco>""")
+    with pytest.warns(linkdyn.ModelWarning, match=r"joint armature \(read for single hinges "
+                      r"and slides\) \(1: x\)"):
         model = linkdyn.load_model(path)
     assert model.body_names == ("b",)

@@ -531,12 +531,22 @@ class _Rows:
                 _bilinear(d, self.direction(j.second[0], b1)))
 
     def gear(self, spec) -> AngleRow:
-        """A gear pair's angle row (linkdyn.elements.gears says what it is)."""
+        """A gear pair's or joint coupling's angle row (linkdyn.elements.gears says what it
+        is)."""
         self.entry = f"gear pair {spec.name!r}"
         scale, terms, shift = gears.mesh_terms(spec, self.joints)
         return AngleRow(f"{spec.name}.mesh", spec.name, scale,
-                        tuple((0, n, *self.joint_angle(joint)) for _, joint, n in terms),
-                        shift)
+                        tuple((0, n, *self.joint_angle(joint)) if kind == "joint"
+                              else (1, n, self.joint_slide(joint), {})
+                              for kind, joint, n in terms), shift)
+
+    def joint_slide(self, name) -> dict:
+        """A prismatic joint's slide as a quadratic form: the first point's displacement
+        from the second along the axis (fixed in the second body), as its slide driver
+        measures it."""
+        j = self.joints[name]
+        diff = _difference(self.point(j.first), self.point(j.second))
+        return _bilinear(diff, self.direction(j.second[0], j.axis_second))
 
     def driver(self, k, d):
         """Driver ``d``'s row (law k) and, for an angle driver, its orientation check."""

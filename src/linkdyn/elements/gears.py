@@ -1,6 +1,7 @@
 """Gears: spur gear pairs (external and internal) and racks with their pinions in planar
 models, and gear pairs between two revolute joints in spatial models (bevel, worm, crossed
-helical). This module is the family's one home: its records, the checks of their fields, their
+helical), with joint couplings of any ratio where a slide takes part (a spatial rack and
+pinion, a screw, a mimic of prismatic joints). This module is the family's one home: its records, the checks of their fields, their
 model-file form, what each pair's constraint row is (compiled by the coordinate family into
 the angle rows of :mod:`linkdyn.compile.angles`, ``csrc/ld_angles.c``) and the tooth forces
 read back from the row's multiplier.
@@ -32,6 +33,15 @@ Conventions
   sign set by ``sense`` ("opposite": ``z1 dtheta1 = -z2 dtheta2``). The geometry (cone
   angles, a worm's lead) is the bodies' and joints' own; the pair fixes the ratio, and the
   module only the scale of the tooth force.
+* A spatial **joint coupling** (``add_joint_coupling``) holds ``q1 = k q2 + c`` between a
+  prismatic joint's slide and another slide or a revolute joint's angle (a rack and pinion
+  of pitch radius r: k = r; a screw of lead p: k = p / (2 pi)), with ``c`` its value in the
+  initial guesses plus ``offset``. Its row is ``wrap(q1 - k q2 - c)`` where q1 is the
+  angle, ``k wrap(q1 / k - q2 - c / k)`` where q2 is, else ``q1 - k q2 - c``: the angle's
+  coefficient is 1, so the row needs no count of turns for any real k (two angles at a
+  ratio of whole numbers are a gear pair). Its multiplier ``lam`` is the coupling's
+  generalised force: ``-lam`` on the first joint (a force along its axis, or a torque) and
+  ``k lam`` on the second.
 * Its multiplier is the tangential tooth force ``F_t`` at the pitch point: the mesh puts the
   torque ``-r1 F_t`` on the first gear (about its centre, relative to the carrier) and
   ``-r2 F_t`` (external) or ``+r2 F_t`` (internal) on the second; a rack gets the force
@@ -65,7 +75,8 @@ from .contacts import MODELS, contact_mapping
 from .joints import PrismaticSpec
 from .records import MESH, _Record
 
-__all__ = ["GearPairSpec", "RackPinionSpec", "JointGearPairSpec", "GearBuilder",
+__all__ = ["GearPairSpec", "RackPinionSpec", "JointGearPairSpec", "JointCouplingSpec",
+           "GearBuilder",
            "SpatialGearBuilder", "FILE_TYPES", "SPATIAL_FILE_TYPES", "to_dict", "mesh_terms",
            "tooth_forces", "pitch_circles", "DISTANCE_TOLERANCE", "planar_records",
            "BACKLASH_SIDES"]
@@ -96,6 +107,22 @@ class GearPairSpec:
 
     def radii(self) -> tuple[float, float]:
         return (0.5 * self.module * self.teeth[0], 0.5 * self.module * self.teeth[1])
+
+
+@dataclass(frozen=True)
+class JointCouplingSpec:
+    """A spatial joint coupling ``q1 = ratio q2 + c`` (see the module notes): ``first`` and
+    ``second`` are joint names, at least one of them prismatic; ``first_angle`` and
+    ``second_angle`` say which is a revolute joint's angle; ``offset`` holds the first that
+    far ahead of where the initial guesses put it."""
+
+    name: str
+    first: str
+    second: str
+    ratio: float
+    offset: float = 0.0
+    first_angle: bool = False
+    second_angle: bool = False
 
 
 @dataclass(frozen=True)
@@ -286,7 +313,45 @@ class GearBuilder:
 
 
 class SpatialGearBuilder:
-    """The gear method of :class:`linkdyn.SpatialModelBuilder` (a mixin)."""
+    """The gear methods of :class:`linkdyn.SpatialModelBuilder` (a mixin)."""
+
+    def add_joint_coupling(self, name: str, first: str, second: str, *, ratio,
+                           offset=0.0) -> None:
+        """A coupling holding joint ``first``'s position at ``ratio`` times joint
+        ``second``'s (each a prismatic joint's slide in m, or a revolute joint's angle in
+        rad, as drivers measure them), at least one of them prismatic: a rack and pinion
+        (ratio = the pinion's pitch radius), a screw (lead / 2 pi), a mimic of slides.
+        ``offset`` (m or rad of the first) holds the first that far ahead of where the
+        initial guesses put it. Two revolute joints are a gear pair
+        (:meth:`add_gear_pair`). See :mod:`linkdyn.elements.gears`."""
+        name = self._new_name("joint coupling", name)
+        entry = f"joint coupling '{name}'"
+        with _element(name):
+            kinds = []
+            for joint in (first, second):
+                kind = getattr(self._joints.get(joint) if isinstance(joint, str) else None,
+                               "kind", None)
+                if kind not in ("revolute", "prismatic"):
+                    known = [j for j, v in self._joints.items()
+                             if getattr(v, "kind", None) in ("revolute", "prismatic")]
+                    raise ModelError(f"{entry}: {joint!r} is not a revolute or prismatic joint "
+                                     f"of this model (those joints: "
+                                     f"{', '.join(known) or 'none'})")
+                kinds.append(kind)
+            if first == second:
+                raise ModelError(f"{entry}: the coupling joins two different joints; both are "
+                                 f"{first!r}")
+            if kinds == ["revolute", "revolute"]:
+                raise ModelError(f"{entry}: {first!r} and {second!r} are both revolute: couple "
+                                 "two angles by a gear pair (add_gear_pair), whose teeth give "
+                                 "the ratio")
+            k = real(entry, "ratio", ratio)
+            if k == 0.0:
+                raise ModelError(f"{entry}: ratio must not be zero (that is a driver of the "
+                                 "first joint, not a coupling)")
+            offset = real(entry, "offset", offset)
+        self._gears[name] = JointCouplingSpec(name, first, second, k, offset,
+                                              kinds[0] == "revolute", kinds[1] == "revolute")
 
     def add_gear_pair(self, name: str, first: str, second: str, *, teeth, module,
                       sense="opposite", pressure_angle=math.radians(20.0),
@@ -338,11 +403,16 @@ FILE_TYPES = {
 SPATIAL_FILE_TYPES = {
     "gear_pair": ("add_gear_pair", {"first", "second", "teeth", "module"},
                   {"sense", "pressure_angle", "phase"}),
+    "joint_coupling": ("add_joint_coupling", {"first", "second", "ratio"}, {"offset"}),
 }
 
 
 def to_dict(spec) -> dict:
-    """The model-file form of a gear pair or rack."""
+    """The model-file form of a gear pair, rack or joint coupling."""
+    if isinstance(spec, JointCouplingSpec):
+        return {"type": "joint_coupling", "name": spec.name, "first": spec.first,
+                "second": spec.second, "ratio": spec.ratio,
+                **({"offset": spec.offset} if spec.offset else {})}
     if isinstance(spec, JointGearPairSpec):
         return {"type": "gear_pair", "name": spec.name, "first": spec.first,
                 "second": spec.second, "teeth": list(spec.teeth), "module": spec.module,
@@ -373,7 +443,17 @@ def mesh_terms(spec, joints) -> tuple:
     shift: what the row's sum is, beyond its value in the initial guesses, where it holds),
     each term ("turn", body, carrier, n) for n times the body's angle from the carrier's,
     ("slide", prismatic joint, n) for n times the joint's slide, or ("joint", revolute
-    joint, n) for n times a spatial joint's angle."""
+    joint, n) for n times a spatial joint's angle, ("spatial_slide", prismatic joint, n) for
+    n times a spatial joint's slide."""
+    if isinstance(spec, JointCouplingSpec):
+        kinds = ("joint" if spec.first_angle else "spatial_slide",
+                 "joint" if spec.second_angle else "spatial_slide")
+        if spec.second_angle:        # the angle's coefficient 1: k wrap(q1 / k - q2 - c / k)
+            k = spec.ratio
+            return k, ((kinds[0], spec.first, 1.0 / k), (kinds[1], spec.second, -1.0)), \
+                spec.offset / k
+        return 1.0, ((kinds[0], spec.first, 1.0), (kinds[1], spec.second, -spec.ratio)), \
+            spec.offset
     if isinstance(spec, JointGearPairSpec):
         z1, z2 = spec.teeth
         return 0.5 * spec.module, (("joint", spec.first, z1),
@@ -394,6 +474,8 @@ def tooth_forces(spec, lam) -> dict:
     ``torque2``; a rack: ``torque1`` on the pinion and ``rack_force`` along its joint's
     axis, positive where the slide grows)."""
     lam = np.asarray(lam, dtype=float)
+    if isinstance(spec, JointCouplingSpec):
+        return dict(first=-lam, second=spec.ratio * lam)
     out = dict(tangential=lam, radial=np.abs(lam) * math.tan(spec.pressure_angle),
                normal=np.abs(lam) / math.cos(spec.pressure_angle))
     if isinstance(spec, RackPinionSpec):

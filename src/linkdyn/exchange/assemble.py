@@ -21,7 +21,7 @@ from ..errors import ArgumentError, ArgumentTypeError, ModelWarning
 from .geometry import element_errors
 
 __all__ = ["Connection", "Part", "build", "check_pose_options", "say_not_imported",
-           "drake_ball", "ball_name", "stop_law", "ratio_coupling"]
+           "drake_ball", "ball_name", "stop_law", "ratio_coupling", "scalar_coupling"]
 
 #: Connection kinds and the builder's joints.
 KINDS = ("revolute", "prismatic", "cylindrical", "planar", "planar_slide", "rigid", "spherical",
@@ -212,6 +212,20 @@ def ratio_coupling(k: float, offset: float, q_a: float, q_b: float) -> dict | No
     return dict(teeth=(ratio.denominator, abs(ratio.numerator)),
                 module=2.0 / ratio.denominator, sense="same" if ratio > 0 else "opposite",
                 phase=-(q_a - k * q_b - offset))
+
+
+def scalar_coupling(kinds, k: float, offset: float, q_a: float, q_b: float):
+    """The builder call (method, its keyword arguments) that holds joint a's position at
+    ``k`` times joint b's plus ``offset``, from their start positions ``q_a``, ``q_b`` and
+    their ``kinds`` ("revolute" or "prismatic"): two revolute joints as a gear pair
+    (:func:`ratio_coupling`), a slide and another joint as a joint coupling; None where
+    there is none (k zero, two angles at no ratio of whole numbers, other kinds)."""
+    if any(kind not in ("revolute", "prismatic") for kind in kinds) or k == 0.0:
+        return None
+    if tuple(kinds) == ("revolute", "revolute"):
+        pair = ratio_coupling(k, offset, q_a, q_b)
+        return None if pair is None else ("add_gear_pair", pair)
+    return "add_joint_coupling", dict(ratio=k, offset=-(q_a - k * q_b - offset))
 
 
 #: The keys of the ``stops`` option.

@@ -32,8 +32,9 @@ What becomes what:
 - ``<equality>``: ``connect`` (a ball joint at ``anchor`` in ``body1``'s frame) and
   ``weld`` (a rigid joint at the start's relative pose) as exact constraints; ``joint``
   between two single hinges with a linear ``polycoef`` (c0 c1 0 0 0, c1 a ratio of whole
-  numbers) as a gear pair holding qpos1 = c0 + c1 qpos2 (named after the equality, or
-  ``"<joint1>/equality"``).
+  numbers) as a gear pair holding qpos1 = c0 + c1 qpos2, and where a single slide takes
+  part (any c1) as a joint coupling (``add_joint_coupling``) of the same law (named after
+  the equality, or ``"<joint1>/equality"``).
 - A single hinge's or slide's limited ``range`` (``limited="true"``, or a range with the
   compiler's ``autolimits``) as a joint stop ``"<joint>/limits"`` when ``stops`` gives its
   contact law (:func:`load_mjcf`); MuJoCo's own limits are soft constraints of its solver,
@@ -64,7 +65,7 @@ import math
 import numpy as np
 
 from .assemble import (Connection, Part, build as assemble_model, check_pose_options,
-                       ratio_coupling, say_not_imported, stop_law)
+                       say_not_imported, scalar_coupling, stop_law)
 from .geometry import axis_rotation, z_to
 from .initial import initial_values, place_initial, settable
 from .mjcf_actuators import actuator_extras, armature_extras
@@ -380,25 +381,28 @@ def _equalities(reader, root: Node, bodies: dict) -> list:
 
 
 def _joint_equalities(reader, root: Node, connections, values) -> list:
-    """``<equality joint>`` between two single hinges, linear (``polycoef`` c0 c1 0 0 0)
-    with c1 a ratio of whole numbers: a gear pair holding qpos1 = c0 + c1 qpos2
-    (:func:`linkdyn.exchange.assemble.ratio_coupling`); others are named as not imported."""
+    """``<equality joint>`` between two single hinges or slides, linear (``polycoef`` c0
+    c1 0 0 0): qpos1 = c0 + c1 qpos2, a gear pair between two hinges with c1 a ratio of
+    whole numbers, else a joint coupling where a slide takes part
+    (:func:`linkdyn.exchange.assemble.scalar_coupling`); others are named as not
+    imported."""
     eq = root.find("equality")
-    hinges = {c.name: c for c in connections if c.kind == "revolute"}
+    scalar = {c.name: c for c in connections if c.kind in ("revolute", "prismatic")}
     out = []
     for node in ([] if eq is None else eq.findall("joint")):
         a = reader.attrs(node, "main")
         name = a.get("name") or f"{a.get('joint1')}/equality"
         c = reader.floats(node, a, "polycoef", 5, (0.0, 1.0, 0.0, 0.0, 0.0))
         j1, j2 = a.get("joint1"), a.get("joint2")
-        pair = None
-        if j1 in hinges and j2 in hinges and j1 != j2 and not np.any(c[2:]):
-            start = [hinges[j].ref + values.get(j, (0.0, 0.0))[0] for j in (j1, j2)]
-            pair = ratio_coupling(float(c[1]), float(c[0]), *start)
-        if pair is None:
+        call = None
+        if j1 in scalar and j2 in scalar and j1 != j2 and not np.any(c[2:]):
+            start = [scalar[j].ref + values.get(j, (0.0, 0.0))[0] for j in (j1, j2)]
+            call = scalar_coupling([scalar[j].kind for j in (j1, j2)], float(c[1]),
+                                   float(c[0]), *start)
+        if call is None:
             reader.skip("<equality joint>", a.get("name", f"line {node.line}"))
             continue
-        out.append(("add_gear_pair", name, (j1, j2), pair, node))
+        out.append((call[0], name, (j1, j2), call[1], node))
     return out
 
 
@@ -457,14 +461,6 @@ def load_mjcf(path: str, *, gravity=None, initial=None, floating_base=None, stop
             values[c.name] = (q - c.ref, qd)
             if c.kind == "revolute":    # (a slide counts from the file's pose: s = qpos - ref)
                 c.rest -= q - c.ref
-    extras = _limits(reader, bodies, connections, values, law)
-    taken = set(bodies) | {c.name for c in connections}
-    extras += actuator_extras(reader, root, connections, values, controls, taken)
-    extras += armature_extras(reader, bodies, connections, values, taken)
-    extras += _joint_equalities(reader, root, connections, values)
-    equalities = _equalities(reader, root, bodies)
-    place_initial(parts, owner, connections, values, closures=equalities)
-    connections += equalities
     option = root.find("option")
     if option is not None and any(_nonzero(option.attrib.get(k, "0"))
                                   for k in ("density", "viscosity", "wind")):
@@ -473,6 +469,14 @@ def load_mjcf(path: str, *, gravity=None, initial=None, floating_base=None, stop
     if g is None:
         g = (0.0, 0.0, -9.81) if option is None else tuple(
             option.floats("gravity", 3, (0.0, 0.0, -9.81)))
+    extras = _limits(reader, bodies, connections, values, law)
+    taken = set(bodies) | {c.name for c in connections}
+    extras += actuator_extras(reader, root, connections, values, controls, taken)
+    extras += armature_extras(reader, bodies, connections, values, taken, g)
+    extras += _joint_equalities(reader, root, connections, values)
+    equalities = _equalities(reader, root, bodies)
+    place_initial(parts, owner, connections, values, closures=equalities)
+    connections += equalities
     builder = SpatialModelBuilder(root.attrib.get("model") or "mjcf", gravity=g)
     frames = [n for n, o in owner.items() if n != "world" and o not in (n, "ground")]
     model = assemble_model(builder, root, parts, owner, connections, frames, extras)

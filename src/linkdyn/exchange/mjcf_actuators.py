@@ -43,12 +43,17 @@ pair ``"<joint>/armature"`` of teeth (1, 1) (module 2 m: a pitch radius of 1 m, 
 tooth force is the rotor's torque in N m): the rotor's centre stays put, its spin is the
 joint's rate, and its inertia a (about every axis) gives exactly that energy, with a
 constant diagonal mass matrix. The rotor's mass, which only its pin holds, is a / (0.1
-m)^2. Armature of slides, ball and combined joints is named as not imported.
+m)^2. A single slide's is a rotor of mass a on a ground slide ``"<joint>/rotor_slide"``
+normal to gravity (which then does no work on it), moved at the joint's rate by a joint
+coupling ``"<joint>/armature"`` of ratio 1 (its multiplier the rotor's force). Armature of
+ball and combined joints is named as not imported.
 """
 
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 from ..elements import laws
 from ..errors import ArgumentError, ArgumentTypeError
@@ -219,10 +224,10 @@ def actuator_extras(reader, root, connections, values, controls, taken) -> list:
 ROTOR_GYRATION = 0.1
 
 
-def armature_extras(reader, bodies, connections, values, taken) -> list:
+def armature_extras(reader, bodies, connections, values, taken, gravity) -> list:
     """The builder calls of the joints' armature (see the module notes): for each single
-    hinge with armature, its rotor body, the rotor's pin to the ground and its gear pair;
-    the others named as not imported."""
+    hinge or slide with armature, its rotor body, the rotor's joint to the ground and its
+    coupling to the joint; the others named as not imported."""
     by_name = {c.name: c for c in connections}
     out = []
     for b in bodies.values():
@@ -235,24 +240,46 @@ def armature_extras(reader, bodies, connections, values, taken) -> list:
                 continue
             name = j.attrib.get("name", b.name)
             c = by_name.get(name)
-            if len(b.joints) != 1 or c is None or c.kind != "revolute":
-                reader.skip("joint armature (read for single hinges)", name)
+            if len(b.joints) != 1 or c is None or c.kind not in ("revolute", "prismatic"):
+                reader.skip("joint armature (read for single hinges and slides)", name)
                 continue
-            rotor, pin = f"{name}/rotor".replace(".", "_"), f"{name}_rotor".replace(".", "_")
-            if rotor in taken or pin in taken:
+            rotor, point = f"{name}/rotor".replace(".", "_"), f"{name}_rotor".replace(".", "_")
+            if rotor in taken or point in taken:
                 raise j.error(f"the armature's rotor body {rotor!r} is named like a body of "
                               "the file", "armature")
-            taken.update((rotor, pin))
-            x, axis = tuple(float(v) for v in c.x_first), tuple(float(v) for v in c.axis)
+            taken.update((rotor, point))
+            x = tuple(float(v) for v in c.x_first)
             rate = values[name][1] if name in values else 0.0
+            if c.kind == "revolute":
+                axis = tuple(float(v) for v in c.axis)
+                mass, inertia = value / ROTOR_GYRATION**2, (value, value, value)
+                motion = dict(angular_velocity=tuple(rate * v for v in axis))
+                joint, coupling = ("add_revolute", f"{rotor}_pin"), (
+                    "add_gear_pair", dict(teeth=(1, 1), module=2.0, sense="same"))
+            else:
+                axis = _level(gravity)
+                mass, inertia = value, (value * ROTOR_GYRATION**2,) * 3
+                motion = dict(velocity=tuple(rate * v for v in axis))
+                joint, coupling = ("add_prismatic", f"{rotor}_slide"), (
+                    "add_joint_coupling", dict(ratio=1.0))
             out += [
-                ("add_ground_point", pin, (), dict(position=x), j),
-                ("add_body", rotor, (), dict(
-                    mass=value / ROTOR_GYRATION**2, inertia=(value, value, value),
-                    points={"pin": (0.0, 0.0, 0.0)}, position=x,
-                    angular_velocity=tuple(rate * v for v in axis)), j),
-                ("add_revolute", f"{rotor}_pin", (), dict(first=f"{rotor}.pin",
-                                                         second=f"ground.{pin}", axis=axis), j),
-                ("add_gear_pair", f"{name}/armature", (name,),
-                 dict(second=f"{rotor}_pin", teeth=(1, 1), module=2.0, sense="same"), j)]
+                ("add_ground_point", point, (), dict(position=x), j),
+                ("add_body", rotor, (), dict(mass=mass, inertia=inertia,
+                                             points={"pin": (0.0, 0.0, 0.0)}, position=x,
+                                             **motion), j),
+                (joint[0], joint[1], (), dict(first=f"{rotor}.pin", second=f"ground.{point}",
+                                              axis=axis), j),
+                (coupling[0], f"{name}/armature", (name,),
+                 dict(second=joint[1], **coupling[1]), j)]
     return out
+
+
+def _level(gravity) -> tuple:
+    """A unit direction normal to gravity (a slide's rotor moves along it: gravity does
+    no work on it)."""
+    g = np.asarray(gravity, dtype=float)
+    if not np.any(g):
+        return (1.0, 0.0, 0.0)
+    e = np.eye(3)[int(np.argmin(np.abs(g)))]
+    d = np.cross(g, e)
+    return tuple(float(v) for v in d / np.linalg.norm(d))

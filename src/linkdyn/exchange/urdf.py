@@ -29,12 +29,14 @@ exact constraints. What becomes what:
   multiplier that is a ratio of whole numbers ``p / q`` (``q`` up to 1,000): a gear pair
   ``"<joint>/mimic"`` between the two (:mod:`linkdyn.elements.gears`), teeth ``(q, |p|)``, its
   row in radians of the mimicking joint and its multiplier that joint's torque; the
-  offset holds where the start (the file's pose, or ``initial``) does not.
+  offset holds where the start (the file's pose, or ``initial``) does not. Where a
+  prismatic joint takes part, any multiplier: a joint coupling ``"<joint>/mimic"``
+  (``add_joint_coupling``), its multiplier the mimicking joint's force or torque.
 - Joint limits (``<limit lower upper>`` of revolute and prismatic joints) as joint stops
   when ``stops`` gives their contact law (see :func:`load_urdf`).
 - Not imported yet, and named once in a :class:`~linkdyn.ModelWarning`: joint limits
-  without ``stops``, other ``<mimic>`` couplings (of prismatic joints, or with another
-  multiplier), visual and collision geometry, transmissions and other extensions.
+  without ``stops``, other ``<mimic>`` couplings (of two revolute joints at another
+  multiplier, or of other joints), visual and collision geometry, transmissions and other extensions.
 
 URDF carries no gravity: ``gravity`` sets it (default ``(0, 0, -9.81)``, linkdyn's own).
 ``initial={"joint": angle}`` or ``{"joint": (angle, rate)}`` sets the tree's one-degree
@@ -54,7 +56,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ArgumentTypeError
-from .assemble import ratio_coupling, say_not_imported, stop_law
+from .assemble import say_not_imported, scalar_coupling, stop_law
 from .geometry import axis_rotation, rpy_matrix
 from .initial import initial_values
 from .urdf_build import build
@@ -238,19 +240,21 @@ class _Importer:
         self.balls = self.node.findall("drake:ball_constraint")
 
     def couplings(self, start: dict) -> list:
-        """The ``<mimic>`` couplings as gear pairs: (name, joint, mimicked joint, the pair's
-        arguments, node); others are named as not imported."""
+        """The ``<mimic>`` couplings as gear pairs (two revolute joints) or joint couplings (a
+        prismatic joint in them): (builder method, name, joints, its arguments, node);
+        others are named as not imported."""
         out = []
         for name, node in self.mimics:
             other = node.reference("joint", self.joints, "joint")
             k, offset = node.number("multiplier", 1.0), node.number("offset", 0.0)
             q_a, q_b = (start.get(n, (0.0, 0.0))[0] for n in (name, other))
-            pair = ratio_coupling(k, offset, q_a, q_b)
-            kinds = {self.joints[n].kind for n in (name, other)}
-            if not kinds <= {"revolute", "continuous"} or pair is None or other == name:
+            kinds = [{"continuous": "revolute"}.get(self.joints[n].kind, self.joints[n].kind)
+                     for n in (name, other)]
+            call = None if other == name else scalar_coupling(kinds, k, offset, q_a, q_b)
+            if call is None:
                 self.skip("<mimic> couplings", name)
                 continue
-            out.append(("add_gear_pair", f"{name}/mimic", (name, other), pair, node))
+            out.append((call[0], f"{name}/mimic", (name, other), call[1], node))
         return out
 
     def limits(self, start: dict, law) -> list:

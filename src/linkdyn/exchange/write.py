@@ -191,19 +191,23 @@ def _joint_dynamics(desc, tree_joints, springs: bool) -> tuple:
 
 
 def _couplings(desc, parent) -> list:
-    """(pair, joint1, joint2, c0, c1) of each gear pair between two tree hinges: qpos1 = c0
-    + c1 qpos2, a joint's qpos its child's turn (linkdyn's angle turns its first body)."""
+    """(pair, joint1, joint2, c0, c1) of each gear pair between two tree hinges and each
+    joint coupling between tree hinges and slides: qpos1 = c0 + c1 qpos2, a joint's qpos
+    its child's turn or slide (linkdyn's angle turns its first body, its slide moves it)."""
     child_of = {j.name: child for child, (_, j) in parent.items() if j is not None}
     joints = {j.name: j for j in desc.joints}
     out = []
     for g in desc.gears:
         j1, j2 = joints.get(g.first), joints.get(g.second)
-        if any(j is None or _kind(j) != "revolute" or j.name not in child_of
+        if any(j is None or _kind(j) not in ("revolute", "prismatic") or j.name not in child_of
                for j in (j1, j2)):
             continue
         s1, s2 = (1.0 if child_of[j.name] == j.first[0] else -1.0 for j in (j1, j2))
-        ratio = g.sense * g.teeth[1] / g.teeth[0]      # theta1 = ratio theta2 + phase
-        out.append((g.name, g.first, g.second, s1 * g.phase, s1 * s2 * ratio))
+        if hasattr(g, "teeth"):
+            ratio, phase = g.sense * g.teeth[1] / g.teeth[0], g.phase   # q1 = ratio q2 + phase
+        else:
+            ratio, phase = g.ratio, g.offset
+        out.append((g.name, g.first, g.second, s1 * phase, s1 * s2 * ratio))
     return out
 
 

@@ -479,7 +479,22 @@ class SimulationResult(TrajectoryAccessors):
         the first gear receives the torque ``-r1`` times it), radial and normal (from the
         pressure angle); see :mod:`linkdyn.elements.gears`."""
         f = self._mesh(pair)
+        if "tangential" not in f:
+            raise UnknownNameError(f"{pair!r} is a joint coupling, not a gear pair: see "
+                                   "coupling_force")
         return np.column_stack([f["tangential"], f["radial"], f["normal"]])
+
+    @recordable
+    def coupling_force(self, coupling: str) -> np.ndarray:
+        """The generalised forces (n, 2) joint coupling ``coupling`` applies to its first and
+        second joints (N along a prismatic joint's axis, N m about a revolute one's, each on
+        the joint's first body, in the sense its position grows): ``-lam`` and ``k lam`` of
+        its multiplier; see :mod:`linkdyn.elements.gears`."""
+        f = self._mesh(coupling)
+        if "first" not in f:
+            raise UnknownNameError(f"{coupling!r} is a gear pair, not a joint coupling: see "
+                                   "gear_force")
+        return np.column_stack([f["first"], f["second"]])
 
     @recordable
     def gear_torques(self, pair: str) -> np.ndarray:
@@ -487,6 +502,9 @@ class SimulationResult(TrajectoryAccessors):
         centres (relative to the carrier); for a rack, the pinion's torque and the force (N)
         on the rack along its joint's axis."""
         f = self._mesh(pair)
+        if "torque1" not in f:
+            raise UnknownNameError(f"{pair!r} is a joint coupling, not a gear pair: see "
+                                   "coupling_force")
         return np.column_stack([f["torque1"], f.get("torque2", f.get("rack_force"))])
 
     @recordable
