@@ -183,6 +183,17 @@ BAD_CONTROLS = {
 }
 
 
+def test_an_actuator_of_an_unknown_class_is_named(tmp_path):
+    path = tmp_path / "classless.xml"
+    path.write_text("""<mujoco><worldbody><body name="b">
+      <joint name="x" type="slide" axis="1 0 0"/><geom type="box" size="0.1 0.1 0.1"/>
+      </body></worldbody>
+      <actuator>
+      <motor name="m" joint="x" class="nowhere"/></actuator></mujoco>""")
+    with pytest.raises(linkdyn.ModelFileError, match=r"line 5, <motor.*'class'"):
+        linkdyn.load_model(path)
+
+
 @pytest.mark.parametrize("case", sorted(BAD_CONTROLS))
 def test_bad_controls_are_named(tmp_path, case):
     path = tmp_path / "acts.xml"

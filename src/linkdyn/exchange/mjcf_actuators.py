@@ -177,8 +177,8 @@ def actuator_extras(reader, root, connections, values, controls, taken) -> list:
                             f"(actuators: {', '.join(names) or 'none'})")
     out = []
     for node, name in zip(elements, names):
-        a = dict(reader.defaults[node.attrib.get("class", "main")].get("general", {}))
-        a.update(reader.attrs(node, "main"))
+        own = reader.attrs(node, "main")         # (checks the class): over <general>'s
+        a = {**reader.defaults[node.attrib.get("class", "main")].get("general", {}), **own}
         joint = a.get("joint") or a.get("jointinparent")
         c = by_name.get(joint)
         if any(k in a for k in OTHER_TRANSMISSIONS) or c is None or \
