@@ -60,15 +60,15 @@ from ..errors import ArgumentError, ArgumentTypeError
 
 __all__ = ["actuator_extras", "armature_extras"]
 
-#: MuJoCo's actuator elements and their (gain, bias b0, b1, b2) from the shortcut's gains.
+#: MuJoCo's actuator elements this reader takes (see _coefficients for their laws).
 SHORTCUTS = ("motor", "position", "velocity", "general")
 #: Transmissions this reader does not take.
 OTHER_TRANSMISSIONS = ("tendon", "site", "body", "cranksite")
 
 
 def _coefficients(reader, node, a: dict) -> tuple | None:
-    """(a, b0, b1, b2) of an actuator element, or None (with the reason recorded) where it
-    is not an affine law of its control."""
+    """(a, b0, b1, b2) of an actuator element, or None where it is not an affine law of its
+    control (the caller names it as not read)."""
     tag = node.tag
     if tag == "motor":
         return 1.0, 0.0, 0.0, 0.0
@@ -83,17 +83,17 @@ def _coefficients(reader, node, a: dict) -> tuple | None:
         return kv, 0.0, 0.0, -kv
     if a.get("gaintype", "fixed") != "fixed":
         return None
-    gain = node_floats(reader, node, a, "gainprm") if "gainprm" in a else [1.0]
-    bias = node_floats(reader, node, a, "biasprm") if "biasprm" in a else [0.0]
-    bias = (list(bias) + [0.0, 0.0, 0.0])[:3]
-    if a.get("biastype", "none") == "none":
-        bias = [0.0, 0.0, 0.0]
-    elif a.get("biastype") != "affine":
+    biastype = a.get("biastype", "none")
+    if biastype not in ("none", "affine"):
         return None
+    gain = _all_floats(reader, node, a, "gainprm") if "gainprm" in a else [1.0]
+    bias = _all_floats(reader, node, a, "biasprm") \
+        if biastype == "affine" and "biasprm" in a else []
+    bias = (list(bias) + [0.0, 0.0, 0.0])[:3]
     return float(gain[0]), *(float(x) for x in bias)
 
 
-def node_floats(reader, node, a: dict, key: str) -> list:
+def _all_floats(reader, node, a: dict, key: str) -> list:
     """All the numbers of a list attribute (MuJoCo pads gainprm and biasprm with zeros)."""
     count = len(a[key].split())
     return list(reader.floats(node, a, key, count)) if count else [0.0]
@@ -123,8 +123,12 @@ def _affine(law, scale: float, offset: float):
     if law.kind == "tabulated":
         return laws.tabulated(p[0], [scale * v + offset for v in p[1]], p[2])
     fn = p[0]
-    return laws.function(lambda t: (lambda f: (scale * f[0] + offset, scale * f[1],
-                                               scale * f[2]))(fn(t)))
+
+    def scaled(t):
+        f, f1, f2 = fn(t)
+        return scale * f + offset, scale * f1, scale * f2
+
+    return laws.function(scaled)
 
 
 def _control(name: str, value, limited: bool, lo: float, hi: float):
