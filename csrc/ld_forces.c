@@ -355,7 +355,7 @@ static void force_law(const ld_forces *F, const ld_forces_run *run, int r, recor
         double K = p[0], n = p[1], delta = sense * (p[3] - e->s), rate = -sense * e->sd;
         double c, base, damp;
         e->f = e->fs = e->fsd = e->f_el = e->V = e->dVdt = 0.0;
-        if (!(delta > 0.0) || (run->gate && run->gate[r] == 0.0)) return;
+        if (!(delta > 0.0) || (run->gate && run->gate[r] != 1.0)) return;
         if (law == LD_FORCE_HERTZ) {
             c = p[2];
         } else {

@@ -51,7 +51,8 @@
  *   LD_FORCE_LANKARANI   f = K delta^n (1 + 3 (1 - e^2) delta' / (4 v0))
  *                        (Lankarani-Nikravesh; v0 the impact speed, per run: impact[r])
  * for delta > 0, clamped at zero (a contact pushes, never pulls); zero when apart or while
- * the run's gate[r] is 0 (the caller switches it only where delta <= 0). The force along s
+ * the run's gate[r] is not 1: 0 switched off (a swinging foot), 2 open (until its onset is
+ * located; the caller switches either only where delta <= 0). The force along s
  * is sense f. The stored energy is K delta^(n+1) / (n + 1); the rest is damping. A
  * distance record with sense -1 (a clearance: the journal's centre within gap of the
  * bearing's) is defined where its two points coincide: s = 0 with a zero gradient, since it
@@ -173,8 +174,8 @@ typedef struct ld_forces_run {
     const double *impact;       /* [nrec] impact speeds of Lankarani-Nikravesh contacts
                                    (NULL or <= 0: no damping yet) */
     const double *slip;         /* [nrec] sliding direction of friction records (NULL: 0) */
-    const double *gate;         /* [nrec] 0 switches a contact record off (a swinging foot),
-                                   else 1 (NULL: all on) */
+    const double *gate;         /* [nrec] 1 on; 0 switches a contact record off (a swinging
+                                   foot), 2 holds it open (NULL: all on) */
 } ld_forces_run;
 
 /* out[nq] += Q of all elements. Returns LD_OK, or LD_ERR_DOMAIN when a distance record's two

@@ -32,9 +32,10 @@
  * weighted max-norm (as the BDF does), velocities in their own right: an index-1 method has
  * no order reduction in v, so a contact's onset keeps its velocity error proportional to the
  * tolerance. The two estimators are combined as the DOP853 code does (the order-5 estimate,
- * damped where the order-3 estimate is much larger). The step grows by at most 6 and shrinks
- * by at most 1/3 per step, never grows right after a rejection. The local tolerances are a
- * third of the requested ones. That costs 3^(1/8), some 15%, more steps at a given
+ * damped where the order-3 estimate is much larger). The step size is chosen by a PI
+ * controller that aims at a hundredth of the test's limit (ld_control.c); it grows by at
+ * most 6 and shrinks by at most 1/3 per step, never right after a rejection. The local
+ * tolerances are a third of the requested ones. That costs 3^(1/8), some 15%, more steps at a given
  * tolerance but nothing at a given accuracy (benchmarks/test_bench_methods.py), and it keeps
  * the global error of IFToMM A02, which grows by some 900 m per relative error of its
  * energy, within 584 rtol instead of 1,789 (N = 2 and 40, rtol 1e-4 to 1e-12;
@@ -92,6 +93,7 @@
  */
 #include "ld_rk.h"
 
+#include "ld_control.h"
 #include "ld_linear.h"
 #include "ld_schur.h"
 
@@ -102,14 +104,10 @@
 
 #define N_STAGES 12
 #define N_EXTENDED 16
-#define SAFETY 0.9
-#define MIN_SHRINK (1.0 / 3.0)  /* smallest step factor after a rejection */
-#define MAX_GROWTH 6.0          /* largest step factor */
-#define PI_BETA 0.04            /* weight of the last error in the step control */
 #define STIFF_LIMIT 6.1         /* h |lambda| beyond the method's stability */
 #define STIFF_STEPS 15          /* steps beyond it that call the problem stiff */
 #define QUIET_STEPS 6           /* steps within it that reset the count */
-#define TRIAL_LIMIT 1.0         /* h |lambda| that makes the BDF worth a trial soon */
+#define TRIAL_LIMIT 0.67        /* h |lambda| that makes the BDF worth a trial soon */
 #define NEAR_SINGULAR 1e-3      /* below this pivot ratio of S, stage velocities projected */
 #define CLEAR_SINGULAR 1e-2     /* above it at a step's start, they are no longer */
 #define REFERENCE_PIVOT 5e-2    /* below this best pivot ratio, both limits scale with it */
@@ -159,10 +157,9 @@ struct ld_rk {
     double t0, hs;              /* the last step: start and length */
     int dense_ready;            /* rcont holds the last step's interpolant */
     int advance_pending;        /* K[12], y1 become K[0], y0 before the next step */
-    int rejected_last;          /* the last attempt was rejected (no growth next) */
     int stiff_count, quiet_count;
     int near_count, calm_count; /* steps beyond TRIAL_LIMIT, and within it since */
-    double err_old;             /* the last accepted step's error (PI step control) */
+    ld_control ctl;             /* the step-size controller (ld_control.c) */
     double *anoise;             /* [nq] round-off of the accelerations at the step start */
     double *vstage;             /* [nq] a stage's projected velocities */
     int project_stages;         /* this step's stages take their velocities projected
@@ -460,10 +457,9 @@ int ld__rk_start(ld_bdf *w)
     r->dense_ready = 0;
     r->advance_pending = 0;
     r->hs = 0.0;
-    r->rejected_last = 0;
     r->stiff_count = r->quiet_count = 0;
     r->near_count = r->calm_count = 0;
-    r->err_old = 1e-4;
+    ld__control_reset(&r->ctl);
     if (w->opt.h_init > 0) {
         h = w->opt.h_init;
     } else {
@@ -581,8 +577,12 @@ static int stiffness(ld_bdf *w, double h)
 }
 
 /* Whether the steps have been near the method's stability limit (h |lambda| beyond
- * TRIAL_LIMIT, a sixth of it, on STIFF_STEPS steps with no QUIET_STEPS calm ones between):
- * method auto then tries the BDF without waiting (ld_run.c, "Cost trials"). */
+ * TRIAL_LIMIT, a ninth of it, on STIFF_STEPS steps with no QUIET_STEPS calm ones between):
+ * method auto then tries the BDF without waiting (ld_run.c, "Cost trials"). The limit was
+ * a sixth while the step control aimed at errors near a quarter of the limit; aiming at a
+ * hundredth (ld_control.c) shortens the steps by (0.04)^(1/8) = 0.67, and the limit with
+ * them, so that the same problems ask for a trial (IFToMM A05's governor: h |lambda| 0.85 to
+ * 0.92 at rtol 1e-8, Jansen's linkage below 0.33). */
 int ld__rk_near_stiff(const ld_bdf *w)
 {
     return w->rk->near_count >= STIFF_STEPS;
@@ -640,7 +640,7 @@ int ld__rk_step(ld_bdf *w, double t_end, int *accepted)
         if (st == LD_BDF_NONFINITE || st == LD_BDF_SINGULAR) {
             /* Outside the model's domain or at a singular configuration: a shorter step. */
             w->stats.rejected_error++;
-            r->rejected_last = 1;
+            ld__control_failed(&r->ctl);
             if (h * 0.25 < h_min) return st;
             w->h = h * 0.25;
             return LD_BDF_SUCCESS;
@@ -654,8 +654,7 @@ int ld__rk_step(ld_bdf *w, double t_end, int *accepted)
     err = step_error(w, h);
     if (!(err <= 1.0)) {
         w->stats.rejected_error++;
-        r->rejected_last = 1;
-        fac = isfinite(err) ? fmax(MIN_SHRINK, SAFETY * pow(err, -1.0 / 8.0)) : MIN_SHRINK;
+        fac = ld__control_rejected(&r->ctl, err);
         if (h * fac < h_min) return LD_BDF_STEP_TOO_SMALL;
         w->h = h * fac;
         return LD_BDF_SUCCESS;
@@ -664,17 +663,12 @@ int ld__rk_step(ld_bdf *w, double t_end, int *accepted)
     if (st != LD_BDF_SUCCESS) {
         if (st == LD_BDF_CALLBACK || h * 0.25 < h_min) return st;
         w->stats.rejected_error++;
-        r->rejected_last = 1;
+        ld__control_failed(&r->ctl);
         w->h = h * 0.25;
         return LD_BDF_SUCCESS;
     }
     /* Accept. */
-    /* PI control as in DOP853: the last accepted error damps the growth. */
-    fac = SAFETY * pow(fmax(err, 1e-10), -(1.0 / 8.0 - 0.2 * PI_BETA)) * pow(r->err_old, PI_BETA);
-    fac = fmin(MAX_GROWTH, fmax(MIN_SHRINK, fac));
-    r->err_old = fmax(err, 1e-4);
-    if (r->rejected_last && fac > 1.0) fac = 1.0;
-    r->rejected_last = 0;
+    fac = ld__control_accepted(&r->ctl, err);
     r->t0 = t;
     r->hs = h;
     r->dense_ready = 0;

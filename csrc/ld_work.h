@@ -1,7 +1,7 @@
 /*
  * ld_work.h -- the integrator's workspace (private to the C core).
  *
- * The core is six modules in layers, highest first; each includes only the headers of the layers below
+ * The core is seven modules in layers, highest first; each includes only the headers of the layers below
  * it and calls only into them (tests/test_layout.py checks both):
  *
  *   ld_run.c     the run driver: create, start and restart, the method in force (method
@@ -16,6 +16,8 @@
  *                Phi_q M^-1 Phi_q^T and its LDL^T factorisation, planned once (ld_schur.h)
  *   ld_linear.c  the KKT and iteration matrices, their KLU factorisations, and the
  *                Jacobian helpers the methods share (ld_linear.h)
+ *   ld_control.c the explicit method's step-size controller (ld_control.h), beside
+ *                ld_linear.c in the lowest layer: it calls nothing
  *
  * This header holds what they all read: the workspace struct and a few constants.
  */

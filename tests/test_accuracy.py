@@ -149,10 +149,12 @@ def test_without_the_transform_the_error_falls_slower_than_the_tolerance():
 
 @pytest.mark.parametrize("problem", ["A01", "A02"])
 def test_estimated_error_matches_the_true_error(problem):
-    """At rtol 1e-6, 1e-8 and 1e-10 the largest estimated error of the benchmark's point is
-    within 20% of the largest true error (measured 0.89 to 1.02 times), and so is the error
-    at each output row where it matters (rows above a tenth of the largest; measured 0.79 to
-    1.03 times), though A02's errors are a thousand times A01's at the same tolerance."""
+    """At rtol 1e-5, 1e-7 and 1e-9 the largest estimated error of the benchmark's point is
+    within 20% of the largest true error (measured 0.99 to 1.01 times on A02), and so is the
+    error at each output row where it matters (rows above a tenth of the largest; within
+    0.7% on A02), though A02's errors are a thousand times A01's at the same tolerance. At
+    1e-10 the refined run (1e-12) comes near the round-off floor and A02's estimate is 1.2
+    times its true error: the estimate needs a refined run well clear of the floor."""
     if problem == "A01":
         model, t_end, marker, exact = simple_pendulum(), 10.0, "P1", pendulum_exact
     else:
@@ -160,7 +162,7 @@ def test_estimated_error_matches_the_true_error(problem):
         exact = lambda t: nfourbar_exact(2, t)  # noqa: E731
     t = np.linspace(0.0, t_end, 401)
     reference = exact(t)
-    for tol in (1e-6, 1e-8, 1e-10):
+    for tol in (1e-5, 1e-7, 1e-9):
         e = linkdyn.estimate_error(model, t_end, rtol=tol, atol=tol, t_out=t)
         assert e.status == "success" and np.array_equal(e.t, t) and e.refine == 100.0
         true = np.hypot(*(e.result.marker(marker) - reference).T)

@@ -37,6 +37,18 @@ Contacts with a ``swing_partner`` (:mod:`linkdyn.contacts`) are switched off whi
 swing and on again when clear ahead of the partner; that decision is taken at the same
 events (and at the passing event), before the friction modes.
 
+Closure. Every compliant contact (with friction or without) is also *open* or *closed*,
+decided at the same events: closed where it penetrates. An open contact applies no force
+whatever its penetration, so a step that carries a circle into its line integrates a smooth
+motion (free flight) on which the onset is then located; the integration restarts there with
+the contact closed. Were the force switched on by the penetration itself, as it is in the
+stateless evaluation (``Model.force``, statics), the step across the onset would integrate a
+right-hand side whose derivatives jump, which an error estimate does not see: a disk dropped
+on a Hertz floor lost energy at its onset that did not fall with the tolerance (1.1e-7 J at
+rtol 1e-10 against 1.6e-9 J at 1e-9), and on the walker such steps were a third of the
+rejected ones. The separation needs no such care: a closed contact's force falls to zero
+with its penetration. Open and closed are not kept in ``result.friction_modes``.
+
 Every mode change is kept in ``result.friction_modes`` as (t, contact, mode) with mode
 "open", "slide+", "slide-" or "stick", and "swing" / "clear" where a swinging contact is
 switched off / on again; ``result.friction_force(contact)`` is the friction force along the
@@ -52,10 +64,13 @@ import scipy.sparse.linalg as spla
 
 from ..errors import NonFiniteError
 from .lcp import LCPError, solve_lcp
+from .records import CAM
 
 __all__ = ["stick_arrays", "gradient", "ContactModes", "MODE_NAMES", "OPEN", "STICK"]
 
 OPEN, STICK = 0, 2
+#: The gate of an open contact (csrc/ld_forces.h: no force, its events as when on).
+OPEN_GATE = 2.0
 MODE_NAMES = {0: "open", 1: "slide+", -1: "slide-", 2: "stick"}
 #: Largest [M A^T; A 0] factorised densely: below it, assembling a sparse matrix costs more
 #: than a dense LU (the walker: 21 rows, 0.05 ms against 1 ms per mode decision).
@@ -220,6 +235,13 @@ class ContactModes:
         self.arcs = model.force_info.get("arcs", ())
         self.off_arc = np.zeros(len(self.arcs), dtype=bool)
         self.swinging = np.array([w[0] in swinging for w in self.swings], dtype=bool)
+        # Compliant contacts closed at the last decision (module notes, "Closure"); all
+        # closed until the first decision, as the stateless force evaluation has them.
+        # (a cam's contact is kept on its cam by its own gap: not here)
+        coord = model.force_info.get("coord", ())
+        self.contacts = tuple(c[0] for c in model.force_info.get("contacts", ())
+                              if coord[c[0]] != CAM)
+        self.closed = dict.fromkeys(self.contacts, True)
         for k, w in enumerate(self.swings):
             if self.swinging[k]:
                 self.history.append((float(t0), w[0], "swing"))
@@ -248,13 +270,16 @@ class ContactModes:
         return (np.where(joint, 1.0, rec[normal, 2]),
                 np.where(joint, 1.0, gap - rec[normal, 0]), rec[fric, 1])
 
-    def decide(self, t, q, v, breaking=(), row=0):
+    def decide(self, t, q, v, breaking=(), row=0, crossed=None):
         """Classify every contact at the state (t, q, v) (module notes) and set the run's
         modes; ``breaking`` names the contacts whose sticking force reached its limit,
-        ``row`` is the first output row the new modes apply to. Returns the velocities to
-        restart from (projected when a contact sticks)."""
+        ``row`` is the first output row the new modes apply to, ``crossed`` maps the contact
+        records whose onset (+1) or separation (-1) just fired to its direction. Returns the
+        velocities to restart from (projected when a contact sticks)."""
         nc = self.model.nc
         run = self.run
+        if self.contacts:
+            self._decide_closure(t, q, v, row, crossed or {})
         if self.swings:
             self._decide_swings(t, q, v, row)
         if self.arcs:
@@ -318,6 +343,27 @@ class ContactModes:
             self.history.append((float(t), name, "swing" if self.swinging[k] else "clear"))
             self._update_gate(r, row)
 
+    def _decide_closure(self, t, q, v, row, crossed):
+        """Open the contacts that do not penetrate, close those that do (module notes); a
+        contact whose onset or separation fired is closed or opened by it (its penetration
+        at the event is the event function's, within rounding of zero)."""
+        rec, _ = self.model.kernels.force_values(q, v, t, self.run)
+        arrays = self.model.kernels.arrays
+        gap = arrays["rec_law_par"].reshape(-1, 4)[:, 3]
+        sense = arrays["rec_law_sense"]
+        for r in self.contacts:
+            closed = crossed[r] > 0 if r in crossed else \
+                bool(sense[r] * (gap[r] - rec[r, 0]) > 0.0)
+            if closed != self.closed[r]:
+                self.closed[r] = closed
+                self._update_gate(r, row)
+
+    def switched_off(self, record) -> bool:
+        """Whether contact record ``record`` is off for a reason other than being open: it
+        swings, or its direction is off its arc (its circle may pass through its line)."""
+        return any(self.swinging[k] for k, w in enumerate(self.swings) if w[1] == record) or \
+            any(self.off_arc[k] for k, a in enumerate(self.arcs) if a[1] == record)
+
     def _decide_arcs(self, t, q, row):
         """Switch arcs off while the contact direction is outside them (linkdyn.contacts)."""
         for k, (name, r, b, a_min, a_max, (nx, ny)) in enumerate(self.arcs):
@@ -330,10 +376,11 @@ class ContactModes:
                 self._update_gate(r, row)
 
     def _update_gate(self, record, row):
-        """A contact record's gate: off while it swings or its direction is off its arc."""
-        off = any(self.swinging[k] for k, w in enumerate(self.swings) if w[1] == record) or \
-            any(self.off_arc[k] for k, a in enumerate(self.arcs) if a[1] == record)
-        value = 0.0 if off else 1.0
+        """A contact record's gate (csrc/ld_forces.h): 0 (off) while it swings or its
+        direction is off its arc, 2 while it is open, else 1. Only 0 gates the events of a
+        swinging contact (its "back")."""
+        value = 0.0 if self.switched_off(record) else \
+            (1.0 if self.closed.get(record, True) else OPEN_GATE)
         if self.run.gate[record] != value:
             self.run.gate[record] = value
             self.row_changes.append((row, "gate", record, value))

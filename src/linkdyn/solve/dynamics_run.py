@@ -89,7 +89,7 @@ class DynamicsRun:
                                                             self.state.q, rec0[:, 0]))
         info = model.force_info
         self.friction = (ContactModes(model, self.run, opt.swinging, opt.t0)
-                         if info["frictions"] or info["swings"] or info["arcs"] else None)
+                         if info["contacts"] or info["frictions"] else None)
         self.z0 = np.concatenate([np.zeros(info["nrec"] + info["nload"]), rec0[:, 0],
                                   np.zeros(model.kernels.nz - 2 * info["nrec"]
                                            - info["nload"])])   # the drivers' work
@@ -269,7 +269,7 @@ class DynamicsRun:
         model, ev, run = self.model, self.ev, self.run
         stop = False
         for k in np.flatnonzero(fired):
-            if ev["kind"][k] == CONTACT and run.gate[ev["record"][k]] == 0.0:
+            if ev["kind"][k] == CONTACT and self.friction.switched_off(ev["record"][k]):
                 continue   # the circle of a swinging contact passing through its line
             self.records.append(EventRecord(float(t_ev), ev["events"][k].name, int(fired[k])))
             stop = stop or ev["events"][k].terminal
@@ -306,8 +306,13 @@ class DynamicsRun:
         y_now = self.integ.state()
         breaking = {ev["events"][k].target for k in np.flatnonzero(fired)
                     if ev["kind"][k] == FRICTION_SLIP}
-        v_new = self.friction.decide(t_ev, y_now[:nq], y_now[nq:2 * nq], breaking,
-                                     self.sink.written)
+        crossed = {int(ev["record"][k]): int(fired[k]) for k in np.flatnonzero(fired)
+                   if ev["kind"][k] == CONTACT}
+        v_now = y_now[nq:2 * nq]
+        v_new = self.friction.decide(t_ev, y_now[:nq], v_now, breaking, self.sink.written,
+                                     crossed)
+        if v_new is v_now:        # no velocity moved: a plain restart (sensitivities go on)
+            return self.integ.restart()
         return self.integ.restart_at(y_now[:nq], v_new)
 
     def _stop_at_event(self) -> int:
