@@ -181,6 +181,26 @@ def test_resting_disk_settles_on_the_static_penetration():
     np.testing.assert_allclose(eq.stiffness_eigenvalues[:2], 0.0, atol=1e-6)
 
 
+def test_a_disk_placed_exactly_on_its_floor_rests_there_and_one_thrown_up_from_it_leaves():
+    K, n = 1e6, 1.5
+    static = (G / K) ** (1 / n)       # 4.6e-4 m for 1 kg
+    model = dropped_disk(0.1, 0.1, 1.0, stiffness=K, exponent=n, damping=5.0)
+    res = linkdyn.simulate(model, 0.5, dt_out=0.005)
+    # Released from zero penetration it overshoots to at most 2.5^(2/3) = 1.84 times the
+    # static penetration (no damping: m g d = K d^2.5 / 2.5) and settles (decay rate about
+    # 25 /s) on it. A contact decided open at its touching start fell through the floor.
+    assert res.q[:, 1].min() > 0.1 - 1.85 * static
+    assert abs((0.1 - res.q[-1, 1]) - static) < 1e-7
+    # Thrown up from the same place at 1 m/s: it leaves at once, and lands 2 v / g later
+    # (then bounces, its damping taking part of the speed).
+    v0 = np.zeros(model.nq)
+    v0[1] = 1.0
+    res = linkdyn.simulate(model, 0.3, dt_out=0.01, v0=v0)
+    onsets = [e.t for e in res.events if e.name == "floor" and e.direction > 0]
+    assert abs(onsets[0] - 2.0 / G) < 1e-8
+    assert res.q[res.t < 0.2, 1].min() >= 0.1 - 1e-12
+
+
 @pytest.mark.parametrize("kwargs, match", [
     (dict(stiffness=-1.0), "stiffness"),
     (dict(stiffness=1e5, exponent=0.5), "exponent"),

@@ -68,6 +68,23 @@ def test_the_contact_energy_balance_is_proportional_to_the_tolerance():
     assert gaps[0] < 1e-4 and gaps[2] < 3e-8 and gaps[2] < 1e-2 * gaps[0]
 
 
+def test_a_ball_placed_exactly_on_the_floor_settles_on_its_static_penetration():
+    b = SpatialModelBuilder("resting", gravity=(0.0, 0.0, -G))
+    b.add_ground_point("O", (0.0, 0.0, 0.0))
+    b.add_body("ball", mass=M, inertia=(0.4 * M * R * R,) * 3, position=(0.0, 0.0, R))
+    b.add_contact("floor", "ball.cm", "ground.O", normal=(0.0, 0.0, 1.0), radius=R,
+                  stiffness=K, exponent=N, damping=5.0)
+    b.add_marker("centre", "ball.cm")
+    res = linkdyn.simulate(b.build(), 0.5, dt_out=0.005)
+    static = (M * G / K) ** (1 / N)
+    z = res.marker("centre")[:, 2]
+    # Overshoot at most 2.5^(2/3) = 1.84 static penetrations (undamped energy balance), then
+    # at rest on it (the damping's decay rate is about 25 /s). Decided open at its
+    # touching start, it fell through the floor.
+    assert z.min() > R - 1.85 * static
+    assert abs((R - z[-1]) - static) < 1e-7
+
+
 def test_lankarani_nikravesh_rebounds_with_about_its_restitution():
     """The model's damping was derived for restitution close to 1; at e = 0.95 the
     rebound speed is 0.95 times the approach speed to within 1 % (Lankarani and

@@ -47,7 +47,10 @@ right-hand side whose derivatives jump, which an error estimate does not see: a 
 on a Hertz floor lost energy at its onset that did not fall with the tolerance (1.1e-7 J at
 rtol 1e-10 against 1.6e-9 J at 1e-9), and on the walker such steps were a third of the
 rejected ones. The separation needs no such care: a closed contact's force falls to zero
-with its penetration. Open and closed are not kept in ``result.friction_modes``.
+with its penetration. A contact at exactly zero penetration (a body placed on its floor, a
+follower built on its cam) is closed unless it is moving apart: its penetration rises from
+zero, not through it, so there is no onset to locate. Open and closed are not kept in
+``result.friction_modes``.
 
 Every mode change is kept in ``result.friction_modes`` as (t, contact, mode) with mode
 "open", "slide+", "slide-" or "stick", and "swing" / "clear" where a swinging contact is
@@ -64,7 +67,6 @@ import scipy.sparse.linalg as spla
 
 from ..errors import NonFiniteError
 from .lcp import LCPError, solve_lcp
-from .records import CAM
 
 __all__ = ["stick_arrays", "gradient", "ContactModes", "MODE_NAMES", "OPEN", "STICK"]
 
@@ -237,10 +239,7 @@ class ContactModes:
         self.swinging = np.array([w[0] in swinging for w in self.swings], dtype=bool)
         # Compliant contacts closed at the last decision (module notes, "Closure"); all
         # closed until the first decision, as the stateless force evaluation has them.
-        # (a cam's contact is kept on its cam by its own gap: not here)
-        coord = model.force_info.get("coord", ())
-        self.contacts = tuple(c[0] for c in model.force_info.get("contacts", ())
-                              if coord[c[0]] != CAM)
+        self.contacts = tuple(c[0] for c in model.force_info.get("contacts", ()))
         self.closed = dict.fromkeys(self.contacts, True)
         for k, w in enumerate(self.swings):
             if self.swinging[k]:
@@ -260,15 +259,21 @@ class ContactModes:
 
     def _state_terms(self, t, q, v):
         """Normal forces, penetrations and slip velocities of the contacts."""
-        rec, _ = self.model.kernels.force_values(q, v, t, self.run)
+        rec, depth = self._penetrations(t, q, v)
         normal = np.array([f[2] for f in self.frictions])
         fric = np.array([f[1] for f in self.frictions])
-        gap = self.model.kernels.arrays["rec_law_par"].reshape(-1, 4)[normal, 3]
         # A joint's friction (no normal record, -1) is always closed, with its own bound
         # (its mu, mu0 are the limits themselves: F_N = 1).
         joint = normal < 0
         return (np.where(joint, 1.0, rec[normal, 2]),
-                np.where(joint, 1.0, gap - rec[normal, 0]), rec[fric, 1])
+                np.where(joint, 1.0, depth[normal]), rec[fric, 1])
+
+    def _penetrations(self, t, q, v):
+        """The force records' values at (t, q, v) and each record's penetration, its law's
+        onset (parameter 3) less its coordinate: positive where a contact would press."""
+        rec, _ = self.model.kernels.force_values(q, v, t, self.run)
+        onset = self.model.kernels.arrays["rec_law_par"].reshape(-1, 4)[:, 3]
+        return rec, onset - rec[:, 0]
 
     def decide(self, t, q, v, breaking=(), row=0, crossed=None):
         """Classify every contact at the state (t, q, v) (module notes) and set the run's
@@ -320,8 +325,7 @@ class ContactModes:
 
     def _decide_swings(self, t, q, v, row):
         """Switch swinging contacts off and on (linkdyn.contacts, swinging feet)."""
-        rec, _ = self.model.kernels.force_values(q, v, t, self.run)
-        gap = self.model.kernels.arrays["rec_law_par"].reshape(-1, 4)[:, 3]
+        _, depth = self._penetrations(t, q, v)
 
         def along(x, body, local, angle):   # x = q: position along the line; v: its rate
             xb = x[4 * body:4 * body + 4]
@@ -330,8 +334,8 @@ class ContactModes:
             return px * np.cos(angle) + py * np.sin(angle)
 
         for k, (name, r, _, rp, b, loc, bp, locp, angle) in enumerate(self.swings):
-            clear = not gap[r] - rec[r, 0] > 0.0
-            partner_down = gap[rp] - rec[rp, 0] > 0.0 and self.run.gate[rp] != 0.0
+            clear = not depth[r] > 0.0
+            partner_down = depth[rp] > 0.0 and self.run.gate[rp] != 0.0
             ahead = along(q, b, loc, angle) > along(q, bp, locp, angle)
             forward = along(v, b, loc, angle) > along(v, bp, locp, angle)
             if not self.swinging[k] and clear and partner_down and not ahead and forward:
@@ -347,13 +351,15 @@ class ContactModes:
         """Open the contacts that do not penetrate, close those that do (module notes); a
         contact whose onset or separation fired is closed or opened by it (its penetration
         at the event is the event function's, within rounding of zero)."""
-        rec, _ = self.model.kernels.force_values(q, v, t, self.run)
-        arrays = self.model.kernels.arrays
-        gap = arrays["rec_law_par"].reshape(-1, 4)[:, 3]
-        sense = arrays["rec_law_sense"]
+        rec, depth = self._penetrations(t, q, v)
+        sense = self.model.kernels.arrays["rec_law_sense"]
         for r in self.contacts:
+            # Exactly touching (a body placed on its floor, a follower on its cam): closed
+            # unless it is moving apart; it presses from zero on, and its onset would not be
+            # seen, the penetration rising from zero and not through it.
+            pressing = sense[r] * depth[r]
             closed = crossed[r] > 0 if r in crossed else \
-                bool(sense[r] * (gap[r] - rec[r, 0]) > 0.0)
+                bool(pressing > 0.0 or (pressing == 0.0 and sense[r] * rec[r, 1] <= 0.0))
             if closed != self.closed[r]:
                 self.closed[r] = closed
                 self._update_gate(r, row)
