@@ -38,7 +38,7 @@ extensions = [
     Extension(
         "linkdyn._bdf",
         sources=["src/linkdyn/_bdf.pyx", "csrc/ld_run.c", "csrc/ld_bdf.c", "csrc/ld_rk.c",
-                 "csrc/ld_sens.c", "csrc/ld_schur.c", "csrc/ld_linear.c",
+                 "csrc/ld_sens.c", "csrc/ld_schur.c", "csrc/ld_schur_gen.c", "csrc/ld_linear.c",
                  "csrc/ld_control.c"],
         include_dirs=["csrc", "src/linkdyn", numpy.get_include()] + ss_include,
         library_dirs=ss_lib,

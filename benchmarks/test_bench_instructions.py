@@ -12,7 +12,7 @@ distance of P3 from tests/data's reference over t = 0:0.01:10; linkdyn's instruc
 interpolated (log-log) at each peer run's error, as test_bench_methods.py does with times.
 
 Skipped where valgrind is not installed; the peer's rows are left out where it cannot be
-built. Some five minutes (Python under valgrind is slow to start).
+built. Some ten minutes (Python under valgrind is slow to start).
 
 Run:  python -m pytest benchmarks/test_bench_instructions.py -s
 """
@@ -34,7 +34,7 @@ HERE = Path(__file__).parent
 REFERENCE = HERE.parent / "tests" / "data" / "jansen_reference.txt"
 PEER = HERE.resolve().parents[1] / "shared" / "peers" / "jansen_c"
 VALGRIND = shutil.which("valgrind")
-DEFAULT_TOLS = [1e-4, 1e-6, 1e-8, 1e-10, 1e-11]
+DEFAULT_TOLS = [1e-3, 1e-4, 1e-6, 1e-8, 1e-10, 1e-11]
 BDF_TOLS = [1e-6, 1e-8, 1e-10]
 PEER_TOLS = [1e-5, 1e-7, 1e-9, 1e-10]
 
@@ -65,11 +65,11 @@ def callgrind(cmd, toggle, out, env=None):
     return int(found.group(1)), run.stdout
 
 
-def linkdyn_run(tmp, tol, method):
-    env = dict(os.environ)
+def linkdyn_run(tmp, tol, method, generated="auto"):
+    env = dict(os.environ, LINKDYN_GENERATED_CODE=generated)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH")] + sys.path))
     count, out = callgrind([sys.executable, "-c", RUN, str(REFERENCE), f"{tol:g}", method],
-                           "ld_bdf_integrate", tmp / f"ld-{method}-{tol:g}.cg", env)
+                           "ld_bdf_integrate", tmp / f"ld-{method}-{generated}-{tol:g}.cg", env)
     words = out.split()
     fields = dict(zip(words[::2], words[1::2]))
     return dict(tol=tol, instructions=count, error=float(fields["err"]),
@@ -104,7 +104,11 @@ def peer_runs(tmp, peer):
 
 
 def test_instructions_against_the_peer(benchmark, tmp_path, peer):
+    # "default, loops": the same runs with the Schur plan's loops in place of its
+    # straight-line code (LINKDYN_GENERATED_CODE=off), the baseline of linkdyn.solve.generated
     mine = {"default": [linkdyn_run(tmp_path, tol, "auto") for tol in DEFAULT_TOLS],
+            "default, loops": [linkdyn_run(tmp_path, tol, "auto", "off")
+                               for tol in DEFAULT_TOLS],
             "bdf": [linkdyn_run(tmp_path, tol, "bdf") for tol in BDF_TOLS]}
     rows = ["| code | rtol | P3 error | instructions | steps | right-hand sides | "
             "per right-hand side |", "|---|---|---|---|---|---|---|"]
@@ -117,11 +121,11 @@ def test_instructions_against_the_peer(benchmark, tmp_path, peer):
     matched = []
     if peer is not None:
         rows += ["", "| peer rtol | peer P3 error | peer instructions | linkdyn (default) at "
-                 "that error | ratio | linkdyn (bdf) at that error | ratio |",
-                 "|---|---|---|---|---|---|---|"]
+                 "that error | ratio | the same with the plan's loops | ratio | linkdyn (bdf) "
+                 "at that error | ratio |", "|---|---|---|---|---|---|---|---|---|"]
         for p in peer_runs(tmp_path, peer):
             cells = [f"{p['tol']:g}", f"{p['error']:.1e} m", f"{p['instructions'] / 1e6:.1f} M"]
-            for name in ("default", "bdf"):
+            for name in ("default", "default, loops", "bdf"):
                 errs = np.array([r["error"] for r in mine[name]])
                 counts = np.array([float(r["instructions"]) for r in mine[name]])
                 at = time_at(errs, counts, p["error"])
@@ -143,3 +147,64 @@ def test_instructions_against_the_peer(benchmark, tmp_path, peer):
                                                "1e-08", "auto"],),
                        kwargs=dict(capture_output=True, check=True), rounds=1, iterations=1)
     assert all(r["instructions"] > 0 for runs in mine.values() for r in runs)
+
+
+def inclusive_per_call(path, name):
+    """(instructions, calls) of the function ``name`` in a callgrind file: the inclusive
+    cost and the count of every call to it that was collected."""
+    names, cost, calls = {}, 0, 0
+    lines = Path(path).read_text().splitlines()
+    for k, line in enumerate(lines):
+        found = re.match(r"^c?fn=\((\d+)\)(?: (.*))?$", line)
+        if not found:
+            continue
+        if found.group(2):
+            names[found.group(1)] = found.group(2)
+        if line.startswith("cfn=") and names.get(found.group(1)) == name:
+            calls += int(lines[k + 1].split()[0].split("=")[1])
+            cost += int(lines[k + 2].split()[-1])
+    return cost, calls
+
+
+def test_one_right_hand_side_against_the_peer(benchmark, tmp_path, peer, monkeypatch):
+    """The instructions of one right-hand side of the index-1 form on the Jansen linkage:
+    linkdyn's ``rhs`` (csrc/ld_rk.c: Phi_q, S's factorisation, the multipliers and the
+    accelerations) with the straight-line Schur code and with the plan's loops
+    (LINKDYN_GENERATED_CODE=off), against the peer's hand-written ``rhs_i1`` (its
+    straight-line Cholesky, no Baumgarte terms); each the inclusive cost over all calls in
+    a run at rtol 1e-9, divided by the calls."""
+    rows = ["| code | instructions per right-hand side | calls |", "|---|---|---|"]
+    per = {}
+    for how in ("require", "off"):
+        monkeypatch.setenv("LINKDYN_GENERATED_CODE", how)
+        out = tmp_path / f"rhs-{how}.cg"
+        linkdyn_run_file(tmp_path, 1e-9, out)
+        cost, calls = inclusive_per_call(out, "rhs")
+        per[how] = cost / calls
+        label = "straight-line code" if how == "require" else "the plan's loops"
+        rows.append(f"| linkdyn, {label} | {cost / calls:,.0f} | {calls} |")
+    if peer is not None:
+        binary, ref = peer
+        out = tmp_path / "rhs-peer.cg"
+        callgrind([str(binary), "erk", "1e-9", "--repeat", "1", "--ref", str(ref)],
+                  "ERKStepEvolve", out)
+        cost, calls = inclusive_per_call(out, "rhs_i1")
+        per["peer"] = cost / calls
+        rows.append(f"| peer (`rhs_i1`) | {cost / calls:,.0f} | {calls} |")
+        rows.append(f"| linkdyn (straight-line) / peer | {per['require'] / per['peer']:.2f} | |")
+    table = "\n".join(rows)
+    print(f"\nJansen: one right-hand side of the index-1 form (callgrind)\n{table}")
+    (HERE / "results").mkdir(exist_ok=True)
+    (HERE / "results" / "right_hand_side.md").write_text(table + "\n")
+    benchmark.group = "instructions"
+    benchmark.extra_info["table"] = table
+    benchmark.pedantic(lambda: None, rounds=1, iterations=1)
+    assert per["require"] > 0 and per["off"] > 0
+
+
+def linkdyn_run_file(tmp, tol, out):
+    """One default-method run under callgrind (as linkdyn_run) into the file ``out``."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH")] + sys.path))
+    return callgrind([sys.executable, "-c", RUN, str(REFERENCE), f"{tol:g}", "auto"],
+                     "ld_bdf_integrate", out, env)

@@ -204,6 +204,33 @@ void ld_bdf_get_failure(const ld_bdf *w, double *t, double *h, int *index);
  * changed sign there (rising / falling; within the time tolerance of the first), else 0. */
 double ld_bdf_get_event(const ld_bdf *w, int *fired);
 
+/* The explicit method's Schur plan, and its products with Phi_q, as straight-line C
+ * (ld_schur_gen.c): writes at most cap bytes of it, NUL-terminated, into buf (NULL: none)
+ * and returns its length in characters, or -1 where there is no plan (no explicit method,
+ * no constraint rows). */
+long ld_bdf_schur_source(ld_bdf *w, char *buf, long cap);
+/* The functions compiled from that source, each the same operations in the same order as
+ * the plan's loops (LD = [L's entries | D], J = Phi_q's values, m = M^-1):
+ *   add    LD += the plan's products of J's entries (ldg_add)
+ *   elim   the elimination of LD into S's factors (ldg_elim)
+ *   solve  x <- S^-1 x, y [nc] scratch (ldg_solve)
+ *   jt     out -= M^-1 Phi_q^T x (ldg_jt)
+ *   j, jm  out += Phi_q x, out += Phi_q M^-1 x (ldg_j, ldg_jm)
+ * signature: the source's ldg_signature(). */
+typedef struct {
+    unsigned long long signature;
+    void (*add)(const double *J, const double *m, double *LD);
+    void (*elim)(double *LD);
+    void (*solve)(const double *LD, double *x, double *y);
+    void (*jt)(const double *J, const double *m, const double *x, double *out);
+    void (*j)(const double *J, const double *x, double *out);
+    void (*jm)(const double *J, const double *m, const double *x, double *out);
+} ld_schur_code;
+/* Put code in the plan's place (NULL: the plan's loops again). LD_BDF_BAD_INPUT, and
+ * nothing changed, where its signature is not the plan's or a function is missing. The
+ * functions must stay loaded while the workspace lives. */
+int ld_bdf_set_schur_code(ld_bdf *w, const ld_schur_code *code);
+
 #ifdef __cplusplus
 }
 #endif

@@ -183,6 +183,10 @@ static void minus_minv_jt(const ld_bdf *w, const double *x, double *out)
     const ld_system *s = w->sys;
     const double *J = w->phiq;
     int j, p;
+    if (w->rk->schur.gen.jt) {
+        w->rk->schur.gen.jt(J, w->rk->minv, x, out);
+        return;
+    }
     for (j = 0; j < w->nq; j++) {
         double acc = 0.0;
         for (p = s->phiq_colptr[j]; p < s->phiq_colptr[j + 1]; p++)
@@ -197,6 +201,11 @@ static void add_j_times(const ld_bdf *w, const double *x, const double *minv, do
     const ld_system *s = w->sys;
     const double *J = w->phiq;
     int j, p;
+    if (w->rk->schur.gen.j) {
+        if (minv) w->rk->schur.gen.jm(J, minv, x, out);
+        else w->rk->schur.gen.j(J, x, out);
+        return;
+    }
     for (j = 0; j < w->nq; j++) {
         double xj = minv ? x[j] * minv[j] : x[j];
         for (p = s->phiq_colptr[j]; p < s->phiq_colptr[j + 1]; p++)
@@ -361,6 +370,11 @@ int ld__rk_create(ld_bdf *w)
         r->minv[i] = 1.0 / w->sys->mass[i];
     }
     return ld__schur_create(w, &r->schur, r->minv);
+}
+
+struct ld_schur *ld__rk_schur(ld_bdf *w)
+{
+    return w->rk ? &w->rk->schur : NULL;
 }
 
 void ld__rk_free(ld_bdf *w)

@@ -16,6 +16,9 @@ int ld__rk_dense(ld_bdf *w, double t, double *out);
 /* The output row y made consistent with the Schur complement; LD_BDF_SINGULAR where S
  * cannot be factorised (the driver then uses the KKT matrix). */
 int ld__rk_consistent(ld_bdf *w, double t, double *y);
+struct ld_schur;
+/* The explicit method's Schur plan (ld_schur.h), NULL without the explicit method. */
+struct ld_schur *ld__rk_schur(ld_bdf *w);
 /* Whether the steps have come near the stability limit (method auto's cost trials). */
 int ld__rk_near_stiff(const ld_bdf *w);
 

@@ -264,46 +264,15 @@ static int base_stale(const ld_bdf *w, const struct ld_schur *r)
     return 0;
 }
 
-/* Factorise S (+ regularisation, unit rows for switched-off rows) at the Phi_q values in
- * w->phiq, by the plan. A pivot below PIVOT_MIN of its row's diagonal means Phi_q has lost
- * rank (or, for the rows of a redundant set without regularisation, never had it). */
-int ld__schur_factor(ld_bdf *w, struct ld_schur *r)
+/* The up-looking elimination of LD by the plan's lists (rows in order; for each, its groups
+ * update the row's later entries, then are scaled by D(i) and subtracted from D(k)). */
+static void eliminate(struct ld_schur *r)
 {
-    const int *active = w->sys->row_active;
-    const double *J = w->phiq;
-    const int *cp = w->sys->phiq_colptr, *dst = r->pair_dst;
-    double *LD = r->LD, *Lx = r->Lx, *D = r->Dd, reg = w->out_reg;
-    int j, p, p2, k, g, q, nc = w->nc;
-    double ratio = 1.0;
-    if (nc == 0) return LD_BDF_SUCCESS;
-    if (r->LD0) {
-        const int *va = r->va, *vb = r->vb, *vc = r->vc, *vd = r->vd;
-        if (base_stale(w, r)) constant_base(w, r);
-        memcpy(LD, r->LD0, (size_t)(r->lnz + nc) * sizeof(double));
-        const double *minv = r->minv;
-        int nv = r->n_var;
-        for (q = 0; q < nv; q++) LD[vd[q]] += J[va[q]] * J[vb[q]] * minv[vc[q]];
-    } else {
-        memset(LD, 0, (size_t)(r->lnz + nc) * sizeof(double));
-        for (j = 0; j < w->nq; j++) {
-            double mj = r->minv[j];
-            for (p = cp[j]; p < cp[j + 1]; p++) {
-                double jp = J[p];
-                for (p2 = cp[j]; p2 <= p; p2++) LD[*dst++] += jp * J[p2] * mj;
-            }
-        }
-    }
-    for (k = 0; k < nc; k++) {
-        int i = r->P[k];
-        if (active && !active[i]) D[k] = 1.0;
-        else D[k] += reg * w->rdiag[i];
-        r->Sd[k] = D[k];
-    }
-    w->stats.schur_factorizations++;
-    /* the plan's arrays in locals: the stores to Lx then need not reload them */
     const int *row_groups = r->row_groups, *g_src = r->g_src, *g_col = r->g_col;
     const int *g_pairs = r->g_pairs, *gp_dst = r->gp_dst, *Lp = r->Lp;
-    for (k = 0; k < nc; k++) {
+    double *Lx = r->Lx, *D = r->Dd;
+    int k, g, q;
+    for (k = 0; k < r->nc; k++) {
         double dk = D[k];       /* in a register: the stores to Lx below may not alias it */
         for (g = row_groups[k]; g < row_groups[k + 1]; g++) {
             int src = g_src[g], ci = g_col[g], q0 = g_pairs[g], q1 = g_pairs[g + 1];
@@ -315,6 +284,56 @@ int ld__schur_factor(ld_bdf *w, struct ld_schur *r)
             Lx[src] = l;
         }
         D[k] = dk;
+    }
+}
+
+/* Factorise S (+ regularisation, unit rows for switched-off rows) at the Phi_q values in
+ * w->phiq, by the plan. A pivot below PIVOT_MIN of its row's diagonal means Phi_q has lost
+ * rank (or, for the rows of a redundant set without regularisation, never had it). */
+int ld__schur_factor(ld_bdf *w, struct ld_schur *r)
+{
+    const int *active = w->sys->row_active;
+    const double *J = w->phiq;
+    const int *cp = w->sys->phiq_colptr, *dst = r->pair_dst;
+    double *LD = r->LD, *D = r->Dd, reg = w->out_reg;
+    int j, p, p2, k, q, nc = w->nc;
+    double ratio = 1.0;
+    if (nc == 0) return LD_BDF_SUCCESS;
+    if (r->LD0) {
+        if (base_stale(w, r)) constant_base(w, r);
+        memcpy(LD, r->LD0, (size_t)(r->lnz + nc) * sizeof(double));
+        if (r->gen.add) {
+            r->gen.add(J, r->minv, LD);
+        } else {
+            const int *va = r->va, *vb = r->vb, *vc = r->vc, *vd = r->vd;
+            const double *minv = r->minv;
+            int nv = r->n_var;
+            for (q = 0; q < nv; q++) LD[vd[q]] += J[va[q]] * J[vb[q]] * minv[vc[q]];
+        }
+    } else {
+        memset(LD, 0, (size_t)(r->lnz + nc) * sizeof(double));
+        if (r->gen.add) r->gen.add(J, r->minv, LD);
+        else
+            for (j = 0; j < w->nq; j++) {
+                double mj = r->minv[j];
+                for (p = cp[j]; p < cp[j + 1]; p++) {
+                    double jp = J[p];
+                    for (p2 = cp[j]; p2 <= p; p2++) LD[*dst++] += jp * J[p2] * mj;
+                }
+            }
+    }
+    for (k = 0; k < nc; k++) {
+        int i = r->P[k];
+        if (active && !active[i]) D[k] = 1.0;
+        else D[k] += reg * w->rdiag[i];
+        r->Sd[k] = D[k];
+    }
+    w->stats.schur_factorizations++;
+    if (r->gen.elim) r->gen.elim(LD);
+    else eliminate(r);
+    /* the pivots, in order: the first failing one names the row (D[k] is final once row k
+     * is eliminated, so checking after the elimination finds the same one) */
+    for (k = 0; k < nc; k++) {
         if (!(D[k] > PIVOT_MIN * r->Sd[k])) {
             w->fail_index = w->nq + r->P[k];
             return isfinite(D[k]) ? LD_BDF_SINGULAR : LD_BDF_NONFINITE;
@@ -334,6 +353,10 @@ void ld__schur_solve(const struct ld_schur *r, double *x)
     double *y = r->xs;
     const int *Lp = r->Lp, *Li = r->Li, *P = r->P;
     const double *Lx = r->Lx, *D = r->Dd;
+    if (r->gen.solve) {
+        r->gen.solve(r->LD, x, y);
+        return;
+    }
     for (i = 0; i < nc; i++) y[i] = x[P[i]];
     for (i = 0; i < nc; i++) {
         double yi = y[i];

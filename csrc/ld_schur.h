@@ -31,6 +31,8 @@ struct ld_schur {
                                  * up column i from Lp[i]: l = Lp[i] + q - g_pairs[g] */
     const double *minv;         /* [nq] M^-1 (the caller's) */
     double *xs;                 /* [nc] permuted scratch */
+    ld_schur_code gen;          /* the plan as straight-line code (ld_bdf.h,
+                                 * ld_bdf_set_schur_code), or NULLs: the loops */
     double pivot_ratio;         /* min_k D_k / S_kk of the last factorisation (active rows):
                                    cond(S) is at least its inverse */
 };

@@ -1,12 +1,14 @@
 /*
  * ld_work.h -- the integrator's workspace (private to the C core).
  *
- * The core is seven modules in layers, highest first; each includes only the headers of the layers below
+ * The core is eight modules in layers, highest first; each includes only the headers of the layers below
  * it and calls only into them (tests/test_layout.py checks both):
  *
  *   ld_run.c     the run driver: create, start and restart, the method in force (method
  *                auto's switches and cost trials), output rows, events, interruption;
  *                the public API of ld_bdf.h
+ *   ld_schur_gen.c beside it: the explicit method's Schur plan written out as straight-line
+ *                C, and that code (compiled outside the core) put in the plan's place
  *   ld_bdf.c     the BDF method on the index-3 form: predictor, Newton corrector, error
  *                test, order and step selection (ld_bdf_method.h)
  *   ld_rk.c      the explicit Runge-Kutta method on the index-1 form, with its Schur

@@ -31,6 +31,7 @@ def suitesparse_include():
 
 #: The integrator's modules (csrc/ld_work.h lists them with their layers).
 CORE = ("csrc/ld_run.c", "csrc/ld_bdf.c", "csrc/ld_rk.c", "csrc/ld_sens.c", "csrc/ld_schur.c",
+        "csrc/ld_schur_gen.c",
         "csrc/ld_linear.c", "csrc/ld_control.c")
 PROGRAMS = {"test_angles": ("csrc/tests/test_angles.c", "csrc/ld_angles.c", "csrc/ld_cams.c"),
             "test_bdf": ("csrc/tests/test_bdf.c", *CORE),

@@ -214,7 +214,7 @@ CSRC = Path(__file__).resolve().parents[1] / "csrc"
 #: includes the private headers of its own layer and those below, and calls only functions
 #: defined there. ld_work.h (the workspace), ld_bdf.h (the public API's types) and
 #: ld_system.h (the model's callbacks) are below all of them.
-C_LAYERS = [("ld_linear", "ld_control"), ("ld_schur",), ("ld_sens", "ld_rk"), ("ld_bdf",), ("ld_run",)]
+C_LAYERS = [("ld_linear", "ld_control"), ("ld_schur",), ("ld_sens", "ld_rk"), ("ld_bdf",), ("ld_run", "ld_schur_gen")]
 #: Each module's private header.
 C_HEADERS = {"ld_linear.h": "ld_linear", "ld_control.h": "ld_control", "ld_schur.h": "ld_schur", "ld_sens.h": "ld_sens",
              "ld_rk.h": "ld_rk", "ld_bdf_method.h": "ld_bdf"}

@@ -6,6 +6,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ld_bdf.h"
@@ -228,6 +229,56 @@ static void check_constant_entries(double theta0, double period)
         check(fabs(res[0]) + fabs(res[1]) + fabs(res[2]) < 1e-12,
               "constant entries: the constraints hold at the end");
     }
+}
+
+static void no_add(const double *J, const double *m, double *LD) { (void)J; (void)m; (void)LD; }
+static void no_elim(double *LD) { (void)LD; }
+
+/* The plan written out as C (ld_schur_gen.c): its length asked first, then written whole or
+ * cut with a NUL; code with another signature, or missing a function, is refused. */
+static void check_schur_source(void)
+{
+    pendulum p = {0.5, 2.0, 2.0 / 12.0, 9.81, 1, -1.0, {0, 0, 0, 0}, 0};
+    ld_system s = make_system(&p);
+    ld_bdf_options o;
+    ld_bdf *w = NULL;
+    static char text[200000], cut[64];
+    long n, m;
+    unsigned long long sig = 0;
+    const char *at;
+    ld_schur_code code = {0};
+    ld_bdf_default_options(&o);
+    o.method = LD_METHOD_RK;
+    if (ld_bdf_create(&s, &o, &w) != LD_BDF_SUCCESS) {
+        check(0, "schur source: create");
+        return;
+    }
+    n = ld_bdf_schur_source(w, NULL, 0);
+    m = ld_bdf_schur_source(w, text, (long)sizeof text);
+    check(n > 0 && m == n && (long)strlen(text) == n &&
+              strstr(text, "void ldg_elim(") && strstr(text, "void ldg_solve(") &&
+              strstr(text, "void ldg_add(") && strstr(text, "void ldg_jt(") &&
+              strstr(text, "void ldg_jm("),
+          "schur source: its length, then all of it with its functions");
+    check(ld_bdf_schur_source(w, cut, (long)sizeof cut) == n &&
+              strlen(cut) == sizeof cut - 1 && strncmp(cut, text, sizeof cut - 1) == 0,
+          "schur source: a short buffer gets its start, NUL-terminated");
+    at = strstr(text, "return ");
+    if (at) sig = strtoull(at + 7, NULL, 10);
+    code.signature = sig;
+    code.add = no_add;
+    code.elim = no_elim;
+    check(ld_bdf_set_schur_code(w, &code) == LD_BDF_BAD_INPUT,
+          "schur code: refused without all its functions");
+    check(ld_bdf_set_schur_code(w, NULL) == LD_BDF_SUCCESS, "schur code: NULL, the loops");
+    ld_bdf_free(w);
+    o.method = LD_METHOD_BDF;
+    w = NULL;
+    check(ld_bdf_create(&s, &o, &w) == LD_BDF_SUCCESS &&
+              ld_bdf_schur_source(w, NULL, 0) == -1 &&
+              ld_bdf_set_schur_code(w, &code) == LD_BDF_BAD_INPUT,
+          "schur source: none without the explicit method");
+    ld_bdf_free(w);
 }
 
 int main(void)
@@ -749,6 +800,7 @@ int main(void)
     }
 
     check_constant_entries(theta0, period);
+    check_schur_source();
 
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;

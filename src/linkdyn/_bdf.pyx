@@ -101,6 +101,16 @@ cdef extern from "ld_bdf.h":
     void ld_bdf_get_state(const ld_bdf *w, double *y)
     void ld_bdf_get_failure(const ld_bdf *w, double *t, double *h, int *index)
     double ld_bdf_get_event(const ld_bdf *w, int *fired)
+    long ld_bdf_schur_source(ld_bdf *w, char *buf, long cap)
+    ctypedef struct ld_schur_code:
+        unsigned long long signature
+        void (*add)(const double *, const double *, double *) noexcept
+        void (*elim)(double *) noexcept
+        void (*solve)(const double *, double *, double *) noexcept
+        void (*jt)(const double *, const double *, const double *, double *) noexcept
+        void (*j)(const double *, const double *, double *) noexcept
+        void (*jm)(const double *, const double *, const double *, double *) noexcept
+    int ld_bdf_set_schur_code(ld_bdf *w, const ld_schur_code *code)
 
 cdef linkdyn_interrupt *ctrl_c = <linkdyn_interrupt *> PyCapsule_Import(
     b"linkdyn._kernels.interrupt_api", 0)
@@ -132,8 +142,14 @@ cdef class BDFIntegrator:
     cdef const ld_system **members
     cdef object sens_arrays
     cdef readonly int n, nq, nc, nz, nev, np
+    cdef object schur_library       # the loaded straight-line Schur code (kept alive)
+    #: "generated" once straight-line Schur code is in the plan's place, else "plan"
+    cdef readonly str schur_kernels
     #: True once Ctrl-C was seen during a call (the run stops at its next chance)
     cdef public bint interrupted
+    #: Ctrl-C came before the first call (while Python prepared the run): the next call
+    #: stops at its first look at the flag, with what it has, as for one pressed during it
+    cdef public bint stop_requested
 
     def __cinit__(self, run, double rtol, double atol, double h_init=0.0,
                   double h_min=0.0, double h_max=0.0, int max_order=5, long max_steps=0,
@@ -215,6 +231,40 @@ cdef class BDFIntegrator:
         self.nev = sys.nev
         self.n = ld_bdf_get_size(self.w)
         self.np = self.sens.np if sensitivities is not None else 0
+        self.schur_kernels = "plan"
+
+    def schur_source(self):
+        """The explicit method's Schur plan as straight-line C (csrc/ld_schur_gen.c), or
+        None where there is none (no explicit method, no constraint rows)."""
+        cdef long n = ld_bdf_schur_source(self.w, NULL, 0)
+        cdef bytearray buf
+        if n < 0:
+            return None
+        buf = bytearray(n + 1)
+        ld_bdf_schur_source(self.w, buf, n + 1)
+        return bytes(buf[:n]).decode("ascii")
+
+    def set_schur_code(self, library, unsigned long long signature, addresses):
+        """Put the functions at ``addresses`` (add, elim, solve, jt, j, jm: compiled from
+        schur_source and loaded in ``library``, which is kept alive with the integrator) in
+        the plan's place; False (nothing changed) where signature is not the plan's."""
+        cdef ld_schur_code code
+        cdef size_t add, elim, solve, jt, j, jm
+        add, elim, solve, jt, j, jm = addresses
+        code.signature = signature
+        code.add = <void (*)(const double *, const double *, double *) noexcept> add
+        code.elim = <void (*)(double *) noexcept> elim
+        code.solve = <void (*)(const double *, double *, double *) noexcept> solve
+        code.jt = <void (*)(const double *, const double *, const double *,
+                            double *) noexcept> jt
+        code.j = <void (*)(const double *, const double *, double *) noexcept> j
+        code.jm = <void (*)(const double *, const double *, const double *,
+                            double *) noexcept> jm
+        if ld_bdf_set_schur_code(self.w, &code) != 0:
+            return False
+        self.schur_library = library
+        self.schur_kernels = "generated"
+        return True
 
     def __dealloc__(self):
         ld_bdf_free(self.w)
@@ -275,6 +325,9 @@ cdef class BDFIntegrator:
         cdef const double *tp = &t_out[0] if n_out > 0 else NULL
         cdef double *yp = &y_out[0, 0] if n_out > 0 else NULL
         ctrl_c.enter()
+        if self.stop_requested:
+            ctrl_c.flag[0] = 1
+            self.stop_requested = False
         try:
             with nogil:
                 status = ld_bdf_integrate(self.w, t_end, n_out, tp, yp, &nw)
@@ -328,6 +381,7 @@ cdef class BDFIntegrator:
                     max_output_row_ratio=s.max_output_row_ratio,
                     max_output_row_ratio_t=s.max_output_row_ratio_t,
                     max_output_row=s.max_output_row,
+                    schur_kernels=self.schur_kernels,
                     events=s.events, restarts=s.restarts, noise_limited=s.noise_limited,
                     output_rows=s.output_rows, output_seconds=s.output_seconds,
                     local_rtol=s.local_rtol, local_atol=s.local_atol,

@@ -27,6 +27,7 @@ from ..errors import (ConvergenceError, ForceElementError, InterruptedWarning, M
 from ..results.output import RecordedSeries, WholeRows
 from ..results.simulation import SimulationResult
 from .assembly import consistent_state, describe_rows, nearly_singular_rows
+from . import generated
 from .control import apply_controller
 from .interrupt import StopRequest
 from .redundant import dependent_rows, least_norm_multipliers
@@ -203,6 +204,10 @@ class DynamicsRun:
     def _initialise(self) -> int:
         """The first controller sample, the contacts' first modes, the integrator's start."""
         opt, state = self.opt, self.state
+        # Straight-line Schur code where it can be built (a compilation, the first time):
+        # a Ctrl-C meanwhile stops the run at its first step, as one pressed during it.
+        generated.attach(self.integ)
+        self.integ.stop_requested = self.stop.requested
         if opt.controller is not None:
             self._sample(opt.t0, np.concatenate([state.q, state.v]))
         v_start = state.v

@@ -150,7 +150,11 @@ def simulate(model: Model, t_end: float, *, rtol: float = 1e-8, atol: float = 1e
         inertia) its step is limited by stability. ``"bdf"``: the index-3 BDF, for stiff
         and non-stiff mechanisms alike; ``max_order``, ``newton_tol`` and ``proportional``
         are its options. ``stats["rk_steps"]``, ``stats["bdf_steps"]`` and
-        ``stats["switches_to_bdf"]`` say what ran.
+        ``stats["switches_to_bdf"]`` say what ran. The explicit method's Schur
+        factorisation runs as straight-line C compiled for the model where a C compiler is
+        found and the model is small (``stats["schur_kernels"]``: ``"generated"``, else
+        ``"plan"``; the same numbers either way; ``LINKDYN_GENERATED_CODE``, see
+        :mod:`linkdyn.solve.generated`).
 
     Returns
     -------

@@ -1,0 +1,177 @@
+"""Straight-line code for the explicit method's Schur factorisation: the C core writes its plan
+out as C (csrc/ld_schur_gen.c), this module compiles it with the platform's C compiler, keeps
+the shared library in a cache and puts its functions in the plan's place.
+
+The plan's loops spend two thirds of a factorisation on reading indices from lists; the
+straight-line code has them as constants and does the same operations in the same order, so
+the factors, and the run, are the same (to the bit where the compiler contracts no
+multiply-adds differently). On the Jansen linkage a right-hand side costs about a third of
+the instructions (``benchmarks/test_bench_instructions.py``).
+
+Set ``LINKDYN_GENERATED_CODE`` to choose:
+
+``auto`` (default)
+    Straight-line code where a C compiler is found and the plan is at most
+    :data:`MAX_SOURCE` characters of C (small models: the Jansen linkage's is 28,000, a
+    planar chain of 20 bars' 46,000, Bricard's spatial loop's 75,000); else the plan's
+    loops, silently.
+``off``
+    Always the plan's loops.
+``require``
+    Straight-line code or an :class:`~linkdyn.errors.ArgumentError` that says why not.
+
+The compiler is ``$CC`` or the one Python was built with; the libraries are kept in
+``$LINKDYN_CACHE_DIR`` (default ``$XDG_CACHE_HOME/linkdyn`` or ``~/.cache/linkdyn``), named by
+a hash of the source and the compiler command, and written under a temporary name then
+renamed, so concurrent processes (a sweep's pool) share them safely. A library is loaded
+once per process. The run's ``stats["schur_kernels"]`` says which code it ran.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shlex
+import shutil
+import subprocess
+import sysconfig
+import tempfile
+import threading
+from pathlib import Path
+
+from ..errors import ArgumentError
+
+#: Longest source compiled, in characters (some 25 a statement): gcc -O1 builds about
+#: 100,000 characters a second of it (the Jansen linkage's 28,000 in 0.3 s, Bricard's
+#: mechanism's 75,000 in 0.8 s, a chain of 60 bars' 144,000 in 1.4 s), once per model and
+#: machine. Larger plans keep the loops.
+MAX_SOURCE = 100_000
+
+#: Seconds the compiler may take before the plan's loops are used instead.
+COMPILE_TIMEOUT = 120.0
+
+MODES = ("auto", "off", "require")
+
+#: The functions of the source, in the order ``BDFIntegrator.set_schur_code`` takes them.
+FUNCTIONS = ("ldg_add", "ldg_elim", "ldg_solve", "ldg_jt", "ldg_j", "ldg_jm")
+
+_loaded: dict[str, tuple] = {}      # key -> (library, signature, function addresses)
+_lock = threading.Lock()
+
+
+def mode() -> str:
+    """The ``LINKDYN_GENERATED_CODE`` setting (ArgumentError for an unknown one)."""
+    value = os.environ.get("LINKDYN_GENERATED_CODE", "auto").strip().lower() or "auto"
+    if value not in MODES:
+        raise ArgumentError(f"LINKDYN_GENERATED_CODE must be one of {', '.join(MODES)}, "
+                            f"got {value!r}")
+    return value
+
+
+def compiler() -> list[str] | None:
+    """The C compiler's command with the flags for a shared library and ``$CFLAGS`` (those
+    the extensions were built with, e.g. a sanitizer's: ci/sanitize.sh), or None."""
+    cc = os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
+    argv = shlex.split(cc)
+    if not argv or shutil.which(argv[0]) is None:
+        return None
+    # -O1: within a few percent of -O2's instructions on this code, in half the time
+    return argv + ["-std=c99", "-O1", "-fPIC", "-shared",
+                   *shlex.split(os.environ.get("CFLAGS", ""))]
+
+
+def cache_dir() -> Path:
+    """Where the compiled libraries are kept (see the module's docstring)."""
+    if os.environ.get("LINKDYN_CACHE_DIR"):
+        root = Path(os.environ["LINKDYN_CACHE_DIR"])
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"),
+                                                                ".cache")
+        root = Path(base) / "linkdyn"
+    return root / "schur"
+
+
+def attach(integ) -> str:
+    """Put straight-line Schur code in ``integ``'s plan's place where the mode allows and it
+    can be built; returns ``integ.schur_kernels`` ("generated" or "plan")."""
+    how = mode()
+    if how == "off":
+        return integ.schur_kernels
+    source = integ.schur_source()
+    reason = None
+    if source is None:
+        reason = "the run has no Schur plan (no explicit method or no constraint rows)"
+    elif len(source) > MAX_SOURCE:
+        reason = (f"its plan is {len(source):,} characters of C, more than MAX_SOURCE = "
+                  f"{MAX_SOURCE:,}")
+    else:
+        try:
+            lib, signature, addresses = _library(source)
+        except _Unbuildable as exc:
+            reason = str(exc)
+        else:
+            if not integ.set_schur_code(lib, signature, addresses):
+                reason = "the compiled code's signature is not the plan's"
+    if reason is not None and how == "require":
+        raise ArgumentError(f"LINKDYN_GENERATED_CODE=require: no straight-line Schur code: "
+                            f"{reason}")
+    return integ.schur_kernels
+
+
+class _Unbuildable(Exception):
+    """The straight-line code cannot be built here (the message says why)."""
+
+
+def _library(source: str) -> tuple:
+    """(library, signature, function addresses) for ``source``: loaded before, in the
+    cache, or compiled now."""
+    cmd = compiler()
+    if cmd is None:
+        raise _Unbuildable("no C compiler found (set CC)")
+    key = hashlib.sha256("\0".join(cmd + [source]).encode()).hexdigest()[:32]
+    with _lock:
+        if key in _loaded:
+            return _loaded[key]
+        path = cache_dir() / f"ldg_{key}{sysconfig.get_config_var('SHLIB_SUFFIX') or '.so'}"
+        if not path.exists():
+            _compile(cmd, source, path)
+        try:
+            lib = ctypes.CDLL(str(path))
+            lib.ldg_signature.restype = ctypes.c_ulonglong
+            entry = (lib, int(lib.ldg_signature()),
+                     tuple(ctypes.cast(getattr(lib, name), ctypes.c_void_p).value
+                           for name in FUNCTIONS))
+        except (OSError, AttributeError) as exc:
+            raise _Unbuildable(f"cannot load {path}: {exc}") from None
+        _loaded[key] = entry
+        return entry
+
+
+def _compile(cmd: list[str], source: str, path: Path) -> None:
+    """Compile ``source`` into the shared library ``path`` (written whole or not at all)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _Unbuildable(f"cannot create the cache {path.parent}: {exc}") from None
+    with tempfile.TemporaryDirectory(prefix="linkdyn-schur-") as tmp:
+        c_file = os.path.join(tmp, "schur.c")
+        built = os.path.join(tmp, "schur" + path.suffix)
+        with open(c_file, "w", encoding="ascii") as f:
+            f.write(source)
+        try:
+            done = subprocess.run(cmd + [c_file, "-o", built], capture_output=True, text=True,
+                                  timeout=COMPILE_TIMEOUT, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise _Unbuildable(f"the C compiler {cmd[0]} failed: {exc}") from None
+        if done.returncode != 0:
+            raise _Unbuildable(f"the C compiler {cmd[0]} failed: "
+                               f"{done.stderr.strip()[-500:]}")
+        try:
+            # a temporary name beside the target, then one rename: never half a library
+            fd, staged = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            os.close(fd)
+            shutil.copyfile(built, staged)
+            os.replace(staged, path)
+        except OSError as exc:
+            raise _Unbuildable(f"cannot write {path}: {exc}") from None

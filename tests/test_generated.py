@@ -1,0 +1,144 @@
+"""Straight-line Schur code (linkdyn.solve.generated, csrc/ld_schur_gen.c): the C compiled
+from a model's plan does the plan's operations in the plan's order, so a run with it is the
+run with the plan's loops; code for another plan is refused; without a compiler the loops
+run, and ``LINKDYN_GENERATED_CODE=require`` says why not."""
+
+import numpy as np
+import pytest
+
+import linkdyn
+from linkdyn.errors import ArgumentError
+from linkdyn.solve import generated
+
+pytestmark = pytest.mark.skipif(generated.compiler() is None, reason="no C compiler")
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """A fresh library cache, and no library loaded before in this process counts."""
+    monkeypatch.setenv("LINKDYN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(generated, "_loaded", {})
+    return tmp_path
+
+
+def run_both(monkeypatch, model, t_end, **kw):
+    monkeypatch.setenv("LINKDYN_GENERATED_CODE", "off")
+    plan = linkdyn.simulate(model, t_end, **kw)
+    monkeypatch.setenv("LINKDYN_GENERATED_CODE", "require")
+    code = linkdyn.simulate(model, t_end, **kw)
+    return plan, code
+
+
+@pytest.mark.parametrize("name, t_end, kw", [
+    ("jansen", 1.0, {}),                                   # planar, constant entries
+    ("heavy_top", 1.0, {}),                                # spatial, natural coordinates
+    ("spatial_slider_crank", 0.5, {}),
+    ("bricard", 0.5, {"redundant": "allow"}),              # rows switched off
+    ("flyball_governor", 0.5, {}),
+])
+def test_a_run_with_the_straight_line_code_is_the_run_with_the_plans_loops(
+        cache, monkeypatch, name, t_end, kw):
+    """Same steps, same right-hand sides, same trajectory: the same operations in the same
+    order give the same numbers (to round-off, allowed for a compiler that contracts
+    multiply-adds: 1e-12 of the coordinates, far below the tolerance of 1e-8 that would
+    move them if the code did anything else)."""
+    model = linkdyn.load_model(name)
+    plan, code = run_both(monkeypatch, model, t_end, rtol=1e-8, atol=1e-8, **kw)
+    assert plan.stats["schur_kernels"] == "plan"
+    assert code.stats["schur_kernels"] == "generated"
+    assert code.stats["rk_steps"] > 0 and code.stats["schur_factorizations"] > 0
+    assert abs(code.stats["rk_steps"] - plan.stats["rk_steps"]) <= 1
+    scale = max(1.0, float(np.abs(plan.q).max()))
+    assert np.abs(code.q - plan.q).max() < 1e-12 * scale * 1e3 ** (plan.stats["steps"] !=
+                                                                   code.stats["steps"])
+    assert list(cache.rglob("ldg_*")), "the library is kept in the cache"
+
+
+def test_a_dead_centre_is_reported_alike(cache, monkeypatch):
+    """A crank-rocker's rocker driven towards its extreme, where crank and coupler line up
+    and Phi_q loses rank (as in test_simulate.py): the straight-line elimination has no
+    pivot test of its own; the checks after it stop the run at the same time, naming the
+    same row, as the loops' do."""
+    import dataclasses
+    import math
+
+    from conftest import fourbar_builder
+    from linkdyn.model import compile_model
+
+    b = fourbar_builder()
+    start = linkdyn.consistent_state(b.build())
+    i = 4 * b.build().body_names.index("rocker")
+    phi0 = math.atan2(start.q[i + 3], start.q[i + 2])
+    b.add_angle_driver("rocker_drive", "C_rocker", linkdyn.laws.linear(phi0, -0.5))
+    desc = b.description()
+    model = compile_model(dataclasses.replace(
+        desc, bodies=tuple(dataclasses.replace(x, hold=False) for x in desc.bodies)))
+    errors = []
+    for how in ("off", "require"):
+        monkeypatch.setenv("LINKDYN_GENERATED_CODE", how)
+        with pytest.raises(linkdyn.SimulationError) as info:
+            linkdyn.simulate(model, 3.0, rtol=1e-8, atol=1e-8, method="rk")
+        errors.append(info.value)
+    assert isinstance(errors[1], linkdyn.SingularJacobianError)
+    assert "the zero pivot is at constraint" in str(errors[1])
+    assert str(errors[0]) == str(errors[1])
+    assert errors[0].t == pytest.approx(errors[1].t, rel=1e-9)
+
+
+def test_code_for_another_plan_is_refused(cache, monkeypatch):
+    """ld_bdf_set_schur_code checks the code's signature against the workspace's plan."""
+    integs = []
+    attach = generated.attach
+
+    def keep(integ):
+        integs.append(integ)
+        return attach(integ)
+
+    monkeypatch.setattr(generated, "attach", keep)
+    monkeypatch.setenv("LINKDYN_GENERATED_CODE", "require")
+    linkdyn.simulate(linkdyn.load_model("jansen"), 0.01)
+    linkdyn.simulate(linkdyn.load_model("spatial_double_pendulum"), 0.01)
+    jansen, other = integs
+    lib, signature, addresses = generated._library(jansen.schur_source())
+    assert not other.set_schur_code(lib, signature, addresses)
+    assert not jansen.set_schur_code(lib, signature ^ 1, addresses)
+    assert jansen.set_schur_code(lib, signature, addresses)
+    assert other.schur_kernels == "generated"    # its own code, set when it ran
+
+
+def test_without_a_compiler_the_loops_run_and_require_says_why(cache, monkeypatch):
+    model = linkdyn.load_model("jansen_driven")
+    monkeypatch.setenv("CC", str(cache / "no-such-compiler"))
+    monkeypatch.setenv("LINKDYN_GENERATED_CODE", "auto")
+    r = linkdyn.simulate(model, 0.1)
+    assert r.stats["schur_kernels"] == "plan"
+    monkeypatch.setenv("LINKDYN_GENERATED_CODE", "require")
+    with pytest.raises(ArgumentError, match="no C compiler"):
+        linkdyn.simulate(model, 0.1)
+
+
+def test_a_failing_compiler_leaves_the_loops_and_no_library(cache, monkeypatch):
+    monkeypatch.setenv("CC", "false")        # exits 1 without output
+    monkeypatch.setenv("LINKDYN_GENERATED_CODE", "auto")
+    r = linkdyn.simulate(linkdyn.load_model("jansen_driven"), 0.1)
+    assert r.stats["schur_kernels"] == "plan"
+    assert not list(cache.rglob("ldg_*"))
+    monkeypatch.setenv("LINKDYN_GENERATED_CODE", "require")
+    with pytest.raises(ArgumentError, match="compiler false failed"):
+        linkdyn.simulate(linkdyn.load_model("jansen_driven"), 0.1)
+
+
+def test_an_unknown_setting_is_named(monkeypatch):
+    monkeypatch.setenv("LINKDYN_GENERATED_CODE", "always")
+    with pytest.raises(ArgumentError, match="LINKDYN_GENERATED_CODE must be one of auto, "
+                                            "off, require, got 'always'"):
+        linkdyn.simulate(linkdyn.load_model("jansen_driven"), 0.1)
+
+
+def test_a_model_without_rows_or_with_the_bdf_has_no_plan(cache, monkeypatch):
+    monkeypatch.setenv("LINKDYN_GENERATED_CODE", "auto")
+    r = linkdyn.simulate(linkdyn.load_model("jansen"), 0.05, method="bdf")
+    assert r.stats["schur_kernels"] == "plan"
+    monkeypatch.setenv("LINKDYN_GENERATED_CODE", "require")
+    with pytest.raises(ArgumentError, match="no Schur plan"):
+        linkdyn.simulate(linkdyn.load_model("jansen"), 0.05, method="bdf")
