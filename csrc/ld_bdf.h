@@ -205,9 +205,10 @@ void ld_bdf_get_failure(const ld_bdf *w, double *t, double *h, int *index);
 double ld_bdf_get_event(const ld_bdf *w, int *fired);
 
 /* The explicit method's Schur plan, and its products with Phi_q, as straight-line C
- * (ld_schur_gen.c): writes at most cap bytes of it, NUL-terminated, into buf (NULL: none)
- * and returns its length in characters, or -1 where there is no plan (no explicit method,
- * no constraint rows). */
+ * (ld_schur_gen.c): writes at most cap bytes of it, NUL-terminated, into buf and returns its
+ * length in characters, or -1 where there is no plan (no explicit method, no constraint
+ * rows). buf NULL: only the length, or, for cap > 0, a number above cap once the length
+ * passes cap (counting stops there: a large plan is not written out to be measured). */
 long ld_bdf_schur_source(ld_bdf *w, char *buf, long cap);
 /* The functions compiled from that source, each the same operations in the same order as
  * the plan's loops (LD = [L's entries | D], J = Phi_q's values, m = M^-1):

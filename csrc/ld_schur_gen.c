@@ -86,6 +86,7 @@ static unsigned long long plan_signature(const ld_bdf *w, const struct ld_schur 
 struct out {
     char *buf;
     long cap, len;              /* room (including the final NUL), characters so far */
+    long limit;                 /* > 0 (no buffer): stop writing once len passes it */
     int statements, parts;      /* in the current part, parts of the current function */
     const char *name, *params, *args, *locals;  /* of the current function */
 };
@@ -96,6 +97,7 @@ static void put(struct out *o, const char *fmt, ...)
     long room = o->cap - o->len;
     int n;
     char scratch[1];
+    if (o->limit > 0 && o->len > o->limit) return;
     va_start(ap, fmt);
     if (room > 0) n = vsnprintf(o->buf + o->len, (size_t)room, fmt, ap);
     else n = vsnprintf(scratch, 0, fmt, ap);
@@ -242,6 +244,7 @@ long ld_bdf_schur_source(ld_bdf *w, char *buf, long cap)
     if (!r || r->nc == 0 || !r->LD) return -1;
     o.buf = buf;
     o.cap = buf ? cap : 0;
+    o.limit = buf ? 0 : cap;
     o.len = 0;
     o.statements = o.parts = 0;
     if (o.cap > 0) buf[0] = '\0';

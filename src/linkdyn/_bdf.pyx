@@ -233,13 +233,16 @@ cdef class BDFIntegrator:
         self.np = self.sens.np if sensitivities is not None else 0
         self.schur_kernels = "plan"
 
-    def schur_source(self):
+    def schur_source(self, long limit=0):
         """The explicit method's Schur plan as straight-line C (csrc/ld_schur_gen.c), or
-        None where there is none (no explicit method, no constraint rows)."""
-        cdef long n = ld_bdf_schur_source(self.w, NULL, 0)
+        None where there is none (no explicit method, no constraint rows); with limit > 0,
+        "" where it is longer than limit characters (not written out)."""
+        cdef long n = ld_bdf_schur_source(self.w, NULL, limit)
         cdef bytearray buf
         if n < 0:
             return None
+        if limit > 0 and n > limit:
+            return ""
         buf = bytearray(n + 1)
         ld_bdf_schur_source(self.w, buf, n + 1)
         return bytes(buf[:n]).decode("ascii")

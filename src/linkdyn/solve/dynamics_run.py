@@ -117,6 +117,7 @@ class DynamicsRun:
         self.samples, self.held, self.active = [], [], []
         self.records, self.impacts = [], []
         self.control_seconds, self.restarts = 0.0, 0
+        self.code_seconds = 0.0     # building or loading straight-line Schur code
         self.sink = (WholeRows(opt.times, self.integ.n) if opt.series is None else
                      RecordedSeries(opt.times, self.integ.n, opt.series, self._reduce))
         self.start = None
@@ -206,7 +207,9 @@ class DynamicsRun:
         opt, state = self.opt, self.state
         # Straight-line Schur code where it can be built (a compilation, the first time):
         # a Ctrl-C meanwhile stops the run at its first step, as one pressed during it.
+        c0 = time.perf_counter()
         generated.attach(self.integ)
+        self.code_seconds = time.perf_counter() - c0
         self.integ.stop_requested = self.stop.requested
         if opt.controller is not None:
             self._sample(opt.t0, np.concatenate([state.q, state.v]))
@@ -381,8 +384,10 @@ class DynamicsRun:
 
     def _finish_result(self, status, controlled) -> SimulationResult:
         """The run's result from its output sink, with its stats."""
-        elapsed = time.perf_counter() - self.start - self.control_seconds
+        elapsed = (time.perf_counter() - self.start - self.control_seconds -
+                   self.code_seconds)
         stats = self.integ.stats()
+        stats["schur_code_seconds"] = self.code_seconds     # not in integration_seconds
         stats["output_seconds"] += self.sink.seconds
         stats["integration_seconds"] = max(0.0, elapsed - stats["output_seconds"])
         if controlled:

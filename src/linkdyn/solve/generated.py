@@ -98,13 +98,12 @@ def attach(integ) -> str:
     how = mode()
     if how == "off":
         return integ.schur_kernels
-    source = integ.schur_source()
+    source = integ.schur_source(MAX_SOURCE)
     reason = None
     if source is None:
         reason = "the run has no Schur plan (no explicit method or no constraint rows)"
-    elif len(source) > MAX_SOURCE:
-        reason = (f"its plan is {len(source):,} characters of C, more than MAX_SOURCE = "
-                  f"{MAX_SOURCE:,}")
+    elif not source:
+        reason = f"its plan is more than MAX_SOURCE = {MAX_SOURCE:,} characters of C"
     else:
         try:
             lib, signature, addresses = _library(source)
