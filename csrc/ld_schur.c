@@ -16,6 +16,10 @@
  * into a base that each factorisation copies; only the products that reach the other
  * entries are formed anew, in the order they always were, so the factorisation is the same
  * to the bit. On the Jansen linkage 132 of 598 products remain.
+ *
+ * Straight-line code. The same products, elimination and solves can be written out with the
+ * indices as constants (ld_schur_gen.c); compiled outside the core and set in S->gen, they
+ * take the loops' place, operation for operation.
  */
 #include "ld_schur.h"
 

@@ -262,6 +262,12 @@ long ld_bdf_schur_source(ld_bdf *w, char *buf, long cap)
     return o.len;
 }
 
+unsigned long long ld_bdf_schur_signature(ld_bdf *w)
+{
+    const struct ld_schur *r = ld__rk_schur(w);
+    return r && r->nc > 0 && r->LD ? plan_signature(w, r) : 0;
+}
+
 int ld_bdf_set_schur_code(ld_bdf *w, const ld_schur_code *code)
 {
     struct ld_schur *r = ld__rk_schur(w);

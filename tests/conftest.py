@@ -122,6 +122,24 @@ def fourbar_builder(crank=0.1, coupler=0.35, rocker=0.3, base=0.4, theta=1.0):
     return b
 
 
+def rocker_driven_past_its_dead_centre():
+    """fourbar_builder's crank-rocker, every body free (none held), its rocker driven at
+    -0.5 rad/s from its start ("rocker_drive") towards its extreme, where crank and coupler
+    line up and Phi_q loses rank (about 0.038 s in)."""
+    import dataclasses
+
+    from linkdyn.model import compile_model
+
+    b = fourbar_builder()
+    start = linkdyn.consistent_state(b.build())
+    i = 4 * b.build().body_names.index("rocker")
+    phi0 = math.atan2(start.q[i + 3], start.q[i + 2])
+    b.add_angle_driver("rocker_drive", "C_rocker", linkdyn.laws.linear(phi0, -0.5))
+    desc = b.description()
+    return compile_model(dataclasses.replace(
+        desc, bodies=tuple(dataclasses.replace(x, hold=False) for x in desc.bodies)))
+
+
 @pytest.fixture
 def fourbar():
     return fourbar_builder().build()

@@ -18,6 +18,7 @@ def cache(tmp_path, monkeypatch):
     """A fresh library cache, and no library loaded before in this process counts."""
     monkeypatch.setenv("LINKDYN_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(generated, "_loaded", {})
+    monkeypatch.setattr(generated, "_seen", {})
     return tmp_path
 
 
@@ -59,20 +60,9 @@ def test_a_dead_centre_is_reported_alike(cache, monkeypatch):
     and Phi_q loses rank (as in test_simulate.py): the straight-line elimination has no
     pivot test of its own; the checks after it stop the run at the same time, naming the
     same row, as the loops' do."""
-    import dataclasses
-    import math
+    from conftest import rocker_driven_past_its_dead_centre
 
-    from conftest import fourbar_builder
-    from linkdyn.model import compile_model
-
-    b = fourbar_builder()
-    start = linkdyn.consistent_state(b.build())
-    i = 4 * b.build().body_names.index("rocker")
-    phi0 = math.atan2(start.q[i + 3], start.q[i + 2])
-    b.add_angle_driver("rocker_drive", "C_rocker", linkdyn.laws.linear(phi0, -0.5))
-    desc = b.description()
-    model = compile_model(dataclasses.replace(
-        desc, bodies=tuple(dataclasses.replace(x, hold=False) for x in desc.bodies)))
+    model = rocker_driven_past_its_dead_centre()
     errors = []
     for how in ("off", "require"):
         monkeypatch.setenv("LINKDYN_GENERATED_CODE", how)
@@ -99,7 +89,9 @@ def test_code_for_another_plan_is_refused(cache, monkeypatch):
     linkdyn.simulate(linkdyn.load_model("jansen"), 0.01)
     linkdyn.simulate(linkdyn.load_model("spatial_double_pendulum"), 0.01)
     jansen, other = integs
-    lib, signature, addresses = generated._library(jansen.schur_source())
+    lib, signature, addresses = generated._library(generated.compiler(),
+                                                   jansen.schur_source())
+    assert signature == jansen.schur_signature() != other.schur_signature()
     assert not other.set_schur_code(lib, signature, addresses)
     assert not jansen.set_schur_code(lib, signature ^ 1, addresses)
     assert jansen.set_schur_code(lib, signature, addresses)
@@ -126,6 +118,26 @@ def test_a_failing_compiler_leaves_the_loops_and_no_library(cache, monkeypatch):
     monkeypatch.setenv("LINKDYN_GENERATED_CODE", "require")
     with pytest.raises(ArgumentError, match="compiler false failed"):
         linkdyn.simulate(linkdyn.load_model("jansen_driven"), 0.1)
+
+
+def test_a_damaged_library_in_the_cache_is_built_again(cache, monkeypatch):
+    """A truncated or foreign file where the model's library belongs (an interrupted copy by
+    another tool, a disk full): loading it fails, and the library is compiled anew."""
+    integs = []
+    attach = generated.attach
+    monkeypatch.setattr(generated, "attach", lambda integ: integs.append(integ) or
+                        attach(integ))
+    monkeypatch.setenv("LINKDYN_GENERATED_CODE", "off")
+    model = linkdyn.load_model("jansen")
+    plan = linkdyn.simulate(model, 0.2)
+    path = generated.library_path(generated.compiler(), integs[0].schur_source())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\x7fELF truncated")
+    monkeypatch.setenv("LINKDYN_GENERATED_CODE", "require")
+    code = linkdyn.simulate(model, 0.2)
+    assert code.stats["schur_kernels"] == "generated"
+    assert path.stat().st_size > 1000
+    assert np.abs(code.q - plan.q).max() < 1e-12
 
 
 def test_an_unknown_setting_is_named(monkeypatch):

@@ -525,19 +525,9 @@ def test_a_driver_pushed_past_its_dead_centre_is_named():
     """The rocker of a crank-rocker driven towards its extreme (where crank and coupler line
     up): the integrator cannot go on there, and the error says which driver and why instead
     of only "Newton iteration failed"."""
-    import dataclasses
+    from conftest import rocker_driven_past_its_dead_centre
 
-    from conftest import fourbar_builder
-    from linkdyn.model import compile_model
-
-    b = fourbar_builder()
-    start = linkdyn.consistent_state(b.build())
-    i = 4 * b.build().body_names.index("rocker")
-    phi0 = math.atan2(start.q[i + 3], start.q[i + 2])
-    b.add_angle_driver("rocker_drive", "C_rocker", linkdyn.laws.linear(phi0, -0.5))
-    desc = b.description()
-    model = compile_model(dataclasses.replace(
-        desc, bodies=tuple(dataclasses.replace(x, hold=False) for x in desc.bodies)))
+    model = rocker_driven_past_its_dead_centre()
     with pytest.raises(linkdyn.SimulationError) as info:
         linkdyn.simulate(model, 3.0, rtol=1e-8, atol=1e-8)
     err = info.value

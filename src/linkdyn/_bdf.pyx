@@ -102,6 +102,7 @@ cdef extern from "ld_bdf.h":
     void ld_bdf_get_failure(const ld_bdf *w, double *t, double *h, int *index)
     double ld_bdf_get_event(const ld_bdf *w, int *fired)
     long ld_bdf_schur_source(ld_bdf *w, char *buf, long cap)
+    unsigned long long ld_bdf_schur_signature(ld_bdf *w)
     ctypedef struct ld_schur_code:
         unsigned long long signature
         void (*add)(const double *, const double *, double *) noexcept
@@ -246,6 +247,10 @@ cdef class BDFIntegrator:
         buf = bytearray(n + 1)
         ld_bdf_schur_source(self.w, buf, n + 1)
         return bytes(buf[:n]).decode("ascii")
+
+    def schur_signature(self):
+        """The signature of the explicit method's Schur plan, 0 where there is none."""
+        return ld_bdf_schur_signature(self.w)
 
     def set_schur_code(self, library, unsigned long long signature, addresses):
         """Put the functions at ``addresses`` (add, elim, solve, jt, j, jm: compiled from
