@@ -41,6 +41,9 @@ libubsan=$("$CC" -print-file-name=libubsan.so)
 export LD_PRELOAD="$libasan $libubsan"
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:halt_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+# The straight-line Schur code the runs compile (linkdyn.solve.generated) gets the same
+# sanitizers: it reads $CFLAGS, and keeps its libraries apart by their flags.
+export CFLAGS="$flags"
 if [ $# -eq 0 ]; then
     set -- tests -m "not slow" -q -p no:cacheprovider
 fi
