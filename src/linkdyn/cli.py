@@ -166,7 +166,8 @@ def _cmd_simulate(args) -> int:
                     f"{st['factorizations']} factorisations")
     if st["rk_steps"]:
         work.append(f"{st['rk_steps']} explicit steps, {st['rhs_evaluations']} right-hand "
-                    "sides")
+                    "sides" + (" (straight-line Schur code)"
+                               if st.get("schur_kernels") == "generated" else ""))
     if st["switches_to_bdf"]:
         work.append(f"{st['switches_to_bdf']} switches to BDF")
     if st["cost_trials"]:
