@@ -156,8 +156,25 @@ def test_a_plan_too_large_is_left_to_the_loops_without_being_written_out(cache, 
     # measured 0.007 s; a chain of 20,000 bars took 1.4 s when its plan was written out whole
     assert r.stats["schur_code_seconds"] < 0.5
     monkeypatch.setenv("LINKDYN_GENERATED_CODE", "require")
-    with pytest.raises(ArgumentError, match="more than MAX_SOURCE = 100,000 characters"):
+    with pytest.raises(ArgumentError, match="more than 100,000 characters of C"):
         linkdyn.simulate(linkdyn.chain(2000), 1e-4, t_out="final")
+
+
+def test_the_size_limit_can_be_moved(cache, monkeypatch):
+    """Below the Jansen linkage's 41,600 characters its plan keeps the loops; a chain of 60
+    bars (143,500) gets its code above the default limit when asked."""
+    model = linkdyn.load_model("jansen")
+    monkeypatch.setenv("LINKDYN_GENERATED_CODE", "auto")
+    monkeypatch.setenv("LINKDYN_GENERATED_MAX_SOURCE", "30_000")
+    assert linkdyn.simulate(model, 0.05).stats["schur_kernels"] == "plan"
+    monkeypatch.setenv("LINKDYN_GENERATED_MAX_SOURCE", "50000")
+    assert linkdyn.simulate(model, 0.05).stats["schur_kernels"] == "generated"
+    monkeypatch.setenv("LINKDYN_GENERATED_MAX_SOURCE", "200000")
+    assert linkdyn.simulate(linkdyn.chain(60), 0.01).stats["schur_kernels"] == "generated"
+    monkeypatch.setenv("LINKDYN_GENERATED_MAX_SOURCE", "-5")
+    with pytest.raises(ArgumentError, match="LINKDYN_GENERATED_MAX_SOURCE must be a "
+                                            "positive whole number of characters, got '-5'"):
+        linkdyn.simulate(model, 0.05)
 
 
 def test_a_model_without_rows_or_with_the_bdf_has_no_plan(cache, monkeypatch):

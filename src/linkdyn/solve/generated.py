@@ -12,13 +12,17 @@ Set ``LINKDYN_GENERATED_CODE`` to choose:
 
 ``auto`` (default)
     Straight-line code where a C compiler is found and the plan is at most
-    :data:`MAX_SOURCE` characters of C (small models: the Jansen linkage's is 28,000, a
+    :data:`MAX_SOURCE` characters of C (small models: the Jansen linkage's is 42,000, a
     planar chain of 20 bars' 46,000, Bricard's spatial loop's 75,000); else the plan's
     loops, silently.
 ``off``
     Always the plan's loops.
 ``require``
     Straight-line code or an :class:`~linkdyn.errors.ArgumentError` that says why not.
+
+``LINKDYN_GENERATED_MAX_SOURCE`` (characters, default :data:`MAX_SOURCE`) moves the size
+limit: a larger model's plan compiles in about a second per 100,000 characters, once per
+machine, which pays where its runs are long or many.
 
 The compiler is ``$CC`` or the one Python was built with; the libraries are kept in
 ``$LINKDYN_CACHE_DIR`` (default ``$XDG_CACHE_HOME/linkdyn`` or ``~/.cache/linkdyn``), named by
@@ -44,7 +48,7 @@ from pathlib import Path
 from ..errors import ArgumentError
 
 #: Longest source compiled, in characters (some 25 a statement): gcc -O1 builds about
-#: 100,000 characters a second of it (the Jansen linkage's 28,000 in 0.3 s, Bricard's
+#: 100,000 characters a second of it (the Jansen linkage's 42,000 in 0.4 s, Bricard's
 #: mechanism's 75,000 in 0.8 s, a chain of 60 bars' 144,000 in 1.4 s), once per model and
 #: machine. Larger plans keep the loops.
 MAX_SOURCE = 100_000
@@ -58,11 +62,23 @@ MODES = ("auto", "off", "require")
 FUNCTIONS = ("ldg_add", "ldg_elim", "ldg_solve", "ldg_jt", "ldg_j", "ldg_jm")
 
 _loaded: dict[Path, tuple] = {}     # path -> (library, signature, function addresses)
-#: (compiler command, plan signature) -> what _loaded holds for its code, or why there is
+#: (compiler command, plan signature, size limit) -> what _loaded holds for its code, or why there is
 #: none. Signatures are 64-bit hashes of the plan's arrays (csrc/ld_schur_gen.c): two plans
 #: met in one process share one with a probability of about 2^-64.
 _seen: dict[tuple, tuple | str] = {}
 _lock = threading.Lock()
+
+
+def max_source() -> int:
+    """The ``LINKDYN_GENERATED_MAX_SOURCE`` setting, else MAX_SOURCE (ArgumentError for one
+    that is not a positive whole number)."""
+    text = os.environ.get("LINKDYN_GENERATED_MAX_SOURCE", "").strip().replace("_", "")
+    if not text:
+        return MAX_SOURCE
+    if not text.isdigit() or int(text) <= 0:
+        raise ArgumentError("LINKDYN_GENERATED_MAX_SOURCE must be a positive whole number "
+                            f"of characters, got {text!r}")
+    return int(text)
 
 
 def mode() -> str:
@@ -111,14 +127,14 @@ def attach(integ) -> str:
     how = mode()
     if how == "off":
         return integ.schur_kernels
-    signature, cmd = integ.schur_signature(), compiler()
-    key = (tuple(cmd or ()), signature)
+    signature, cmd, limit = integ.schur_signature(), compiler(), max_source()
+    key = (tuple(cmd or ()), signature, limit)
     if signature == 0:
         found = "the run has no Schur plan (no explicit method or no constraint rows)"
     elif key in _seen:
         found = _seen[key]
     else:
-        found = _seen[key] = _build(integ, cmd)
+        found = _seen[key] = _build(integ, cmd, limit)
     if not isinstance(found, str) and not integ.set_schur_code(*found):
         found = "the compiled code's signature is not the plan's"
     if isinstance(found, str) and how == "require":
@@ -127,14 +143,15 @@ def attach(integ) -> str:
     return integ.schur_kernels
 
 
-def _build(integ, cmd) -> tuple | str:
+def _build(integ, cmd, limit) -> tuple | str:
     """(library, signature, addresses) of the code for ``integ``'s plan, or why there is
     none."""
     if cmd is None:
         return "no C compiler found (set CC)"
-    source = integ.schur_source(MAX_SOURCE)
+    source = integ.schur_source(limit)
     if not source:
-        return f"its plan is more than MAX_SOURCE = {MAX_SOURCE:,} characters of C"
+        return (f"its plan is more than {limit:,} characters of C (MAX_SOURCE, or "
+                "LINKDYN_GENERATED_MAX_SOURCE)")
     try:
         return _library(cmd, source)
     except _Unbuildable as exc:
