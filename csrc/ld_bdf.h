@@ -210,6 +210,9 @@ double ld_bdf_get_event(const ld_bdf *w, int *fired);
  * rows). buf NULL: only the length, or, for cap > 0, a number above cap once the length
  * passes cap (counting stops there: a large plan is not written out to be measured). */
 long ld_bdf_schur_source(ld_bdf *w, char *buf, long cap);
+/* A lower bound of that source's length, at once (-1 without a plan): a plan that cannot be
+ * small enough is turned down without being measured or hashed. */
+long ld_bdf_schur_size_bound(ld_bdf *w);
 /* The plan's signature (that of its source, ldg_signature()), 0 where there is no plan. */
 unsigned long long ld_bdf_schur_signature(ld_bdf *w);
 /* The functions compiled from that source, each the same operations in the same order as

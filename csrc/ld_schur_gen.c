@@ -237,6 +237,19 @@ static void emit_products(struct out *o, const ld_bdf *w)
     }
 }
 
+long ld_bdf_schur_size_bound(ld_bdf *w)
+{
+    /* the shortest form of each statement: a product 22 characters ("L[0]+=J[0]*J[0]*m[0];"
+     * and its newline), an elimination update 15, an entry of L 15 in each of the two
+     * sweeps, an entry of Phi_q 15 in ldg_jt and 17 in ldg_j and ldg_jm each */
+    const struct ld_schur *r = ld__rk_schur(w);
+    long nnz;
+    if (!r || r->nc == 0 || !r->LD) return -1;
+    nnz = w->sys->phiq_colptr[w->nq];
+    return 22L * (r->LD0 ? r->n_var : r->n_pairs) + 15L * r->g_pairs[r->n_groups] +
+           30L * r->lnz + 49L * nnz;
+}
+
 long ld_bdf_schur_source(ld_bdf *w, char *buf, long cap)
 {
     const struct ld_schur *r = ld__rk_schur(w);

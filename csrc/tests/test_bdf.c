@@ -260,6 +260,8 @@ static void check_schur_source(void)
               strstr(text, "void ldg_add(") && strstr(text, "void ldg_jt(") &&
               strstr(text, "void ldg_jm("),
           "schur source: its length, then all of it with its functions");
+    check(ld_bdf_schur_size_bound(w) > 0 && ld_bdf_schur_size_bound(w) <= n,
+          "schur source: the quick bound is below its length");
     check(ld_bdf_schur_source(w, cut, (long)sizeof cut) == n &&
               strlen(cut) == sizeof cut - 1 && strncmp(cut, text, sizeof cut - 1) == 0,
           "schur source: a short buffer gets its start, NUL-terminated");
@@ -275,7 +277,7 @@ static void check_schur_source(void)
     o.method = LD_METHOD_BDF;
     w = NULL;
     check(ld_bdf_create(&s, &o, &w) == LD_BDF_SUCCESS &&
-              ld_bdf_schur_source(w, NULL, 0) == -1 &&
+              ld_bdf_schur_source(w, NULL, 0) == -1 && ld_bdf_schur_size_bound(w) == -1 &&
               ld_bdf_set_schur_code(w, &code) == LD_BDF_BAD_INPUT,
           "schur source: none without the explicit method");
     ld_bdf_free(w);

@@ -103,6 +103,7 @@ cdef extern from "ld_bdf.h":
     double ld_bdf_get_event(const ld_bdf *w, int *fired)
     long ld_bdf_schur_source(ld_bdf *w, char *buf, long cap)
     unsigned long long ld_bdf_schur_signature(ld_bdf *w)
+    long ld_bdf_schur_size_bound(ld_bdf *w)
     ctypedef struct ld_schur_code:
         unsigned long long signature
         void (*add)(const double *, const double *, double *) noexcept
@@ -247,6 +248,10 @@ cdef class BDFIntegrator:
         buf = bytearray(n + 1)
         ld_bdf_schur_source(self.w, buf, n + 1)
         return bytes(buf[:n]).decode("ascii")
+
+    def schur_size_bound(self):
+        """A lower bound of schur_source's length, at once; -1 where there is no plan."""
+        return ld_bdf_schur_size_bound(self.w)
 
     def schur_signature(self):
         """The signature of the explicit method's Schur plan, 0 where there is none."""
