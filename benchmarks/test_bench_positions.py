@@ -7,12 +7,16 @@ equations differentiated), in the same run: positions per second of each and the
 at N = 1,000 and 100,000. The closed form is also the check: both agree to 1e-9 m.
 
 Each code is timed as a user calls it (the result's arrays included), best of several
-rounds interleaved.
+rounds interleaved. Where valgrind is installed, the instructions of linkdyn's compiled sweep
+a position are counted too (callgrind, the sweep's loop alone, 10,000 positions), with the
+LU factorisations by straight-line code (linkdyn.solve.lu_code) and by KLU alone.
 
 Run:  python -m pytest benchmarks/test_bench_positions.py -s
 """
 
 import math
+import os
+import sys
 import time
 
 import numpy as np
@@ -109,3 +113,38 @@ def test_positions_per_second_against_the_closed_form(benchmark, n):
     print(f"\n{n} positions: linkdyn {n / ours / 1e3:,.0f} k/s, numpy closed form "
           f"{n / theirs / 1e3:,.0f} k/s: linkdyn takes {ours / theirs:.1f} times as long")
     benchmark.pedantic(linkdyn_sweep, args=(model, t), rounds=1, iterations=1)
+
+
+#: One sweep of the crank-rocker in a process of its own (instructions: test_bench_instructions)
+SWEEP = """
+import sys
+import numpy as np
+import linkdyn
+model = linkdyn.load_model("crank_rocker")
+linkdyn.kinematics(model, np.linspace(0.0, 1.0, 11))      # code compiled, caches warm
+r = linkdyn.kinematics(model, np.linspace(0.0, 2.0 * np.pi, int(sys.argv[1])))
+print(r.stats["lu_kernels"], r.stats["generated_factorizations"])
+"""
+
+
+def _sweep_instructions(tmp, n, generated):
+    from test_bench_instructions import ONE_THREAD, callgrind
+    env = dict(os.environ, LINKDYN_GENERATED_CODE=generated, **ONE_THREAD)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH")] + sys.path))
+    count, out = callgrind([sys.executable, "-c", SWEEP, str(n)], "*KinematicSweep_*sweep*",
+                           tmp / f"sweep-{generated}.cg", env)
+    return count / n, out.split()[0]
+
+
+def test_instructions_a_position(benchmark, tmp_path):
+    import shutil
+    if shutil.which("valgrind") is None:
+        pytest.skip("valgrind is not installed")
+    n = 10_000
+    klu, kind_klu = _sweep_instructions(tmp_path, n, "off")
+    code, kind_code = _sweep_instructions(tmp_path, n, "auto")
+    benchmark.group = "crank-rocker sweep, instructions a position"
+    benchmark.extra_info.update(klu=klu, straight_line=code, ratio=code / klu)
+    print(f"\ninstructions a position ({n:,} positions): {kind_klu} {klu:,.0f}, "
+          f"{kind_code} {code:,.0f} ({code / klu:.2f} of KLU's)")
+    benchmark.pedantic(lambda: None, rounds=1, iterations=1)

@@ -68,6 +68,26 @@ STATUS = {OK: "ok", NO_CONVERGENCE: "no convergence", SINGULAR: "singular",
 cdef linkdyn_interrupt *ctrl_c = <linkdyn_interrupt *> PyCapsule_Import(
     b"linkdyn._kernels.interrupt_api", 0)
 
+# Straight-line LU code for the Jacobian's pattern and one pivot order (linkdyn.solve.lu_code
+# writes and compiles it): factor(a, lu, &sign) equilibrates Phi_q's values a (rows, then
+# columns, to a largest entry of 1, as _solution_factors does), eliminates in the fixed
+# order and returns the pivot ratio min |u_kk| / max |u_kk| (0 at a zero pivot; NaN where a
+# value is not finite), sign <- the sign of det Phi_q; solve(lu, x, w) overwrites x with
+# Phi_q^-1 x (w: scratch of n).
+ctypedef double (*lu_factor_fn)(const double *a, double *lu, int *sign) noexcept nogil
+ctypedef void (*lu_solve_fn)(const double *lu, double *x, double *w) noexcept nogil
+# residual(a, x, b, r, d): r <- b - Phi_q x, d <- |b| + |Phi_q| |x|, row by row as
+# _block_residuals' loop does (the same numbers).
+ctypedef void (*lu_residual_fn)(const double *a, const double *x, const double *b, double *r,
+                                double *d) noexcept nogil
+
+# The straight-line factors serve Newton while their pivot ratio exceeds NEWTON_PIVOTS (KLU's
+# refactorisation keeps its pivots down to the same ratio) and the solution while it exceeds
+# FAST_RCOND (the ratio is then the condition estimate, as KLU's is above 1e-2: see
+# _condition); below, KLU factorises with fresh pivots and estimates the condition number.
+cdef double NEWTON_PIVOTS = 1e-6
+cdef double FAST_RCOND = 1e-2
+
 
 cdef class KinematicSweep:
     """Workspace of one fully driven model (nq == nc); reusable across sweeps."""
@@ -82,7 +102,8 @@ cdef class KinematicSweep:
     cdef double *scales           # num_sol's row, then column scales (2 n)
     cdef double *rhs_kept         # -Phi_t, gamma and Phi at the row just solved (3 n), kept
     cdef bint keep_rhs            # where _row_done uses them
-    cdef klu_numeric *solve_num   # the factors _refined_solve_block uses,
+    cdef klu_numeric *solve_num   # the factors _refined_solve_block uses (solve_lu's where
+    cdef const double *solve_lu   # that is set: straight-line ones),
     cdef const double *solve_rs   # with their row and column scales (NULL: none)
     cdef const double *solve_cs
     cdef double *buf
@@ -98,6 +119,14 @@ cdef class KinematicSweep:
     cdef readonly int n, nnz
     cdef readonly long factorizations, iterations
     cdef readonly long solves     # columns solved with solve_num (refinement's included)
+    cdef lu_factor_fn lu_factor   # straight-line LU code (NULL: KLU alone; set_lu_code)
+    cdef lu_solve_fn lu_solve
+    cdef lu_residual_fn lu_residual
+    cdef double *lu_newton        # its factors at Newton's iterate and at the solution, and
+    cdef double *lu_sol           # the solve's scratch (lu_size, lu_size and n doubles)
+    cdef double *lu_work
+    cdef bint newton_fast         # Newton's factors are lu_newton's (else num's)
+    cdef readonly long generated_factorizations   # of factorizations, by that code
     cdef readonly int solved      # rows done by the running sweep (read by progress reports)
     cdef public int fail_index
 
@@ -178,6 +207,122 @@ cdef class KinematicSweep:
         free(self.row_ptr)
         free(self.row_col)
         free(self.row_slot)
+        free(self.lu_newton)
+        free(self.lu_sol)
+        free(self.lu_work)
+
+    def pattern_signature(self):
+        """A 64-bit FNV-1a hash of Phi_q's pattern (n, its column pointers and row indices,
+        each as four little-endian bytes): straight-line code written for the pattern
+        carries it, and set_lu_code refuses code that carries another."""
+        cdef unsigned long long h = 14695981039346656037ULL
+        cdef int i
+        h = _fnv_int(h, self.n)
+        h = _fnv_int(h, self.nnz)
+        for i in range(self.n + 1):
+            h = _fnv_int(h, self.sys.phiq_colptr[i])
+        for i in range(self.nnz):
+            h = _fnv_int(h, self.sys.phiq_rowind[i])
+        return h
+
+    def pattern(self):
+        """(n, column pointers, row indices) of Phi_q, as numpy arrays."""
+        colptr = np.array(<int[:self.n + 1]> self.sys.phiq_colptr, dtype=np.int64)
+        rowind = (np.array(<int[:self.nnz]> self.sys.phiq_rowind, dtype=np.int64)
+                  if self.nnz else np.zeros(0, dtype=np.int64))
+        return self.n, colptr, rowind
+
+    def pivot_order(self, double t, q):
+        """(row order, column order) of KLU's fresh factorisation of the equilibrated Phi_q
+        at (t, q): the k-th pivot is the entry of row rows[k] and column cols[k]. None
+        where Phi_q does not factor there (or a value is not finite)."""
+        cdef const double[::1] qs = np.ascontiguousarray(q, dtype=np.float64)
+        cdef double *vals = self.buf + 6 * self.n
+        cdef klu_numeric *num = NULL
+        cdef int i
+        if qs.shape[0] != self.n:
+            raise ValueError("pivot_order: q does not match the model")
+        self.sys.phi_q(self.sys.user, t, &qs[0], vals)
+        for i in range(self.nnz):
+            if not isfinite(vals[i]):
+                return None
+        self._equilibrate(vals, vals + self.nnz)
+        num = klu_factor(<int *> self.sys.phiq_colptr, <int *> self.sys.phiq_rowind,
+                         vals + self.nnz, self.sym, &self.common)
+        if num == NULL:
+            return None
+        rows = np.array(<int[:self.n]> num.Pnum, dtype=np.int64)
+        cols = np.array(<int[:self.n]> self.sym.Q, dtype=np.int64)
+        klu_free_numeric(&num, &self.common)
+        return rows, cols
+
+    def set_lu_code(self, size_t factor, size_t solve, size_t residual, int size, signature):
+        """Use the straight-line LU code at these addresses (linkdyn.solve.lu_code), whose
+        factors take ``size`` doubles, for this sweep's factorisations where its pivots
+        serve (NEWTON_PIVOTS, FAST_RCOND); refused (False) unless ``signature`` is this
+        pattern's."""
+        if int(signature) != self.pattern_signature() or factor == 0 or solve == 0 \
+                or residual == 0 or size < 2 * self.n:
+            return False
+        free(self.lu_newton)
+        free(self.lu_sol)
+        free(self.lu_work)
+        self.lu_newton = <double *> malloc(size * sizeof(double))
+        self.lu_sol = <double *> malloc(size * sizeof(double))
+        self.lu_work = <double *> malloc((self.n + 1) * sizeof(double))
+        if self.lu_newton == NULL or self.lu_sol == NULL or self.lu_work == NULL:
+            raise MemoryError()
+        self.lu_factor = <lu_factor_fn> factor
+        self.lu_solve = <lu_solve_fn> solve
+        self.lu_residual = <lu_residual_fn> residual
+        return True
+
+    @property
+    def lu_kernels(self):
+        """"generated" where straight-line LU code is set (set_lu_code), else "klu"."""
+        return "generated" if self.lu_factor != NULL else "klu"
+
+    cdef int _factor_newton(self, double *vals) noexcept nogil:
+        """Newton's factors of Phi_q's values vals: the straight-line code's while its
+        pivots serve (above NEWTON_PIVOTS), else KLU's (_factor_only into num)."""
+        cdef int sign
+        if self.lu_factor != NULL and \
+                self.lu_factor(vals, self.lu_newton, &sign) > NEWTON_PIVOTS:
+            self.newton_fast = 1
+            self.factorizations += 1
+            self.generated_factorizations += 1
+            return OK
+        self.newton_fast = 0
+        return self._factor_only(vals, &self.num)
+
+    cdef void _newton_solve(self, double *x) noexcept nogil:
+        """x <- Phi_q^-1 x with Newton's factors."""
+        if self.newton_fast:
+            self.lu_solve(self.lu_newton, x, self.lu_work)
+        else:
+            klu_solve(self.sym, self.num, self.n, 1, x, &self.common)
+
+    cdef void _use_newton_factors(self) noexcept nogil:
+        """Solves with Newton's factors from here on."""
+        self.solve_lu = self.lu_newton if self.newton_fast else NULL
+        self.solve_num, self.solve_rs, self.solve_cs = self.num, NULL, NULL
+
+    cdef int _fast_solution(self, const double *vals, int *det_sign) noexcept nogil:
+        """The factors at a solution by the straight-line code where its pivot ratio, then
+        the condition estimate (common.rcond), exceeds FAST_RCOND: 1 and det_sign set, the
+        solves made with them (solve_lu); else 0 (KLU's factors are wanted)."""
+        cdef int sign
+        cdef double ratio
+        if self.lu_factor == NULL:
+            return 0
+        ratio = self.lu_factor(vals, self.lu_sol, &sign)
+        if not ratio > FAST_RCOND:
+            return 0
+        self.factorizations += 1
+        self.generated_factorizations += 1
+        self.common.rcond = ratio
+        det_sign[0] = sign
+        return 1
 
     cdef int _factor(self, double *vals, klu_numeric **num) noexcept nogil:
         """Factors of vals into *num (a refactorisation with its pivots while their ratio
@@ -228,6 +373,12 @@ cdef class KinematicSweep:
         against columns of unit vectors; the 1-norm estimate sees both) and false singular
         configurations below the threshold. Positive scales keep det's sign. The scales are
         kept in ``scales`` for the solves with these factors (_use_solution_factors)."""
+        self._equilibrate(vals, scaled)
+        return self._factor(scaled, &self.num_sol)
+
+    cdef void _equilibrate(self, const double *vals, double *scaled) noexcept nogil:
+        """scaled <- Phi_q's values vals with each row, then each column, scaled to a
+        largest entry of 1; the scales into ``scales`` (rows, then columns)."""
         cdef const int *cp = self.sys.phiq_colptr
         cdef const int *ri = self.sys.phiq_rowind
         cdef double *row = self.scales
@@ -251,18 +402,23 @@ cdef class KinematicSweep:
             col[j] = m
             for p in range(cp[j], cp[j + 1]):
                 scaled[p] *= m
-        return self._factor(scaled, &self.num_sol)
 
     cdef void _use_solution_factors(self) noexcept nogil:
         """Solves with num_sol from here on: Phi_q = R^-1 S C^-1 for the equilibrated S
         that num_sol factors, so Phi_q^-1 b = C S^-1 R b."""
         self.solve_num = self.num_sol
+        self.solve_lu = NULL
         self.solve_rs = self.scales
         self.solve_cs = self.scales + self.n
 
     cdef void _solve(self, double *X, int nrhs) noexcept nogil:
         """X (n x nrhs) <- Phi_q^-1 X with the factors solve_num (and its scales)."""
         cdef int i, c, n = self.n
+        if self.solve_lu != NULL:
+            for c in range(nrhs):
+                self.lu_solve(self.solve_lu, &X[c * n], self.lu_work)
+            self.solves += nrhs
+            return
         if self.solve_rs != NULL:
             for c in range(nrhs):
                 for i in range(n):
@@ -336,6 +492,9 @@ cdef class KinematicSweep:
             if active[c] == 0.0:
                 continue
             r, d, x = &R[c * n], &den[c * n], &X[c * n]
+            if self.lu_residual != NULL:
+                self.lu_residual(vals, x, &B[c * n], r, d)
+                continue
             for i in range(n):
                 ri = B[c * n + i]
                 di = fabs(ri)
@@ -453,7 +612,7 @@ cdef class KinematicSweep:
         cdef double *vals = self.buf + 6 * n
         cdef double t, dt, rn, rn_prev, scale
         cdef double one                 # the refined solves' flag of their one column
-        cdef int factored, fresh, det_sign, prev_sign = sign0
+        cdef int factored, fresh, fast, det_sign = 0, prev_sign = sign0
         if qs.shape[0] != n or Q.shape[0] < nt or Q.shape[1] != n or sign.shape[0] < nt:
             raise ValueError("sweep: array sizes do not match the model")
         self.fail_index = -1
@@ -507,7 +666,7 @@ cdef class KinematicSweep:
                     fresh = 0
                     if not factored or rn > 0.1 * rn_prev:
                         self.sys.phi_q(self.sys.user, t, q, vals)
-                        status = self._factor_only(vals, &self.num)   # (rcond: num_sol's)
+                        status = self._factor_newton(vals)   # (rcond: num_sol's)
                         if status != OK:
                             break
                         factored = 1
@@ -516,7 +675,7 @@ cdef class KinematicSweep:
                     self.iterations += 1
                     for i in range(n):
                         tmp[i] = r[i]
-                    klu_solve(self.sym, self.num, n, 1, tmp, &self.common)
+                    self._newton_solve(tmp)
                     for i in range(n):
                         q[i] -= tmp[i]
                 if status != OK:
@@ -530,10 +689,12 @@ cdef class KinematicSweep:
                 # are no unique velocities: Newton's factors, off it, give the ones along
                 # the branch that the sweep came on, as they always did.
                 self.sys.phi_q(self.sys.user, t, q, vals)
-                status = self._solution_factors(vals, vals + self.nnz)
-                if status != OK:
-                    break
-                det_sign = self._det_sign()
+                fast = self._fast_solution(vals, &det_sign)
+                if not fast:
+                    status = self._solution_factors(vals, vals + self.nnz)
+                    if status != OK:
+                        break
+                    det_sign = self._det_sign()
                 if det_sign != 0 and prev_sign != 0 and det_sign != prev_sign:
                     status = BRANCH
                     break
@@ -541,10 +702,12 @@ cdef class KinematicSweep:
                     prev_sign = det_sign
                 sign[k] = det_sign
                 rcond[k] = self.common.rcond
-                if self.common.rcond >= SOLUTION_RCOND:
+                if fast:
+                    self.solve_lu, self.solve_rs, self.solve_cs = self.lu_sol, NULL, NULL
+                elif self.common.rcond >= SOLUTION_RCOND:
                     self._use_solution_factors()
                 else:
-                    self.solve_num, self.solve_rs, self.solve_cs = self.num, NULL, NULL
+                    self._use_newton_factors()
                 self.sys.phi_t(self.sys.user, t, q, rhs)
                 for i in range(n):
                     rhs[i] = -rhs[i]
@@ -684,6 +847,15 @@ cdef inline void _restricted_residuals(const ld_system *s, double t, const doubl
     for i in range(nrows):
         row = rows[i]
         r3[2 * n + row] -= tmp[row]
+
+
+cdef inline unsigned long long _fnv_int(unsigned long long h, int v) noexcept nogil:
+    """FNV-1a over v's four little-endian bytes."""
+    cdef unsigned int u = <unsigned int> v
+    cdef int b
+    for b in range(4):
+        h = (h ^ ((u >> (8 * b)) & 0xFF)) * 1099511628211ULL
+    return h
 
 
 cdef inline double _backward_error(const double *r, const double *den, int n) noexcept nogil:
@@ -1274,6 +1446,7 @@ cdef class SensitivitySweep(KinematicSweep):
                 if status != OK:
                     row = k
                     break
+                self.solve_lu = NULL
                 self.solve_num, self.solve_rs, self.solve_cs = self.num, NULL, NULL
                 self._row_derivatives(w, t, &Q[k, 0], &V[k, 0], &A[k, 0], w.jac, NULL)
                 _store_row(w, n, k, dQ, dV, dA)

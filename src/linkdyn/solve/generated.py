@@ -178,34 +178,36 @@ def library_path(cmd: list[str], source: str) -> Path:
     return cache_dir() / f"ldg_{key}{sysconfig.get_config_var('SHLIB_SUFFIX') or '.so'}"
 
 
-def _library(cmd: list[str], source: str) -> tuple:
-    """(library, signature, function addresses) for ``source``: loaded before, in the
-    cache, or compiled now."""
+def _library(cmd: list[str], source: str, functions=FUNCTIONS,
+             signature: str = "ldg_signature") -> tuple:
+    """(library, signature, function addresses) for ``source``, whose function
+    ``signature`` returns its 64-bit signature and which defines ``functions``: loaded
+    before, in the cache, or compiled now."""
     path = library_path(cmd, source)
     with _lock:
         if path in _loaded:
             return _loaded[path]
         if not path.exists():
             _compile(cmd, source, path)
-            entry = _load(path)
+            entry = _load(path, functions, signature)
         else:
             try:
-                entry = _load(path)
+                entry = _load(path, functions, signature)
             except _Unbuildable:
                 # a damaged cache entry (a truncated file, a stray one): built again, once
                 _compile(cmd, source, path)
-                entry = _load(path)
+                entry = _load(path, functions, signature)
         _loaded[path] = entry
         return entry
 
 
-def _load(path: Path) -> tuple:
+def _load(path: Path, functions, signature: str) -> tuple:
     try:
         lib = ctypes.CDLL(str(path))
-        lib.ldg_signature.restype = ctypes.c_ulonglong
-        return (lib, int(lib.ldg_signature()),
+        getattr(lib, signature).restype = ctypes.c_ulonglong
+        return (lib, int(getattr(lib, signature)()),
                 tuple(ctypes.cast(getattr(lib, name), ctypes.c_void_p).value
-                      for name in FUNCTIONS))
+                      for name in functions))
     except (OSError, AttributeError) as exc:
         raise _Unbuildable(f"cannot load {path}: {exc}") from None
 

@@ -85,7 +85,9 @@ class KinematicsResult(TrajectoryAccessors):
     ``q``, ``v``, ``a``: (n, nq). ``rcond``: reciprocal 1-norm condition estimate of Phi_q at
     each time, its rows and columns scaled to unit largest entries (near zero close to
     singular configurations; the same in any unit of length). ``singularities``: what was met (see
-    :class:`Singularity`). ``stats``: factorizations, newton_iterations, branch_retries
+    :class:`Singularity`). ``stats``: factorizations (generated_factorizations of them by
+    straight-line LU code, lu_kernels "generated" where there were any, else "klu": see
+    :mod:`linkdyn.solve.lu_code`), newton_iterations, branch_retries
     (steps solved again in sub-steps because their positions had jumped to another branch),
     sub_steps (times added between the given ones where those were too far apart to
     follow), sweep_seconds. ``limits``: with ``at_limit="reverse"``, (input time of the
@@ -312,8 +314,6 @@ def kinematics(model: Model, times, *, q0=None, tol: float = 1e-14,
     """
     # Ctrl-C between the compiled sweeps (sub-steps, branch retries) is a request that
     # _sweep polls (linkdyn.solve.interrupt), not a KeyboardInterrupt that could be lost.
-    # Ctrl-C between the compiled sweeps (sub-steps, branch retries) is a request that
-    # _sweep polls (linkdyn.solve.interrupt), not a KeyboardInterrupt that could be lost.
     with StopRequest() as stop:
         result, _ = _kinematics(model, times, q0, tol, singular_rcond, on_singular,
                                 max_iterations, progress, redundant, at_limit, None)
@@ -380,6 +380,7 @@ def _kinematics(model, times, q0, tol, singular_rcond, on_singular, max_iteratio
         changes += more
     Q, V, A, rc, signs = out[:5]
     stats["sweep_seconds"] = _time.perf_counter() - tic
+    stats["lu_kernels"] = "generated" if stats.get("generated_factorizations") else "klu"
 
     singular = _singularities(model, t, Q, rc, done, singular_rcond, run)
     stop = None

@@ -17,6 +17,7 @@ from .._progress import Reporter
 from ..compile.model import Model, check_output_size
 from ..errors import ModelError
 from .interrupt import requested
+from . import lu_code
 
 #: Halvings of a step whose positions came out on another branch before the change is taken
 #: as the branch's own (a singular configuration passed) rather than a jump.
@@ -146,6 +147,7 @@ def _sweep(model, times, q_start, tol, max_iterations, run, progress=None, sign0
         out += derivatives
         sweep = SensitivitySweep(run)
         sweep.attach(plan, *derivatives)
+    lu_code.attach(sweep, float(times[0]) if len(times) else 0.0, q_start)
     table = _law_table(model, times)
     reporter = None
     if progress is not None:
@@ -280,12 +282,14 @@ def _tracked_sweep(model, times, q_start, tol, max_iterations, run, progress=Non
     over themselves, so that nothing recurses deeper than one level whatever the number of
     samples. Returns (status, rows done, (Q, V, A, rcond, sign), stats, branch changes)."""
     nt = len(times)
-    stats = dict(factorizations=0, newton_iterations=0, branch_retries=0)
+    stats = dict(factorizations=0, generated_factorizations=0, newton_iterations=0,
+                 branch_retries=0)
     changes = []
 
     def run_sweep(ts, q, sign, report=None):
         st, d, part, sw = _sweep(model, ts, q, tol, max_iterations, run, report, sign, plan)
         stats["factorizations"] += sw.factorizations
+        stats["generated_factorizations"] += sw.generated_factorizations
         stats["newton_iterations"] += sw.iterations
         return st, d, part
 
