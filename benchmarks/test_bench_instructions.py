@@ -112,11 +112,13 @@ def peer_runs(tmp, peer):
 
 def test_instructions_against_the_peer(benchmark, tmp_path, peer):
     # "default, loops": the same runs with the Schur plan's loops in place of its
-    # straight-line code (LINKDYN_GENERATED_CODE=off), the baseline of linkdyn.solve.generated
+    # straight-line code (LINKDYN_GENERATED_CODE=off), the baseline of linkdyn.solve.generated;
+    # "bdf, KLU": the BDF with KLU in place of the straight-line LU code (linkdyn.solve.lu_code)
     mine = {"default": [linkdyn_run(tmp_path, tol, "auto") for tol in DEFAULT_TOLS],
             "default, loops": [linkdyn_run(tmp_path, tol, "auto", "off")
                                for tol in DEFAULT_TOLS],
-            "bdf": [linkdyn_run(tmp_path, tol, "bdf") for tol in BDF_TOLS]}
+            "bdf": [linkdyn_run(tmp_path, tol, "bdf") for tol in BDF_TOLS],
+            "bdf, KLU": [linkdyn_run(tmp_path, tol, "bdf", "off") for tol in BDF_TOLS]}
     rows = ["| code | rtol | P3 error | instructions | steps | right-hand sides | "
             "per right-hand side |", "|---|---|---|---|---|---|---|"]
     for name, runs in mine.items():
@@ -129,10 +131,11 @@ def test_instructions_against_the_peer(benchmark, tmp_path, peer):
     if peer is not None:
         rows += ["", "| peer rtol | peer P3 error | peer instructions | linkdyn (default) at "
                  "that error | ratio | the same with the plan's loops | ratio | linkdyn (bdf) "
-                 "at that error | ratio |", "|---|---|---|---|---|---|---|---|---|"]
+                 "at that error | ratio | the same with KLU | ratio |",
+                 "|---|---|---|---|---|---|---|---|---|---|---|"]
         for p in peer_runs(tmp_path, peer):
             cells = [f"{p['tol']:g}", f"{p['error']:.1e} m", f"{p['instructions'] / 1e6:.1f} M"]
-            for name in ("default", "default, loops", "bdf"):
+            for name in ("default", "default, loops", "bdf", "bdf, KLU"):
                 errs = np.array([r["error"] for r in mine[name]])
                 counts = np.array([float(r["instructions"]) for r in mine[name]])
                 at = time_at(errs, counts, p["error"])

@@ -140,6 +140,8 @@ typedef struct ld_bdf_stats {
     long reorderings;           /* iteration matrices re-ordered for their fill (ld_bdf.c) */
     double rk_local_rtol;       /* the explicit method's local tolerances */
     double rk_local_atol;
+    long generated_factorizations;  /* of factorizations, by straight-line LU code
+                                       (ld_bdf_set_lu_code) */
 } ld_bdf_stats;
 
 enum ld_bdf_status {
@@ -236,6 +238,32 @@ typedef struct {
  * nothing changed, where its signature is not the plan's or a function is missing. The
  * functions must stay loaded while the workspace lives. */
 int ld_bdf_set_schur_code(ld_bdf *w, const ld_schur_code *code);
+
+/* The iteration matrix's pattern (G, and the KKT matrix K in the same slots): ng columns in
+ * CSC form (its arrays stay the workspace's), and a 64-bit FNV-1a hash of (ng, nnz, colptr,
+ * rowind) as four little-endian bytes each. */
+void ld_bdf_g_pattern(const ld_bdf *w, int *ng, const int **colptr, const int **rowind);
+unsigned long long ld_bdf_g_signature(const ld_bdf *w);
+/* A pivot order for it: rows[k], cols[k] (ng each) the k-th pivot of KLU's fresh
+ * factorisation of K = [M Phi_q^T; Phi_q -R] at (t, q) (row scaled as KLU scales; BTF and
+ * its column order included). LD_BDF_SINGULAR where K does not factor there. */
+int ld_bdf_g_pivot_order(ld_bdf *w, double t, const double *q, int *rows, int *cols);
+/* Straight-line LU code for that pattern in one pivot order (written by
+ * linkdyn.solve.lu_code): factor equilibrates and factorises the values a (CSC order) into
+ * lu (size doubles) and returns the pivot ratio min |u_kk| / max |u_kk| (0 at a zero pivot,
+ * NaN for a value that is not finite; sign: det's); solve overwrites x with G^-1 x (w:
+ * scratch of ng). */
+typedef struct {
+    unsigned long long signature;
+    int size;
+    double (*factor)(const double *a, double *lu, int *sign);
+    void (*solve)(const double *lu, double *x, double *w);
+} ld_lu_code;
+/* Factorise G and K with code (NULL: KLU alone again) while its pivot ratio stays at or
+ * above KLU's threshold for keeping old pivots; below, KLU factorises. LD_BDF_BAD_INPUT, and
+ * nothing changed, where the signature is not the pattern's or a function is missing;
+ * LD_BDF_NO_MEMORY. The functions must stay loaded while the workspace lives. */
+int ld_bdf_set_lu_code(ld_bdf *w, const ld_lu_code *code);
 
 #ifdef __cplusplus
 }

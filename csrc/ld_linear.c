@@ -10,6 +10,13 @@
  * factorises afresh (new pivots) when the reciprocal pivot ratio drops below eps^(2/3), as
  * SUNDIALS' KLU module does. The output rows keep a second numeric object of their own, so
  * that projecting a row does not disturb the BDF's factorisation of G.
+ *
+ * Straight-line LU code (ld_bdf_set_lu_code, written by linkdyn.solve.lu_code) can take
+ * KLU's place for G and K: the pattern's elimination in one fixed pivot order (KLU's, from a
+ * factorisation of K at the start: ld_bdf_g_pivot_order) with every index a constant. It
+ * keeps its pivots on the same terms as KLU's refactorisation, while their ratio stays at
+ * or above eps^(2/3); below, KLU factorises with fresh pivots. On the Jansen linkage with
+ * the BDF, KLU's refactorisations and solves were half of the run's instructions.
  */
 #include "ld_linear.h"
 
@@ -228,9 +235,26 @@ static void reorder(ld_bdf *w)
     w->common.status = KLU_OK;
 }
 
-/* Numeric factorisation of Gx: refactor with the old pivots when possible, afresh when the
- * pivots have become poor or none exist yet. */
+static int klu_factor_G(ld_bdf *w);
+
+/* Numeric factorisation of Gx: by the straight-line code where its pivots serve, else
+ * KLU's (below). */
 int ld__factor_G(ld_bdf *w)
+{
+    int sign;
+    if (w->lu_code.factor && w->lu_code.factor(w->Gx, w->lu_x, &sign) >= RCOND_MIN) {
+        w->stats.factorizations++;
+        w->stats.generated_factorizations++;
+        w->lu_fast = 1;
+        return LD_BDF_SUCCESS;
+    }
+    w->lu_fast = 0;
+    return klu_factor_G(w);
+}
+
+/* KLU's factorisation of Gx: refactor with the old pivots when possible, afresh when the
+ * pivots have become poor or none exist yet. */
+static int klu_factor_G(ld_bdf *w)
 {
     if (symbolic(w) != LD_BDF_SUCCESS) return LD_BDF_NO_MEMORY;
     w->stats.factorizations++;
@@ -260,6 +284,10 @@ int ld__factor_G(ld_bdf *w)
 
 int ld__solve_G(ld_bdf *w, double *rhs)
 {
+    if (w->lu_fast) {
+        w->lu_code.solve(w->lu_x, rhs, w->lu_work);
+        return LD_BDF_SUCCESS;
+    }
     return klu_solve(w->sym, w->num, w->ng, 1, rhs, &w->common) ? LD_BDF_SUCCESS
                                                                  : LD_BDF_LINEAR_SOLVER;
 }
@@ -321,6 +349,80 @@ void ld__kkt_free(ld_bdf *w)
     if (w->num_out) klu_free_numeric(&w->num_out, &w->common);
     if (w->sym) klu_free_symbolic(&w->sym, &w->common);
     free(w->Gp); free(w->Gi); free(w->Gx); free(w->map_M);
+    free(w->lu_x); free(w->lu_work);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Straight-line LU code (see the top) */
+
+void ld_bdf_g_pattern(const ld_bdf *w, int *ng, const int **colptr, const int **rowind)
+{
+    *ng = w->ng;
+    *colptr = w->Gp;
+    *rowind = w->Gi;
+}
+
+static unsigned long long fnv_int(unsigned long long h, int v)
+{
+    unsigned int u = (unsigned int)v;
+    int b;
+    for (b = 0; b < 4; b++) h = (h ^ ((u >> (8 * b)) & 0xffu)) * 1099511628211ULL;
+    return h;
+}
+
+unsigned long long ld_bdf_g_signature(const ld_bdf *w)
+{
+    unsigned long long h = 14695981039346656037ULL;
+    int i;
+    h = fnv_int(h, w->ng);
+    h = fnv_int(h, w->g_nnz);
+    for (i = 0; i <= w->ng; i++) h = fnv_int(h, w->Gp[i]);
+    for (i = 0; i < w->g_nnz; i++) h = fnv_int(h, w->Gi[i]);
+    return h;
+}
+
+int ld_bdf_g_pivot_order(ld_bdf *w, double t, const double *q, int *rows, int *cols)
+{
+    klu_numeric *num;
+    int i;
+    if (symbolic(w) != LD_BDF_SUCCESS) return LD_BDF_NO_MEMORY;
+    if (ld__eval_phi_q(w, t, q) != LD_OK) return LD_BDF_CALLBACK;
+    ld__assemble_K(w, w->out_reg);
+    if (!ld__all_finite(w->Gx, w->g_nnz)) return LD_BDF_NONFINITE;
+    num = klu_factor(w->Gp, w->Gi, w->Gx, w->sym, &w->common);
+    if (!num) {
+        w->common.status = KLU_OK;
+        return LD_BDF_SINGULAR;
+    }
+    for (i = 0; i < w->ng; i++) {
+        rows[i] = num->Pnum[i];
+        cols[i] = w->sym->Q[i];
+    }
+    klu_free_numeric(&num, &w->common);
+    return LD_BDF_SUCCESS;
+}
+
+int ld_bdf_set_lu_code(ld_bdf *w, const ld_lu_code *code)
+{
+    double *x, *work;
+    if (!code) {
+        memset(&w->lu_code, 0, sizeof w->lu_code);
+        w->lu_fast = 0;
+        return LD_BDF_SUCCESS;
+    }
+    if (code->signature != ld_bdf_g_signature(w) || !code->factor || !code->solve ||
+        code->size < 2 * w->ng)
+        return LD_BDF_BAD_INPUT;
+    x = (double *)malloc((size_t)code->size * sizeof(double));
+    work = (double *)malloc((size_t)(w->ng > 0 ? w->ng : 1) * sizeof(double));
+    if (!x || !work) { free(x); free(work); return LD_BDF_NO_MEMORY; }
+    free(w->lu_x);
+    free(w->lu_work);
+    w->lu_x = x;
+    w->lu_work = work;
+    w->lu_code = *code;
+    w->lu_fast = 0;
+    return LD_BDF_SUCCESS;
 }
 
 int ld__factor_K(ld_bdf *w, double t, const double *q)
@@ -333,6 +435,11 @@ int ld__factor_K(ld_bdf *w, double t, const double *q)
 
 int ld__condest_G(ld_bdf *w, double *condest)
 {
+    /* KLU's estimate needs KLU's factors: made of the same Gx where the code's are current */
+    if (w->lu_fast) {
+        w->lu_fast = 0;
+        if (klu_factor_G(w) != LD_BDF_SUCCESS) return 0;
+    }
     if (!klu_condest(w->Gp, w->Gx, w->sym, w->num, &w->common)) return 0;
     *condest = w->common.condest;
     return 1;

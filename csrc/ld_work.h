@@ -84,6 +84,10 @@ struct ld_bdf {
     klu_symbolic *sym;
     klu_numeric *num;
     klu_numeric *num_out;       /* [M Phi_q^T; Phi_q 0] at the last output */
+    ld_lu_code lu_code;         /* straight-line LU code for the pattern (factor NULL: none) */
+    double *lu_x;               /* its factors of Gx, and the solves' scratch (ng) */
+    double *lu_work;
+    int lu_fast;                /* the current factors of Gx are lu_x's (else num's) */
     int reordered;              /* the fill check of factor_G has run */
     int nev;                    /* events */
     double *g_old, *g_new, *g_mid;   /* [nev] at the last accepted state, the new, a trial */

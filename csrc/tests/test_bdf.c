@@ -283,6 +283,125 @@ static void check_schur_source(void)
     ld_bdf_free(w);
 }
 
+/* Straight-line LU code's place in the BDF (ld_bdf_set_lu_code), exercised by two stand-ins:
+ * a "code" whose pivots never serve (KLU factorises every time: the run is the run without
+ * it, to the bit) and a dense LU with partial pivoting over the pattern (the run agrees with
+ * KLU's to round-off, and every factorisation is the stand-in's). */
+static int lu_n;
+static const int *lu_colptr, *lu_rowind;
+
+static double refuse_factor(const double *a, double *lu, int *sign)
+{
+    (void)a; (void)lu; *sign = 1;
+    return 0.0;
+}
+
+static double dense_factor(const double *a, double *lu, int *sign)
+{
+    int n = lu_n, i, j, k, p, piv;
+    double *m = lu, *perm = lu + n * n, big = 0.0, small = HUGE_VAL, t;
+    for (i = 0; i < n * n; i++) m[i] = 0.0;
+    for (j = 0; j < n; j++)
+        for (p = lu_colptr[j]; p < lu_colptr[j + 1]; p++) m[lu_rowind[p] * n + j] = a[p];
+    for (i = 0; i < n; i++) perm[i] = i;
+    *sign = 1;
+    for (k = 0; k < n; k++) {
+        piv = k;
+        for (i = k + 1; i < n; i++)
+            if (fabs(m[i * n + k]) > fabs(m[piv * n + k])) piv = i;
+        if (!(fabs(m[piv * n + k]) > 0.0)) return 0.0;
+        if (piv != k) {
+            for (j = 0; j < n; j++) {
+                t = m[k * n + j];
+                m[k * n + j] = m[piv * n + j];
+                m[piv * n + j] = t;
+            }
+            t = perm[k]; perm[k] = perm[piv]; perm[piv] = t;
+            *sign = -*sign;
+        }
+        t = fabs(m[k * n + k]);
+        big = t > big ? t : big;
+        small = t < small ? t : small;
+        for (i = k + 1; i < n; i++) {
+            m[i * n + k] /= m[k * n + k];
+            for (j = k + 1; j < n; j++) m[i * n + j] -= m[i * n + k] * m[k * n + j];
+        }
+    }
+    return small / big;
+}
+
+static void dense_solve(const double *lu, double *x, double *w)
+{
+    int n = lu_n, i, j;
+    const double *m = lu, *perm = lu + n * n;
+    for (i = 0; i < n; i++) w[i] = x[(int)perm[i]];
+    for (i = 0; i < n; i++)
+        for (j = 0; j < i; j++) w[i] -= m[i * n + j] * w[j];
+    for (i = n - 1; i >= 0; i--) {
+        for (j = i + 1; j < n; j++) w[i] -= m[i * n + j] * w[j];
+        w[i] /= m[i * n + i];
+    }
+    for (i = 0; i < n; i++) x[i] = w[i];
+}
+
+static void check_lu_code(double theta0, double period)
+{
+    enum { ROWS = 11 };
+    static double rows[3][ROWS * 11];
+    double q[4], v[4], times[ROWS], worst = 0.0;
+    long facts[3] = {0, 0, 0}, gen[3] = {0, 0, 0}, steps[3] = {0, 0, 0};
+    int pass, k, nw, st[3], same = 1;
+    for (k = 0; k < ROWS; k++) times[k] = period * k / (ROWS - 1);
+    for (pass = 0; pass < 3; pass++) {
+        pendulum p = {0.5, 2.0, 2.0 / 12.0, 9.81, 0, -1.0, {0, 0, 0, 0}, 0};
+        ld_system s = make_system(&p);
+        ld_bdf_options o;
+        ld_bdf *w = NULL;
+        ld_lu_code code = {0};
+        ld_bdf_default_options(&o);
+        o.method = LD_METHOD_BDF;
+        o.rtol = o.atol = 1e-9;
+        initial_state(&p, theta0, q, v);
+        nw = 0;
+        st[pass] = -1;
+        if (ld_bdf_create(&s, &o, &w) == LD_BDF_SUCCESS) {
+            ld_bdf_g_pattern(w, &lu_n, &lu_colptr, &lu_rowind);
+            code.signature = ld_bdf_g_signature(w);
+            code.size = lu_n * lu_n + lu_n;
+            code.factor = pass == 1 ? refuse_factor : dense_factor;
+            code.solve = dense_solve;
+            if (pass == 0 || ld_bdf_set_lu_code(w, &code) == LD_BDF_SUCCESS)
+                st[pass] = ld_bdf_init(w, 0.0, q, v, NULL) == LD_BDF_SUCCESS
+                               ? ld_bdf_integrate(w, period, ROWS, times, rows[pass], &nw)
+                               : -1;
+            facts[pass] = ld_bdf_get_stats(w)->factorizations;
+            gen[pass] = ld_bdf_get_stats(w)->generated_factorizations;
+            steps[pass] = ld_bdf_get_stats(w)->steps;
+            if (pass == 2) {
+                code.signature ^= 1ULL;
+                check(ld_bdf_set_lu_code(w, &code) == LD_BDF_BAD_INPUT,
+                      "lu code: another pattern's signature is refused");
+                code.signature ^= 1ULL;
+                code.solve = NULL;
+                check(ld_bdf_set_lu_code(w, &code) == LD_BDF_BAD_INPUT,
+                      "lu code: refused without its solve");
+                check(ld_bdf_set_lu_code(w, NULL) == LD_BDF_SUCCESS, "lu code: NULL, KLU");
+            }
+        }
+        if (nw != ROWS) st[pass] = -1;
+        ld_bdf_free(w);
+    }
+    for (k = 0; k < ROWS * 11; k++) {
+        same = same && rows[0][k] == rows[1][k];
+        worst = fmax(worst, fabs(rows[0][k] - rows[2][k]));
+    }
+    check(st[0] == LD_BDF_SUCCESS && st[1] == LD_BDF_SUCCESS && same && gen[1] == 0 &&
+              facts[1] == facts[0] && steps[1] == steps[0],
+          "lu code whose pivots never serve: KLU's run, to the bit");
+    check(st[2] == LD_BDF_SUCCESS && gen[2] == facts[2] && gen[2] > 0 && worst < 1e-6,
+          "lu code (a dense stand-in): every factorisation its own, KLU's run to the tolerance");
+}
+
 int main(void)
 {
     pendulum p = {0.5, 2.0, 2.0 / 12.0, 9.81, 0, -1.0, {0, 0, 0, 0}, 0};
@@ -316,6 +435,8 @@ int main(void)
     check(st == LD_BDF_SUCCESS && ld_bdf_get_time(w) == 1.5 * period, "continue to 1.5 T");
     ld_bdf_get_state(w, y);
     check(fabs(atan2(y[2], -y[3]) + theta0) < 1e-7, "turning point at 1.5 T");
+
+    check_lu_code(theta0, period);
 
     /* 2. Interrupt flag: stops before the first step. */
     {

@@ -82,6 +82,7 @@ cdef extern from "ld_bdf.h":
         double rk_transformed_rtol
         double rk_local_rtol
         double rk_local_atol
+        long generated_factorizations
     ctypedef struct ld_bdf:
         pass
     void ld_bdf_default_options(ld_bdf_options *opt)
@@ -113,6 +114,15 @@ cdef extern from "ld_bdf.h":
         void (*j)(const double *, const double *, double *) noexcept
         void (*jm)(const double *, const double *, const double *, double *) noexcept
     int ld_bdf_set_schur_code(ld_bdf *w, const ld_schur_code *code)
+    void ld_bdf_g_pattern(const ld_bdf *w, int *ng, const int **colptr, const int **rowind)
+    unsigned long long ld_bdf_g_signature(const ld_bdf *w)
+    int ld_bdf_g_pivot_order(ld_bdf *w, double t, const double *q, int *rows, int *cols)
+    ctypedef struct ld_lu_code:
+        unsigned long long signature
+        int size
+        double (*factor)(const double *, double *, int *) noexcept
+        void (*solve)(const double *, double *, double *) noexcept
+    int ld_bdf_set_lu_code(ld_bdf *w, const ld_lu_code *code)
 
 cdef linkdyn_interrupt *ctrl_c = <linkdyn_interrupt *> PyCapsule_Import(
     b"linkdyn._kernels.interrupt_api", 0)
@@ -147,6 +157,8 @@ cdef class BDFIntegrator:
     cdef object schur_library       # the loaded straight-line Schur code (kept alive)
     #: "generated" once straight-line Schur code is in the plan's place, else "plan"
     cdef readonly str schur_kernels
+    cdef object lu_library          # the loaded straight-line LU code of G (kept alive)
+    cdef readonly str lu_kernels
     #: True once Ctrl-C was seen during a call (the run stops at its next chance)
     cdef public bint interrupted
     #: Ctrl-C came before the first call (while Python prepared the run): the next call
@@ -234,6 +246,7 @@ cdef class BDFIntegrator:
         self.n = ld_bdf_get_size(self.w)
         self.np = self.sens.np if sensitivities is not None else 0
         self.schur_kernels = "plan"
+        self.lu_kernels = "klu"
 
     def schur_source(self, long limit=0):
         """The explicit method's Schur plan as straight-line C (csrc/ld_schur_gen.c), or
@@ -277,6 +290,59 @@ cdef class BDFIntegrator:
             return False
         self.schur_library = library
         self.schur_kernels = "generated"
+        return True
+
+    def pattern(self):
+        """(n, column pointers, row indices) of the iteration matrix G (and K), as numpy
+        arrays."""
+        cdef int ng
+        cdef const int *cp
+        cdef const int *ri
+        ld_bdf_g_pattern(self.w, &ng, &cp, &ri)
+        colptr = np.array(<int[:ng + 1]> cp, dtype=np.int64)
+        nnz = int(colptr[ng])
+        rowind = (np.array(<int[:nnz]> ri, dtype=np.int64) if nnz
+                  else np.zeros(0, dtype=np.int64))
+        return ng, colptr, rowind
+
+    def pattern_signature(self):
+        """G's pattern's 64-bit signature (ld_bdf_g_signature)."""
+        return ld_bdf_g_signature(self.w)
+
+    def pivot_order(self, double t, q):
+        """(rows, cols) of KLU's fresh factorisation of K at (t, q), or None where K does
+        not factor there."""
+        cdef const double[::1] qs = np.ascontiguousarray(q, dtype=np.float64)
+        cdef int ng
+        cdef const int *cp
+        cdef const int *ri
+        ld_bdf_g_pattern(self.w, &ng, &cp, &ri)
+        if qs.shape[0] != self.nq:
+            raise ValueError("pivot_order: q does not match the model")
+        rows = np.zeros(max(ng, 1), dtype=np.intc)
+        cols = np.zeros(max(ng, 1), dtype=np.intc)
+        cdef int[::1] r = rows
+        cdef int[::1] c = cols
+        if ld_bdf_g_pivot_order(self.w, t, &qs[0], &r[0], &c[0]) != 0:
+            return None
+        return rows[:ng].astype(np.int64), cols[:ng].astype(np.int64)
+
+    def set_lu_code(self, library, size_t factor, size_t solve, int size, signature):
+        """Factorise G and K with the straight-line LU code at these addresses (loaded in
+        ``library``, kept alive with the integrator) where its pivots serve; False
+        (nothing changed) where signature is not the pattern's."""
+        cdef ld_lu_code code
+        code.signature = int(signature)
+        code.size = size
+        code.factor = <double (*)(const double *, double *, int *) noexcept> factor
+        code.solve = <void (*)(const double *, double *, double *) noexcept> solve
+        st = ld_bdf_set_lu_code(self.w, &code)
+        if st == -2:
+            raise MemoryError()
+        if st != 0:
+            return False
+        self.lu_library = library
+        self.lu_kernels = "generated"
         return True
 
     def __dealloc__(self):
@@ -394,7 +460,8 @@ cdef class BDFIntegrator:
                     max_output_row_ratio=s.max_output_row_ratio,
                     max_output_row_ratio_t=s.max_output_row_ratio_t,
                     max_output_row=s.max_output_row,
-                    schur_kernels=self.schur_kernels,
+                    schur_kernels=self.schur_kernels, lu_kernels=self.lu_kernels,
+                    generated_factorizations=s.generated_factorizations,
                     events=s.events, restarts=s.restarts, noise_limited=s.noise_limited,
                     output_rows=s.output_rows, output_seconds=s.output_seconds,
                     local_rtol=s.local_rtol, local_atol=s.local_atol,

@@ -27,7 +27,7 @@ from ..errors import (ConvergenceError, ForceElementError, InterruptedWarning, M
 from ..results.output import RecordedSeries, WholeRows
 from ..results.simulation import SimulationResult
 from .assembly import consistent_state, describe_rows, nearly_singular_rows
-from . import generated
+from . import generated, lu_code
 from .control import apply_controller
 from .interrupt import StopRequest
 from .redundant import dependent_rows, least_norm_multipliers
@@ -209,6 +209,8 @@ class DynamicsRun:
         # a Ctrl-C meanwhile stops the run at its first step, as one pressed during it.
         c0 = time.perf_counter()
         generated.attach(self.integ)
+        if opt.method == "bdf":     # and the BDF's LU factorisation of its iteration matrix
+            lu_code.attach_integrator(self.integ, opt.t0, state.q)
         self.code_seconds = time.perf_counter() - c0
         self.integ.stop_requested = self.stop.requested
         if opt.controller is not None:
