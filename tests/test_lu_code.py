@@ -279,3 +279,22 @@ def test_the_integrator_refuses_code_for_another_pattern(cache):
                                  int(lib.ldk_signature()))
     assert integ.lu_kernels == "klu"
     assert integ.stats()["lu_kernels"] == "klu"
+
+
+def test_a_failing_compiler_is_tried_once_a_pattern(cache, monkeypatch):
+    """A compiler that fails is not run again for every sweep (a kinematic analysis runs
+    several: sub-steps, branch retries) nor for every analysis: the reason is kept for the
+    pattern, and KLU runs."""
+    calls = []
+
+    def failing(cmd, source, path):
+        calls.append(path)
+        raise generated._Unbuildable("the C compiler failed: (a stand-in)")
+
+    monkeypatch.setattr(generated, "_compile", failing)
+    monkeypatch.setenv("LINKDYN_GENERATED_CODE", "auto")
+    model = linkdyn.load_model("crank_rocker")
+    for _ in range(2):
+        r = linkdyn.kinematics(model, np.linspace(0.0, 6.0, 61))
+        assert r.stats["lu_kernels"] == "klu"
+    assert len(calls) == 1

@@ -120,9 +120,11 @@ def _code_for(target, t, q, what, functions):
             found = _seen.get(key)
         if found is None:
             found = _build(target, t, q, cmd, limit, functions)
-            if not isinstance(found, str) or cmd is None or "characters" in found:
-                with _lock:         # a pivot order not found now may be found elsewhere
+            if found is not _NO_ORDER:  # a pivot order not found here may be found elsewhere
+                with _lock:
                     _seen[key] = found
+            else:
+                found = f"the matrix does not factor at the start (t = {t:g})"
     if isinstance(found, str) and how == "require":
         raise ArgumentError(f"LINKDYN_GENERATED_CODE=require: no straight-line LU code for "
                             f"{what}: {found}")
@@ -134,12 +136,17 @@ def _too_large(limit) -> str:
             "LINKDYN_GENERATED_MAX_SOURCE)")
 
 
+#: _build's answer where the matrix does not factor at the given start (not kept: another
+#: start may do)
+_NO_ORDER = "no pivot order"
+
+
 def _build(target, t, q, cmd, limit, functions) -> tuple | str:
     if cmd is None:
         return "no C compiler found (set CC)"
     order = target.pivot_order(t, q)
     if order is None:
-        return f"the matrix does not factor at the start (t = {t:g})"
+        return _NO_ORDER
     n, colptr, rowind = target.pattern()
     source, size = lu_source(n, colptr, rowind, *order, target.pattern_signature(), limit,
                              for_sweep="ldk_residual" in functions)
