@@ -83,6 +83,19 @@ def linkdyn_sweep(model, t):
     return r.marker("P"), r.marker_velocity("P"), r.marker_acceleration("P")
 
 
+def _klu_sweep(model, t):
+    """linkdyn_sweep with KLU alone (LINKDYN_GENERATED_CODE=off: no straight-line LU code)."""
+    before = os.environ.get("LINKDYN_GENERATED_CODE")
+    os.environ["LINKDYN_GENERATED_CODE"] = "off"
+    try:
+        return linkdyn_sweep(model, t)
+    finally:
+        if before is None:
+            del os.environ["LINKDYN_GENERATED_CODE"]
+        else:
+            os.environ["LINKDYN_GENERATED_CODE"] = before
+
+
 def _best(run, *args, rounds=5):
     best = math.inf
     for _ in range(rounds):
@@ -101,17 +114,19 @@ def test_positions_per_second_against_the_closed_form(benchmark, n):
     for got, want in zip(mine, exact):
         assert np.abs(got - want).max() < 1e-9 * max(1.0, np.abs(want).max())
     rounds = 5 if n <= 10_000 else 3
-    ours, theirs = [], []
-    for _ in range(rounds):                 # interleaved: both see the same machine load
+    ours, klu, theirs = [], [], []
+    for _ in range(rounds):                 # interleaved: all see the same machine load
         ours.append(_best(linkdyn_sweep, model, t, rounds=1))
+        klu.append(_best(_klu_sweep, model, t, rounds=1))
         theirs.append(_best(closed_form, t, 1.0, rounds=1))
-    ours, theirs = min(ours), min(theirs)
+    ours, klu, theirs = min(ours), min(klu), min(theirs)
     benchmark.group = f"crank-rocker, {n} positions with velocities and accelerations"
     benchmark.extra_info.update(linkdyn_positions_per_second=n / ours,
                                 closed_form_positions_per_second=n / theirs,
-                                ratio=ours / theirs)
-    print(f"\n{n} positions: linkdyn {n / ours / 1e3:,.0f} k/s, numpy closed form "
-          f"{n / theirs / 1e3:,.0f} k/s: linkdyn takes {ours / theirs:.1f} times as long")
+                                klu_positions_per_second=n / klu, ratio=ours / theirs)
+    print(f"\n{n} positions: linkdyn {n / ours / 1e3:,.0f} k/s (on KLU alone "
+          f"{n / klu / 1e3:,.0f} k/s), numpy closed form {n / theirs / 1e3:,.0f} k/s: linkdyn "
+          f"takes {ours / theirs:.1f} times as long ({klu / theirs:.1f} on KLU)")
     benchmark.pedantic(linkdyn_sweep, args=(model, t), rounds=1, iterations=1)
 
 

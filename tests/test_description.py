@@ -192,3 +192,31 @@ def test_a_body_nothing_holds_or_acts_on_is_warned_of_by_name():
         warnings.simplefilter("error", linkdyn.ModelWarning)
         for name in ("block_on_incline", "five_ss_dynamic", "jansen", "walker_gait1"):
             linkdyn.load_model(name)
+
+
+def test_compiling_leaves_the_garbage_collector_as_it_was(monkeypatch):
+    """compile_model pauses the cyclic collector (linkdyn.compile.compiler) and gives it
+    back as it found it: running, stopped, or after a compilation that failed."""
+    import gc
+
+    from linkdyn.compile import compiler
+
+    assert gc.isenabled()
+    linkdyn.chain(3)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        linkdyn.chain(3)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    description = linkdyn.chain(2).description
+
+    def broken(desc):
+        assert not gc.isenabled()       # paused while compiling
+        raise linkdyn.ModelError("a stand-in failure")
+
+    monkeypatch.setattr(compiler, "number_bodies", broken)
+    with pytest.raises(linkdyn.ModelError, match="stand-in"):
+        compiler.compile_model(description)
+    assert gc.isenabled()

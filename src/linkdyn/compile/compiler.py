@@ -16,6 +16,8 @@ Nothing after this point looks anything up by name.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import warnings
 
 import numpy as np
@@ -39,11 +41,30 @@ def compile_model(description) -> Model:
     spherical or spatial :class:`linkdyn.geometric.Linkage` (validated by it)."""
     if isinstance(description, (Description, SpatialDescription)):
         _warn_unconnected(description)
-    if isinstance(description, Description):
-        return assemble(number_bodies(description))
-    if isinstance(description, SpatialDescription):
-        return assemble(number_spatial(description))
-    return assemble(number_linkage(description))
+    with _no_cycle_collection():
+        if isinstance(description, Description):
+            return assemble(number_bodies(description))
+        if isinstance(description, SpatialDescription):
+            return assemble(number_spatial(description))
+        return assemble(number_linkage(description))
+
+
+@contextlib.contextmanager
+def _no_cycle_collection():
+    """The cyclic garbage collector paused while a model is compiled: compiling allocates
+    small dicts and lists for every body and row (linear forms, terms) and keeps most of
+    them until it ends, so the collector's passes found little to free and took a quarter
+    of a 10,000-bar spatial chain's compilation (a sixth of a planar chain's: 135 against
+    102 us and 48 against 41 us a bar, measured with and without). Reference counting
+    still frees what compiling drops; the collector resumes (if it ran before) when the
+    compilation ends or fails."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _warn_unconnected(description) -> None:

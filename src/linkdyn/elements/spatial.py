@@ -270,6 +270,11 @@ def principal_frame(inertia) -> tuple[np.ndarray, np.ndarray]:
     body's coordinates, does not jump when a moment passes another or two become equal
     (a symmetric rotor): the models compiled at nearby inertias, as sensitivities compile
     them, share their coordinates."""
+    if isinstance(inertia, tuple) and len(inertia) == 3:     # the checked tensor's tuples
+        (a, b, c), (d, e, f), (g, h, i) = inertia
+        if b == c == d == f == g == h == 0.0:       # diagonal, without numpy's overhead
+            moments = np.array([a, e, i], dtype=float)
+            return np.eye(3), 0.5 * moments.sum() - moments
     J = np.asarray(inertia, dtype=float)
     if not np.any(J - np.diag(np.diag(J))):
         moments = np.diag(J).copy()
