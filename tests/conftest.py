@@ -141,6 +141,40 @@ def rocker_driven_past_its_dead_centre():
 
 
 @pytest.fixture
+def code_cache(tmp_path, monkeypatch):
+    """A fresh cache of straight-line code (linkdyn.solve.generated, linkdyn.solve.lu_code),
+    and nothing built or loaded before in this process counts."""
+    from linkdyn.solve import generated, lu_code
+
+    monkeypatch.setenv("LINKDYN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(generated, "_loaded", {})
+    monkeypatch.setattr(generated, "_seen", {})
+    monkeypatch.setattr(lu_code, "_seen", {})
+    return tmp_path
+
+
+def without_and_with_code(monkeypatch, run, *args, **kw):
+    """(run(*args, **kw) with LINKDYN_GENERATED_CODE=off, the same with =require)."""
+    monkeypatch.setenv("LINKDYN_GENERATED_CODE", "off")
+    without = run(*args, **kw)
+    monkeypatch.setenv("LINKDYN_GENERATED_CODE", "require")
+    return without, run(*args, **kw)
+
+
+def dead_centre_errors(monkeypatch, method, modes):
+    """The SimulationError of rocker_driven_past_its_dead_centre run for 3 s at rtol 1e-8
+    with ``method``, once for each LINKDYN_GENERATED_CODE setting of ``modes``."""
+    model = rocker_driven_past_its_dead_centre()
+    errors = []
+    for how in modes:
+        monkeypatch.setenv("LINKDYN_GENERATED_CODE", how)
+        with pytest.raises(linkdyn.SimulationError) as info:
+            linkdyn.simulate(model, 3.0, rtol=1e-8, atol=1e-8, method=method)
+        errors.append(info.value)
+    return errors
+
+
+@pytest.fixture
 def fourbar():
     return fourbar_builder().build()
 

@@ -9,25 +9,13 @@ import pytest
 import linkdyn
 from linkdyn.errors import ArgumentError
 from linkdyn.solve import generated
+from conftest import without_and_with_code
 
 pytestmark = pytest.mark.skipif(generated.compiler() is None, reason="no C compiler")
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    """A fresh library cache, and no library loaded before in this process counts."""
-    monkeypatch.setenv("LINKDYN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(generated, "_loaded", {})
-    monkeypatch.setattr(generated, "_seen", {})
-    return tmp_path
-
-
 def run_both(monkeypatch, model, t_end, **kw):
-    monkeypatch.setenv("LINKDYN_GENERATED_CODE", "off")
-    plan = linkdyn.simulate(model, t_end, **kw)
-    monkeypatch.setenv("LINKDYN_GENERATED_CODE", "require")
-    code = linkdyn.simulate(model, t_end, **kw)
-    return plan, code
+    return without_and_with_code(monkeypatch, linkdyn.simulate, model, t_end, **kw)
 
 
 @pytest.mark.parametrize("name, t_end, kw", [
@@ -38,7 +26,7 @@ def run_both(monkeypatch, model, t_end, **kw):
     ("flyball_governor", 0.5, {}),
 ])
 def test_a_run_with_the_straight_line_code_is_the_run_with_the_plans_loops(
-        cache, monkeypatch, name, t_end, kw):
+        code_cache, monkeypatch, name, t_end, kw):
     """Same steps, same right-hand sides, same trajectory: the same operations in the same
     order give the same numbers (to round-off, allowed for a compiler that contracts
     multiply-adds: 1e-12 of the coordinates, far below the tolerance of 1e-8 that would
@@ -52,30 +40,24 @@ def test_a_run_with_the_straight_line_code_is_the_run_with_the_plans_loops(
     scale = max(1.0, float(np.abs(plan.q).max()))
     assert np.abs(code.q - plan.q).max() < 1e-12 * scale * 1e3 ** (plan.stats["steps"] !=
                                                                    code.stats["steps"])
-    assert list(cache.rglob("ldg_*")), "the library is kept in the cache"
+    assert list(code_cache.rglob("ldg_*")), "the library is kept in the cache"
 
 
-def test_a_dead_centre_is_reported_alike(cache, monkeypatch):
+def test_a_dead_centre_is_reported_alike(code_cache, monkeypatch):
     """A crank-rocker's rocker driven towards its extreme, where crank and coupler line up
     and Phi_q loses rank (as in test_simulate.py): the straight-line elimination has no
     pivot test of its own; the checks after it stop the run at the same time, naming the
     same row, as the loops' do."""
-    from conftest import rocker_driven_past_its_dead_centre
+    from conftest import dead_centre_errors
 
-    model = rocker_driven_past_its_dead_centre()
-    errors = []
-    for how in ("off", "require"):
-        monkeypatch.setenv("LINKDYN_GENERATED_CODE", how)
-        with pytest.raises(linkdyn.SimulationError) as info:
-            linkdyn.simulate(model, 3.0, rtol=1e-8, atol=1e-8, method="rk")
-        errors.append(info.value)
+    errors = dead_centre_errors(monkeypatch, "rk", ("off", "require"))
     assert isinstance(errors[1], linkdyn.SingularJacobianError)
     assert "the zero pivot is at constraint" in str(errors[1])
     assert str(errors[0]) == str(errors[1])
     assert errors[0].t == pytest.approx(errors[1].t, rel=1e-9)
 
 
-def test_code_for_another_plan_is_refused(cache, monkeypatch):
+def test_code_for_another_plan_is_refused(code_cache, monkeypatch):
     """ld_bdf_set_schur_code checks the code's signature against the workspace's plan."""
     integs = []
     attach = generated.attach
@@ -100,9 +82,9 @@ def test_code_for_another_plan_is_refused(cache, monkeypatch):
     assert other.schur_kernels == "generated"    # its own code, set when it ran
 
 
-def test_without_a_compiler_the_loops_run_and_require_says_why(cache, monkeypatch):
+def test_without_a_compiler_the_loops_run_and_require_says_why(code_cache, monkeypatch):
     model = linkdyn.load_model("jansen_driven")
-    monkeypatch.setenv("CC", str(cache / "no-such-compiler"))
+    monkeypatch.setenv("CC", str(code_cache / "no-such-compiler"))
     monkeypatch.setenv("LINKDYN_GENERATED_CODE", "auto")
     r = linkdyn.simulate(model, 0.1)
     assert r.stats["schur_kernels"] == "plan"
@@ -111,18 +93,18 @@ def test_without_a_compiler_the_loops_run_and_require_says_why(cache, monkeypatc
         linkdyn.simulate(model, 0.1)
 
 
-def test_a_failing_compiler_leaves_the_loops_and_no_library(cache, monkeypatch):
+def test_a_failing_compiler_leaves_the_loops_and_no_library(code_cache, monkeypatch):
     monkeypatch.setenv("CC", "false")        # exits 1 without output
     monkeypatch.setenv("LINKDYN_GENERATED_CODE", "auto")
     r = linkdyn.simulate(linkdyn.load_model("jansen_driven"), 0.1)
     assert r.stats["schur_kernels"] == "plan"
-    assert not list(cache.rglob("ldg_*"))
+    assert not list(code_cache.rglob("ldg_*"))
     monkeypatch.setenv("LINKDYN_GENERATED_CODE", "require")
     with pytest.raises(ArgumentError, match="compiler false failed"):
         linkdyn.simulate(linkdyn.load_model("jansen_driven"), 0.1)
 
 
-def test_a_damaged_library_in_the_cache_is_built_again(cache, monkeypatch):
+def test_a_damaged_library_in_the_cache_is_built_again(code_cache, monkeypatch):
     """A truncated or foreign file where the model's library belongs (an interrupted copy by
     another tool, a disk full): loading it fails, and the library is compiled anew."""
     integs = []
@@ -149,7 +131,7 @@ def test_an_unknown_setting_is_named(monkeypatch):
         linkdyn.simulate(linkdyn.load_model("jansen_driven"), 0.1)
 
 
-def test_a_plan_too_large_is_left_to_the_loops_without_being_written_out(cache, monkeypatch):
+def test_a_plan_too_large_is_left_to_the_loops_without_being_written_out(code_cache, monkeypatch):
     """A chain of 2,000 bars: its plan is some five million characters of C (a chain of 60
     bars' is 144,000); a lower bound of its length, found at once, turns it down."""
     monkeypatch.setenv("LINKDYN_GENERATED_CODE", "auto")
@@ -162,7 +144,7 @@ def test_a_plan_too_large_is_left_to_the_loops_without_being_written_out(cache, 
         linkdyn.simulate(linkdyn.chain(2000), 1e-4, t_out="final")
 
 
-def test_the_size_limit_can_be_moved(cache, monkeypatch):
+def test_the_size_limit_can_be_moved(code_cache, monkeypatch):
     """Below the Jansen linkage's 41,600 characters its plan keeps the loops; a chain of 60
     bars (143,500) gets its code above the default limit when asked."""
     model = linkdyn.load_model("jansen")
@@ -179,7 +161,7 @@ def test_the_size_limit_can_be_moved(cache, monkeypatch):
         linkdyn.simulate(model, 0.05)
 
 
-def test_a_model_without_rows_or_with_the_bdf_has_no_plan(cache, monkeypatch):
+def test_a_model_without_rows_or_with_the_bdf_has_no_plan(code_cache, monkeypatch):
     monkeypatch.setenv("LINKDYN_GENERATED_CODE", "auto")
     r = linkdyn.simulate(linkdyn.load_model("jansen"), 0.05, method="bdf")
     assert r.stats["schur_kernels"] == "plan"

@@ -15,26 +15,13 @@ import linkdyn
 from linkdyn._kinematics import KinematicSweep
 from linkdyn.errors import ArgumentError
 from linkdyn.solve import generated, lu_code
-from conftest import triple_rocker_linkage
+from conftest import triple_rocker_linkage, without_and_with_code
 
 pytestmark = pytest.mark.skipif(generated.compiler() is None, reason="no C compiler")
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    """A fresh library cache, and nothing built before in this process counts."""
-    monkeypatch.setenv("LINKDYN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(generated, "_loaded", {})
-    monkeypatch.setattr(lu_code, "_seen", {})
-    return tmp_path
-
-
 def both(monkeypatch, model, t, **kw):
-    monkeypatch.setenv("LINKDYN_GENERATED_CODE", "off")
-    klu = linkdyn.kinematics(model, t, **kw)
-    monkeypatch.setenv("LINKDYN_GENERATED_CODE", "require")
-    code = linkdyn.kinematics(model, t, **kw)
-    return klu, code
+    return without_and_with_code(monkeypatch, linkdyn.kinematics, model, t, **kw)
 
 
 def _dense(n, colptr, rowind, values):
@@ -62,7 +49,7 @@ def _ptr(x):
 
 
 @pytest.mark.parametrize("name", ["crank_rocker", "jansen_driven", "spatial_slider_crank"])
-def test_the_factors_solve_what_a_dense_lu_solves(cache, name):
+def test_the_factors_solve_what_a_dense_lu_solves(code_cache, name):
     """Values at random on the model's pattern (its Jacobian's entries plus a multiple of
     the identity, in the Jacobian's pivot order: the order must serve other values too): x
     agrees with numpy's solve to 1e-12 of its size on matrices whose condition is some 1e3,
@@ -95,7 +82,7 @@ def test_the_factors_solve_what_a_dense_lu_solves(cache, name):
         assert np.allclose(d, np.abs(b) + np.abs(a) @ np.abs(want), rtol=1e-14)
 
 
-def test_a_zero_pivot_or_a_nan_gives_a_ratio_that_fails_every_threshold(cache):
+def test_a_zero_pivot_or_a_nan_gives_a_ratio_that_fails_every_threshold(code_cache):
     model = linkdyn.load_model("crank_rocker")
     lib, n, colptr, rowind, size = _library(model)
     jac = model.phi_q(model.q0, 0.0)
@@ -143,7 +130,7 @@ def _true_rcond(model, q, t):
 
 
 @pytest.mark.parametrize("name", ["crank_rocker", "jansen_driven", "spatial_slider_crank"])
-def test_a_sweep_with_the_code_is_the_sweep_on_klu(cache, monkeypatch, name):
+def test_a_sweep_with_the_code_is_the_sweep_on_klu(code_cache, monkeypatch, name):
     """One turn of the input: positions to 1e-12 of the mechanism's size, velocities and
     accelerations to 1e-10 of theirs (both refined against Phi_q's values to its backward
     error either way). The condition estimates are pivot ratios above 1e-2 and KLU's
@@ -169,7 +156,7 @@ def test_a_sweep_with_the_code_is_the_sweep_on_klu(cache, monkeypatch, name):
         assert np.all(estimate > 0.1 * true) and np.all(estimate < 100.0 * true)
 
 
-def test_limits_are_met_alike(cache, monkeypatch):
+def test_limits_are_met_alike(code_cache, monkeypatch):
     """A non-Grashof four-bar (conftest.triple_rocker_linkage) run through its limit
     positions with at_limit="reverse": near them Phi_q's pivots shrink, KLU takes over
     (fewer straight-line factorisations than factorisations) and the same limits come out
@@ -186,7 +173,7 @@ def test_limits_are_met_alike(cache, monkeypatch):
     assert np.array_equal(np.sign(klu.rcond), np.sign(code.rcond))
 
 
-def test_code_for_another_pattern_is_refused(cache, monkeypatch):
+def test_code_for_another_pattern_is_refused(code_cache, monkeypatch):
     monkeypatch.setenv("LINKDYN_GENERATED_CODE", "auto")
     model = linkdyn.load_model("crank_rocker")
     lib, n, colptr, rowind, size = _library(model)
@@ -200,10 +187,10 @@ def test_code_for_another_pattern_is_refused(cache, monkeypatch):
     assert mine.lu_kernels == "generated"
 
 
-def test_without_a_compiler_klu_runs_and_require_says_why(cache, monkeypatch):
+def test_without_a_compiler_klu_runs_and_require_says_why(code_cache, monkeypatch):
     model = linkdyn.load_model("crank_rocker")
     t = np.linspace(0.0, 1.0, 11)
-    monkeypatch.setenv("CC", str(cache / "no-such-compiler"))
+    monkeypatch.setenv("CC", str(code_cache / "no-such-compiler"))
     monkeypatch.setenv("LINKDYN_GENERATED_CODE", "auto")
     assert linkdyn.kinematics(model, t).stats["lu_kernels"] == "klu"
     monkeypatch.setenv("LINKDYN_GENERATED_CODE", "require")
@@ -211,7 +198,7 @@ def test_without_a_compiler_klu_runs_and_require_says_why(cache, monkeypatch):
         linkdyn.kinematics(model, t)
 
 
-def test_a_pattern_too_large_is_left_to_klu(cache, monkeypatch):
+def test_a_pattern_too_large_is_left_to_klu(code_cache, monkeypatch):
     model = linkdyn.load_model("crank_rocker")
     t = np.linspace(0.0, 1.0, 11)
     monkeypatch.setenv("LINKDYN_GENERATED_MAX_SOURCE", "1000")
@@ -227,7 +214,7 @@ def test_a_pattern_too_large_is_left_to_klu(cache, monkeypatch):
 # The BDF's iteration matrix (csrc/ld_linear.c, ld_bdf_set_lu_code)
 
 
-def test_the_bdf_with_the_code_is_as_accurate_as_with_klu(cache, monkeypatch):
+def test_the_bdf_with_the_code_is_as_accurate_as_with_klu(code_cache, monkeypatch):
     """Jansen's benchmark with method="bdf" at rtol 1e-10: P3 within 1e-6 m of the 1e-13
     reference with either factorisation (measured 2.4e-7 m with KLU, 2.6e-7 m with the
     code: the trajectories differ by their round-off, the global error is the method's),
@@ -248,26 +235,19 @@ def test_the_bdf_with_the_code_is_as_accurate_as_with_klu(cache, monkeypatch):
     assert abs(code.stats["steps"] - klu.stats["steps"]) < 0.01 * klu.stats["steps"]
 
 
-def test_a_dead_centre_with_the_bdf_is_reported_alike(cache, monkeypatch):
+def test_a_dead_centre_with_the_bdf_is_reported_alike(code_cache, monkeypatch):
     """The crank-rocker's rocker driven into its dead centre (test_simulate.py) with the
     BDF: the same error at the same time, naming the same rows, with either factorisation
     (where the code's pivots fail, KLU's fresh pivoting and its diagnosis take over)."""
-    from conftest import rocker_driven_past_its_dead_centre
+    from conftest import dead_centre_errors
 
-    model = rocker_driven_past_its_dead_centre()
-    errors = []
-    for how in ("off", "auto"):
-        monkeypatch.setenv("LINKDYN_GENERATED_CODE", how)
-        with pytest.raises(linkdyn.SimulationError) as info:
-            linkdyn.simulate(model, 3.0, rtol=1e-8, atol=1e-8, method="bdf")
-        errors.append(info.value)
-    klu, code = errors
+    klu, code = dead_centre_errors(monkeypatch, "bdf", ("off", "auto"))
     assert code.result.stats["lu_kernels"] == "generated"
     assert type(klu) is type(code) and klu.constraints == code.constraints
     assert code.t == pytest.approx(klu.t, rel=1e-9)
 
 
-def test_the_integrator_refuses_code_for_another_pattern(cache):
+def test_the_integrator_refuses_code_for_another_pattern(code_cache):
     from linkdyn._bdf import BDFIntegrator
 
     model = linkdyn.load_model("crank_rocker")
@@ -281,7 +261,7 @@ def test_the_integrator_refuses_code_for_another_pattern(cache):
     assert integ.stats()["lu_kernels"] == "klu"
 
 
-def test_a_failing_compiler_is_tried_once_a_pattern(cache, monkeypatch):
+def test_a_failing_compiler_is_tried_once_a_pattern(code_cache, monkeypatch):
     """A compiler that fails is not run again for every sweep (a kinematic analysis runs
     several: sub-steps, branch retries) nor for every analysis: the reason is kept for the
     pattern, and KLU runs."""
