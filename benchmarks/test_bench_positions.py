@@ -8,8 +8,9 @@ at N = 1,000 and 100,000. The closed form is also the check: both agree to 1e-9 
 
 Each code is timed as a user calls it (the result's arrays included), best of several
 rounds interleaved. Where valgrind is installed, the instructions of linkdyn's compiled sweep
-a position are counted too (callgrind, the sweep's loop alone, 10,000 positions), with the
-LU factorisations by straight-line code (linkdyn.solve.lu_code) and by KLU alone.
+a position are counted too (callgrind, the sweep's loop alone, 10,000 and 100,000 positions
+a turn), with the LU factorisations by straight-line code (linkdyn.solve.lu_code) and by KLU
+alone.
 
 Run:  python -m pytest benchmarks/test_bench_positions.py -s
 """
@@ -151,14 +152,14 @@ def _sweep_instructions(tmp, n, generated):
     return count / n, out.split()[0]
 
 
-def test_instructions_a_position(benchmark, tmp_path):
+@pytest.mark.parametrize("n", (10_000, 100_000))
+def test_instructions_a_position(benchmark, tmp_path, n):
     import shutil
     if shutil.which("valgrind") is None:
         pytest.skip("valgrind is not installed")
-    n = 10_000
     klu, kind_klu = _sweep_instructions(tmp_path, n, "off")
     code, kind_code = _sweep_instructions(tmp_path, n, "auto")
-    benchmark.group = "crank-rocker sweep, instructions a position"
+    benchmark.group = f"crank-rocker sweep of {n} positions, instructions a position"
     benchmark.extra_info.update(klu=klu, straight_line=code, ratio=code / klu)
     print(f"\ninstructions a position ({n:,} positions): {kind_klu} {klu:,.0f}, "
           f"{kind_code} {code:,.0f} ({code / klu:.2f} of KLU's)")

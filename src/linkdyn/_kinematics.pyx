@@ -1,11 +1,14 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Kinematic sweep of a fully driven model on KLU, without the GIL.
+"""Kinematic sweep of a fully driven model on KLU or straight-line LU code, without the GIL.
 
 At each time: a Taylor predictor from the previous solution (q + v dt + a dt^2 / 2), Newton on
 Phi(q, t) = 0 with one numeric refactorisation of Phi_q (the pattern was analysed once) and
-further steps on the same factors while they cut the residual tenfold; then Phi_q v = -Phi_t
-and Phi_q a = gamma with the factors at the solution (equilibrated, below) and iterative
-refinement against the Jacobian's values there. An estimate of the reciprocal condition number
+further steps on the same factors while they cut the residual tenfold (where the times lie
+close, one step on the last solution's factors instead, while it converges); then
+Phi_q v = -Phi_t and Phi_q a = gamma with the factors at the solution (equilibrated, below)
+and iterative refinement against the Jacobian's values there. The factorisations and solves
+are straight-line LU code written for the pattern where linkdyn.solve.lu_code could build it
+and its pivots serve (set_lu_code), else KLU's. An estimate of the reciprocal condition number
 of Phi_q is recorded at every time: KLU's pivot ratio (klu_rcond) while it exceeds 1e-2, else
 the reciprocal of KLU's 1-norm condition estimate (klu_condest); it falls towards zero as the
 configuration approaches a singular one. (The pivot ratio alone is not enough: after
@@ -87,6 +90,9 @@ ctypedef void (*lu_residual_fn)(const double *a, const double *x, const double *
 # _condition); below, KLU factorises with fresh pivots and estimates the condition number.
 cdef double NEWTON_PIVOTS = 1e-6
 cdef double FAST_RCOND = 1e-2
+# Positions the sweep waits, after the previous solution's factors failed to converge Newton
+# in one step, before it tries them again (see sweep).
+cdef int REUSE_WAIT = 32
 
 
 cdef class KinematicSweep:
@@ -122,10 +128,12 @@ cdef class KinematicSweep:
     cdef lu_factor_fn lu_factor   # straight-line LU code (NULL: KLU alone; set_lu_code)
     cdef lu_solve_fn lu_solve
     cdef lu_residual_fn lu_residual
-    cdef double *lu_newton        # its factors at Newton's iterate and at the solution, and
-    cdef double *lu_sol           # the solve's scratch (lu_size, lu_size and n doubles)
+    cdef double *lu_newton        # its factors at Newton's iterate, at the last solution and
+    cdef double *lu_sol           # a spare for the next solution's, and the solve's scratch
+    cdef double *lu_other         # (lu_size each, n doubles)
     cdef double *lu_work
-    cdef bint newton_fast         # Newton's factors are lu_newton's (else num's)
+    cdef const double *newton_lu  # the straight-line factors Newton solves with (NULL: num's)
+    cdef bint sol_fresh           # lu_sol holds the factors at the last row solved
     cdef readonly long generated_factorizations   # of factorizations, by that code
     cdef readonly int solved      # rows done by the running sweep (read by progress reports)
     cdef public int fail_index
@@ -209,6 +217,7 @@ cdef class KinematicSweep:
         free(self.row_slot)
         free(self.lu_newton)
         free(self.lu_sol)
+        free(self.lu_other)
         free(self.lu_work)
 
     def pattern_signature(self):
@@ -266,11 +275,14 @@ cdef class KinematicSweep:
             return False
         free(self.lu_newton)
         free(self.lu_sol)
+        free(self.lu_other)
         free(self.lu_work)
         self.lu_newton = <double *> malloc(size * sizeof(double))
         self.lu_sol = <double *> malloc(size * sizeof(double))
+        self.lu_other = <double *> malloc(size * sizeof(double))
         self.lu_work = <double *> malloc((self.n + 1) * sizeof(double))
-        if self.lu_newton == NULL or self.lu_sol == NULL or self.lu_work == NULL:
+        if self.lu_newton == NULL or self.lu_sol == NULL or self.lu_other == NULL or \
+                self.lu_work == NULL:
             raise MemoryError()
         self.lu_factor = <lu_factor_fn> factor
         self.lu_solve = <lu_solve_fn> solve
@@ -288,23 +300,23 @@ cdef class KinematicSweep:
         cdef int sign
         if self.lu_factor != NULL and \
                 self.lu_factor(vals, self.lu_newton, &sign) > NEWTON_PIVOTS:
-            self.newton_fast = 1
+            self.newton_lu = self.lu_newton
             self.factorizations += 1
             self.generated_factorizations += 1
             return OK
-        self.newton_fast = 0
+        self.newton_lu = NULL
         return self._factor_only(vals, &self.num)
 
     cdef void _newton_solve(self, double *x) noexcept nogil:
         """x <- Phi_q^-1 x with Newton's factors."""
-        if self.newton_fast:
-            self.lu_solve(self.lu_newton, x, self.lu_work)
+        if self.newton_lu != NULL:
+            self.lu_solve(self.newton_lu, x, self.lu_work)
         else:
             klu_solve(self.sym, self.num, self.n, 1, x, &self.common)
 
     cdef void _use_newton_factors(self) noexcept nogil:
         """Solves with Newton's factors from here on."""
-        self.solve_lu = self.lu_newton if self.newton_fast else NULL
+        self.solve_lu = self.newton_lu
         self.solve_num, self.solve_rs, self.solve_cs = self.num, NULL, NULL
 
     cdef int _fast_solution(self, const double *vals, int *det_sign) noexcept nogil:
@@ -313,11 +325,19 @@ cdef class KinematicSweep:
         solves made with them (solve_lu); else 0 (KLU's factors are wanted)."""
         cdef int sign
         cdef double ratio
+        cdef double *spare
+        self.sol_fresh = 0
         if self.lu_factor == NULL:
             return 0
-        ratio = self.lu_factor(vals, self.lu_sol, &sign)
+        # into the spare: Newton may have solved with lu_sol, the last solution's factors,
+        # which a singular sample's solves take as Newton's (_use_newton_factors)
+        ratio = self.lu_factor(vals, self.lu_other, &sign)
         if not ratio > FAST_RCOND:
             return 0
+        spare = self.lu_sol
+        self.lu_sol = self.lu_other
+        self.lu_other = spare
+        self.sol_fresh = 1
         self.factorizations += 1
         self.generated_factorizations += 1
         self.common.rcond = ratio
@@ -612,11 +632,12 @@ cdef class KinematicSweep:
         cdef double *vals = self.buf + 6 * n
         cdef double t, dt, rn, rn_prev, scale
         cdef double one                 # the refined solves' flag of their one column
-        cdef int factored, fresh, fast, det_sign = 0, prev_sign = sign0
+        cdef int factored, fresh, fast, reused, wait = 0, det_sign = 0, prev_sign = sign0
         if qs.shape[0] != n or Q.shape[0] < nt or Q.shape[1] != n or sign.shape[0] < nt:
             raise ValueError("sweep: array sizes do not match the model")
         self.fail_index = -1
         self.solved = 0
+        self.sol_fresh = 0
         ctrl_c.enter()   # nothing in the compiled loop below raises: leave() always runs
         with nogil:
             for i in range(n):
@@ -637,6 +658,18 @@ cdef class KinematicSweep:
                 factored = 0
                 fresh = 0
                 rn_prev = 0.0
+                # Closely spaced times (a predictor error far below the tolerance) converge
+                # in one step on the last solution's factors, without a factorisation of
+                # their own: tried while they do (on the crank-rocker from some 30,000
+                # positions a turn on: 1.06 factorisations a position instead of 2), else
+                # again after REUSE_WAIT positions (at 10,000 a turn: 3% more Newton steps).
+                reused = 0
+                if wait > 0:
+                    wait -= 1
+                elif self.sol_fresh:
+                    self.newton_lu = self.lu_sol
+                    factored = 1
+                    reused = 1
                 for it in range(max_iter + 1):
                     self.sys.phi(self.sys.user, t, q, r)
                     rn = 0.0
@@ -664,7 +697,11 @@ cdef class KinematicSweep:
                     # Newton with a fresh factorisation first; after that, steps on the same
                     # factors while they still cut the residual tenfold (modified Newton).
                     fresh = 0
-                    if not factored or rn > 0.1 * rn_prev:
+                    if reused and it > 0:   # one step on the last solution's factors: short
+                        reused = 0
+                        factored = 0
+                        wait = REUSE_WAIT
+                    if not factored or (not reused and rn > 0.1 * rn_prev):
                         self.sys.phi_q(self.sys.user, t, q, vals)
                         status = self._factor_newton(vals)   # (rcond: num_sol's)
                         if status != OK:
