@@ -1479,12 +1479,11 @@ cdef class SensitivitySweep(KinematicSweep):
                     break
                 t = times[k]
                 self.sys.phi_q(self.sys.user, t, &Q[k, 0], w.jac)
-                status = self._factor_only(w.jac, &self.num)
+                status = self._factor_newton(w.jac)     # (straight-line code where set)
                 if status != OK:
                     row = k
                     break
-                self.solve_lu = NULL
-                self.solve_num, self.solve_rs, self.solve_cs = self.num, NULL, NULL
+                self._use_newton_factors()
                 self._row_derivatives(w, t, &Q[k, 0], &V[k, 0], &A[k, 0], w.jac, NULL)
                 _store_row(w, n, k, dQ, dV, dA)
         ctrl_c.leave()

@@ -18,6 +18,7 @@ from ..describe import geometric
 from ..elements.bodies import GROUND, BarSpec
 from ..elements.description import Description
 from ..errors import SingularConfigurationError
+from ..solve import lu_code
 from ..solve.interrupt import requested
 from ..solve.tracking import derivative_arrays
 
@@ -50,6 +51,8 @@ def _swept(base, models, start, index, weight, rows, moves, t, q, v, a, order=2)
         return dq[:0], dv[:0], da[:0], [False] * p
     plan = derivative_plan(base, models, start, index, weight, rows, moves, order)
     sweep = SensitivitySweep(base.kernels)
+    if n:       # straight-line LU code for Phi_q where it can be built (linkdyn.solve.lu_code)
+        lu_code.attach(sweep, float(t[0]), np.asarray(q)[0])
     status, row = sweep.derivatives(
         np.ascontiguousarray(t, dtype=float), np.ascontiguousarray(q), np.ascontiguousarray(v),
         np.ascontiguousarray(a), plan, dq, dv, da)
