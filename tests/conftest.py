@@ -150,6 +150,7 @@ def code_cache(tmp_path, monkeypatch):
     monkeypatch.setattr(generated, "_loaded", {})
     monkeypatch.setattr(generated, "_seen", {})
     monkeypatch.setattr(lu_code, "_seen", {})
+    monkeypatch.setattr(lu_code, "_orders", {})
     return tmp_path
 
 

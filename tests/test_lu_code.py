@@ -298,3 +298,23 @@ def test_close_times_take_one_factorisation_a_position(code_cache, monkeypatch):
     klu, code = both(monkeypatch, model, coarse)
     assert code.stats["factorizations"] == klu.stats["factorizations"] == 2 * len(coarse)
     assert code.stats["newton_iterations"] < 1.05 * klu.stats["newton_iterations"]
+
+
+def test_a_pattern_keeps_the_pivot_orders_its_sweeps_need(code_cache, monkeypatch):
+    """The built-in crank-rocker and test_sensitivity.py's four-bar of bars share Phi_q's
+    pattern, but the crank-rocker's pivot order has small pivots all along the other's
+    turn (with it alone: 0 of 1,602 factorisations by the code). The other's sweep gets
+    its own start's order compiled (lu_code.MAX_ORDERS) and makes nearly all of its
+    factorisations with it; a third sweep of either takes the order kept for it."""
+    from test_sensitivity import fourbar
+
+    monkeypatch.setenv("LINKDYN_GENERATED_CODE", "auto")
+    crank_rocker, bars = linkdyn.load_model("crank_rocker"), fourbar()
+    first = linkdyn.kinematics(crank_rocker, np.linspace(0.0, 2.0 * np.pi, 361))
+    other = linkdyn.kinematics(bars, np.linspace(0.0, 8.0, 801))
+    for r in (first, other):
+        assert r.stats["generated_factorizations"] > 0.9 * r.stats["factorizations"]
+    assert sum(len(v) for v in lu_code._orders.values()) == 1
+    again = linkdyn.kinematics(bars, np.linspace(0.0, 8.0, 801))
+    assert again.stats["generated_factorizations"] == other.stats["generated_factorizations"]
+    assert sum(len(v) for v in lu_code._orders.values()) == 1

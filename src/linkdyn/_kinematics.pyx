@@ -289,6 +289,21 @@ cdef class KinematicSweep:
         self.lu_residual = <lu_residual_fn> residual
         return True
 
+    def code_pivot_ratio(self, double t, q):
+        """The pivot ratio of the straight-line code's factors of Phi_q at (t, q): how well
+        its pivot order serves there (0 without code, or where a value is not finite)."""
+        cdef const double[::1] qs = np.ascontiguousarray(q, dtype=np.float64)
+        cdef double *vals = self.buf + 6 * self.n
+        cdef double ratio
+        cdef int sign
+        if self.lu_factor == NULL:
+            return 0.0
+        if qs.shape[0] != self.n:
+            raise ValueError("code_pivot_ratio: q does not match the model")
+        self.sys.phi_q(self.sys.user, t, &qs[0], vals)
+        ratio = self.lu_factor(vals, self.lu_newton, &sign)
+        return ratio if ratio > 0.0 else 0.0
+
     @property
     def lu_kernels(self):
         """"generated" where straight-line LU code is set (set_lu_code), else "klu"."""

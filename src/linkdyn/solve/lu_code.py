@@ -12,7 +12,8 @@ written here does those operations alone:
 
 * the pivot order is KLU's, from a fresh factorisation of the equilibrated Phi_q at the
   sweep's first position (:meth:`KinematicSweep.pivot_order`); the fill of the elimination in
-  that order is found once, symbolically, and each entry of L and U gets a fixed place;
+  that order is found once, symbolically, and each entry of L and U gets a fixed place; a
+  pattern keeps up to MAX_ORDERS orders, and a sweep takes one whose pivots serve its start;
 * ``ldk_factor`` equilibrates the values (each row, then each column, scaled to a largest
   entry of 1, as the sweep's KLU path does), eliminates without further pivoting and returns
   the pivot ratio ``min |u_kk| / max |u_kk|`` with the sign of det Phi_q (the pivots' signs
@@ -61,11 +62,20 @@ PART = 400
 #: turns a large pattern down before its elimination is worked out.
 CHARS_PER_ENTRY = 50
 
+#: Pivot orders kept for one pattern of Phi_q, and the pivot ratio at a sweep's start with
+#: which one serves it: a sweep takes the first kept order that reaches START_RATIO there,
+#: else its own start's order is compiled (while fewer than MAX_ORDERS are kept), else the
+#: best of them. (One order served every sweep of a pattern before: a four-bar of another
+#: shape whose configurations made its pivots small ran on KLU throughout, 0 of 1,602
+#: factorisations by the code.)
+MAX_ORDERS = 4
+START_RATIO = 1e-2
+
 #: (compiler command, pattern signature, size limit, functions) -> (library, signature,
-#: addresses, size
-#: of the factors), or why there is none. The first pivot order met for a pattern serves
-#: every later sweep of it (its pivots are checked at every factorisation).
+#: addresses, size of the factors) of the first pivot order met, or why there is none;
+#: _orders: the further orders kept (kinematic sweeps).
 _seen: dict[tuple, tuple | str] = {}
+_orders: dict[tuple, list] = {}
 _lock = threading.Lock()
 
 
@@ -73,12 +83,41 @@ def attach(sweep, t: float, q) -> str:
     """Give ``sweep`` (a :class:`linkdyn._kinematics.KinematicSweep`) straight-line LU code
     where the mode allows and it can be built, its pivot order from Phi_q at (t, q) if none
     was made for the pattern before; returns ``sweep.lu_kernels`` ("generated" or "klu")."""
-    found = _code_for(sweep, t, q, "the kinematic sweep", FUNCTIONS)
-    if not isinstance(found, str):
-        lib, signature, (factor, solve, residual), size = found
-        if not sweep.set_lu_code(factor, solve, residual, size, signature):
-            _refused("the kinematic sweep")
+    found, key = _code_for(sweep, t, q, "the kinematic sweep", FUNCTIONS)
+    if not isinstance(found, str) and not _best_order(sweep, t, q, key, found):
+        _refused("the kinematic sweep")
     return sweep.lu_kernels
+
+
+def _set_sweep(sweep, entry) -> bool:
+    lib, signature, (factor, solve, residual), size = entry
+    return sweep.set_lu_code(factor, solve, residual, size, signature)
+
+
+def _best_order(sweep, t, q, key, first) -> bool:
+    """Set on ``sweep`` the kept order that serves its start (see MAX_ORDERS), compiling
+    this start's own where none does; False where the code was refused."""
+    with _lock:
+        entries = [first] + _orders.get(key, [])
+    best, ratio = None, -1.0
+    for entry in entries:
+        if not _set_sweep(sweep, entry):
+            return False
+        r = sweep.code_pivot_ratio(t, q)
+        if r >= START_RATIO:
+            return True
+        if r > ratio:
+            best, ratio = entry, r
+    if len(entries) < MAX_ORDERS:
+        new = _build(sweep, t, q, list(key[0]) or None, key[2], FUNCTIONS)
+        if not isinstance(new, str):
+            with _lock:
+                _orders.setdefault(key, []).append(new)
+            if not _set_sweep(sweep, new):
+                return False
+            if sweep.code_pivot_ratio(t, q) >= ratio:
+                return True
+    return _set_sweep(sweep, best)
 
 
 def attach_integrator(integ, t: float, q) -> str:
@@ -86,7 +125,7 @@ def attach_integrator(integ, t: float, q) -> str:
     iteration matrix G (and of K, the same slots), its pivot order from K at (t, q); returns
     ``integ.lu_kernels``. The BDF then factorises G with it (``stats["lu_kernels"]``,
     ``stats["generated_factorizations"]``)."""
-    found = _code_for(integ, t, q, "the BDF's iteration matrix", FUNCTIONS[:2])
+    found, _ = _code_for(integ, t, q, "the BDF's iteration matrix", FUNCTIONS[:2])
     if not isinstance(found, str):
         lib, signature, (factor, solve), size = found
         if not integ.set_lu_code(lib, factor, solve, size, signature):
@@ -101,12 +140,13 @@ def _refused(what):
 
 
 def _code_for(target, t, q, what, functions):
-    """The compiled code for ``target``'s pattern (a sweep or an integrator: pattern(),
-    pattern_signature(), pivot_order(t, q)), or why there is none (ArgumentError with
-    ``LINKDYN_GENERATED_CODE=require``)."""
+    """(The compiled code for ``target``'s pattern (a sweep or an integrator: pattern(),
+    pattern_signature(), pivot_order(t, q)) or why there is none (ArgumentError with
+    ``LINKDYN_GENERATED_CODE=require``), the key it is kept under or None)."""
     how = generated.mode()
+    key = None
     if how == "off":
-        return "LINKDYN_GENERATED_CODE=off"
+        return "LINKDYN_GENERATED_CODE=off", key
     limit = generated.max_source()
     n, colptr, rowind = target.pattern()
     if n == 0:
@@ -128,7 +168,7 @@ def _code_for(target, t, q, what, functions):
     if isinstance(found, str) and how == "require":
         raise ArgumentError(f"LINKDYN_GENERATED_CODE=require: no straight-line LU code for "
                             f"{what}: {found}")
-    return found
+    return found, key
 
 
 def _too_large(limit) -> str:
