@@ -167,6 +167,9 @@ def test_limits_are_met_alike(code_cache, monkeypatch):
     limit = math.acos(-1.0 / 15.0)
     np.testing.assert_allclose([s for s, _ in code.limits],
                                [limit - 1.2, -limit - 1.2, limit - 1.2], atol=1e-9)
+    # near the limits no order's pivots are large, a fresh one's neither: no order is kept
+    # beyond the first (lu_code.START_FRACTION)
+    assert not any(lu_code._orders.values())
     assert [k for _, k in klu.limits] == [k for _, k in code.limits]
     assert 0 < code.stats["generated_factorizations"] < code.stats["factorizations"]
     assert np.abs(klu.q - code.q).max() < 1e-9

@@ -289,6 +289,30 @@ cdef class KinematicSweep:
         self.lu_residual = <lu_residual_fn> residual
         return True
 
+    def fresh_pivot_ratio(self, double t, q):
+        """KLU's pivot ratio (klu_rcond) of a fresh factorisation of the equilibrated Phi_q
+        at (t, q): what a pivot order made there gives (0 where it does not factor)."""
+        cdef const double[::1] qs = np.ascontiguousarray(q, dtype=np.float64)
+        cdef double *vals = self.buf + 6 * self.n
+        cdef klu_numeric *num = NULL
+        cdef double ratio = 0.0
+        cdef int i
+        if qs.shape[0] != self.n:
+            raise ValueError("fresh_pivot_ratio: q does not match the model")
+        self.sys.phi_q(self.sys.user, t, &qs[0], vals)
+        for i in range(self.nnz):
+            if not isfinite(vals[i]):
+                return 0.0
+        self._equilibrate(vals, vals + self.nnz)
+        num = klu_factor(<int *> self.sys.phiq_colptr, <int *> self.sys.phiq_rowind,
+                         vals + self.nnz, self.sym, &self.common)
+        if num == NULL:
+            return 0.0
+        if klu_rcond(self.sym, num, &self.common):
+            ratio = self.common.rcond
+        klu_free_numeric(&num, &self.common)
+        return ratio
+
     def code_pivot_ratio(self, double t, q):
         """The pivot ratio of the straight-line code's factors of Phi_q at (t, q): how well
         its pivot order serves there (0 without code, or where a value is not finite)."""

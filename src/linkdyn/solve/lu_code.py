@@ -62,14 +62,17 @@ PART = 400
 #: turns a large pattern down before its elimination is worked out.
 CHARS_PER_ENTRY = 50
 
-#: Pivot orders kept for one pattern of Phi_q, and the pivot ratio at a sweep's start with
-#: which one serves it: a sweep takes the first kept order that reaches START_RATIO there,
-#: else its own start's order is compiled (while fewer than MAX_ORDERS are kept), else the
-#: best of them. (One order served every sweep of a pattern before: a four-bar of another
-#: shape whose configurations made its pivots small ran on KLU throughout, 0 of 1,602
-#: factorisations by the code.)
+#: Pivot orders kept for one pattern of Phi_q, and the share of a fresh order's pivot ratio
+#: at a sweep's start with which one serves it: a sweep takes the first kept order that
+#: reaches START_FRACTION of what KLU's fresh pivots give there, else its own start's order
+#: is compiled (while fewer than MAX_ORDERS are kept, and unless it is one of them), else
+#: the best of them. (One order served every sweep of a pattern before: a four-bar of
+#: another shape whose configurations made its pivots small ran on KLU throughout, 0 of
+#: 1,602 factorisations by the code. Against a fixed ratio of 1e-2 instead, sweeps starting
+#: near a limit position, where no order reaches it, filled the slots with orders of their
+#: own.)
 MAX_ORDERS = 4
-START_RATIO = 1e-2
+START_FRACTION = 0.1
 
 #: (compiler command, pattern signature, size limit, functions) -> (library, signature,
 #: addresses, size of the factors) of the first pivot order met, or why there is none;
@@ -99,18 +102,19 @@ def _best_order(sweep, t, q, key, first) -> bool:
     this start's own where none does; False where the code was refused."""
     with _lock:
         entries = [first] + _orders.get(key, [])
+    wanted = START_FRACTION * sweep.fresh_pivot_ratio(t, q)
     best, ratio = None, -1.0
     for entry in entries:
         if not _set_sweep(sweep, entry):
             return False
         r = sweep.code_pivot_ratio(t, q)
-        if r >= START_RATIO:
+        if r >= wanted:
             return True
         if r > ratio:
             best, ratio = entry, r
     if len(entries) < MAX_ORDERS:
         new = _build(sweep, t, q, list(key[0]) or None, key[2], FUNCTIONS)
-        if not isinstance(new, str):
+        if not isinstance(new, str) and all(new[2] != e[2] for e in entries):
             with _lock:
                 _orders.setdefault(key, []).append(new)
             if not _set_sweep(sweep, new):
